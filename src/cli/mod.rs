@@ -1,0 +1,166 @@
+//! Argument parsing and printing; nothing else.
+//!
+//! Each subcommand is one file here that turns its arguments into calls on
+//! `layout` (or `report`) and prints what comes back. Results go to stdout,
+//! errors to stderr as `fslab: PATH: what went wrong (what to do)`, and the
+//! exit code is the contract's (DESIGN.md): 0 done, 2 usage, 3 environment,
+//! 4 failed. A closed stdout (`fslab ... | head`) is not an error.
+
+mod format;
+mod frag;
+mod free;
+mod map;
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::error::{Error, ErrorKind};
+
+/// The JSON schema name every `--json` output carries.
+pub const SCHEMA: &str = "fslab/1";
+
+/// fslab: a laboratory for file-system layout and write-path performance.
+#[derive(Debug, Parser)]
+#[command(name = "fslab", version, about, long_about = None, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Extent map of each file: every extent, then extents, perfection and
+    /// layout score (what `filefrag -v` and `xfs_bmap -v` show).
+    Map(MapArgs),
+    /// Fragmentation of every regular file under each PATH, walked in
+    /// parallel.
+    Frag(FragArgs),
+    /// Free-space fragmentation of a mounted file system (GETFSMAP; root).
+    Free(FreeArgs),
+}
+
+/// Arguments of `fslab map`.
+#[derive(Debug, Args)]
+pub struct MapArgs {
+    /// Regular files to map.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Print JSON (schema fslab/1) instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Leave the per-extent list out; print only the figures.
+    #[arg(long)]
+    pub no_list: bool,
+    /// Flush each file before mapping it (as `filefrag -s`), so delayed
+    /// allocations get their real locations.
+    #[arg(long)]
+    pub sync: bool,
+    /// Also draw each file as an SVG strip into OUT (with several files,
+    /// OUT gets the file's number before its extension: map-1.svg, ...).
+    #[arg(long, value_name = "OUT")]
+    pub svg: Option<PathBuf>,
+}
+
+/// Arguments of `fslab frag`.
+#[derive(Debug, Args)]
+pub struct FragArgs {
+    /// Directories (or files) to walk.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Print JSON (schema fslab/1) instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Worker threads (default: one per core).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// How many of the most fragmented files to list.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top: usize,
+    /// Descend into other file systems mounted below PATH.
+    #[arg(long)]
+    pub cross_mounts: bool,
+}
+
+/// Arguments of `fslab free`.
+#[derive(Debug, Args)]
+pub struct FreeArgs {
+    /// Mount point (or any path) of the file system to inspect.
+    #[arg(value_name = "MOUNTPOINT")]
+    pub mount_point: PathBuf,
+    /// Print JSON (schema fslab/1) instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Also break the figures down per allocation group / block group.
+    #[arg(long)]
+    pub groups: bool,
+}
+
+/// Parse the command line, run, and turn the outcome into an exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { ErrorKind::Usage.exit_code() } else { 0 });
+        }
+    };
+    let outcome = match &cli.command {
+        Command::Map(args) => map::run(args),
+        Command::Frag(args) => frag::run(args),
+        Command::Free(args) => free::run(args),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("fslab: {e}");
+            e.exit_code()
+        }
+    }
+}
+
+/// A buffered, locked stdout whose write errors become fslab errors; a
+/// closed pipe is reported as [`Closed`] so the caller can stop quietly.
+pub(crate) struct Out {
+    inner: io::BufWriter<io::StdoutLock<'static>>,
+}
+
+/// The reader went away (EPIPE): stop writing, exit 0.
+#[derive(Debug)]
+pub(crate) struct Closed;
+
+impl Out {
+    pub(crate) fn stdout() -> Self {
+        Out { inner: io::BufWriter::with_capacity(64 * 1024, io::stdout().lock()) }
+    }
+
+    pub(crate) fn writer(&mut self) -> &mut impl Write {
+        &mut self.inner
+    }
+
+    pub(crate) fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Turn a write error into `Ok(Closed)` for a broken pipe, else an error.
+pub(crate) fn write_error(e: io::Error) -> std::result::Result<Closed, Error> {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        Ok(Closed)
+    } else {
+        Err(Error::failed(format!("writing output: {}", crate::error::describe_io(&e))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+}

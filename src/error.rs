@@ -1,0 +1,156 @@
+//! Errors that tell the user what went wrong and what to do about it.
+//!
+//! Every error carries the exit code the command-line contract gives it
+//! (DESIGN.md): 2 for bad input, 3 when the environment cannot do the job,
+//! 4 when the work itself failed. System errors name the path they concern
+//! and turn the errno into advice.
+
+use std::fmt;
+use std::io;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Which part of the contract an error falls under; decides the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ErrorKind {
+    /// The user asked for something impossible: a missing path, a
+    /// directory where a file was wanted, a bad flag value. Exit 2.
+    Usage,
+    /// The machine cannot do it: not root, a tool missing, a file system
+    /// without the ioctl. Exit 3.
+    Environment,
+    /// The work started and failed. Exit 4.
+    Failed,
+}
+
+impl ErrorKind {
+    /// The process exit code the contract assigns to this kind.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            ErrorKind::Usage => 2,
+            ErrorKind::Environment => 3,
+            ErrorKind::Failed => 4,
+        }
+    }
+}
+
+/// An error with its contract kind and a one-line message for the user.
+#[derive(Debug, Clone)]
+pub struct Error {
+    /// Decides the exit code.
+    pub kind: ErrorKind,
+    /// What went wrong and, where we know it, what to do.
+    pub message: String,
+}
+
+/// fslab's result type.
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    /// A usage error (exit 2).
+    pub fn usage(message: impl Into<String>) -> Self {
+        Error { kind: ErrorKind::Usage, message: message.into() }
+    }
+
+    /// An environment error (exit 3).
+    pub fn environment(message: impl Into<String>) -> Self {
+        Error { kind: ErrorKind::Environment, message: message.into() }
+    }
+
+    /// A failure of the work itself (exit 4).
+    pub fn failed(message: impl Into<String>) -> Self {
+        Error { kind: ErrorKind::Failed, message: message.into() }
+    }
+
+    /// An I/O error met while working on `path`, doing `what`, classified
+    /// by its errno and given advice.
+    pub fn io(path: &Path, what: &str, err: io::Error) -> Self {
+        let errno = err.raw_os_error();
+        let (kind, advice) = classify_errno(errno);
+        let mut message = format!("{}: {what}: {}", path.display(), describe_io(&err));
+        if let Some(advice) = advice {
+            message.push_str(" (");
+            message.push_str(advice);
+            message.push(')');
+        }
+        Error { kind, message }
+    }
+
+    /// The same error with `context` put in front of its message.
+    pub fn context(mut self, context: impl fmt::Display) -> Self {
+        self.message = format!("{context}: {}", self.message);
+        self
+    }
+
+    /// The exit code for this error.
+    pub fn exit_code(&self) -> ExitCode {
+        ExitCode::from(self.kind.exit_code())
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// An io::Error's text without Rust's "(os error N)" suffix, which tells a
+/// user nothing the words do not.
+pub fn describe_io(err: &io::Error) -> String {
+    let text = err.to_string();
+    match text.find(" (os error") {
+        Some(cut) => text[..cut].to_string(),
+        None => text,
+    }
+}
+
+/// Map an errno to the contract kind and a piece of advice.
+fn classify_errno(errno: Option<i32>) -> (ErrorKind, Option<&'static str>) {
+    match errno {
+        Some(libc::ENOENT) => (ErrorKind::Usage, Some("check the path")),
+        Some(libc::ENOTDIR) => (ErrorKind::Usage, Some("a component of the path is not a directory")),
+        Some(libc::ELOOP) => (ErrorKind::Usage, Some("symbolic links are not followed")),
+        Some(libc::EISDIR) => (ErrorKind::Usage, Some("give a regular file, or use `fslab frag` for a tree")),
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            (ErrorKind::Environment, Some("permission denied: run as root or pick files you can read"))
+        }
+        Some(libc::EOPNOTSUPP) | Some(libc::ENOTTY) => (
+            ErrorKind::Environment,
+            Some("this file system does not support the ioctl; use a file on ext2/3/4, xfs or btrfs"),
+        ),
+        Some(libc::EMFILE) | Some(libc::ENFILE) => {
+            (ErrorKind::Environment, Some("too many open files: raise `ulimit -n` or lower --threads"))
+        }
+        _ => (ErrorKind::Failed, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_follow_the_contract() {
+        assert_eq!(ErrorKind::Usage.exit_code(), 2);
+        assert_eq!(ErrorKind::Environment.exit_code(), 3);
+        assert_eq!(ErrorKind::Failed.exit_code(), 4);
+    }
+
+    #[test]
+    fn io_errors_name_the_path_and_advise() {
+        let err = Error::io(
+            Path::new("/x/y"),
+            "open",
+            io::Error::from_raw_os_error(libc::ENOENT),
+        );
+        assert_eq!(err.kind, ErrorKind::Usage);
+        assert!(err.message.starts_with("/x/y: open: No such file or directory"), "{}", err.message);
+        assert!(!err.message.contains("os error"));
+
+        let err = Error::io(Path::new("/t"), "FIEMAP", io::Error::from_raw_os_error(libc::EOPNOTSUPP));
+        assert_eq!(err.kind, ErrorKind::Environment);
+        assert!(err.message.contains("does not support"));
+    }
+}

@@ -1,0 +1,1 @@
+//! Free-space fragmentation from GETFSMAP (placeholder until it lands).

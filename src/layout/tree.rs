@@ -1,0 +1,1 @@
+//! Tree walk (being written).

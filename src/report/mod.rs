@@ -1,0 +1,4 @@
+//! Renderers: turn layout and run results into pictures and pages. Each
+//! renderer returns bytes; the caller decides where they go.
+
+pub mod strip;

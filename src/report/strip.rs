@@ -1,0 +1,1 @@
+//! The extent-map strip of one file as SVG (placeholder until it lands).

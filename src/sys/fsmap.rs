@@ -1,0 +1,1 @@
+//! `FS_IOC_GETFSMAP` (placeholder until the GETFSMAP reader lands).

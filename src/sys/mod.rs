@@ -1,0 +1,11 @@
+//! The few raw syscalls fslab needs that no crate wraps: FIEMAP, FIGETBSZ,
+//! GETFSMAP and XFS geometry.
+//!
+//! Every `unsafe` block of the crate is in this module. Each function here
+//! names the ioctl it issues, takes its descriptor as `AsFd`, and hands back
+//! plain Rust values, so nothing above `sys` touches a kernel struct.
+
+pub mod fiemap;
+pub mod fsmap;
+pub mod ioctl;
+pub mod xfs;

@@ -1,0 +1,193 @@
+//! Helpers for the integration tests: run the real `fslab` binary, and make
+//! real scratch file systems on loop devices that are always released.
+//!
+//! Tests that need root skip with a printed reason when not root, unless
+//! `FSLAB_REQUIRE_ROOT_TESTS=1` (CI sets it), where skipping is a failure.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Run `fslab` with `args`; on an unexpected status, panic with the whole
+/// story (command, stdout, stderr).
+pub fn fslab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fslab"))
+        .args(args)
+        .output()
+        .expect("run fslab")
+}
+
+/// Run `fslab` and insist on exit status `code`.
+pub fn fslab_expect(args: &[&str], code: i32) -> Output {
+    let out = fslab(args);
+    if out.status.code() != Some(code) {
+        panic!(
+            "fslab {:?}: expected exit {code}, got {:?}\n--- stdout\n{}\n--- stderr\n{}",
+            args,
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    out
+}
+
+/// Run `fslab ... --json` expecting exit 0 and parse stdout.
+pub fn fslab_json(args: &[&str]) -> serde_json::Value {
+    let out = fslab_expect(args, 0);
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("fslab {args:?}: stdout is not JSON ({e}):\n{}", String::from_utf8_lossy(&out.stdout))
+    })
+}
+
+/// Run a command, panic with its output unless it succeeds, return stdout.
+pub fn run(program: &str, args: &[&str]) -> String {
+    let out = Command::new(program).args(args).output().unwrap_or_else(|e| panic!("{program}: {e}"));
+    if !out.status.success() {
+        panic!(
+            "{program} {args:?} failed ({:?})\n--- stdout\n{}\n--- stderr\n{}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Whether root-only tests can run; prints why not, and fails instead when
+/// CI demands them.
+pub fn root_or_skip(test: &str) -> bool {
+    if rustix::process::geteuid().is_root() {
+        return true;
+    }
+    if std::env::var_os("FSLAB_REQUIRE_ROOT_TESTS").is_some() {
+        panic!("{test}: needs root, and FSLAB_REQUIRE_ROOT_TESTS is set");
+    }
+    eprintln!("skipping {test}: needs root to make loop-mounted file systems");
+    false
+}
+
+/// Whether `program` is installed (on PATH or in /sbin, /usr/sbin).
+pub fn have(program: &str) -> bool {
+    std::env::var("PATH")
+        .unwrap_or_default()
+        .split(':')
+        .chain(["/sbin", "/usr/sbin"])
+        .any(|dir| Path::new(dir).join(program).is_file())
+}
+
+/// A file system on a loop device over a sparse image, mounted on a fresh
+/// directory. Dropping it unmounts, detaches and deletes, also when the test
+/// panics.
+pub struct ScratchFs {
+    /// The file-system type name.
+    pub fs: String,
+    /// The loop device, e.g. `/dev/loop3`.
+    pub device: String,
+    /// The mount point.
+    pub mount: PathBuf,
+    dir: Option<tempfile::TempDir>,
+    mounted: bool,
+}
+
+impl ScratchFs {
+    /// Make a `size_mib` file system of type `fs` with extra mkfs `args`.
+    /// `None` (with a printed reason) when not root; panics when a tool is
+    /// missing under CI.
+    pub fn new(test: &str, fs: &str, size_mib: u64, mkfs_args: &[&str]) -> Option<ScratchFs> {
+        Self::with_mount_opts(test, fs, size_mib, mkfs_args, None)
+    }
+
+    /// As [`new`](Self::new), mounting with `-o opts`.
+    pub fn with_mount_opts(
+        test: &str,
+        fs: &str,
+        size_mib: u64,
+        mkfs_args: &[&str],
+        opts: Option<&str>,
+    ) -> Option<ScratchFs> {
+        if !root_or_skip(test) {
+            return None;
+        }
+        let mkfs = format!("mkfs.{fs}");
+        if !have(&mkfs) {
+            if std::env::var_os("FSLAB_REQUIRE_ROOT_TESTS").is_some() {
+                panic!("{test}: {mkfs} is not installed");
+            }
+            eprintln!("skipping {test} on {fs}: {mkfs} is not installed");
+            return None;
+        }
+        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").expect("tempdir");
+        let image = dir.path().join("image");
+        let mount = dir.path().join("mnt");
+        std::fs::create_dir(&mount).unwrap();
+        let f = std::fs::File::create(&image).unwrap();
+        f.set_len(size_mib << 20).unwrap();
+        drop(f);
+        let mut scratch = ScratchFs { fs: fs.to_string(), device: String::new(), mount, dir: Some(dir), mounted: false };
+        scratch.device = run("losetup", &["--find", "--show", "--direct-io=on", image.to_str().unwrap()])
+            .trim()
+            .to_string();
+        let mut args: Vec<&str> = match fs {
+            "xfs" | "btrfs" => vec!["-f", "-q"],
+            _ => vec!["-F", "-q"],
+        };
+        args.extend_from_slice(mkfs_args);
+        args.push(&scratch.device);
+        run(&mkfs, &args);
+        let mount_str = scratch.mount.to_str().unwrap().to_string();
+        let mut margs = vec!["-t", fs];
+        if let Some(o) = opts {
+            margs.extend(["-o", o]);
+        }
+        margs.extend([scratch.device.as_str(), mount_str.as_str()]);
+        run("mount", &margs);
+        scratch.mounted = true;
+        Some(scratch)
+    }
+
+    /// A path inside the mount.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.mount.join(name)
+    }
+
+    /// Unmount (after syncing), so on-disk tools see everything; the
+    /// device stays attached until drop.
+    pub fn unmount(&mut self) {
+        if self.mounted {
+            run("umount", &[self.mount.to_str().unwrap()]);
+            self.mounted = false;
+        }
+    }
+
+    /// Mount again after [`unmount`](Self::unmount).
+    pub fn remount(&mut self) {
+        if !self.mounted {
+            run("mount", &["-t", &self.fs, &self.device, self.mount.to_str().unwrap()]);
+            self.mounted = true;
+        }
+    }
+}
+
+impl Drop for ScratchFs {
+    fn drop(&mut self) {
+        if self.mounted {
+            let _ = Command::new("umount").arg(&self.mount).status();
+        }
+        if !self.device.is_empty() {
+            let _ = Command::new("losetup").args(["-d", &self.device]).status();
+        }
+        drop(self.dir.take());
+    }
+}
+
+/// The five file systems of the acceptance tests, with mkfs arguments that
+/// make them small and like the seeds' (4 KiB blocks).
+pub const FILE_SYSTEMS: [(&str, &[&str]); 5] = [
+    ("ext2", &["-b", "4096"]),
+    ("ext3", &["-b", "4096"]),
+    ("ext4", &["-b", "4096"]),
+    ("xfs", &["-b", "size=4096"]),
+    ("btrfs", &[]),
+];
