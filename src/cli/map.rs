@@ -1,6 +1,349 @@
-//! `fslab map FILE...` (being written).
+//! `fslab map FILE...`: the extent map of each file.
+//!
+//! Records are printed as they stream out of FIEMAP, so neither the text
+//! nor the JSON list is ever held whole: JSON writes each file's
+//! `extent_list` first and its figures after it, once they are known. A
+//! bad file is reported and skipped; the others are still mapped.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use super::MapArgs;
-use crate::error::Result;
+
+use serde::Serialize;
+use serde_json::json;
+
+use super::{MapArgs, Out, SCHEMA, format, write_error};
+use crate::error::{Error, Result};
+use crate::layout::extent_map::DEFAULT_BATCH;
+use crate::layout::{self, Extent, FileMap, FsInfo, RecordStep};
+use crate::report::strip::StripBuilder;
+use crate::sys::fiemap::FiemapBuffer;
+
 /// Run `fslab map`.
-pub fn run(_args: &MapArgs) -> Result<ExitCode> { Ok(ExitCode::SUCCESS) }
+pub fn run(args: &MapArgs) -> Result<ExitCode> {
+    let mut out = Out::stdout();
+    let mut mapper = Mapper { args, buffer: FiemapBuffer::new(DEFAULT_BATCH), fs_cache: HashMap::new() };
+    let mut errors: Vec<(PathBuf, Error)> = Vec::new();
+    match mapper.all(&mut out, &mut errors) {
+        Ok(()) => {}
+        Err(Failure::Closed) => return Ok(ExitCode::SUCCESS),
+        Err(Failure::Fatal(e)) => return Err(e),
+    }
+    if let Err(e) = out.flush() {
+        return write_error(e).map(|_| ExitCode::SUCCESS);
+    }
+    for (_, e) in &errors {
+        eprintln!("fslab: {e}");
+    }
+    Ok(errors.iter().map(|(_, e)| e.kind).max().map_or(ExitCode::SUCCESS, |k| ExitCode::from(k.exit_code())))
+}
+
+enum Failure {
+    Closed,
+    Fatal(Error),
+}
+
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Self {
+        match write_error(e) {
+            Ok(_) => Failure::Closed,
+            Err(e) => Failure::Fatal(e),
+        }
+    }
+}
+
+struct Mapper<'a> {
+    args: &'a MapArgs,
+    buffer: FiemapBuffer,
+    fs_cache: HashMap<u64, FsInfo>,
+}
+
+/// Where one file's records go as they stream.
+enum Sink {
+    Text,
+    Json { first: bool },
+    Figures,
+}
+
+impl Mapper<'_> {
+    fn all(&mut self, out: &mut Out, errors: &mut Vec<(PathBuf, Error)>) -> std::result::Result<(), Failure> {
+        let json = self.args.json;
+        if json {
+            write!(out.writer(), "{{\"schema\":\"{SCHEMA}\",\"files\":[")?;
+        }
+        let mut printed = 0usize;
+        for (index, path) in self.args.files.iter().enumerate() {
+            let svg_out = self.args.svg.as_ref().map(|base| numbered(base, index, self.args.files.len()));
+            match self.one(out, path, svg_out.as_deref(), json && printed > 0) {
+                Ok(()) => printed += 1,
+                Err(OneFailure::Input(e)) => errors.push((path.clone(), e)),
+                Err(OneFailure::Output(f)) => return Err(f),
+            }
+        }
+        if json {
+            let list: Vec<_> =
+                errors.iter().map(|(p, e)| json!({"path": p.to_string_lossy(), "error": e.message})).collect();
+            write!(out.writer(), "],\"errors\":{}}}", serde_json::Value::Array(list))?;
+            out.writer().write_all(b"\n")?;
+        }
+        Ok(())
+    }
+
+    /// Map one file. Input errors are returned before anything of the file
+    /// is written; `comma` asks for a JSON separator before its entry.
+    fn one(
+        &mut self,
+        out: &mut Out,
+        path: &Path,
+        svg: Option<&Path>,
+        comma: bool,
+    ) -> std::result::Result<(), OneFailure> {
+        let (file, size) = layout::open_regular(path).map_err(OneFailure::Input)?;
+        let dev = file.metadata().map(|m| std::os::unix::fs::MetadataExt::dev(&m)).unwrap_or(0);
+        if !self.fs_cache.contains_key(&dev) {
+            let info = FsInfo::probe(&file).map_err(|e| OneFailure::Input(Error::io(path, "statfs", e)))?;
+            self.fs_cache.insert(dev, info);
+        }
+        let fs = &self.fs_cache[&dev];
+        let display = path.to_string_lossy().into_owned();
+        let sink = if self.args.no_list {
+            Sink::Figures
+        } else if self.args.json {
+            Sink::Json { first: true }
+        } else {
+            Sink::Text
+        };
+        // Probe FIEMAP before printing anything, so an unsupported file
+        // system is an input error with no half-written entry.
+        self.buffer.map(&file, 0, 0).map_err(|e| OneFailure::Input(Error::io(path, "FIEMAP", e)))?;
+
+        let w = out.writer();
+        if comma {
+            w.write_all(b",")?;
+        }
+        match sink {
+            Sink::Text => {
+                writeln!(
+                    w,
+                    "{display}: {}, block size {}, size {} ({} bytes, {} blocks)",
+                    fs.fs_type,
+                    fs.block_size,
+                    format::bytes(size),
+                    size,
+                    size.div_ceil(u64::from(fs.block_size))
+                )?;
+                writeln!(
+                    w,
+                    "{:>6}  {:>23}  {:>25}  {:>10}  {:>12}  flags",
+                    "ext", "logical (blocks)", "physical (blocks)", "length", "jump"
+                )?;
+            }
+            Sink::Json { .. } => {
+                let head = json!({"path": display, "size": size, "block_size": fs.block_size, "fs_type": fs.fs_type});
+                let head = head.to_string();
+                write!(w, "{},\"extent_list\":[", &head[..head.len() - 1])?;
+            }
+            Sink::Figures => {}
+        }
+
+        let mut strip = svg.map(|_| StripBuilder::new(size, fs.total_bytes, format!("{display} — {}", fs.fs_type)));
+        let bs = u64::from(fs.block_size);
+        let mut index = 0u64;
+        let mut sink = sink;
+        let rule = fs.rule_for(&file);
+        let mapped = layout::map_open_file(&file, size, fs.block_size, &mut self.buffer, self.args.sync, |e, step| {
+            if let Some(strip) = strip.as_mut() {
+                strip.add(e, step.starts_extent);
+            }
+            match &mut sink {
+                Sink::Text => write_text_row(w, index, e, step, bs)?,
+                Sink::Json { first } => {
+                    if !*first {
+                        w.write_all(b",")?;
+                    }
+                    *first = false;
+                    write_json_record(w, e)?;
+                }
+                Sink::Figures => {}
+            }
+            index += 1;
+            Ok(())
+        });
+        let figures = match mapped {
+            Ok(m) => m,
+            // A failure mid-stream after output began: the entry is broken,
+            // so this is fatal rather than skippable.
+            Err(e) => return Err(OneFailure::Output(Failure::Fatal(Error::io(path, "FIEMAP", e)))),
+        };
+        let map = FileMap {
+            path: display.clone(),
+            size,
+            block_size: fs.block_size,
+            fs_type: fs.fs_type.clone(),
+            perfection: rule.perfection(size),
+            perfection_rule: rule.text.clone(),
+            figures,
+        };
+
+        if !self.args.json {
+            write_text_summary(w, &map)?;
+        } else {
+            let mut value = serde_json::to_value(&map).map_err(|e| OneFailure::Output(Failure::Fatal(Error::failed(e.to_string()))))?;
+            if let Sink::Json { .. } = sink {
+                // The head fields went out before the list; write the rest.
+                if let Some(fields) = value.as_object_mut() {
+                    for key in ["path", "size", "block_size", "fs_type"] {
+                        fields.remove(key);
+                    }
+                }
+                let tail = value.to_string();
+                write!(w, "],{}", &tail[1..])?;
+            } else {
+                write!(w, "{value}")?;
+            }
+        }
+        if let (Some(strip), Some(svg)) = (strip, svg) {
+            write_atomically(svg, &strip.finish()).map_err(|e| OneFailure::Output(Failure::Fatal(e)))?;
+        }
+        Ok(())
+    }
+}
+
+enum OneFailure {
+    /// The file cannot be mapped; nothing of it was printed.
+    Input(Error),
+    /// Writing failed, or mapping failed after output began.
+    Output(Failure),
+}
+
+impl From<io::Error> for OneFailure {
+    fn from(e: io::Error) -> Self {
+        OneFailure::Output(Failure::from(e))
+    }
+}
+
+fn write_text_row(w: &mut impl Write, index: u64, e: &Extent, step: RecordStep, bs: u64) -> io::Result<()> {
+    let logical = format!("{}..{}", e.logical / bs, (e.logical_end().div_ceil(bs)).saturating_sub(1));
+    let physical = if e.location_known() {
+        format!("{}..{}", e.physical / bs, (e.physical_end().div_ceil(bs)).saturating_sub(1))
+    } else {
+        "-".to_string()
+    };
+    let jump = match (step.starts_extent, step.jump) {
+        (true, Some(j)) => format!("{:+}", j / bs as i64),
+        (true, None) => "?".to_string(),
+        (false, _) => String::new(),
+    };
+    let flags: Vec<&str> = e.flag_names().collect();
+    writeln!(
+        w,
+        "{index:>6}  {logical:>23}  {physical:>25}  {:>10}  {jump:>12}  {}",
+        e.length.div_ceil(bs),
+        flags.join(",")
+    )
+}
+
+fn write_json_record(w: &mut impl Write, e: &Extent) -> io::Result<()> {
+    #[derive(Serialize)]
+    struct Record<'a> {
+        logical: u64,
+        physical: Option<u64>,
+        length: u64,
+        flags: &'a [&'a str],
+    }
+    let mut names = [""; 11];
+    let mut n = 0;
+    for name in e.flag_names() {
+        names[n] = name;
+        n += 1;
+    }
+    let record = Record {
+        logical: e.logical,
+        physical: e.location_known().then_some(e.physical),
+        length: e.length,
+        flags: &names[..n],
+    };
+    serde_json::to_writer(w, &record).map_err(io::Error::other)
+}
+
+fn write_text_summary(w: &mut impl Write, map: &FileMap) -> io::Result<()> {
+    let f = &map.figures;
+    let perfection = match map.perfection {
+        Some(p) => format!("perfection would be {p}"),
+        None => "perfection unknown".to_string(),
+    };
+    writeln!(w, "{}: {} extents, {perfection}, layout score {}", map.path, f.extents, format::score(f.layout_score))?;
+    let mut flags = Vec::new();
+    for (name, count) in [
+        ("unwritten", f.flags.unwritten),
+        ("delalloc", f.flags.delalloc),
+        ("unknown", f.flags.unknown),
+        ("inline", f.flags.inline),
+        ("shared", f.flags.shared),
+        ("encoded", f.flags.encoded),
+        ("last", f.flags.last),
+    ] {
+        if count > 0 {
+            flags.push(format!("{name} {count}"));
+        }
+    }
+    writeln!(
+        w,
+        "  {} records, {} holes ({}), {} backward jumps, seek distance {}; flags: {}; rule: {}",
+        f.records,
+        f.holes,
+        format::bytes(f.hole_bytes),
+        f.backward_jumps,
+        format::bytes(f.seek_distance),
+        if flags.is_empty() { "none".to_string() } else { flags.join(", ") },
+        map.perfection_rule
+    )
+}
+
+/// `base` for one file; `base` with `-N` before its extension for several.
+fn numbered(base: &Path, index: usize, count: usize) -> PathBuf {
+    if count <= 1 {
+        return base.to_path_buf();
+    }
+    let stem = base.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = match base.extension() {
+        Some(ext) => format!("{stem}-{}.{}", index + 1, ext.to_string_lossy()),
+        None => format!("{stem}-{}", index + 1),
+    };
+    base.with_file_name(name)
+}
+
+/// Write `bytes` to `path` through a temporary file and a rename, so a
+/// failure never leaves a partial file that looks whole.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.fslab-tmp-{}", std::process::id()));
+    let result = (|| {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::io(path, "write SVG", e)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn svg_names_are_numbered_for_several_files() {
+        assert_eq!(numbered(Path::new("/t/m.svg"), 0, 1), PathBuf::from("/t/m.svg"));
+        assert_eq!(numbered(Path::new("/t/m.svg"), 1, 3), PathBuf::from("/t/m-2.svg"));
+        assert_eq!(numbered(Path::new("m"), 0, 2), PathBuf::from("m-1"));
+    }
+}

@@ -163,11 +163,23 @@ impl FsInfo {
     /// On ext file systems it depends on whether that inode uses extents,
     /// as filefrag decides it (`EXT4_EXTENTS_FL`).
     pub fn rule_for(&self, fd: impl AsFd) -> &PerfectionRule {
+        self.rule_for_size(fd, None)
+    }
+
+    /// As [`rule_for`](Self::rule_for), skipping the inode-flags ioctl when
+    /// both rules give a file of `size` bytes the same perfection (any file
+    /// under ~126 MiB on 4 KiB blocks), which a tree walk cares about.
+    pub fn rule_for_size(&self, fd: impl AsFd, size: Option<u64>) -> &PerfectionRule {
         if self.magic != magic::EXT {
             return &self.extent_rule;
         }
         if !self.needs_inode_flags() {
             return &self.block_mapped_rule;
+        }
+        if let Some(size) = size
+            && self.block_mapped_rule.perfection(size) == self.extent_rule.perfection(size)
+        {
+            return &self.extent_rule;
         }
         match rustix::fs::ioctl_getflags(fd) {
             Ok(flags) if flags.bits() & EXT4_EXTENTS_FL != 0 => &self.extent_rule,

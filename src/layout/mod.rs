@@ -95,22 +95,21 @@ pub fn open_regular(path: &Path) -> Result<(File, u64)> {
 }
 
 /// Stream the records of the open file `fd` of `size` bytes through the
-/// figures, calling `visit` on each record with what it meant.
-pub fn map_open_file<'fs>(
+/// figures, calling `visit` on each record with what it meant. The caller
+/// picks the perfection rule ([`FsInfo::rule_for`]).
+pub fn map_open_file(
     fd: impl AsFd,
     size: u64,
-    fs: &'fs FsInfo,
+    block_size: u32,
     buffer: &mut FiemapBuffer,
     sync: bool,
     mut visit: impl FnMut(&Extent, RecordStep) -> io::Result<()>,
-) -> io::Result<(LayoutFigures, Option<u64>, &'fs PerfectionRule)> {
-    let fd = fd.as_fd();
-    let rule = fs.rule_for(fd);
-    let mut acc = LayoutAccumulator::new(fs.block_size);
-    for record in ExtentStream::new(fd, buffer, sync) {
+) -> io::Result<LayoutFigures> {
+    let mut acc = LayoutAccumulator::new(block_size);
+    for record in ExtentStream::new(fd.as_fd(), buffer, sync) {
         let record = record?;
         let step = acc.push(&record);
         visit(&record, step)?;
     }
-    Ok((acc.finish(size), rule.perfection(size), rule))
+    Ok(acc.finish(size))
 }

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Install what fslab and its tests need on a Debian machine, only when missing:
+# the mkfs tools of every file system the tests make, filefrag/e2freefrag
+# (e2fsprogs), xfs_io/xfs_db (xfsprogs), losetup (util-linux), hyperfine for
+# the benchmarks. Needs root to install; does nothing when all is present.
+set -euo pipefail
+
+need=()
+have() { command -v "$1" >/dev/null 2>&1 || [ -x "/sbin/$1" ] || [ -x "/usr/sbin/$1" ]; }
+have mkfs.ext4   || need+=(e2fsprogs)
+have e2freefrag  || need+=(e2fsprogs)
+have mkfs.xfs    || need+=(xfsprogs)
+have xfs_io      || need+=(xfsprogs)
+have mkfs.btrfs  || need+=(btrfs-progs)
+have losetup     || need+=(mount)
+have hyperfine   || need+=(hyperfine)
+have gcc         || need+=(gcc)
+
+if [ ${#need[@]} -gt 0 ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "setup: missing packages: ${need[*]}; run as root (or: sudo apt-get install ${need[*]})" >&2
+        exit 3
+    fi
+    echo "setup: installing ${need[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends $(printf '%s\n' "${need[@]}" | sort -u) >/dev/null
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+    echo "setup: cargo is missing; install a Rust toolchain (https://rustup.rs) first" >&2
+    exit 3
+fi

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The project's whole check, as CI runs it: set up, lint, run every test.
+# As root the tests make real ext2/ext3/ext4/xfs/btrfs file systems on loop
+# devices, and skipping one is a failure. Afterwards nothing may be left:
+# no mount or loop device of a test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh
+
+if [ "$(id -u)" -eq 0 ]; then
+    export FSLAB_REQUIRE_ROOT_TESTS=1
+fi
+
+cargo clippy --all-targets --locked -- -D warnings
+cargo test --locked
+
+leftover=$( (losetup -a; grep ' /var/tmp/fslab-test-' /proc/self/mountinfo) | grep 'fslab-test-' || true)
+if [ -n "$leftover" ]; then
+    echo "tests left resources behind:" >&2
+    echo "$leftover" >&2
+    exit 1
+fi
+echo "no loop device or mount left behind"

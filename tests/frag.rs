@@ -1,0 +1,229 @@
+//! `fslab frag` on real trees: totals equal the sum of what filefrag says
+//! per file, contiguity in directory order equals what the test recomputes
+//! from each file's FIEMAP records, and the walk survives what a real tree
+//! throws at it.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use common::{ScratchFs, fslab_expect, fslab_json, run};
+use serde_json::Value;
+
+/// Make `dirs` directories of `per_dir` files of varied small sizes, each
+/// written and closed in order (a `tar x`), plus a few alternately-grown
+/// files that are fragmented on purpose.
+fn build_tree(root: &Path, dirs: usize, per_dir: usize) {
+    let blob = vec![0x5Au8; 64 * 1024];
+    for d in 0..dirs {
+        let dir = root.join(format!("d{d:02}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..per_dir {
+            let size = [0usize, 100, 4096, 9000, 20000, 65536][(d * 7 + f * 3) % 6];
+            std::fs::write(dir.join(format!("f{f:04}")), &blob[..size]).unwrap();
+        }
+    }
+    let frag = root.join("fragmented");
+    std::fs::create_dir_all(&frag).unwrap();
+    let mut a = File::create(frag.join("a")).unwrap();
+    let mut b = File::create(frag.join("b")).unwrap();
+    for _ in 0..20 {
+        a.write_all(&blob[..4096]).unwrap();
+        a.sync_all().unwrap();
+        b.write_all(&blob[..4096]).unwrap();
+        b.sync_all().unwrap();
+    }
+    run("sync", &[]);
+}
+
+/// Every regular file under `root`, per directory in directory (readdir)
+/// order, as `ls -U` lists it.
+fn files_in_directory_order(root: &Path) -> BTreeMap<PathBuf, Vec<PathBuf>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let listing = run("ls", &["-U", "-a", dir.to_str().unwrap()]);
+        let mut files = Vec::new();
+        for name in listing.lines().filter(|n| *n != "." && *n != "..") {
+            let p = dir.join(name);
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            if meta.is_dir() {
+                stack.push(p);
+            } else if meta.is_file() {
+                files.push(p);
+            }
+        }
+        out.insert(dir, files);
+    }
+    out
+}
+
+/// (first physical byte, physical end of last record) from xfs_io's
+/// FIEMAP rows, which are in 512-byte units; None for a file without data.
+fn physical_edges(path: &Path) -> Option<(u64, u64)> {
+    let out = run("xfs_io", &["-r", "-c", "fiemap", path.to_str().unwrap()]);
+    let ranges: Vec<(u64, u64)> = out
+        .lines()
+        .filter(|l| l.contains(": [") && !l.contains("hole"))
+        .map(|l| {
+            let range = l.rsplit(": ").next().unwrap().trim();
+            let (a, b) = range.split_once("..").unwrap();
+            (a.parse::<u64>().unwrap() * 512, (b.parse::<u64>().unwrap() + 1) * 512)
+        })
+        .collect();
+    Some((ranges.first()?.0, ranges.last()?.1))
+}
+
+fn filefrag_extents(path: &Path) -> u64 {
+    let out = run("filefrag", &[path.to_str().unwrap()]);
+    out.rsplit(": ").next().unwrap().split_whitespace().next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn totals_and_contiguity_match_the_real_tools() {
+    for (fs_name, mkfs) in [("ext4", &["-b", "4096"][..]), ("ext2", &["-b", "4096"][..]), ("xfs", &[][..])] {
+        let size = if fs_name == "xfs" { 512 } else { 256 };
+        let Some(fs) = ScratchFs::new("frag_totals", fs_name, size, mkfs) else { return };
+        let root = fs.path("tree");
+        build_tree(&root, 6, 150);
+        let v = fslab_json(&["frag", "--json", "--top", "3", root.to_str().unwrap()]);
+        assert_eq!(v["schema"], "fslab/1");
+        let s = &v["summary"];
+
+        let by_dir = files_in_directory_order(&root);
+        let all: Vec<&PathBuf> = by_dir.values().flatten().collect();
+        assert_eq!(s["files"].as_u64().unwrap(), all.len() as u64, "{fs_name}: {s}");
+        let extents: u64 = all.iter().map(|p| filefrag_extents(p)).sum();
+        assert_eq!(s["extents"].as_u64().unwrap(), extents, "{fs_name}: extents vs filefrag");
+        let bytes: u64 = all.iter().map(|p| std::fs::metadata(p).unwrap().len()).sum();
+        assert_eq!(s["bytes"].as_u64().unwrap(), bytes);
+        assert_eq!(s["errors"], 0, "{v}");
+
+        // Contiguity between consecutive data files, recomputed here.
+        let (mut pairs, mut contiguous) = (0u64, 0u64);
+        for files in by_dir.values() {
+            let mut previous_end = None;
+            for f in files {
+                if let Some((start, end)) = physical_edges(f) {
+                    if let Some(prev) = previous_end {
+                        pairs += 1;
+                        contiguous += u64::from(prev == start);
+                    }
+                    previous_end = Some(end);
+                }
+            }
+        }
+        assert_eq!(s["next_file_pairs"].as_u64().unwrap(), pairs, "{fs_name}: {s}");
+        let expected = contiguous as f64 / pairs as f64;
+        assert!((s["next_file_contiguous"].as_f64().unwrap() - expected).abs() < 1e-12, "{fs_name}: {s} vs {expected}");
+
+        // The histogram covers every file; the worst list is sorted.
+        let hist: u64 = v["histogram"].as_array().unwrap().iter().map(|b| b["files"].as_u64().unwrap()).sum();
+        assert_eq!(hist, all.len() as u64);
+        let worst = v["worst"].as_array().unwrap();
+        assert_eq!(worst.len(), 3);
+        let counts: Vec<u64> = worst.iter().map(|w| w["extents"].as_u64().unwrap()).collect();
+        assert!(counts.windows(2).all(|w| w[0] >= w[1]), "{counts:?}");
+        let max = all.iter().map(|p| filefrag_extents(p)).max().unwrap();
+        assert_eq!(counts[0], max);
+        for w in worst {
+            assert_eq!(w["extents"].as_u64().unwrap(), filefrag_extents(Path::new(w["path"].as_str().unwrap())));
+        }
+    }
+}
+
+#[test]
+fn thread_count_does_not_change_the_answer() {
+    let Some(fs) = ScratchFs::new("frag_threads", "ext4", 256, &["-b", "4096"]) else { return };
+    let root = fs.path("tree");
+    // 900 files in one directory: several batches, joined in order.
+    build_tree(&root, 1, 900);
+    let strip = |mut v: Value| {
+        v["worst"] = Value::Null;
+        v
+    };
+    let one = strip(fslab_json(&["frag", "--json", "--threads", "1", root.to_str().unwrap()]));
+    let four = strip(fslab_json(&["frag", "--json", "--threads", "4", root.to_str().unwrap()]));
+    assert_eq!(one, four);
+    assert_eq!(one["summary"]["files"], 902);
+}
+
+#[test]
+fn the_walk_stays_on_one_file_system_unless_asked() {
+    let Some(outer) = ScratchFs::new("frag_mounts", "ext4", 256, &["-b", "4096"]) else { return };
+    let root = outer.path("tree");
+    build_tree(&root, 1, 10);
+    let inner_mount = root.join("inner");
+    std::fs::create_dir(&inner_mount).unwrap();
+    let Some(inner) = ScratchFs::new("frag_mounts_inner", "xfs", 512, &[]) else { return };
+    run("mount", &["--bind", inner.mount.to_str().unwrap(), inner_mount.to_str().unwrap()]);
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _guard = Unmount(inner_mount.clone());
+    std::fs::write(inner_mount.join("x"), vec![1u8; 8192]).unwrap();
+    run("sync", &[]);
+    let r = root.to_str().unwrap();
+    assert_eq!(fslab_json(&["frag", "--json", r])["summary"]["files"], 12);
+    assert_eq!(fslab_json(&["frag", "--json", "--cross-mounts", r])["summary"]["files"], 13);
+}
+
+#[test]
+fn odd_entries_are_skipped_and_unreadable_ones_counted() {
+    let Some(fs) = ScratchFs::new("frag_odd", "ext4", 256, &["-b", "4096"]) else { return };
+    let root = fs.path("tree");
+    build_tree(&root, 1, 5);
+    let d = root.join("d00");
+    run("mkfifo", &[d.join("fifo").to_str().unwrap()]);
+    std::os::unix::fs::symlink("/etc/passwd", d.join("link-out")).unwrap();
+    std::os::unix::fs::symlink("missing", d.join("dangling")).unwrap();
+    std::os::unix::fs::symlink("/", d.join("loop-to-root")).unwrap();
+    let closed = root.join("closed");
+    std::fs::create_dir(&closed).unwrap();
+    std::fs::write(closed.join("secret"), b"x").unwrap();
+    let private = root.join("private-file");
+    std::fs::write(&private, b"y").unwrap();
+    run("chmod", &["0700", closed.to_str().unwrap()]);
+    run("chmod", &["0600", private.to_str().unwrap()]);
+    run("chmod", &["0755", fs.mount.to_str().unwrap(), root.to_str().unwrap()]);
+
+    // As root: FIFOs and symlinks are skipped (never followed), all files mapped.
+    let v = fslab_json(&["frag", "--json", root.to_str().unwrap()]);
+    assert_eq!(v["summary"]["files"], 5 + 2 + 2, "{v}");
+    assert_eq!(v["summary"]["errors"], 0, "{v}");
+
+    // As nobody: the closed directory and the private file are errors,
+    // counted and listed by path; the rest is still walked, exit 0.
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", env!("CARGO_BIN_EXE_fslab"), "frag", "--json"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["summary"]["errors"], 2, "{v}");
+    assert_eq!(v["summary"]["files"], 5 + 2, "{v}");
+    let paths: Vec<&str> = v["errors"].as_array().unwrap().iter().map(|e| e["path"].as_str().unwrap()).collect();
+    assert!(paths.iter().any(|p| p.ends_with("/closed")), "{paths:?}");
+    assert!(paths.iter().any(|p| p.ends_with("/private-file")), "{paths:?}");
+}
+
+#[test]
+fn bad_paths_are_refused_with_exit_2() {
+    let out = fslab_expect(&["frag", "/nonexistent/fslab-path"], 2);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("/nonexistent/fslab-path"), "{stderr}");
+    fslab_expect(&["frag", "--threads", "0", "."], 2);
+}
+
+#[test]
+fn a_tree_on_a_file_system_without_fiemap_is_exit_3() {
+    let out = fslab_expect(&["frag", "/proc/self/net"], 3);
+    assert!(!out.stderr.is_empty());
+}

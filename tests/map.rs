@@ -1,0 +1,313 @@
+//! `fslab map` against the real tools on real loop-mounted file systems:
+//! `extents` must equal what `filefrag` prints, `records` the data rows of
+//! `xfs_io -c fiemap`, on files whose layout each test crafts.
+
+mod common;
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use common::{FILE_SYSTEMS, ScratchFs, fslab_expect, fslab_json, run};
+use serde_json::Value;
+
+const BS: u64 = 4096;
+
+/// filefrag's "N extents found" for `path`.
+fn filefrag_extents(path: &Path) -> u64 {
+    let out = run("filefrag", &[path.to_str().unwrap()]);
+    let tail = out.rsplit(": ").next().unwrap();
+    tail.split_whitespace().next().unwrap().parse().unwrap_or_else(|_| panic!("filefrag said {out:?}"))
+}
+
+/// Data rows (not holes) of `xfs_io -c fiemap` for `path`: one per FIEMAP
+/// record.
+fn xfs_io_records(path: &Path) -> u64 {
+    let out = run("xfs_io", &["-r", "-c", "fiemap", path.to_str().unwrap()]);
+    out.lines()
+        .filter(|l| l.trim_start().split(':').next().is_some_and(|n| n.parse::<u64>().is_ok()))
+        .filter(|l| !l.contains("hole"))
+        .count() as u64
+}
+
+fn map_one(path: &Path) -> Value {
+    let v = fslab_json(&["map", "--json", path.to_str().unwrap()]);
+    assert_eq!(v["schema"], "fslab/1");
+    assert_eq!(v["errors"].as_array().unwrap().len(), 0, "{v}");
+    v["files"][0].clone()
+}
+
+fn fallocate(f: &File, mode: i32, offset: u64, len: u64) {
+    // SAFETY: plain fallocate(2) on an open descriptor.
+    let rc = unsafe { libc::fallocate(f.as_raw_fd(), mode, offset as i64, len as i64) };
+    assert_eq!(rc, 0, "fallocate: {}", std::io::Error::last_os_error());
+}
+
+fn has_fallocate(fs: &ScratchFs) -> bool {
+    fs.fs != "ext2" && fs.fs != "ext3"
+}
+
+/// The crafted files: (name, what it is). Each is made by `craft`.
+fn craft(fs: &ScratchFs) -> Vec<&'static str> {
+    let mut made = Vec::new();
+    let dir = &fs.mount;
+
+    // fallocate then punch every other block: one extent by filefrag's
+    // hole rule, many records.
+    // Block-mapped ext2/ext3 have no fallocate: there the same pattern is
+    // written sparsely instead.
+    let f = File::create(dir.join("punched")).unwrap();
+    let block = vec![0xA5u8; BS as usize];
+    if has_fallocate(fs) {
+        fallocate(&f, 0, 0, 64 * BS);
+        for i in (1..64).step_by(2) {
+            fallocate(&f, libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, i * BS, BS);
+        }
+    } else {
+        for i in (0..64).step_by(2) {
+            f.write_all_at(&block, i * BS).unwrap();
+        }
+        f.set_len(64 * BS).unwrap();
+    }
+    made.push("punched");
+
+    // Two files appended in alternation, each write fsynced: they
+    // interleave on the device.
+    let mut a = File::create(dir.join("alt-a")).unwrap();
+    let mut b = File::create(dir.join("alt-b")).unwrap();
+    for _ in 0..32 {
+        a.write_all(&block).unwrap();
+        a.sync_all().unwrap();
+        b.write_all(&block).unwrap();
+        b.sync_all().unwrap();
+    }
+    made.extend(["alt-a", "alt-b"]);
+
+    // A sparse file: data at 0, 1 MiB and 5 MiB, size 8 MiB.
+    let s = File::create(dir.join("sparse")).unwrap();
+    for off in [0u64, 1 << 20, 5 << 20] {
+        s.write_all_at(&block, off).unwrap();
+    }
+    s.set_len(8 << 20).unwrap();
+    made.push("sparse");
+
+    // Fully sparse, and empty.
+    File::create(dir.join("hole-only")).unwrap().set_len(4 << 20).unwrap();
+    File::create(dir.join("empty")).unwrap();
+    made.extend(["hole-only", "empty"]);
+
+    // An unwritten extent with a written middle (ext2 has no fallocate).
+    if has_fallocate(fs) {
+        let u = File::create(dir.join("unwritten")).unwrap();
+        fallocate(&u, 0, 0, 256 * BS);
+        u.write_all_at(&vec![1u8; 16 * BS as usize], 64 * BS).unwrap();
+        made.push("unwritten");
+    }
+
+    // Seed 000's order through a shared mapping: ftruncate, mmap, one store
+    // per page at (i+23)*1000000007 mod npg, msync.
+    let npg: u64 = 2048;
+    let m = OpenOptions::new().read(true).write(true).create(true).truncate(true).open(dir.join("mmap-seed000")).unwrap();
+    m.set_len(npg * BS).unwrap();
+    // SAFETY: a fresh shared mapping of a file we just sized; unmapped below.
+    unsafe {
+        let len = (npg * BS) as usize;
+        let p = libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, m.as_raw_fd(), 0);
+        assert_ne!(p, libc::MAP_FAILED);
+        for i in 0..npg {
+            let page = ((i + 23).wrapping_mul(1_000_000_007)) % npg;
+            *(p as *mut u8).add((page * BS) as usize).cast::<u32>() = i as u32 + 1;
+        }
+        assert_eq!(libc::msync(p, len, libc::MS_SYNC), 0);
+        assert_eq!(libc::munmap(p, len), 0);
+    }
+    made.push("mmap-seed000");
+
+    // Reflinked copy where the file system can share blocks.
+    if fs.fs == "xfs" || fs.fs == "btrfs" {
+        std::fs::write(dir.join("original"), vec![7u8; 64 * BS as usize]).unwrap();
+        run("cp", &["--reflink=always", dir.join("original").to_str().unwrap(), dir.join("reflinked").to_str().unwrap()]);
+        made.extend(["original", "reflinked"]);
+    }
+    // Settle delayed allocation so both tools see the same final layout.
+    run("sync", &[]);
+    made
+}
+
+#[test]
+fn extents_and_records_match_filefrag_and_fiemap_on_every_file_system() {
+    for (fs_name, mkfs) in FILE_SYSTEMS {
+        let size = if fs_name == "xfs" { 512 } else { 256 };
+        let Some(fs) = ScratchFs::new("map_matches_filefrag", fs_name, size, mkfs) else { return };
+        for name in craft(&fs) {
+            let path = fs.path(name);
+            let m = map_one(&path);
+            let ctx = format!("{fs_name}/{name}: {m}");
+            assert_eq!(m["fs_type"], fs_name, "{ctx}");
+            assert_eq!(m["block_size"], BS, "{ctx}");
+            assert_eq!(m["extents"].as_u64().unwrap(), filefrag_extents(&path), "extents vs filefrag, {ctx}");
+            // Block-mapped ext2/ext3: the kernel cuts records by request
+            // size, so only the extent count is exact there.
+            if fs_name != "ext2" && fs_name != "ext3" {
+                assert_eq!(m["records"].as_u64().unwrap(), xfs_io_records(&path), "records vs xfs_io fiemap, {ctx}");
+            }
+            let list = m["extent_list"].as_array().unwrap();
+            assert_eq!(list.len() as u64, m["records"].as_u64().unwrap(), "{ctx}");
+            let mapped: u64 = list.iter().map(|e| e["length"].as_u64().unwrap()).sum();
+            assert_eq!(mapped, m["mapped_bytes"].as_u64().unwrap(), "{ctx}");
+            match name {
+                "empty" | "hole-only" => {
+                    assert_eq!(m["extents"], 0, "{ctx}");
+                    assert!(m["layout_score"].is_null(), "no data, no score: {ctx}");
+                }
+                "punched" if has_fallocate(&fs) => {
+                    assert_eq!(m["extents"], 1, "filefrag's hole rule: {ctx}");
+                    assert_eq!(m["records"], 32, "{ctx}");
+                    assert_eq!(m["flags"]["unwritten"], 32, "{ctx}");
+                    assert_eq!(m["holes"], 32, "31 punched + the tail: {ctx}");
+                }
+                "sparse" => {
+                    assert_eq!(m["holes"], 3, "{ctx}");
+                    // Not simply size - 3 blocks: xfs may keep speculative
+                    // preallocation past the last write as unwritten.
+                    let mapped = m["mapped_bytes"].as_u64().unwrap();
+                    assert!(mapped >= 3 * BS, "{ctx}");
+                    assert_eq!(m["hole_bytes"].as_u64().unwrap() + mapped, 8 << 20, "{ctx}");
+                }
+                "unwritten" => {
+                    assert!(m["flags"]["unwritten"].as_u64().unwrap() >= 2, "{ctx}");
+                    assert!(list.iter().any(|e| e["flags"].as_array().unwrap().iter().all(|f| f != "unwritten")), "{ctx}");
+                }
+                "reflinked" | "original" => {
+                    assert_eq!(m["flags"]["shared"], m["records"], "every record shared: {ctx}");
+                }
+                "alt-a" | "alt-b" => {
+                    assert_eq!(m["mapped_bytes"], 32 * BS, "{ctx}");
+                }
+                _ => {}
+            }
+            assert_eq!(
+                m["flags"]["last"].as_u64().unwrap(),
+                u64::from(m["records"].as_u64().unwrap() > 0),
+                "exactly one record is the last: {ctx}"
+            );
+        }
+    }
+}
+
+#[test]
+fn perfection_of_1_gib_on_4k_ext3_is_the_seeds_9() {
+    let Some(fs) = ScratchFs::new("perfection_ext3", "ext3", 256, &["-b", "4096"]) else { return };
+    let path = fs.path("big");
+    File::create(&path).unwrap().set_len(1 << 30).unwrap();
+    let m = map_one(&path);
+    assert_eq!(m["perfection"], 9, "{m}");
+    // And the rule's group size is dumpe2fs's: blocks per group less two
+    // bitmaps and the inode table.
+    let header = run("dumpe2fs", &["-h", &fs.device]);
+    let field = |name: &str| -> u64 {
+        header.lines().find(|l| l.starts_with(name)).unwrap().split(':').nth(1).unwrap().trim().parse().unwrap()
+    };
+    let data_blocks = field("Blocks per group") - 2 - field("Inode blocks per group");
+    assert!(m["perfection_rule"].as_str().unwrap().contains(&format!("({data_blocks} blocks)")), "{m}");
+    assert_eq!(m["perfection"].as_u64().unwrap(), (1u64 << 30).div_ceil(data_blocks * BS));
+}
+
+#[test]
+fn xfs_perfection_uses_the_allocation_group() {
+    let Some(fs) = ScratchFs::new("perfection_xfs", "xfs", 512, &["-b", "size=4096", "-d", "agcount=4"]) else {
+        return;
+    };
+    let path = fs.path("big");
+    File::create(&path).unwrap().set_len(1 << 30).unwrap();
+    let m = map_one(&path);
+    let info = run("xfs_info", &[fs.mount.to_str().unwrap()]);
+    let agsize: u64 = info.split("agsize=").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+    assert_eq!(m["perfection"].as_u64().unwrap(), (1u64 << 30).div_ceil(agsize.min((1 << 21) - 1) * BS), "{m}");
+}
+
+#[test]
+fn sync_resolves_delayed_allocation() {
+    let Some(fs) = ScratchFs::new("map_sync", "ext4", 256, &["-b", "4096"]) else { return };
+    let path = fs.path("delalloc");
+    std::fs::write(&path, vec![3u8; 64 * BS as usize]).unwrap();
+    let before = map_one(&path);
+    let p = path.to_str().unwrap();
+    let after = fslab_json(&["map", "--json", "--sync", p])["files"][0].clone();
+    assert_eq!(after["flags"]["delalloc"], 0, "{after}");
+    assert!(after["extent_list"][0]["physical"].is_u64(), "{after}");
+    // Unflushed, the location was unknown and reported as such (null).
+    if before["flags"]["delalloc"].as_u64().unwrap() > 0 {
+        assert!(before["extent_list"][0]["physical"].is_null(), "{before}");
+    }
+    assert_eq!(after["extents"].as_u64().unwrap(), filefrag_extents(&path));
+}
+
+#[test]
+fn text_output_has_rows_and_the_summary_line() {
+    let Some(fs) = ScratchFs::new("map_text", "ext4", 256, &["-b", "4096"]) else { return };
+    craft(&fs);
+    let out = fslab_expect(&["map", fs.path("alt-a").to_str().unwrap()], 0);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("ext4, block size 4096"), "{text}");
+    let n = filefrag_extents(&fs.path("alt-a"));
+    assert!(text.contains(&format!("{n} extents, perfection would be 1, layout score ")), "{text}");
+    // Extent rows: an index, then logical and physical block ranges.
+    let rows = text
+        .lines()
+        .filter(|l| {
+            let mut words = l.split_whitespace();
+            words.next().is_some_and(|w| w.parse::<u64>().is_ok()) && words.next().is_some_and(|w| w.contains(".."))
+        })
+        .count();
+    assert_eq!(rows as u64, map_one(&fs.path("alt-a"))["records"].as_u64().unwrap(), "{text}");
+}
+
+#[test]
+fn svg_strip_is_written_whole() {
+    let Some(fs) = ScratchFs::new("map_svg", "ext4", 256, &["-b", "4096"]) else { return };
+    craft(&fs);
+    let out_dir = tempfile::tempdir().unwrap();
+    let svg = out_dir.path().join("strip.svg");
+    fslab_expect(&["map", "--no-list", "--svg", svg.to_str().unwrap(), fs.path("mmap-seed000").to_str().unwrap()], 0);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") || text.starts_with("<?xml"), "{}", &text[..80.min(text.len())]);
+    assert!(text.trim_end().ends_with("</svg>"));
+    // Nothing but the SVG is left in the directory (no temporary file).
+    assert_eq!(std::fs::read_dir(out_dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn bad_input_is_named_and_the_rest_still_mapped() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good");
+    std::fs::write(&good, b"hello").unwrap();
+    let fifo = dir.path().join("fifo");
+    run("mkfifo", &[fifo.to_str().unwrap()]);
+    let missing = dir.path().join("missing");
+    let args = ["map", "--json", "--no-list", missing.to_str().unwrap(), dir.path().to_str().unwrap(), fifo.to_str().unwrap(), "/dev/null", good.to_str().unwrap()];
+    let out = fslab_expect(&args, 2);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["files"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["files"][0]["path"], good.to_str().unwrap());
+    let errors = v["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 4, "{v}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for (err, needle) in errors.iter().zip(["No such file", "is a directory", "is a FIFO", "character device"]) {
+        assert!(err["error"].as_str().unwrap().contains(needle), "{err} lacks {needle}");
+        assert!(err["error"].as_str().unwrap().starts_with(err["path"].as_str().unwrap()), "{err}");
+    }
+    assert_eq!(stderr.lines().count(), 4, "one line per bad file: {stderr}");
+}
+
+#[test]
+fn a_file_system_without_fiemap_is_an_environment_error() {
+    // /proc has no FIEMAP; /dev/shm is tmpfs (no FIEMAP on this kernel's
+    // tmpfs either). Exit 3, one line naming the path.
+    let out = fslab_expect(&["map", "/proc/self/status"], 3);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("/proc/self/status") && stderr.contains("FIEMAP"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
