@@ -15,6 +15,7 @@ have mkfs.btrfs  || need+=(btrfs-progs)
 have losetup     || need+=(mount)
 have hyperfine   || need+=(hyperfine)
 have gcc         || need+=(gcc)
+[ -x /usr/bin/time ] || need+=(time)
 
 if [ ${#need[@]} -gt 0 ]; then
     if [ "$(id -u)" -ne 0 ]; then

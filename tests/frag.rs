@@ -163,7 +163,7 @@ fn the_walk_stays_on_one_file_system_unless_asked() {
     struct Unmount(PathBuf);
     impl Drop for Unmount {
         fn drop(&mut self) {
-            let _ = std::process::Command::new("umount").arg(&self.0).status();
+            let _ = common::unmount(&self.0);
         }
     }
     let _guard = Unmount(inner_mount.clone());

@@ -1,12 +1,202 @@
-//! `fslab free MOUNTPOINT`: free-space fragmentation (placeholder until the
-//! GETFSMAP reader lands).
+//! `fslab free MOUNTPOINT`: free-space fragmentation of a mounted file
+//! system, from GETFSMAP, as text (e2freefrag-like) or JSON.
+//!
+//! The renderers return the whole output as bytes and one place writes it,
+//! so a closed pipe stops the command quietly and a test can check the text
+//! without a file system.
 
+use std::fmt::Write as _;
+use std::io::Write as _;
 use std::process::ExitCode;
 
-use super::FreeArgs;
-use crate::error::{Error, Result};
+use serde::Serialize;
+
+use super::format::bytes;
+use super::{FreeArgs, Out, SCHEMA, write_error};
+use crate::error::Result;
+use crate::layout::freespace::{self, FreeSpace};
 
 /// Run `fslab free`.
 pub fn run(args: &FreeArgs) -> Result<ExitCode> {
-    Err(Error::environment(format!("{}: fslab free is not built yet", args.mount_point.display())))
+    let free = freespace::measure(&args.mount_point, args.groups)?;
+    let rendered = if args.json { render_json(&free) } else { render_text(&free).into_bytes() };
+    let mut out = Out::stdout();
+    if let Err(e) = out.writer().write_all(&rendered).and_then(|()| out.flush()) {
+        write_error(e)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Serialize)]
+struct JsonOutput<'a> {
+    schema: &'static str,
+    free: &'a FreeSpace,
+}
+
+/// `{"schema":"fslab/1","free":{...}}`, pretty-printed, with a final newline.
+fn render_json(free: &FreeSpace) -> Vec<u8> {
+    let mut out = serde_json::to_vec_pretty(&JsonOutput { schema: SCHEMA, free }).expect("plain data serialises");
+    out.push(b'\n');
+    out
+}
+
+/// The figures, then the histogram, then the groups, for a person.
+fn render_text(f: &FreeSpace) -> String {
+    let bs = u64::from(f.block_size.max(1));
+    let blocks = |n: u64| n / bs;
+    let pct = |part: u64, whole: u64| if whole == 0 { 0.0 } else { part as f64 * 100.0 / whole as f64 };
+    let mut s = String::new();
+    let device = f.device.as_deref().map_or_else(String::new, |d| format!(" on {d}"));
+    let _ = writeln!(s, "{}: {}{device}, {}-byte blocks", f.mount_point, f.fs_type, f.block_size);
+    let mut line = |label: &str, value: String, note: String| {
+        let text = format!("  {label:<20}{value:>11}  {note}");
+        let _ = writeln!(s, "{}", text.trim_end());
+    };
+    line("size", bytes(f.total_bytes), format!("{} blocks", blocks(f.total_bytes)));
+    line(
+        "free",
+        bytes(f.free_bytes),
+        format!("{} blocks, {:.1}% of the file system", blocks(f.free_bytes), pct(f.free_bytes, f.total_bytes)),
+    );
+    line("free extents", f.free_extents.to_string(), String::new());
+    line("largest", bytes(f.largest_bytes), format!("{} blocks", blocks(f.largest_bytes)));
+    let share = f.share_1mib.map_or_else(|| "-".to_string(), |v| format!("{:.1}%", v * 100.0));
+    line("in extents >= 1 MiB", share, "of free space".to_string());
+    let frag = f.fragmentation.map_or_else(|| "-".to_string(), |v| format!("{v:.3}"));
+    line("fragmentation", frag, "1 - largest/free".to_string());
+
+    if !f.histogram.is_empty() {
+        let _ = writeln!(s, "\nFree extents by size (power-of-two buckets in blocks, as e2freefrag):");
+        let _ = writeln!(s, "  {:>24}  {:>10}  {:>12}  {:>11}  {:>7}", "size", "extents", "blocks", "bytes", "percent");
+        for b in &f.histogram {
+            let range = format!("[{}, {})", bytes(b.min_bytes), bytes(b.max_bytes + bs));
+            let _ = writeln!(
+                s,
+                "  {range:>24}  {:>10}  {:>12}  {:>11}  {:>6.2}%",
+                b.extents,
+                blocks(b.bytes),
+                bytes(b.bytes),
+                pct(b.bytes, f.free_bytes)
+            );
+        }
+    }
+
+    if let Some(groups) = &f.groups {
+        let kind = f.group_kind.map_or("group", |k| k.name());
+        let _ = writeln!(s, "\nFree space per {kind} (extents split at group edges):");
+        let _ = writeln!(
+            s,
+            "  {:>7}  {:>11}  {:>11}  {:>11}  {:>6}  {:>10}  {:>11}",
+            "group", "start", "length", "free", "free %", "extents", "largest"
+        );
+        for g in groups {
+            let _ = writeln!(
+                s,
+                "  {:>7}  {:>11}  {:>11}  {:>11}  {:>5.1}%  {:>10}  {:>11}",
+                g.group,
+                bytes(g.start_bytes),
+                bytes(g.length_bytes),
+                bytes(g.free_bytes),
+                pct(g.free_bytes, g.length_bytes),
+                g.free_extents,
+                bytes(g.largest_bytes)
+            );
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::freespace::{FreeBucket, GroupFree, GroupKind};
+
+    fn sample(groups: bool) -> FreeSpace {
+        FreeSpace {
+            mount_point: "/mnt/t".into(),
+            fs_type: "ext4".into(),
+            device: Some("/dev/loop0".into()),
+            block_size: 4096,
+            total_bytes: 64 << 20,
+            free_bytes: 3 * 4096 + (2 << 20),
+            free_extents: 2,
+            largest_bytes: 2 << 20,
+            share_1mib: Some((2u64 << 20) as f64 / (3 * 4096 + (2 << 20)) as f64),
+            fragmentation: Some(1.0 - (2u64 << 20) as f64 / (3 * 4096 + (2 << 20)) as f64),
+            histogram: vec![
+                FreeBucket { min_bytes: 2 * 4096, max_bytes: 3 * 4096, extents: 1, bytes: 3 * 4096 },
+                FreeBucket { min_bytes: 512 * 4096, max_bytes: 1023 * 4096, extents: 1, bytes: 2 << 20 },
+            ],
+            group_kind: groups.then_some(GroupKind::BlockGroup),
+            groups: groups.then(|| {
+                vec![
+                    GroupFree {
+                        group: 0,
+                        start_bytes: 0,
+                        length_bytes: 32 << 20,
+                        free_bytes: 3 * 4096,
+                        free_extents: 1,
+                        largest_bytes: 3 * 4096,
+                    },
+                    GroupFree {
+                        group: 1,
+                        start_bytes: 32 << 20,
+                        length_bytes: 32 << 20,
+                        free_bytes: 2 << 20,
+                        free_extents: 1,
+                        largest_bytes: 2 << 20,
+                    },
+                ]
+            }),
+        }
+    }
+
+    #[test]
+    fn text_names_the_fs_and_prints_every_bucket() {
+        let text = render_text(&sample(false));
+        let expected = "\
+/mnt/t: ext4 on /dev/loop0, 4096-byte blocks
+  size                   64.0 MiB  16384 blocks
+  free                    2.0 MiB  515 blocks, 3.1% of the file system
+  free extents                  2
+  largest                 2.0 MiB  512 blocks
+  in extents >= 1 MiB       99.4%  of free space
+  fragmentation             0.006  1 - largest/free
+
+Free extents by size (power-of-two buckets in blocks, as e2freefrag):
+                      size     extents        blocks        bytes  percent
+       [8.0 KiB, 16.0 KiB)           1             3     12.0 KiB    0.58%
+        [2.0 MiB, 4.0 MiB)           1           512      2.0 MiB   99.42%
+";
+        assert_eq!(text, expected, "\n{text}");
+    }
+
+    #[test]
+    fn groups_table_follows_with_one_row_per_group() {
+        let text = render_text(&sample(true));
+        let table = text.split("Free space per block group").nth(1).expect("groups table");
+        assert_eq!(table.lines().filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit())).count(), 2);
+    }
+
+    #[test]
+    fn json_has_the_schema_and_the_design_fields() {
+        let v: serde_json::Value = serde_json::from_slice(&render_json(&sample(true))).unwrap();
+        assert_eq!(v["schema"], "fslab/1");
+        let free = &v["free"];
+        for key in [
+            "total_bytes",
+            "free_extents",
+            "largest_bytes",
+            "share_1mib",
+            "fragmentation",
+            "free_bytes",
+            "block_size",
+            "fs_type",
+            "mount_point",
+        ] {
+            assert!(free.get(key).is_some(), "missing {key}");
+        }
+        assert_eq!(free["histogram"][1]["max_bytes"], 1023 * 4096);
+        assert_eq!(free["groups"][1]["start_bytes"], 32 << 20);
+    }
 }

@@ -6,6 +6,7 @@
 //! bad file is reported and skipped; the others are still mapped.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -102,11 +103,12 @@ impl Mapper<'_> {
     ) -> std::result::Result<(), OneFailure> {
         let (file, size) = layout::open_regular(path).map_err(OneFailure::Input)?;
         let dev = file.metadata().map(|m| std::os::unix::fs::MetadataExt::dev(&m)).unwrap_or(0);
-        if !self.fs_cache.contains_key(&dev) {
-            let info = FsInfo::probe(&file).map_err(|e| OneFailure::Input(Error::io(path, "statfs", e)))?;
-            self.fs_cache.insert(dev, info);
-        }
-        let fs = &self.fs_cache[&dev];
+        let fs = match self.fs_cache.entry(dev) {
+            Entry::Occupied(known) => known.into_mut(),
+            Entry::Vacant(slot) => {
+                slot.insert(FsInfo::probe(&file).map_err(|e| OneFailure::Input(Error::io(path, "statfs", e)))?)
+            }
+        };
         let display = path.to_string_lossy().into_owned();
         let sink = if self.args.no_list {
             Sink::Figures

@@ -38,7 +38,8 @@ enum Command {
     /// Fragmentation of every regular file under each PATH, walked in
     /// parallel.
     Frag(FragArgs),
-    /// Free-space fragmentation of a mounted file system (GETFSMAP; root).
+    /// Free-space fragmentation of a mounted file system (GETFSMAP: ext4,
+    /// xfs).
     Free(FreeArgs),
 }
 

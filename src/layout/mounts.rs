@@ -31,7 +31,7 @@ pub fn find_by_device(major: u32, minor: u32) -> Option<MountEntry> {
 /// The mount mounted exactly at `mount_point`, the last one if stacked.
 pub fn find_by_mount_point(mount_point: &std::path::Path) -> Option<MountEntry> {
     let text = fs::read_to_string("/proc/self/mountinfo").ok()?;
-    text.lines().filter_map(parse_line).filter(|m| m.mount_point == mount_point).last()
+    text.lines().rev().filter_map(parse_line).find(|m| m.mount_point == mount_point)
 }
 
 /// Parse one mountinfo line (proc(5)): `id parent maj:min root mount-point

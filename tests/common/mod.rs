@@ -156,7 +156,7 @@ impl ScratchFs {
     /// device stays attached until drop.
     pub fn unmount(&mut self) {
         if self.mounted {
-            run("umount", &[self.mount.to_str().unwrap()]);
+            unmount(&self.mount).unwrap_or_else(|e| panic!("{e}"));
             self.mounted = false;
         }
     }
@@ -170,10 +170,34 @@ impl ScratchFs {
     }
 }
 
+/// Unmount `mount`, retrying for a few seconds while it is busy. Tests
+/// run in parallel threads of one process, and a child that one test forks
+/// holds a copy of every descriptor of the process until its exec, so
+/// another test's file on this mount can keep it busy for a moment.
+pub fn unmount(mount: &Path) -> Result<(), String> {
+    let mut last = String::new();
+    for attempt in 0..50 {
+        if attempt > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let out = Command::new("umount").arg(mount).output().map_err(|e| format!("umount: {e}"))?;
+        if out.status.success() {
+            return Ok(());
+        }
+        last = String::from_utf8_lossy(&out.stderr).into_owned();
+        if !last.contains("busy") {
+            break;
+        }
+    }
+    Err(format!("umount {}: {last}", mount.display()))
+}
+
 impl Drop for ScratchFs {
     fn drop(&mut self) {
         if self.mounted {
-            let _ = Command::new("umount").arg(&self.mount).status();
+            if let Err(e) = unmount(&self.mount) {
+                eprintln!("{e}");
+            }
         }
         if !self.device.is_empty() {
             let _ = Command::new("losetup").args(["-d", &self.device]).status();
