@@ -22,6 +22,9 @@ pub struct ExtSuperblock {
     pub blocks_count: u64,
     /// Block size in bytes.
     pub block_size: u32,
+    /// First block of group 0 (1 for 1 KiB blocks, else 0, as mke2fs sets
+    /// it; read, not assumed).
+    pub first_data_block: u32,
     /// Blocks per block group.
     pub blocks_per_group: u32,
     /// Inodes per block group.
@@ -63,6 +66,7 @@ impl ExtSuperblock {
         Ok(ExtSuperblock {
             blocks_count,
             block_size: 1024 << log_block_size,
+            first_data_block: u32_at(0x14),
             blocks_per_group: u32_at(0x20),
             inodes_per_group: u32_at(0x28),
             inode_size,

@@ -40,7 +40,7 @@
 use std::fs::File;
 use std::io;
 use std::os::fd::AsFd;
-use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -481,15 +481,15 @@ fn probe(file: &File, shown: &Path) -> Result<Target> {
             }
             Err(e) => target.groups = Err(format!("XFS geometry unreadable ({})", describe_io(&e))),
         },
-        magic::EXT => match mount.as_ref().map(|m| ext_geometry(Path::new(&m.source))) {
-            Some(Ok((sb, first_data_block))) => {
+        magic::EXT => match mount.as_ref().map(|m| ExtSuperblock::read(Path::new(&m.source))) {
+            Some(Ok(sb)) => {
                 let bs = u64::from(sb.block_size);
                 let end = sb.blocks_count * bs;
                 target.block_size = sb.block_size;
                 target.total_bytes = Some(end);
                 target.groups = Ok(GroupGeometry {
                     kind: GroupKind::BlockGroup,
-                    first_bytes: u64::from(first_data_block) * bs,
+                    first_bytes: u64::from(sb.first_data_block) * bs,
                     group_bytes: u64::from(sb.blocks_per_group) * bs,
                     end_bytes: end,
                 });
@@ -503,16 +503,6 @@ fn probe(file: &File, shown: &Path) -> Result<Target> {
         _ => {}
     }
     Ok(target)
-}
-
-/// The ext superblock and its `s_first_data_block` (1 for 1 KiB blocks,
-/// else 0 as mke2fs sets it; read, not assumed), which decides where block
-/// group 0 starts.
-fn ext_geometry(device: &Path) -> io::Result<(ExtSuperblock, u32)> {
-    let sb = ExtSuperblock::read(device)?;
-    let mut word = [0u8; 4];
-    File::open(device)?.read_exact_at(&mut word, 1024 + 0x14)?;
-    Ok((sb, u32::from_le_bytes(word)))
 }
 
 /// A GETFSMAP failure in words: which file system cannot do it, or that it
