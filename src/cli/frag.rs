@@ -50,10 +50,7 @@ pub fn run(args: &FragArgs) -> Result<ExitCode> {
     }
     // Nothing mapped and every failure an unsupported ioctl: this file
     // system cannot be inspected here.
-    if report.summary.files == 0
-        && report.summary.errors > 0
-        && report.errors.iter().all(|e| e.error.contains("not supported") || e.error.contains("ioctl"))
-    {
+    if report.summary.files == 0 && report.summary.errors > 0 && report.errors.iter().all(|e| e.unsupported) {
         return Ok(ExitCode::from(ErrorKind::Environment.exit_code()));
     }
     Ok(ExitCode::SUCCESS)

@@ -155,7 +155,7 @@ impl Mapper<'_> {
         let mut index = 0u64;
         let mut sink = sink;
         let rule = fs.rule_for(&file);
-        let mapped = layout::map_open_file(&file, size, fs.block_size, &mut self.buffer, self.args.sync, |e, step| {
+        let mapped = layout::map_open_file(&file, fs.block_size, &mut self.buffer, self.args.sync, |e, step| {
             if let Some(strip) = strip.as_mut() {
                 strip.add(e, step.starts_extent);
             }
@@ -174,7 +174,7 @@ impl Mapper<'_> {
             Ok(())
         });
         let figures = match mapped {
-            Ok(m) => m,
+            Ok(acc) => acc.finish(size),
             // A failure mid-stream after output began: the entry is broken,
             // so this is fatal rather than skippable.
             Err(e) => return Err(OneFailure::Output(Failure::Fatal(Error::io(path, "FIEMAP", e)))),

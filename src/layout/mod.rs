@@ -94,22 +94,22 @@ pub fn open_regular(path: &Path) -> Result<(File, u64)> {
     Ok((file, meta.len()))
 }
 
-/// Stream the records of the open file `fd` of `size` bytes through the
-/// figures, calling `visit` on each record with what it meant. The caller
-/// picks the perfection rule ([`FsInfo::rule_for`]).
+/// Stream the records of the open file `fd` through the figures, calling
+/// `visit` on each record with what it meant. The caller finishes the
+/// accumulator with the file's size and picks the perfection rule
+/// ([`FsInfo::rule_for`]).
 pub fn map_open_file(
     fd: impl AsFd,
-    size: u64,
     block_size: u32,
     buffer: &mut FiemapBuffer,
     sync: bool,
     mut visit: impl FnMut(&Extent, RecordStep) -> io::Result<()>,
-) -> io::Result<LayoutFigures> {
+) -> io::Result<LayoutAccumulator> {
     let mut acc = LayoutAccumulator::new(block_size);
     for record in ExtentStream::new(fd.as_fd(), buffer, sync) {
         let record = record?;
         let step = acc.push(&record);
         visit(&record, step)?;
     }
-    Ok(acc.finish(size))
+    Ok(acc)
 }

@@ -28,6 +28,12 @@ pub fn find_by_device(major: u32, minor: u32) -> Option<MountEntry> {
     text.lines().filter_map(parse_line).find(|m| m.major == major && m.minor == minor)
 }
 
+/// Every mount of this process's namespace, in mountinfo order.
+pub fn all() -> Vec<MountEntry> {
+    let text = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    text.lines().filter_map(parse_line).collect()
+}
+
 /// The mount mounted exactly at `mount_point`, the last one if stacked.
 pub fn find_by_mount_point(mount_point: &std::path::Path) -> Option<MountEntry> {
     let text = fs::read_to_string("/proc/self/mountinfo").ok()?;
