@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Quick start: install what is missing, build fslab, and look at where the
+# blocks of this machine's own files went. Read-only: nothing is formatted,
+# mounted or written outside target/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh
+cargo build --release --locked -q
+fslab=target/release/fslab
+
+tree=${1:-/usr}
+echo "== fslab frag $tree: fragmentation of every file below it"
+"$fslab" frag --top 5 "$tree"
+
+# (head closes the pipe early: that is not a failure here)
+biggest=$(find "$tree" -xdev -type f -size +1M -printf '%s %p\n' 2>/dev/null | sort -rn | head -1 | cut -d' ' -f2- || true)
+if [ -n "$biggest" ]; then
+    echo
+    echo "== fslab map: the largest file under $tree, drawn to target/map.svg"
+    "$fslab" map --no-list --svg target/map.svg "$biggest"
+fi
+
+echo
+echo "== fslab free: free-space fragmentation of the file system holding $tree"
+"$fslab" free "$tree" || echo "(fslab free needs a file system with GETFSMAP: ext4 or xfs)"
