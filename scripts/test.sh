@@ -13,7 +13,11 @@ if [ "$(id -u)" -eq 0 ]; then
 fi
 
 cargo clippy --all-targets --locked -- -D warnings
-cargo test --locked
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+# --all-targets: unit and integration tests (the crate has no doc tests,
+# whose empty block would otherwise close the output).
+cargo test --locked --all-targets 2>&1 | tee "$log"
 
 leftover=$( (losetup -a; grep ' /var/tmp/fslab-test-' /proc/self/mountinfo) | grep 'fslab-test-' || true)
 if [ -n "$leftover" ]; then
@@ -22,3 +26,4 @@ if [ -n "$leftover" ]; then
     exit 1
 fi
 echo "no loop device or mount left behind"
+awk '/^test result:/ { p += $4; f += $6 } END { printf "total: %d passed, %d failed\n", p, f }' "$log"

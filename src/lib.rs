@@ -9,3 +9,4 @@ pub mod error;
 pub mod layout;
 pub mod report;
 pub mod sys;
+pub mod units;

@@ -1,20 +1,6 @@
 //! Scaling for people: base units live in the data, units are chosen here.
 
-/// Bytes as a short human size with binary prefixes: `512 B`, `4.0 KiB`,
-/// `1.5 GiB`.
-pub fn bytes(n: u64) -> String {
-    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    if n < 1024 {
-        return format!("{n} B");
-    }
-    let mut value = n as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
-}
+pub use crate::units::bytes;
 
 /// An optional figure, `-` when missing (never 0).
 pub fn opt<T: std::fmt::Display>(value: Option<T>) -> String {
@@ -31,11 +17,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sizes_scale_by_1024() {
-        assert_eq!(bytes(0), "0 B");
-        assert_eq!(bytes(1023), "1023 B");
-        assert_eq!(bytes(4096), "4.0 KiB");
-        assert_eq!(bytes(3 << 29), "1.5 GiB");
+    fn missing_figures_print_as_a_dash() {
         assert_eq!(opt::<u64>(None), "-");
         assert_eq!(score(Some(0.5)), "0.500");
     }

@@ -77,7 +77,8 @@ pub struct FragArgs {
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
-    /// How many of the most fragmented files to list.
+    /// How many of the most fragmented files (those in more than one
+    /// extent) to list.
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub top: usize,
     /// Descend into other file systems mounted below PATH.

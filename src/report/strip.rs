@@ -40,6 +40,7 @@
 use std::fmt::{self, Write as _};
 
 use crate::layout::Extent;
+use crate::units::bytes_short;
 use crate::sys::fiemap::{FIEMAP_EXTENT_SHARED, FIEMAP_EXTENT_UNWRITTEN};
 
 /// Pixel columns across the strip: one user unit each at the default size,
@@ -441,13 +442,13 @@ impl StripBuilder {
             }
             if column.forward > 0 {
                 let height = mark_height(column.forward_max, scale);
-                let tip = format!("{} forward jump(s), farthest {}", column.forward, human_bytes(column.forward_max));
+                let tip = format!("{} forward jump(s), farthest {}", column.forward, bytes_short(column.forward_max));
                 write_mark(out, "jump-fwd", x, BAND_MID - height, width, height, FORWARD_COLOUR, &tip)?;
             }
             if column.backward > 0 {
                 let height = mark_height(column.backward_max, scale);
                 let tip =
-                    format!("{} backward jump(s), farthest {}", column.backward, human_bytes(column.backward_max));
+                    format!("{} backward jump(s), farthest {}", column.backward, bytes_short(column.backward_max));
                 write_mark(out, "jump-back", x, BAND_MID, width, height, BACKWARD_COLOUR, &tip)?;
             }
         }
@@ -558,11 +559,11 @@ impl StripBuilder {
                 out,
                 r##"<text x="{x}" y="{y}" font-size="11" fill="#333333" text-anchor="{anchor}">{label}</text>"##,
                 y = num(AXIS_TOP + 17.0),
-                label = human_bytes(logical),
+                label = bytes_short(logical),
             )?;
         }
         let resolution =
-            if span == 0 { String::new() } else { format!(" (one column ≈ {})", human_bytes(self.column_bytes)) };
+            if span == 0 { String::new() } else { format!(" (one column ≈ {})", bytes_short(self.column_bytes)) };
         writeln!(
             out,
             r##"<text x="{x}" y="{y}" font-size="11" fill="#666666" text-anchor="middle">file offset →{resolution}</text>"##,
@@ -580,9 +581,9 @@ impl StripBuilder {
             y = num(top),
         )?;
         let end_label = if self.device_bytes > 0 {
-            human_bytes(self.device_bytes)
+            bytes_short(self.device_bytes)
         } else {
-            format!("{} (farthest seen)", human_bytes(self.device_scale()))
+            format!("{} (farthest seen)", bytes_short(self.device_scale()))
         };
         for (x, anchor, label) in [
             (MARGIN, "start", "0".to_string()),
@@ -635,7 +636,7 @@ impl StripBuilder {
             return vec![if self.span() == 0 {
                 "empty file: no data".to_string()
             } else {
-                format!("no mapped data: the whole {} is a hole", human_bytes(self.span()))
+                format!("no mapped data: the whole {} is a hole", bytes_short(self.span()))
             }];
         }
         let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
@@ -651,7 +652,7 @@ impl StripBuilder {
             let _ = write!(counts, ", {} to/from unknown location", self.undirected_jumps);
         }
         if self.forward_jumps + self.backward_jumps > 0 {
-            let _ = write!(counts, " (farthest {})", human_bytes(self.farthest_jump));
+            let _ = write!(counts, " (farthest {})", bytes_short(self.farthest_jump));
         }
         let mut flags = Vec::new();
         for (count, what) in [
@@ -664,7 +665,7 @@ impl StripBuilder {
             }
         }
         if self.past_eof_bytes > 0 {
-            flags.push(format!("{} mapped past EOF", human_bytes(self.past_eof_bytes)));
+            flags.push(format!("{} mapped past EOF", bytes_short(self.past_eof_bytes)));
         }
         if flags.is_empty() { vec![counts] } else { vec![counts, flags.join(" · ")] }
     }
@@ -738,30 +739,6 @@ fn num(value: f64) -> String {
     let text = format!("{value:.2}");
     let text = text.trim_end_matches('0').trim_end_matches('.');
     if text == "-0" { "0".to_string() } else { text.to_string() }
-}
-
-/// Bytes for a label, binary units, about three significant digits.
-fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    if bytes < 1024 {
-        return format!("{bytes} B");
-    }
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    let decimals = if value < 10.0 {
-        2
-    } else if value < 100.0 {
-        1
-    } else {
-        0
-    };
-    let text = format!("{value:.decimals$}");
-    let text = if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.') } else { &text };
-    format!("{text} {}", UNITS[unit])
 }
 
 /// Text made safe for XML content and attribute values. Control
@@ -1013,13 +990,7 @@ mod tests {
     }
 
     #[test]
-    fn human_sizes_read_well() {
-        assert_eq!(human_bytes(0), "0 B");
-        assert_eq!(human_bytes(1023), "1023 B");
-        assert_eq!(human_bytes(4 * KIB), "4 KiB");
-        assert_eq!(human_bytes(GIB + GIB / 4), "1.25 GiB");
-        assert_eq!(human_bytes(256 * MIB), "256 MiB");
-        assert_eq!(human_bytes(u64::MAX), "16 EiB");
+    fn numbers_read_well() {
         assert_eq!(num(1.0), "1");
         assert_eq!(num(0.126), "0.13");
     }

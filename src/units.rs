@@ -1,0 +1,69 @@
+//! Sizes for people. Data keeps base units (`*_bytes`); only printing scales
+//! them, here, for every renderer alike.
+
+const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+
+/// `bytes` as a value in the largest binary unit not above it, and that unit.
+fn scale(bytes: u64) -> (f64, &'static str) {
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    (value, UNITS[unit])
+}
+
+/// A size for tables, one decimal: `512 B`, `4.0 KiB`, `1.5 GiB`.
+pub fn bytes(n: u64) -> String {
+    match scale(n) {
+        (_, "B") => format!("{n} B"),
+        (value, unit) => format!("{value:.1} {unit}"),
+    }
+}
+
+/// A size for labels, about three significant digits and no trailing
+/// zeros: `4 KiB`, `1.25 GiB`, `256 MiB`.
+pub fn bytes_short(n: u64) -> String {
+    let (value, unit) = scale(n);
+    if unit == "B" {
+        return format!("{n} B");
+    }
+    let decimals = if value < 10.0 {
+        2
+    } else if value < 100.0 {
+        1
+    } else {
+        0
+    };
+    let text = format!("{value:.decimals$}");
+    let text = if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.') } else { &text };
+    format!("{text} {unit}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KIB: u64 = 1024;
+    const MIB: u64 = KIB * 1024;
+    const GIB: u64 = MIB * 1024;
+
+    #[test]
+    fn table_sizes_have_one_decimal() {
+        assert_eq!(bytes(0), "0 B");
+        assert_eq!(bytes(1023), "1023 B");
+        assert_eq!(bytes(4096), "4.0 KiB");
+        assert_eq!(bytes(3 << 29), "1.5 GiB");
+    }
+
+    #[test]
+    fn label_sizes_read_well() {
+        assert_eq!(bytes_short(0), "0 B");
+        assert_eq!(bytes_short(1023), "1023 B");
+        assert_eq!(bytes_short(4 * KIB), "4 KiB");
+        assert_eq!(bytes_short(GIB + GIB / 4), "1.25 GiB");
+        assert_eq!(bytes_short(256 * MIB), "256 MiB");
+        assert_eq!(bytes_short(u64::MAX), "16 EiB");
+    }
+}
