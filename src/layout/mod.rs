@@ -52,13 +52,6 @@ pub struct FileMap {
     pub figures: LayoutFigures,
 }
 
-impl FileMap {
-    /// Whether the file has more extents than it needs to.
-    pub fn is_fragmented(&self) -> bool {
-        self.perfection.is_some_and(|p| self.figures.extents > p)
-    }
-}
-
 /// Open `path` for mapping: it must be a regular file. Devices, FIFOs and
 /// sockets are refused before they are opened, so that mapping never blocks
 /// on a FIFO or disturbs a device.
