@@ -101,8 +101,8 @@ impl Mapper<'_> {
         svg: Option<&Path>,
         comma: bool,
     ) -> std::result::Result<(), OneFailure> {
-        let (file, size) = layout::open_regular(path).map_err(OneFailure::Input)?;
-        let dev = file.metadata().map(|m| std::os::unix::fs::MetadataExt::dev(&m)).unwrap_or(0);
+        let (file, meta) = layout::open_regular(path).map_err(OneFailure::Input)?;
+        let (size, dev) = (meta.len(), std::os::unix::fs::MetadataExt::dev(&meta));
         let fs = match self.fs_cache.entry(dev) {
             Entry::Occupied(known) => known.into_mut(),
             Entry::Vacant(slot) => {

@@ -54,8 +54,8 @@ pub struct FileMap {
 
 /// Open `path` for mapping: it must be a regular file. Devices, FIFOs and
 /// sockets are refused before they are opened, so that mapping never blocks
-/// on a FIFO or disturbs a device.
-pub fn open_regular(path: &Path) -> Result<(File, u64)> {
+/// on a FIFO or disturbs a device. Returns the open file's own metadata.
+pub fn open_regular(path: &Path) -> Result<(File, std::fs::Metadata)> {
     let meta = std::fs::metadata(path).map_err(|e| Error::io(path, "stat", e))?;
     let kind = meta.file_type();
     let refuse = |what: &str| {
@@ -84,7 +84,7 @@ pub fn open_regular(path: &Path) -> Result<(File, u64)> {
     if !meta.file_type().is_file() {
         return refuse("no longer a regular file (it changed while being opened)");
     }
-    Ok((file, meta.len()))
+    Ok((file, meta))
 }
 
 /// Stream the records of the open file `fd` through the figures, calling
