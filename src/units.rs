@@ -41,9 +41,40 @@ pub fn bytes_short(n: u64) -> String {
     format!("{text} {unit}")
 }
 
+/// Parse a size as people write it: `4096`, `512M`, `1G`, `1GiB`, `64k`
+/// (binary multiples; a bare number is bytes).
+pub fn parse_bytes(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, suffix) = t.split_at(digits);
+    let number: u64 = number.parse().map_err(|_| format!("`{text}` is not a size (for example 512M or 2G)"))?;
+    let shift = match suffix.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        _ => return Err(format!("`{text}`: unknown size suffix (use K, M, G or T)")),
+    };
+    number
+        .checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("`{text}` is too large"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_parse_in_binary_units() {
+        assert_eq!(parse_bytes("4096"), Ok(4096));
+        assert_eq!(parse_bytes("512M"), Ok(512 << 20));
+        assert_eq!(parse_bytes("1GiB"), Ok(1 << 30));
+        assert_eq!(parse_bytes("64k"), Ok(64 << 10));
+        assert!(parse_bytes("G").is_err());
+        assert!(parse_bytes("12X").is_err());
+        assert!(parse_bytes("99999999999T").is_err());
+    }
 
     const KIB: u64 = 1024;
     const MIB: u64 = KIB * 1024;

@@ -89,6 +89,9 @@ pub struct TreeSummary {
     pub fragmented_files: u64,
     /// Files whose perfection could not be known (not counted above).
     pub perfection_unknown_files: u64,
+    /// Extents the files would have at perfection, summed over the files
+    /// whose perfection is known.
+    pub perfection_extents: u64,
     /// Mean layout score over files with data.
     pub layout_score_files: Option<f64>,
     /// Layout score weighted by each file's mapped bytes.
@@ -598,8 +601,12 @@ impl Totals {
         s.extents += f.extents;
         s.records += f.records;
         match perfection {
-            Some(p) if f.extents > p => s.fragmented_files += 1,
-            Some(_) => {}
+            Some(p) => {
+                s.perfection_extents += p;
+                if f.extents > p {
+                    s.fragmented_files += 1;
+                }
+            }
             None => s.perfection_unknown_files += 1,
         }
         if let Some(score) = f.layout_score {
@@ -636,6 +643,7 @@ impl Totals {
         a.records += b.records;
         a.fragmented_files += b.fragmented_files;
         a.perfection_unknown_files += b.perfection_unknown_files;
+        a.perfection_extents += b.perfection_extents;
         self.score_sum += other.score_sum;
         self.score_files += other.score_files;
         self.weighted_score_sum += other.weighted_score_sum;

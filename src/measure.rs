@@ -1,0 +1,159 @@
+//! Named figures: what a probe or a scenario measured, with its unit, which
+//! direction is better, and whether it is exact or a timing.
+//!
+//! This is the one vocabulary shared by probes (which fill it), scenarios,
+//! the store and `compare` (which read it). A figure that could not be
+//! measured is kept with `value: None` and a reason, never as 0: a missing
+//! journal-commit count and a zero one mean different things.
+
+use serde::Serialize;
+
+/// Which direction of a figure is an improvement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Better {
+    /// Smaller is better (seconds, I/Os, extents).
+    Lower,
+    /// Larger is better (MB/s, layout score).
+    Higher,
+}
+
+/// Whether a figure repeats exactly on a rerun or is a noisy timing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A count or a layout figure: compared exactly.
+    Exact,
+    /// A time or a rate: compared with statistics over repeats.
+    Timing,
+}
+
+/// One measured figure.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Figure {
+    /// The value in base units (`s`, `bytes`, `count`, ...); `None` when it
+    /// could not be measured.
+    pub value: Option<f64>,
+    /// The base unit, e.g. `s`, `bytes`, `count`, `MB/s`, `ratio`.
+    pub unit: &'static str,
+    /// Which direction is better.
+    pub better: Better,
+    /// Exact or timing.
+    pub kind: Kind,
+    /// Why the value is missing, when it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missing: Option<String>,
+}
+
+/// Figures by name, in the order they were added (which is the order
+/// tables print them in).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Figures {
+    figures: Vec<(String, Figure)>,
+}
+
+impl Serialize for Figures {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.figures.len()))?;
+        for (name, figure) in &self.figures {
+            map.serialize_entry(name, figure)?;
+        }
+        map.end()
+    }
+}
+
+impl Figures {
+    /// No figures yet.
+    pub fn new() -> Self {
+        Figures::default()
+    }
+
+    /// Add (or replace) a measured figure.
+    pub fn set(&mut self, name: &str, value: f64, unit: &'static str, better: Better, kind: Kind) {
+        self.insert(name, Figure { value: Some(value), unit, better, kind, missing: None });
+    }
+
+    /// Add (or replace) a figure that is measured when `value` is `Some`
+    /// and missing, for `why`, when it is `None`.
+    pub fn set_opt(
+        &mut self,
+        name: &str,
+        value: Option<f64>,
+        unit: &'static str,
+        better: Better,
+        kind: Kind,
+        why: &str,
+    ) {
+        let missing = value.is_none().then(|| why.to_string());
+        self.insert(name, Figure { value, unit, better, kind, missing });
+    }
+
+    /// Add (or replace) a figure that could not be measured, and why.
+    pub fn set_missing(&mut self, name: &str, unit: &'static str, better: Better, kind: Kind, why: &str) {
+        self.set_opt(name, None, unit, better, kind, why);
+    }
+
+    fn insert(&mut self, name: &str, figure: Figure) {
+        match self.figures.iter_mut().find(|(n, _)| n == name) {
+            Some(slot) => slot.1 = figure,
+            None => self.figures.push((name.to_string(), figure)),
+        }
+    }
+
+    /// The figure called `name`, if any was set.
+    pub fn get(&self, name: &str) -> Option<&Figure> {
+        self.figures.iter().find(|(n, _)| n == name).map(|(_, f)| f)
+    }
+
+    /// The value of `name`; `None` when unset or missing.
+    pub fn value(&self, name: &str) -> Option<f64> {
+        self.get(name).and_then(|f| f.value)
+    }
+
+    /// All figures in insertion order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Figure)> {
+        self.figures.iter().map(|(n, f)| (n.as_str(), f))
+    }
+
+    /// Move every figure of `other` in, replacing same-named ones.
+    pub fn extend(&mut self, other: Figures) {
+        for (name, figure) in other.figures {
+            self.insert(&name, figure);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_figures_serialize_as_null_with_a_reason() {
+        let mut f = Figures::new();
+        f.set("wall_s", 1.5, "s", Better::Lower, Kind::Timing);
+        f.set_missing("journal_commits", "count", Better::Lower, Kind::Exact, "needs root");
+        let json = serde_json::to_value(&f).unwrap();
+        assert_eq!(json["wall_s"]["value"], 1.5);
+        assert_eq!(json["wall_s"]["better"], "lower");
+        assert_eq!(json["wall_s"]["kind"], "timing");
+        assert!(json["wall_s"].get("missing").is_none());
+        assert!(json["journal_commits"]["value"].is_null());
+        assert_eq!(json["journal_commits"]["missing"], "needs root");
+        assert_eq!(f.value("journal_commits"), None);
+        assert_eq!(f.value("wall_s"), Some(1.5));
+    }
+
+    #[test]
+    fn order_is_insertion_order_and_set_replaces() {
+        let mut f = Figures::new();
+        f.set("b", 1.0, "count", Better::Lower, Kind::Exact);
+        f.set("a", 2.0, "count", Better::Lower, Kind::Exact);
+        f.set("b", 3.0, "count", Better::Lower, Kind::Exact);
+        let names: Vec<_> = f.iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["b", "a"]);
+        assert_eq!(f.value("b"), Some(3.0));
+        let json = serde_json::to_string(&f).unwrap();
+        assert!(json.find("\"b\"").unwrap() < json.find("\"a\"").unwrap(), "{json}");
+    }
+}
