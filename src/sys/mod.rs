@@ -1,5 +1,5 @@
 //! The few raw syscalls fslab needs that no crate wraps: FIEMAP, FIGETBSZ,
-//! GETFSMAP and XFS geometry.
+//! GETFSMAP, XFS geometry, getrusage, and a death signal for children.
 //!
 //! Every `unsafe` block of the crate is in this module. Each function here
 //! names the ioctl it issues, takes its descriptor as `AsFd`, and hands back
@@ -8,4 +8,6 @@
 pub mod fiemap;
 pub mod fsmap;
 pub mod ioctl;
+pub mod rusage;
+pub mod process;
 pub mod xfs;

@@ -1,0 +1,311 @@
+//! A cold cache, and the read-back that follows it: every file of a tree
+//! read whole, in the order `tar cf` reads it (seed 001).
+//!
+//! The design decision: the walk is tar's, not a sorted or parallel one —
+//! depth first, each directory's entries in readdir order, symlinks not
+//! followed, one file system — because the read-back measures how well the
+//! file system laid files out for the order it hands them out in, and
+//! readdir order is that order.
+
+use std::fs::{self, File};
+use std::io::{self, Read};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::Path;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::blockstat::ios_per_mib;
+use crate::error::{Error, Result};
+use crate::measure::{Better, Figures, Kind};
+
+/// How the cache was made cold before a read-back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ColdMethod {
+    /// Unmount and mount the scratch file system (done by the target): all
+    /// its data and metadata leave the cache, as in seed 001.
+    Remount,
+    /// `sync` then `echo 3 > /proc/sys/vm/drop_caches` (root): data and
+    /// inode/dentry caches of every file system.
+    DropCaches,
+    /// `POSIX_FADV_DONTNEED` on every file: clean data pages only;
+    /// metadata stays cached, so the read-back is a little warm.
+    Fadvise,
+}
+
+impl ColdMethod {
+    /// The name recorded with the figures.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ColdMethod::Remount => "remount",
+            ColdMethod::DropCaches => "drop_caches",
+            ColdMethod::Fadvise => "fadvise",
+        }
+    }
+}
+
+/// Write back all dirty data, then drop clean page cache, dentries and
+/// inodes (`drop_caches` only drops clean objects, hence the sync). Root.
+pub fn drop_caches() -> io::Result<()> {
+    rustix::fs::sync();
+    fs::write("/proc/sys/vm/drop_caches", "3")
+}
+
+/// `POSIX_FADV_DONTNEED` on every regular file under `dir`; the number of
+/// files advised. Pages still dirty stay cached (the kernel only starts
+/// their writeback), so the caller syncs first when the tree was just
+/// written.
+pub fn fadvise_tree(dir: &Path) -> Result<u64> {
+    let mut files = 0;
+    walk(dir, &mut |path, file| {
+        rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed)
+            .map_err(|e| Error::io(path, "fadvise(DONTNEED)", e.into()))?;
+        files += 1;
+        Ok(())
+    })?;
+    Ok(files)
+}
+
+/// What a read-back read.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReadBack {
+    /// Regular files read (empty ones included).
+    pub files: u64,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Seconds the whole walk took, directory reads included, as tar's
+    /// "real".
+    pub wall_s: f64,
+}
+
+/// Read every regular file under `dir` completely, in tar order.
+pub fn read_tree(dir: &Path) -> Result<ReadBack> {
+    let start = Instant::now();
+    // One buffer for the whole walk. 1 MiB rather than tar's 10 KiB
+    // records: the device sees the same requests either way (the page
+    // cache's readahead, not the read size, decides them), and a big read
+    // keeps our syscalls out of user and system time.
+    let mut buf = vec![0u8; 1 << 20];
+    let (mut files, mut bytes) = (0, 0);
+    walk(dir, &mut |path, mut file| {
+        loop {
+            match file.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => bytes += n as u64,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::io(path, "read", e)),
+            }
+        }
+        files += 1;
+        Ok(())
+    })?;
+    Ok(ReadBack { files, bytes, wall_s: start.elapsed().as_secs_f64() })
+}
+
+/// Call `visit` with every regular file under `root` (or `root` itself if
+/// it is one), opened for reading, in tar order.
+fn walk(root: &Path, visit: &mut dyn FnMut(&Path, File) -> Result<()>) -> Result<()> {
+    let meta = fs::symlink_metadata(root).map_err(|e| Error::io(root, "stat", e))?;
+    if meta.is_file() {
+        return visit(root, open(root)?);
+    }
+    walk_dir(root, meta.dev(), visit)
+}
+
+fn walk_dir(dir: &Path, dev: u64, visit: &mut dyn FnMut(&Path, File) -> Result<()>) -> Result<()> {
+    // The names first, as tar's savedir does, so no directory stays open
+    // while its subdirectories are walked.
+    let paths = fs::read_dir(dir)
+        .and_then(|entries| entries.map(|e| e.map(|e| e.path())).collect::<io::Result<Vec<_>>>())
+        .map_err(|e| Error::io(dir, "read directory", e))?;
+    for path in paths {
+        let meta = fs::symlink_metadata(&path).map_err(|e| Error::io(&path, "stat", e))?;
+        if meta.dev() != dev {
+            continue; // a mount point: another file system
+        }
+        if meta.is_dir() {
+            walk_dir(&path, dev, visit)?;
+        } else if meta.is_file() {
+            visit(&path, open(&path)?)?;
+        }
+    }
+    Ok(())
+}
+
+/// Open without following a symlink swapped in since the lstat.
+fn open(path: &Path) -> Result<File> {
+    fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path).map_err(|e| Error::io(path, "open", e))
+}
+
+/// Put the read-back's figures into `figures`: `cold_read_s`,
+/// `cold_read_mbps`, `cold_read_bytes`, and with the device's read I/Os
+/// during the read-back, `cold_read_ios` and `cold_read_ios_per_mib`.
+/// Returns the method's name, which the caller stores with the case.
+pub fn add_figures(rb: &ReadBack, method: ColdMethod, read_ios: Option<u64>, figures: &mut Figures) -> &'static str {
+    figures.set("cold_read_s", rb.wall_s, "s", Better::Lower, Kind::Timing);
+    let mbps = (rb.bytes > 0 && rb.wall_s > 0.0).then(|| rb.bytes as f64 / 1e6 / rb.wall_s);
+    figures.set_opt("cold_read_mbps", mbps, "MB/s", Better::Higher, Kind::Timing, "the tree has no data to read");
+    figures.set("cold_read_bytes", rb.bytes as f64, "bytes", Better::Lower, Kind::Exact);
+    let no_device = "no block device under the tree to count read I/Os on";
+    figures.set_opt("cold_read_ios", read_ios.map(|n| n as f64), "count", Better::Lower, Kind::Exact, no_device);
+    let (per_mib, why) = match read_ios {
+        None => (None, no_device),
+        Some(n) => (ios_per_mib(n, rb.bytes), "the tree has no data to read"),
+    };
+    figures.set_opt("cold_read_ios_per_mib", per_mib, "I/Os per MiB", Better::Lower, Kind::Exact, why);
+    method.as_str()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::testutil::{root_or_skip, run};
+    use std::io::Write;
+    use std::path::PathBuf;
+    use std::sync::Mutex;
+
+    /// drop_caches empties every file's cache: the residency tests take
+    /// turns so one's "was cached" check is not undone by the other.
+    static CACHE: Mutex<()> = Mutex::new(());
+
+    fn scratch() -> tempfile::TempDir {
+        // Not /tmp: a tmpfs keeps its pages however it is advised.
+        tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap()
+    }
+
+    fn write_file(path: &Path, len: usize) {
+        let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+        let mut f = File::create(path).unwrap();
+        f.write_all(&data).unwrap();
+        f.sync_all().unwrap();
+    }
+
+    /// Bytes of `path` in the page cache, as fincore(1) counts them.
+    fn resident_bytes(path: &Path) -> u64 {
+        let out = run("fincore", &["--bytes", "--noheadings", "--output", "RES", path.to_str().unwrap()]);
+        out.trim().parse().unwrap_or_else(|_| panic!("fincore said {out:?}"))
+    }
+
+    fn read_whole(path: &Path) {
+        let mut v = Vec::new();
+        File::open(path).unwrap().read_to_end(&mut v).unwrap();
+    }
+
+    #[test]
+    fn method_names() {
+        assert_eq!(ColdMethod::DropCaches.as_str(), "drop_caches");
+        assert_eq!(ColdMethod::Remount.as_str(), "remount");
+        assert_eq!(serde_json::to_value(ColdMethod::Fadvise).unwrap(), "fadvise");
+        assert_eq!(serde_json::to_value(ColdMethod::DropCaches).unwrap(), "drop_caches");
+    }
+
+    #[test]
+    fn figures_from_a_read_back() {
+        let rb = ReadBack { files: 3, bytes: 50_000_000, wall_s: 0.5 };
+        let mut f = Figures::new();
+        assert_eq!(add_figures(&rb, ColdMethod::Remount, Some(100), &mut f), "remount");
+        assert_eq!(f.value("cold_read_mbps"), Some(100.0));
+        assert_eq!(f.get("cold_read_mbps").unwrap().better, Better::Higher);
+        assert_eq!(f.value("cold_read_s"), Some(0.5));
+        assert_eq!(f.value("cold_read_bytes"), Some(5e7));
+        // 50e6 bytes are 47.68 MiB: 100 / 47.68 = 2.097 I/Os per MiB.
+        let per_mib = f.value("cold_read_ios_per_mib").unwrap();
+        assert!((per_mib - 2.097152).abs() < 1e-9, "{per_mib}");
+
+        let empty = ReadBack { files: 2, bytes: 0, wall_s: 0.001 };
+        let mut f = Figures::new();
+        add_figures(&empty, ColdMethod::Fadvise, None, &mut f);
+        assert_eq!(f.value("cold_read_mbps"), None);
+        assert!(f.get("cold_read_mbps").unwrap().missing.is_some());
+        assert_eq!(f.value("cold_read_ios"), None);
+        assert_eq!(f.value("cold_read_bytes"), Some(0.0));
+    }
+
+    #[test]
+    fn read_tree_reads_regular_files_only_and_exactly() {
+        let dir = scratch();
+        let root = dir.path().join("tree");
+        fs::create_dir_all(root.join("sub/deeper")).unwrap();
+        write_file(&root.join("a"), 3000);
+        write_file(&root.join("sub/b"), (1 << 20) + 5); // crosses the buffer's end
+        File::create(root.join("sub/deeper/empty")).unwrap();
+        // Outside the tree, reachable only through symlinks.
+        write_file(&dir.path().join("outside"), 77_777);
+        std::os::unix::fs::symlink(dir.path().join("outside"), root.join("link-to-file")).unwrap();
+        std::os::unix::fs::symlink(dir.path(), root.join("sub/link-to-dir")).unwrap();
+        let rb = read_tree(&root).unwrap();
+        assert_eq!((rb.files, rb.bytes), (3, 3000 + (1 << 20) + 5));
+        assert!(rb.wall_s > 0.0);
+        assert_eq!(read_tree(&root.join("a")).unwrap().bytes, 3000);
+        let err = read_tree(&root.join("missing")).unwrap_err();
+        assert!(err.message.contains("missing"), "{}", err.message);
+    }
+
+    #[test]
+    fn the_order_is_tars() {
+        let dir = scratch();
+        let root = dir.path();
+        for d in ["src", "src/lib", "doc"] {
+            fs::create_dir(root.join(d)).unwrap();
+            for i in 0..15 {
+                write_file(&root.join(format!("{d}/file{i:02}.c")), 10);
+            }
+        }
+        let mut ours = Vec::new();
+        walk(root, &mut |path, _| {
+            ours.push(path.strip_prefix(root).unwrap().to_path_buf());
+            Ok(())
+        })
+        .unwrap();
+        let listing = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("tar -cf - -C '{}' . | tar -tf -", root.display()))
+            .output()
+            .unwrap();
+        assert!(listing.status.success());
+        let tars: Vec<PathBuf> = String::from_utf8(listing.stdout)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.ends_with('/'))
+            .map(|l| PathBuf::from(l.trim_start_matches("./")))
+            .collect();
+        assert_eq!(ours.len(), 45);
+        assert_eq!(ours, tars);
+        // The order is the file system's, not the names'.
+        let mut sorted = ours.clone();
+        sorted.sort();
+        assert_ne!(ours, sorted);
+    }
+
+    #[test]
+    fn fadvise_empties_the_cache_of_every_file() {
+        let _turn = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = scratch();
+        fs::create_dir(dir.path().join("d")).unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("d/b"));
+        write_file(&a, 256 * 1024);
+        write_file(&b, 64 * 1024);
+        read_whole(&a);
+        read_whole(&b);
+        assert_eq!(resident_bytes(&a), 256 * 1024);
+        assert_eq!(fadvise_tree(dir.path()).unwrap(), 2);
+        assert_eq!(resident_bytes(&a), 0);
+        assert_eq!(resident_bytes(&b), 0);
+    }
+
+    #[test]
+    fn drop_caches_empties_the_cache() {
+        if !root_or_skip("drop_caches_empties_the_cache") {
+            return;
+        }
+        let _turn = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = scratch();
+        let a = dir.path().join("a");
+        write_file(&a, 128 * 1024);
+        read_whole(&a);
+        assert_eq!(resident_bytes(&a), 128 * 1024);
+        drop_caches().unwrap();
+        assert_eq!(resident_bytes(&a), 0);
+    }
+}

@@ -1,0 +1,331 @@
+//! A vmstat-like timeline: every interval, the device's read and write
+//! throughput, the CPU split (us, sy, wa, id) and the dirty and writeback
+//! page totals — what seed 004's author watched to see the drop from
+//! I/O-bound to CPU-bound.
+//!
+//! The design decision: a point is only made once the kernel's CPU
+//! counters have moved. `/proc/stat` counts in USER_HZ ticks (10 ms), so an
+//! interval shorter than a tick would give 0/0; such a sample is not kept
+//! and the next point spans both intervals, and the last, partial sample
+//! at `stop` waits a tick if it must. Percentages are then never made up.
+
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::blockstat::{BlockDevice, BlockStat};
+
+/// One interval of the timeline, stamped at its end.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TimelinePoint {
+    /// Seconds from the sampler's start to the end of this interval.
+    pub t_s: f64,
+    /// Bytes read from the device per second; `None` without a device.
+    pub read_bytes_per_s: Option<f64>,
+    /// Bytes written to the device per second; `None` without a device.
+    pub write_bytes_per_s: Option<f64>,
+    /// User time (user + nice), percent of all CPUs' time.
+    pub user_pct: f64,
+    /// System time (system + irq + softirq), percent.
+    pub system_pct: f64,
+    /// Idle with I/O outstanding, percent.
+    pub iowait_pct: f64,
+    /// Idle, percent.
+    pub idle_pct: f64,
+    /// Dirty page cache at the end of the interval.
+    pub dirty_bytes: u64,
+    /// Page cache under writeback at the end of the interval.
+    pub writeback_bytes: u64,
+}
+
+/// The all-CPU line of `/proc/stat`, in USER_HZ ticks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuJiffies {
+    /// user (includes guest).
+    pub user: u64,
+    /// nice (includes guest_nice).
+    pub nice: u64,
+    /// system.
+    pub system: u64,
+    /// idle.
+    pub idle: u64,
+    /// iowait.
+    pub iowait: u64,
+    /// irq.
+    pub irq: u64,
+    /// softirq.
+    pub softirq: u64,
+    /// steal (0 on kernels that do not print it).
+    pub steal: u64,
+}
+
+/// Parse the `cpu ` line of `/proc/stat` (proc(5)); needs the seven
+/// fields every 2.6+ kernel prints.
+pub fn parse_proc_stat(text: &str) -> Option<CpuJiffies> {
+    let line = text.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = line.split_whitespace().skip(1).map(|w| w.parse().ok()).collect::<Option<_>>()?;
+    if v.len() < 7 {
+        return None;
+    }
+    Some(CpuJiffies {
+        user: v[0],
+        nice: v[1],
+        system: v[2],
+        idle: v[3],
+        iowait: v[4],
+        irq: v[5],
+        softirq: v[6],
+        steal: v.get(7).copied().unwrap_or(0),
+    })
+}
+
+/// CPU shares over an interval, in percent of all CPUs' time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CpuSplit {
+    /// user + nice.
+    pub user_pct: f64,
+    /// system + irq + softirq.
+    pub system_pct: f64,
+    /// iowait.
+    pub iowait_pct: f64,
+    /// idle.
+    pub idle_pct: f64,
+}
+
+/// The CPU split between two readings; `None` when no tick passed. Steal
+/// is in the total but not shown, as vmstat's `st` column is left out.
+/// Each delta saturates: the kernel's iowait can step backwards (proc(5)).
+pub fn cpu_split(before: &CpuJiffies, after: &CpuJiffies) -> Option<CpuSplit> {
+    let d = |a: u64, b: u64| a.saturating_sub(b) as f64;
+    let user = d(after.user, before.user) + d(after.nice, before.nice);
+    let system = d(after.system, before.system) + d(after.irq, before.irq) + d(after.softirq, before.softirq);
+    let iowait = d(after.iowait, before.iowait);
+    let idle = d(after.idle, before.idle);
+    let total = user + system + iowait + idle + d(after.steal, before.steal);
+    (total > 0.0).then(|| CpuSplit {
+        user_pct: 100.0 * user / total,
+        system_pct: 100.0 * system / total,
+        iowait_pct: 100.0 * iowait / total,
+        idle_pct: 100.0 * idle / total,
+    })
+}
+
+/// Dirty and writeback totals from `/proc/meminfo`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Meminfo {
+    /// `Dirty:` in bytes.
+    pub dirty_bytes: u64,
+    /// `Writeback:` in bytes.
+    pub writeback_bytes: u64,
+}
+
+/// Parse `Dirty:` and `Writeback:` (printed in kB, meaning KiB) from
+/// `/proc/meminfo`; `None` unless both are there.
+pub fn parse_meminfo(text: &str) -> Option<Meminfo> {
+    let field = |name: &str| {
+        let line = text.lines().find(|l| l.split(':').next() == Some(name))?;
+        let mut words = line.split(':').nth(1)?.split_whitespace();
+        let value: u64 = words.next()?.parse().ok()?;
+        (words.next() == Some("kB")).then_some(value * 1024)
+    };
+    Some(Meminfo { dirty_bytes: field("Dirty")?, writeback_bytes: field("Writeback")? })
+}
+
+/// One reading of everything a point is made from.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    at: Instant,
+    cpu: CpuJiffies,
+    mem: Meminfo,
+    disk: Option<BlockStat>,
+}
+
+fn take_sample(device: Option<&BlockDevice>) -> Option<Sample> {
+    let at = Instant::now();
+    let cpu = parse_proc_stat(&std::fs::read_to_string("/proc/stat").ok()?)?;
+    let mem = parse_meminfo(&std::fs::read_to_string("/proc/meminfo").ok()?)?;
+    Some(Sample { at, cpu, mem, disk: device.and_then(|d| d.read().ok()) })
+}
+
+/// The point for the interval from `before` to `after`; `None` when no
+/// CPU tick passed in it.
+fn point(start: Instant, before: &Sample, after: &Sample) -> Option<TimelinePoint> {
+    let cpu = cpu_split(&before.cpu, &after.cpu)?;
+    let dt = after.at.duration_since(before.at).as_secs_f64();
+    let delta = match (&before.disk, &after.disk) {
+        (Some(b), Some(a)) if dt > 0.0 => Some(a.since(b)),
+        _ => None,
+    };
+    Some(TimelinePoint {
+        t_s: after.at.duration_since(start).as_secs_f64(),
+        read_bytes_per_s: delta.map(|d| d.read_bytes() as f64 / dt),
+        write_bytes_per_s: delta.map(|d| d.written_bytes() as f64 / dt),
+        user_pct: cpu.user_pct,
+        system_pct: cpu.system_pct,
+        iowait_pct: cpu.iowait_pct,
+        idle_pct: cpu.idle_pct,
+        dirty_bytes: after.mem.dirty_bytes,
+        writeback_bytes: after.mem.writeback_bytes,
+    })
+}
+
+/// A background thread sampling at a fixed interval.
+#[derive(Debug)]
+pub struct Sampler {
+    stop: mpsc::Sender<()>,
+    thread: JoinHandle<Vec<TimelinePoint>>,
+}
+
+impl Sampler {
+    /// Start sampling now, every `interval`; `device` adds throughput.
+    pub fn start(interval: Duration, device: Option<BlockDevice>) -> Sampler {
+        let (stop, stopped) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("fslab-timeline".into())
+            .spawn(move || sample_until(interval, device.as_ref(), &stopped))
+            .expect("spawning a thread only fails when the system is out of threads");
+        Sampler { stop, thread }
+    }
+
+    /// Stop, taking one last sample for the partial interval, so even work
+    /// shorter than the interval has a point; the points in time order.
+    pub fn stop(self) -> Vec<TimelinePoint> {
+        let _ = self.stop.send(());
+        self.thread.join().unwrap_or_default()
+    }
+}
+
+fn sample_until(interval: Duration, device: Option<&BlockDevice>, stopped: &mpsc::Receiver<()>) -> Vec<TimelinePoint> {
+    let start = Instant::now();
+    let mut points = Vec::new();
+    let mut base = take_sample(device);
+    // Ticks fall on start + k * interval, so a slow sample does not make
+    // every later one late.
+    let mut next = start + interval;
+    // Anything but a timeout means stopped, or the Sampler was dropped.
+    while let Err(mpsc::RecvTimeoutError::Timeout) =
+        stopped.recv_timeout(next.saturating_duration_since(Instant::now()))
+    {
+        let now = Instant::now();
+        while next <= now {
+            next += interval;
+        }
+        advance(start, &mut base, device, &mut points);
+    }
+    // The partial last interval: wait for a tick of /proc/stat if none
+    // has passed yet (at most a few, in case the clock is coarser).
+    for _ in 0..10 {
+        if advance(start, &mut base, device, &mut points) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    points
+}
+
+/// Sample, and add a point if one can be made; the new sample becomes the
+/// base only then, so a tickless interval is folded into the next.
+fn advance(
+    start: Instant,
+    base: &mut Option<Sample>,
+    device: Option<&BlockDevice>,
+    points: &mut Vec<TimelinePoint>,
+) -> bool {
+    let Some(now) = take_sample(device) else { return false };
+    let Some(before) = base else {
+        *base = Some(now);
+        return false;
+    };
+    match point(start, before, &now) {
+        Some(p) => {
+            points.push(p);
+            *base = Some(now);
+            true
+        }
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STAT: &str = "cpu  100 0 50 800 10 5 5 0 0 0\ncpu0 50 0 25 400 5 3 2 0 0 0\nintr 12345\n";
+
+    #[test]
+    fn parses_the_all_cpu_line() {
+        let j = parse_proc_stat(STAT).unwrap();
+        assert_eq!(
+            j,
+            CpuJiffies { user: 100, nice: 0, system: 50, idle: 800, iowait: 10, irq: 5, softirq: 5, steal: 0 }
+        );
+        // 2.6-era seven fields: no steal.
+        assert_eq!(parse_proc_stat("cpu  1 2 3 4 5 6 7\n").unwrap().steal, 0);
+        assert_eq!(parse_proc_stat("cpu  1 2 3 4 5 6\n"), None);
+        assert_eq!(parse_proc_stat("cpu0 1 2 3 4 5 6 7\n"), None);
+    }
+
+    #[test]
+    fn cpu_split_is_shares_of_all_ticks() {
+        let before = parse_proc_stat(STAT).unwrap();
+        let after = parse_proc_stat("cpu  115 5 60 840 20 10 10 10 0 0\n").unwrap();
+        // Deltas: user 15+5, system 10+5+5, iowait 10, idle 40, steal 10:
+        // 100 ticks in all, steal counted but not shown.
+        let s = cpu_split(&before, &after).unwrap();
+        assert_eq!((s.user_pct, s.system_pct, s.iowait_pct, s.idle_pct), (20.0, 20.0, 10.0, 40.0));
+        assert_eq!(cpu_split(&before, &before), None);
+        // iowait going backwards is 0, not a wrap.
+        let back = CpuJiffies { iowait: 5, idle: 900, ..before };
+        let s = cpu_split(&before, &back).unwrap();
+        assert_eq!((s.iowait_pct, s.idle_pct), (0.0, 100.0));
+    }
+
+    #[test]
+    fn meminfo_in_bytes() {
+        let text = "MemTotal:        2014372 kB\nDirty:               132 kB\nWriteback:             4 kB\nWritebackTmp:          0 kB\n";
+        assert_eq!(parse_meminfo(text), Some(Meminfo { dirty_bytes: 135168, writeback_bytes: 4096 }));
+        assert_eq!(parse_meminfo("Dirty: 1 kB\n"), None);
+        let real = parse_meminfo(&std::fs::read_to_string("/proc/meminfo").unwrap());
+        assert!(real.is_some());
+    }
+
+    #[test]
+    fn a_run_shorter_than_the_interval_still_has_one_point() {
+        let sampler = Sampler::start(Duration::from_secs(10), None);
+        let points = sampler.stop();
+        assert_eq!(points.len(), 1, "{points:?}");
+        let p = &points[0];
+        assert!(p.t_s > 0.0 && p.t_s < 1.0, "{p:?}");
+        assert_eq!(p.read_bytes_per_s, None);
+        let sum = p.user_pct + p.system_pct + p.iowait_pct + p.idle_pct;
+        assert!(sum > 0.0 && sum <= 100.0 + 1e-9, "{p:?}");
+    }
+
+    #[test]
+    fn points_come_every_interval_with_device_throughput() {
+        let device = BlockDevice::holding(std::path::Path::new("/var/tmp")).unwrap().map(|d| d.whole_disk());
+        let has_device = device.is_some();
+        let sampler = Sampler::start(Duration::from_millis(100), device);
+        let busy = Instant::now();
+        let mut x = 1u64;
+        while busy.elapsed() < Duration::from_millis(450) {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        let points = sampler.stop();
+        // Four full intervals and one partial, give or take one for a
+        // point folded into the next when no tick passed.
+        assert!((4..=6).contains(&points.len()), "{points:?}");
+        assert!(points.windows(2).all(|w| w[0].t_s < w[1].t_s));
+        assert!((points[0].t_s - 0.1).abs() < 0.05, "{points:?}");
+        // This thread kept a CPU busy in user mode throughout.
+        let cpus = std::thread::available_parallelism().unwrap().get() as f64;
+        let user: f64 = points.iter().map(|p| p.user_pct).sum::<f64>() / points.len() as f64;
+        // Other tests share the CPUs, so ask for a quarter of one.
+        assert!(user > 25.0 / cpus, "user {user}% of {cpus} CPUs: {points:?}");
+        assert_eq!(points.iter().all(|p| p.write_bytes_per_s.is_some()), has_device);
+        let serialized = serde_json::to_value(&points[0]).unwrap();
+        assert!(serialized["t_s"].is_number() && serialized.get("dirty_bytes").is_some());
+    }
+}

@@ -1,0 +1,542 @@
+//! Tracepoints through tracefs: journal commits (jbd2, the xfs log) and
+//! the block requests issued to one device, with their seeks — what seed
+//! 002's author counted with an ftrace script and seekwatcher plots.
+//!
+//! The design decision: every session uses a private tracefs instance
+//! (`instances/<name>`), with its own buffer, events, filters and
+//! `tracing_on`, so it neither disturbs nor is disturbed by anyone else's
+//! tracing; events are filtered in the kernel (`dev == N`) and the
+//! instance's `trace_pipe` is streamed and counted as it arrives, so
+//! memory stays bounded however long the run.
+
+use std::fs;
+use std::io::{self, Read};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+use crate::layout::mounts;
+use crate::measure::{Better, Figures, Kind};
+
+mod parse;
+
+use parse::{
+    BLOCK_RQ_ISSUE, Counter, EVENTS, JBD2_END, JBD2_START, XFS_LOG_FORCE, XLOG_ICLOG_SYNC, feed, lost_in_stats,
+};
+
+/// Per-CPU ring buffer of the instance, in KiB: 8 MiB holds ~100,000
+/// block events per CPU, far more than arrive between two reads...
+const BUFFER_KB: usize = 8192;
+/// ...but `buffer_size_kb` is per CPU, so on a big machine the total is
+/// capped at this, with at least `MIN_BUFFER_KB` per CPU.
+const TOTAL_BUFFER_KB: usize = 65536;
+const MIN_BUFFER_KB: usize = 1024;
+/// Nap between reads of an empty `trace_pipe`. A nap rather than poll(2):
+/// rustix's poll is not among our features, and a nap needs no unsafe
+/// code; 20 ms is far inside what the buffer holds and keeps `stop`
+/// prompt.
+const POLL: Duration = Duration::from_millis(20);
+
+/// A mounted tracefs, `/sys/kernel/tracing` when it is mounted there.
+pub fn find_tracefs() -> Option<PathBuf> {
+    let all: Vec<PathBuf> =
+        mounts::all().into_iter().filter(|m| m.fs_type == "tracefs").map(|m| m.mount_point).collect();
+    let preferred = Path::new("/sys/kernel/tracing");
+    all.iter().find(|p| *p == preferred).or(all.first()).cloned()
+}
+
+/// What to trace, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceRequest {
+    /// A mounted tracefs.
+    pub tracefs: PathBuf,
+    /// Name of the private instance to create (unique per run).
+    pub instance: String,
+    /// The device to count, as the kernel encodes it
+    /// ([`BlockDevice::dev_t_kernel`](super::blockstat::BlockDevice::dev_t_kernel)):
+    /// the scratch file system's device, which is also the disk its block
+    /// requests go to for a loop device.
+    pub dev_t_kernel: u64,
+}
+
+impl TraceRequest {
+    /// The instance's directory; record it for cleanup before `start`.
+    pub fn instance_dir(&self) -> PathBuf {
+        self.tracefs.join("instances").join(&self.instance)
+    }
+}
+
+/// What a session counted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TraceCounts {
+    /// jbd2 commits finished (`jbd2_end_commit`); `None` when the kernel
+    /// has no jbd2 events (jbd2 not loaded).
+    pub journal_commits: Option<u64>,
+    /// jbd2 commits started.
+    pub journal_commit_starts: Option<u64>,
+    /// xfs log forces (`xfs_log_force`: fsync, sync and friends).
+    pub xfs_log_forces: Option<u64>,
+    /// xfs log buffer writes (`xlog_iclog_sync`).
+    pub xfs_log_writes: Option<u64>,
+    /// Block requests issued to the device.
+    pub block_requests: u64,
+    /// Of which reads (`R` in rwbs).
+    pub read_requests: u64,
+    /// Of which writes (`W` in rwbs).
+    pub write_requests: u64,
+    /// Of which flushes or FUA writes (`F` in rwbs).
+    pub flush_requests: u64,
+    /// Requests with data that did not start where the previous one ended.
+    pub seeks: u64,
+    /// Sum of the distances of those seeks.
+    pub seek_distance_bytes: u64,
+    /// Events the kernel could not keep (buffer overrun or dropped).
+    pub lost_events: u64,
+    /// Why the counts cannot be trusted beyond lost events (the reader
+    /// failed), if they cannot.
+    pub error: Option<String>,
+}
+
+/// Stream `trace_pipe` into a counter until `stop` is set, then drain it.
+fn read_pipe(pipe: &Path, stop: &AtomicBool, mut counter: Counter) -> io::Result<Counter> {
+    let mut file = fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(pipe)?;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut carry = Vec::new();
+    loop {
+        // Read the flag before draining: set after tracing was turned off,
+        // so the drain that follows sees every event there will be.
+        let stopping = stop.load(Ordering::Acquire);
+        loop {
+            match file.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => feed(&mut counter, &mut carry, &buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if stopping {
+            return Ok(counter);
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// A running trace of one device in a private instance.
+#[derive(Debug)]
+pub struct TraceSession {
+    dir: PathBuf,
+    /// The events the kernel has and this session enabled.
+    enabled: Vec<&'static str>,
+    stop: Arc<AtomicBool>,
+    reader: Option<JoinHandle<io::Result<Counter>>>,
+    finished: bool,
+}
+
+impl TraceSession {
+    /// Create the instance, enable the events the kernel has with a device
+    /// filter, and start counting.
+    pub fn start(req: &TraceRequest) -> Result<TraceSession> {
+        let dir = req.instance_dir();
+        fs::create_dir(&dir).map_err(|e| match e.kind() {
+            io::ErrorKind::AlreadyExists => Error::environment(format!(
+                "{}: trace instance exists, left by an earlier run: run `fslab cleanup`",
+                dir.display()
+            )),
+            _ => Error::io(&dir, "create a tracefs instance", e),
+        })?;
+        // From here on, Drop removes the instance whatever fails.
+        let mut session = TraceSession {
+            dir: dir.clone(),
+            enabled: Vec::new(),
+            stop: Arc::new(AtomicBool::new(false)),
+            reader: None,
+            finished: false,
+        };
+        let set = |name: &str, value: &str| {
+            let path = dir.join(name);
+            fs::write(&path, value).map_err(|e| Error::io(&path, &format!("write {value:?}"), e))
+        };
+        set("tracing_on", "0")?;
+        let cpus = fs::read_dir(dir.join("per_cpu")).map_or(1, |d| d.count()).max(1);
+        let per_cpu_kb = (TOTAL_BUFFER_KB / cpus).clamp(MIN_BUFFER_KB, BUFFER_KB);
+        set("buffer_size_kb", &per_cpu_kb.to_string())?;
+        // Seeks are counted in issue order across CPUs; the default
+        // per-CPU clock may disagree between CPUs, `global` does not.
+        let _ = fs::write(dir.join("trace_clock"), "global");
+        for (system, event) in EVENTS {
+            let event_dir = dir.join("events").join(system).join(event);
+            if !event_dir.is_dir() {
+                continue;
+            }
+            set(&format!("events/{system}/{event}/filter"), &format!("dev == {}", req.dev_t_kernel))?;
+            session.enabled.push(event);
+            set(&format!("events/{system}/{event}/enable"), "1")?;
+        }
+        if !session.has(BLOCK_RQ_ISSUE) {
+            return Err(Error::environment(format!(
+                "{}: this kernel has no block/{BLOCK_RQ_ISSUE} tracepoint",
+                req.tracefs.display()
+            )));
+        }
+        let (pipe, stop, counter) = (dir.join("trace_pipe"), session.stop.clone(), Counter::new(req.dev_t_kernel));
+        let reader = std::thread::Builder::new()
+            .name("fslab-trace".into())
+            .spawn(move || read_pipe(&pipe, &stop, counter))
+            .map_err(|e| Error::failed(format!("cannot start the trace reader thread: {e}")))?;
+        session.reader = Some(reader);
+        set("tracing_on", "1")?;
+        Ok(session)
+    }
+
+    fn has(&self, event: &str) -> bool {
+        self.enabled.contains(&event)
+    }
+
+    /// Stop tracing, count what is left, remove the instance.
+    pub fn stop(mut self) -> TraceCounts {
+        let (counter, error) = match self.shut_down() {
+            Some(Ok(counter)) => (counter, None),
+            Some(Err(e)) => (Counter::default(), Some(format!("reading trace_pipe failed: {e}"))),
+            None => (Counter::default(), Some("the trace reader thread panicked".to_string())),
+        };
+        let lost = counter.lost.max(overruns(&self.dir));
+        let opt = |event: &str, n: u64| self.has(event).then_some(n);
+        let counts = TraceCounts {
+            journal_commits: opt(JBD2_END, counter.journal_ends),
+            journal_commit_starts: opt(JBD2_START, counter.journal_starts),
+            xfs_log_forces: opt(XFS_LOG_FORCE, counter.log_forces),
+            xfs_log_writes: opt(XLOG_ICLOG_SYNC, counter.log_writes),
+            block_requests: counter.requests,
+            read_requests: counter.reads,
+            write_requests: counter.writes,
+            flush_requests: counter.flushes,
+            seeks: counter.seeks,
+            seek_distance_bytes: counter.seek_sectors * 512,
+            lost_events: lost,
+            error,
+        };
+        self.release();
+        counts
+    }
+
+    /// Turn tracing off and join the reader; `None` if it panicked.
+    fn shut_down(&mut self) -> Option<io::Result<Counter>> {
+        let _ = fs::write(self.dir.join("tracing_on"), "0");
+        self.stop.store(true, Ordering::Release);
+        self.reader.take().and_then(|r| r.join().ok())
+    }
+
+    /// Disable the events and remove the instance.
+    fn release(&mut self) {
+        self.finished = true;
+        if let Err(e) = remove_instance(&self.dir) {
+            eprintln!(
+                "fslab: could not remove trace instance {}: {e} (run `fslab cleanup` to retry)",
+                self.dir.display()
+            );
+        }
+    }
+}
+
+impl Drop for TraceSession {
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = self.shut_down();
+            self.release();
+        }
+    }
+}
+
+/// Events lost in the instance's buffers, over all CPUs.
+fn overruns(dir: &Path) -> u64 {
+    let Ok(cpus) = fs::read_dir(dir.join("per_cpu")) else { return 0 };
+    cpus.filter_map(|e| fs::read_to_string(e.ok()?.path().join("stats")).ok()).map(|t| lost_in_stats(&t)).sum()
+}
+
+/// Remove an instance a run left (it may have been killed mid-trace):
+/// tracing off, events off, then rmdir, which frees its buffers. A missing
+/// instance is not an error.
+///
+/// The kernel refuses the rmdir (EBUSY) while any file of the instance is
+/// open, and a child another thread is forking holds copies of our
+/// descriptors until its exec, so EBUSY is retried for a while.
+pub fn remove_instance(dir: &Path) -> io::Result<()> {
+    if !dir.exists() {
+        return Ok(());
+    }
+    let _ = fs::write(dir.join("tracing_on"), "0");
+    let _ = fs::write(dir.join("events/enable"), "0");
+    let mut tries = 0;
+    loop {
+        match fs::remove_dir(dir) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Put the trace figures into `figures` for a file system of `fs_type`.
+/// With no counts (not root, no tracefs) every figure is missing for
+/// `why_missing`; when events were lost, so are the counts made from them:
+/// an exact figure must be exact.
+pub fn add_figures(counts: Option<&TraceCounts>, fs_type: &str, why_missing: &str, figures: &mut Figures) {
+    let unusable = match counts {
+        None => Some(why_missing.to_string()),
+        Some(TraceCounts { error: Some(e), .. }) => Some(e.clone()),
+        Some(c) if c.lost_events > 0 => Some(format!("the trace buffer overflowed: {} events lost", c.lost_events)),
+        Some(_) => None,
+    };
+    // A counted value, or why it is missing.
+    let pick = |value: Option<u64>, why: &str| match &unusable {
+        Some(reason) => (None, reason.clone()),
+        None => (value.map(|v| v as f64), why.to_string()),
+    };
+    let journal = match fs_type {
+        "ext3" | "ext4" => pick(counts.and_then(|c| c.journal_commits), "this kernel has no jbd2 tracepoints"),
+        // An xfs "commit" is a write of a log buffer to disk.
+        "xfs" => pick(counts.and_then(|c| c.xfs_log_writes), "this kernel has no xfs/xlog_iclog_sync tracepoint"),
+        _ => (None, format!("no journal tracepoints for {fs_type}")),
+    };
+    set_count(figures, "journal_commits", "count", journal);
+    if fs_type == "xfs" {
+        let forces = pick(counts.and_then(|c| c.xfs_log_forces), "this kernel has no xfs/xfs_log_force tracepoint");
+        set_count(figures, "log_forces", "count", forces);
+    }
+    set_count(figures, "block_requests", "count", pick(counts.map(|c| c.block_requests), ""));
+    set_count(figures, "seeks", "count", pick(counts.map(|c| c.seeks), ""));
+    set_count(figures, "seek_distance_bytes", "bytes", pick(counts.map(|c| c.seek_distance_bytes), ""));
+    // The lost count itself stays exact when the others are not.
+    let lost = match counts {
+        Some(TraceCounts { error: None, lost_events, .. }) => (Some(*lost_events as f64), String::new()),
+        _ => (None, unusable.unwrap_or_default()),
+    };
+    set_count(figures, "trace_lost_events", "count", lost);
+}
+
+fn set_count(figures: &mut Figures, name: &str, unit: &'static str, (value, why): (Option<f64>, String)) {
+    figures.set_opt(name, value, unit, Better::Lower, Kind::Exact, &why);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::blockstat::{BlockDevice, BlockStat};
+    use crate::probe::testutil::{LoopDevice, root_or_skip, run};
+    use crate::target::ledger::unmount;
+    use std::io::Write;
+    use std::sync::atomic::AtomicUsize;
+
+    fn counts() -> TraceCounts {
+        TraceCounts {
+            journal_commits: Some(20),
+            journal_commit_starts: Some(20),
+            block_requests: 90,
+            seeks: 30,
+            seek_distance_bytes: 4096,
+            ..TraceCounts::default()
+        }
+    }
+
+    #[test]
+    fn figures_by_file_system_and_missing_not_zero() {
+        let mut f = Figures::new();
+        add_figures(Some(&counts()), "ext4", "", &mut f);
+        assert_eq!(f.value("journal_commits"), Some(20.0));
+        assert_eq!(f.value("seek_distance_bytes"), Some(4096.0));
+        assert_eq!(f.value("trace_lost_events"), Some(0.0));
+        assert!(f.get("log_forces").is_none());
+
+        let mut f = Figures::new();
+        add_figures(Some(&counts()), "xfs", "", &mut f);
+        assert_eq!(f.value("journal_commits"), None, "xfs counts log writes, which this kernel lacked");
+        assert!(f.get("log_forces").unwrap().missing.as_deref().unwrap().contains("xfs_log_force"));
+        let xfs = TraceCounts { xfs_log_writes: Some(4), xfs_log_forces: Some(21), ..counts() };
+        add_figures(Some(&xfs), "xfs", "", &mut f);
+        assert_eq!((f.value("journal_commits"), f.value("log_forces")), (Some(4.0), Some(21.0)));
+
+        let mut f = Figures::new();
+        add_figures(Some(&counts()), "btrfs", "", &mut f);
+        assert_eq!(f.get("journal_commits").unwrap().missing.as_deref(), Some("no journal tracepoints for btrfs"));
+        assert_eq!(f.value("block_requests"), Some(90.0));
+
+        let mut f = Figures::new();
+        add_figures(None, "ext4", "tracepoints need root", &mut f);
+        for name in ["journal_commits", "block_requests", "seeks", "seek_distance_bytes", "trace_lost_events"] {
+            assert_eq!(f.get(name).unwrap().missing.as_deref(), Some("tracepoints need root"), "{name}");
+        }
+
+        let lossy = TraceCounts { lost_events: 12, ..counts() };
+        let mut f = Figures::new();
+        add_figures(Some(&lossy), "ext3", "", &mut f);
+        assert_eq!(f.value("seeks"), None);
+        assert_eq!(f.value("journal_commits"), None);
+        assert!(f.get("seeks").unwrap().missing.as_deref().unwrap().contains("12 events lost"));
+        assert_eq!(f.value("trace_lost_events"), Some(12.0));
+    }
+
+    /// A tracefs to use: the mounted one, or one mounted for the test.
+    struct Tracefs {
+        path: PathBuf,
+        _mounted: Option<(tempfile::TempDir, MountedTracefs)>,
+    }
+
+    struct MountedTracefs(PathBuf);
+
+    impl Drop for MountedTracefs {
+        fn drop(&mut self) {
+            if let Err(e) = unmount(&self.0) {
+                eprintln!("{e}");
+            }
+        }
+    }
+
+    impl Tracefs {
+        fn get() -> Tracefs {
+            if let Some(path) = find_tracefs() {
+                return Tracefs { path, _mounted: None };
+            }
+            let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+            run("mount", &["-t", "tracefs", "nodev", dir.path().to_str().unwrap()]);
+            let guard = MountedTracefs(dir.path().to_path_buf());
+            Tracefs { path: dir.path().to_path_buf(), _mounted: Some((dir, guard)) }
+        }
+    }
+
+    fn instance_name() -> String {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        format!("fslab-test-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// 20 appends of 4 KiB to `path`, each followed by fsync when asked.
+    fn appends(path: &Path, fsync: bool) {
+        let mut f = fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
+        for _ in 0..20 {
+            f.write_all(&[7u8; 4096]).unwrap();
+            if fsync {
+                f.sync_all().unwrap();
+            }
+        }
+    }
+
+    fn traced(tracefs: &Path, dev: &BlockDevice, work: impl FnOnce()) -> TraceCounts {
+        let req = TraceRequest {
+            tracefs: tracefs.to_path_buf(),
+            instance: instance_name(),
+            dev_t_kernel: dev.dev_t_kernel(),
+        };
+        let session = TraceSession::start(&req).unwrap();
+        assert!(req.instance_dir().is_dir());
+        work();
+        let counts = session.stop();
+        assert!(!req.instance_dir().exists(), "the instance is removed");
+        counts
+    }
+
+    #[test]
+    fn fsync_on_ext4_commits_the_journal_each_time() {
+        if !root_or_skip("fsync_on_ext4_commits_the_journal_each_time") {
+            return;
+        }
+        let tracefs = Tracefs::get();
+        let mut lo = LoopDevice::new(256);
+        // No lazy init: its background writes would race the counters.
+        let mnt = lo.format_and_mount("ext4", &["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"]);
+        let dev = BlockDevice::from_dev(lo.major, lo.minor).unwrap();
+        let file = mnt.join("f");
+        let mut stat = None;
+        let synced = traced(&tracefs.path, &dev, || {
+            let before = idle_stat(&dev);
+            appends(&file, true);
+            stat = Some(dev.read().unwrap().since(&before));
+        });
+        let stat = stat.unwrap();
+        assert_eq!(synced.lost_events, 0, "{synced:?}");
+        assert!(synced.journal_commits.unwrap() >= 20, "{synced:?}");
+        assert!(synced.journal_commit_starts.unwrap() >= 20, "{synced:?}");
+        assert!(synced.block_requests > 0 && synced.write_requests > 0, "{synced:?}");
+        assert!(synced.seeks > 0, "journal and data are apart: {synced:?}");
+        // Two independent counters of the same requests: every request the
+        // stat file saw complete inside the trace window was issued in it
+        // (none was in flight when it was read), so the trace must have
+        // seen it. Alone on the machine the two are equal (106 = 5 reads
+        // + 61 writes + 40 flushes here); another test's sync(2) adds
+        // requests at the window's edges that only the trace sees.
+        let stat_requests = stat.read_ios + stat.write_ios + stat.discard_ios.unwrap() + stat.flush_ios.unwrap();
+        assert!(synced.block_requests >= stat_requests, "{synced:?} {stat:?}");
+        assert!(synced.flush_requests >= stat.flush_ios.unwrap(), "{synced:?} {stat:?}");
+        // A flush per commit at least; two on this kernel, whose loop
+        // device has no FUA, so a commit block's PREFLUSH|FUA write becomes
+        // a flush, the write, and another flush.
+        assert!(stat.flush_ios.unwrap() >= 20, "{stat:?}");
+        let lazy = traced(&tracefs.path, &dev, || appends(&file, false));
+        assert!(lazy.journal_commits.unwrap() <= 3, "{lazy:?}");
+        let mut f = Figures::new();
+        add_figures(Some(&synced), "ext4", "", &mut f);
+        assert!(f.value("journal_commits").unwrap() >= 20.0);
+        assert_eq!(f.value("block_requests"), Some(synced.block_requests as f64));
+    }
+
+    /// The device's counters once nothing is in flight on it.
+    fn idle_stat(dev: &BlockDevice) -> BlockStat {
+        for _ in 0..100 {
+            let stat = dev.read().unwrap();
+            if stat.in_flight == 0 {
+                return stat;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        panic!("{dev:?} stays busy");
+    }
+
+    #[test]
+    fn fsync_on_xfs_forces_and_writes_the_log_each_time() {
+        if !root_or_skip("fsync_on_xfs_forces_and_writes_the_log_each_time") {
+            return;
+        }
+        let tracefs = Tracefs::get();
+        // mkfs.xfs refuses file systems under 300 MiB.
+        let mut lo = LoopDevice::new(512);
+        let mnt = lo.format_and_mount("xfs", &["-q", "-f"]);
+        let dev = BlockDevice::from_dev(lo.major, lo.minor).unwrap();
+        let synced = traced(&tracefs.path, &dev, || appends(&mnt.join("f"), true));
+        assert!(synced.xfs_log_writes.unwrap() >= 20, "{synced:?}");
+        assert!(synced.xfs_log_forces.unwrap() >= 20, "{synced:?}");
+        assert!(synced.flush_requests >= 20, "{synced:?}");
+        let lazy = traced(&tracefs.path, &dev, || appends(&mnt.join("g"), false));
+        assert!(lazy.xfs_log_writes.unwrap() <= 3, "{lazy:?}");
+        let mut f = Figures::new();
+        add_figures(Some(&synced), "xfs", "", &mut f);
+        assert_eq!(f.value("journal_commits"), synced.xfs_log_writes.map(|n| n as f64));
+        assert_eq!(f.value("log_forces"), synced.xfs_log_forces.map(|n| n as f64));
+    }
+
+    #[test]
+    fn a_leftover_instance_is_removed_and_a_clash_is_refused() {
+        if !root_or_skip("a_leftover_instance_is_removed") {
+            return;
+        }
+        let tracefs = Tracefs::get();
+        let req = TraceRequest { tracefs: tracefs.path.clone(), instance: instance_name(), dev_t_kernel: 7 << 20 };
+        let dir = req.instance_dir();
+        fs::create_dir(&dir).unwrap();
+        fs::write(dir.join("events/block/block_rq_issue/enable"), "1").unwrap();
+        let err = TraceSession::start(&req).unwrap_err();
+        assert!(err.message.contains("fslab cleanup"), "{}", err.message);
+        assert!(dir.is_dir(), "a clash leaves the other instance alone");
+        remove_instance(&dir).unwrap();
+        assert!(!dir.exists());
+        remove_instance(&dir).unwrap();
+        // A session dropped without stop (a panic) removes its instance.
+        drop(TraceSession::start(&req).unwrap());
+        assert!(!dir.exists());
+    }
+}
