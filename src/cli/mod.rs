@@ -6,6 +6,8 @@
 //! exit code is the contract's (DESIGN.md): 0 done, 2 usage, 3 environment,
 //! 4 failed. A closed stdout (`fslab ... | head`) is not an error.
 
+mod cleanup;
+mod exec;
 mod format;
 mod frag;
 mod free;
@@ -41,6 +43,13 @@ enum Command {
     /// Free-space fragmentation of a mounted file system (GETFSMAP: ext4,
     /// xfs).
     Free(FreeArgs),
+    /// Run any command on fresh scratch file systems (or in a directory)
+    /// with every probe around it: CPU, block I/O, journal commits,
+    /// timeline, cold read-back, layout of what it left.
+    Exec(Box<ExecArgs>),
+    /// Release every mount, loop device, image and sysctl that a killed
+    /// fslab run left behind (runs still alive are not touched).
+    Cleanup(CleanupArgs),
 }
 
 /// Arguments of `fslab map`.
@@ -100,6 +109,67 @@ pub struct FreeArgs {
     pub groups: bool,
 }
 
+/// Arguments of `fslab exec`.
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// File systems to make, comma-separated (default: all five).
+    #[arg(long, value_delimiter = ',', value_name = "FS,...", conflicts_with = "dir")]
+    pub fs: Vec<crate::target::FsType>,
+    /// Run in a new folder inside this existing directory instead (no root
+    /// needed; root-only figures are then missing).
+    #[arg(long, value_name = "PATH", conflicts_with = "device")]
+    pub dir: Option<PathBuf>,
+    /// Make the file systems on this real block device instead of a loop
+    /// device. Everything on it is destroyed; needs --destroy-data-on
+    /// naming the same device.
+    #[arg(long, value_name = "DEV", requires = "destroy_data_on")]
+    pub device: Option<PathBuf>,
+    /// Agree that the --device named is formatted.
+    #[arg(long, value_name = "DEV")]
+    pub destroy_data_on: Option<PathBuf>,
+    /// Folder for images and mount points.
+    #[arg(long, value_name = "DIR", default_value = crate::target::DEFAULT_SCRATCH)]
+    pub scratch: PathBuf,
+    /// Size of each image (sparse): 512M, 2G, ... [default: 2G]
+    #[arg(long, value_name = "SIZE", value_parser = crate::units::parse_bytes)]
+    pub size: Option<u64>,
+    /// Extra mkfs arguments for one file system, split as a shell would
+    /// (but never run by one): `ext2=-b 1024`. Repeatable.
+    #[arg(long, value_name = "FS=ARGS", value_parser = crate::target::parse_fs_value)]
+    pub mkfs_opt: Vec<(crate::target::FsType, String)>,
+    /// Mount options for one file system: `ext4=nodelalloc`. Repeatable.
+    #[arg(long, value_name = "FS=OPTS", value_parser = crate::target::parse_fs_value)]
+    pub mount_opt: Vec<(crate::target::FsType, String)>,
+    /// Set a sysctl for the run, restored afterwards: `vm.dirty_ratio=90`.
+    /// Repeatable; needs root.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub sysctl: Vec<crate::target::sysctl::SysctlSetting>,
+    /// After the command, empty the cache and read every file it left,
+    /// in directory order.
+    #[arg(long)]
+    pub cold_read: bool,
+    /// Timeline sampling interval in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
+    pub interval: f64,
+    /// A name for this run.
+    #[arg(long, value_name = "NAME")]
+    pub tag: Option<String>,
+    /// Print JSON (schema fslab/1) instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// The command and its arguments (after `--`).
+    #[arg(required = true, last = true, value_name = "COMMAND")]
+    pub command: Vec<std::ffi::OsString>,
+}
+
+/// Arguments of `fslab cleanup`.
+#[derive(Debug, Args)]
+pub struct CleanupArgs {
+    /// Print JSON (schema fslab/1) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Parse the command line, run, and turn the outcome into an exit code.
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -109,18 +179,26 @@ pub fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { ErrorKind::Usage.exit_code() } else { 0 });
         }
     };
+    if !matches!(cli.command, Command::Cleanup(_)) {
+        cleanup::on_start();
+    }
     let outcome = match &cli.command {
         Command::Map(args) => map::run(args),
         Command::Frag(args) => frag::run(args),
         Command::Free(args) => free::run(args),
+        Command::Exec(args) => exec::run(args),
+        Command::Cleanup(args) => cleanup::run(args),
     };
-    match outcome {
+    let code = match outcome {
         Ok(code) => code,
         Err(e) => {
             eprintln!("fslab: {e}");
             e.exit_code()
         }
-    }
+    };
+    // Everything is released by now; an interrupted run dies of its signal.
+    crate::interrupt::die_if_interrupted();
+    code
 }
 
 /// A buffered, locked stdout whose write errors become fslab errors; a

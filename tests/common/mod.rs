@@ -215,3 +215,161 @@ pub const FILE_SYSTEMS: [(&str, &[&str]); 5] = [
     ("xfs", &["-b", "size=4096"]),
     ("btrfs", &[]),
 ];
+
+/// A `Command` for the fslab binary, for tests that need to spawn, signal
+/// or set the environment.
+pub fn fslab_command() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_fslab"))
+}
+
+/// Loop devices whose backing file lies under `dir` (from sysfs).
+pub fn loops_under(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/sys/block").unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if let Ok(backing) = std::fs::read_to_string(entry.path().join("loop/backing_file")) {
+            if Path::new(backing.trim_end_matches('\n')).starts_with(dir) {
+                found.push(name);
+            }
+        }
+    }
+    found
+}
+
+/// Mount points at or under `dir`, from mountinfo (octal escapes undone).
+pub fn mounts_under(dir: &Path) -> Vec<PathBuf> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    text.lines()
+        .filter_map(|line| line.split(' ').nth(4))
+        .map(|field| {
+            let mut out = Vec::new();
+            let bytes = field.as_bytes();
+            let mut i = 0;
+            while i < bytes.len() {
+                if bytes[i] == b'\\' && i + 3 < bytes.len() {
+                    if let Ok(v) = u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 4]).unwrap_or("x"), 8) {
+                        out.push(v);
+                        i += 4;
+                        continue;
+                    }
+                }
+                out.push(bytes[i]);
+                i += 1;
+            }
+            PathBuf::from(String::from_utf8_lossy(&out).into_owned())
+        })
+        .filter(|p| p.starts_with(dir))
+        .collect()
+}
+
+/// Processes whose working directory is under `dir`.
+pub fn processes_in(dir: &Path) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        if let Ok(cwd) = std::fs::read_link(entry.path().join("cwd")) {
+            if cwd.starts_with(dir) {
+                found.push(pid);
+            }
+        }
+    }
+    found
+}
+
+/// A private scratch folder and state folder for one test's fslab runs,
+/// so its cleanup checks see only its own resources. Both are removed on
+/// drop (after a last `fslab cleanup` over the state folder).
+pub struct Lab {
+    /// Root of both.
+    pub dir: tempfile::TempDir,
+}
+
+impl Lab {
+    /// Make the folders under /var/tmp.
+    pub fn new() -> Lab {
+        let dir = tempfile::Builder::new().prefix("fslab-lab-").tempdir_in("/var/tmp").expect("tempdir");
+        std::fs::create_dir(dir.path().join("scratch")).unwrap();
+        std::fs::create_dir(dir.path().join("state")).unwrap();
+        Lab { dir }
+    }
+
+    /// The scratch folder (`--scratch`).
+    pub fn scratch(&self) -> PathBuf {
+        self.dir.path().join("scratch")
+    }
+
+    /// The state folder (`FSLAB_STATE_DIR`).
+    pub fn state(&self) -> PathBuf {
+        self.dir.path().join("state")
+    }
+
+    /// fslab with this lab's state folder.
+    pub fn command(&self) -> Command {
+        let mut c = fslab_command();
+        c.env("FSLAB_STATE_DIR", self.state());
+        c
+    }
+
+    /// `fslab exec --scratch S ARGS...` run to its end.
+    pub fn exec(&self, args: &[&str]) -> Output {
+        let mut c = self.command();
+        c.arg("exec").arg("--scratch").arg(self.scratch()).args(args);
+        c.output().expect("run fslab exec")
+    }
+
+    /// Like [`exec`](Self::exec) with `--json`, insisting on exit `code`,
+    /// parsed.
+    pub fn exec_json(&self, args: &[&str], code: i32) -> serde_json::Value {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let out = self.exec(&all);
+        if out.status.code() != Some(code) {
+            panic!(
+                "fslab exec {args:?}: expected exit {code}, got {:?}\n--- stdout\n{}\n--- stderr\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!("not JSON ({e}):\n{}", String::from_utf8_lossy(&out.stdout))
+        })
+    }
+
+    /// Assert that nothing this lab's runs made is left: no loop device
+    /// over an image under it, no mount under it, no file in scratch, no
+    /// ledger, no process working in it.
+    pub fn assert_nothing_left(&self, context: &str) {
+        let root = self.dir.path();
+        assert_eq!(loops_under(root), Vec::<String>::new(), "{context}: loop devices left");
+        assert_eq!(mounts_under(root), Vec::<PathBuf>::new(), "{context}: mounts left");
+        let left: Vec<_> = std::fs::read_dir(self.scratch()).unwrap().flatten().map(|e| e.path()).collect();
+        assert!(left.is_empty(), "{context}: scratch not empty: {left:?}");
+        let ledgers: Vec<_> = std::fs::read_dir(self.state())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "ledger"))
+            .collect();
+        assert!(ledgers.is_empty(), "{context}: ledgers left: {ledgers:?}");
+        assert_eq!(processes_in(root), Vec::<u32>::new(), "{context}: processes left working in the lab");
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        let _ = self.command().arg("cleanup").output();
+    }
+}
+
+/// The cases of an exec/run JSON output.
+pub fn cases(json: &serde_json::Value) -> &Vec<serde_json::Value> {
+    json["run"]["cases"].as_array().expect("run.cases")
+}
+
+/// A figure's value, `None` when null.
+pub fn figure(case: &serde_json::Value, name: &str) -> Option<f64> {
+    let f = &case["figures"][name];
+    assert!(f.is_object(), "figure {name} absent from {}", case["figures"]);
+    f["value"].as_f64()
+}

@@ -1,0 +1,68 @@
+//! `fslab cleanup`, and the same duty at every start: release what runs
+//! killed by SIGKILL (or a crash) left behind. Live runs hold a lock on
+//! their ledger and are never touched.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use serde::Serialize;
+
+use super::{CleanupArgs, Out, SCHEMA, write_error};
+use crate::error::Result;
+use crate::scenario::cleanup_dead_runs;
+use crate::target::ledger::CleanedRun;
+
+/// Run `fslab cleanup`.
+pub fn run(args: &CleanupArgs) -> Result<ExitCode> {
+    let cleaned = cleanup_dead_runs()?;
+    let rendered = if args.json {
+        let mut v = serde_json::to_vec_pretty(&JsonOutput { schema: SCHEMA, cleaned: &cleaned }).expect("plain data");
+        v.push(b'\n');
+        v
+    } else {
+        render_text(&cleaned).into_bytes()
+    };
+    let mut out = Out::stdout();
+    if let Err(e) = out.writer().write_all(&rendered).and_then(|()| out.flush()) {
+        write_error(e)?;
+    }
+    let failed = cleaned.iter().any(|c| !c.failed.is_empty());
+    Ok(if failed { ExitCode::from(crate::error::ErrorKind::Failed.exit_code()) } else { ExitCode::SUCCESS })
+}
+
+/// At start-up: release dead runs' leftovers, saying so on stderr. A
+/// failure here must not stop the command the user asked for.
+pub fn on_start() {
+    match cleanup_dead_runs() {
+        Ok(cleaned) => {
+            for run in cleaned.iter().filter(|r| !r.released.is_empty() || !r.failed.is_empty()) {
+                eprint!("fslab: a dead run left resources: {}", render_text(std::slice::from_ref(run)));
+            }
+        }
+        Err(e) => eprintln!("fslab: could not check for dead runs: {e}"),
+    }
+}
+
+#[derive(Serialize)]
+struct JsonOutput<'a> {
+    schema: &'static str,
+    cleaned: &'a [CleanedRun],
+}
+
+fn render_text(cleaned: &[CleanedRun]) -> String {
+    let mut s = String::new();
+    if cleaned.is_empty() {
+        s.push_str("nothing to clean up\n");
+    }
+    for run in cleaned {
+        let _ = writeln!(s, "{}", run.ledger.display());
+        for r in &run.released {
+            let _ = writeln!(s, "  released {r}");
+        }
+        for r in &run.failed {
+            let _ = writeln!(s, "  FAILED   {r}");
+        }
+    }
+    s
+}

@@ -1,0 +1,535 @@
+//! Measured work on targets: the harness every scenario (and `fslab exec`)
+//! runs through.
+//!
+//! A [`Lab`] is one run: it owns the ledger, the sysctls in force and the
+//! tracefs it uses. [`Lab::measure`] makes one target, puts every probe
+//! around the work, optionally reads everything back cold, maps the layout
+//! of what the work left, and releases the target — returning a [`Case`]
+//! whatever happened, so one failing target never stops the others.
+//!
+//! What is timed: wall, user and system seconds cover the work alone. The
+//! block and trace counters also cover one `syncfs` after it, so that data
+//! the work left dirty is counted as written by it (its cost is reported
+//! as `sync_s`).
+
+mod environment;
+pub mod exec;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use serde::Serialize;
+
+pub use environment::Environment;
+
+use crate::error::{Error, Result};
+use crate::layout::tree::{self, TreeOptions};
+use crate::measure::{Better, Figures, Kind};
+use crate::probe::blockstat::{self, BlockDevice, BlockStat};
+use crate::probe::cold::{self, ColdMethod};
+use crate::probe::cpu::CpuClock;
+use crate::probe::timeline::{Sampler, TimelinePoint};
+use crate::probe::trace::{self, TraceRequest, TraceSession};
+use crate::target::ledger::{self, CleanedRun, Ledger, Resource};
+use crate::target::sysctl::{self, SysctlLock, SysctlSetting};
+use crate::target::{Target, TargetOptions, TargetSpec};
+
+/// What to run on, and how to measure.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Targets, in order.
+    pub targets: Vec<TargetSpec>,
+    /// How to make scratch targets.
+    pub target_options: TargetOptions,
+    /// Sysctls in force for the whole run.
+    pub sysctls: Vec<SysctlSetting>,
+    /// Timeline sampling interval.
+    pub interval: Duration,
+    /// Read everything back with a cold cache after the work.
+    pub cold_read: bool,
+    /// A name for the run, for later comparison.
+    pub tag: Option<String>,
+}
+
+/// A run's results: `run` in the `fslab/1` JSON.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunRecord {
+    /// Unique id: UTC start time and process id.
+    pub id: String,
+    /// The user's name for the run.
+    pub tag: Option<String>,
+    /// What it ran on.
+    pub environment: Environment,
+    /// Sysctls in force, as asked.
+    pub sysctls: Vec<(String, String)>,
+    /// One per target (and repetition).
+    pub cases: Vec<Case>,
+}
+
+/// Whether a case's work completed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// The work ran and succeeded.
+    Ok,
+    /// The target could not be made, the work failed, or a probe broke.
+    Failed,
+}
+
+/// One scenario on one target, measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct Case {
+    /// Scenario name (`exec` for a command).
+    pub scenario: String,
+    /// Target label: the fs name, or `dir`.
+    pub fs: String,
+    /// Parameters.
+    pub params: serde_json::Map<String, serde_json::Value>,
+    /// Repetition number, from 1.
+    pub repeat: u32,
+    /// Outcome.
+    pub status: Status,
+    /// What failed, when status is failed.
+    pub error: Option<String>,
+    /// How the target was made.
+    pub target: TargetRecord,
+    /// Every figure, by name.
+    pub figures: Figures,
+    /// The sampler's rows.
+    pub timeline: Vec<TimelinePoint>,
+    /// The measured command's exit and output (exec only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<exec::CommandOutput>,
+}
+
+/// How a case's target was made, for the record.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TargetRecord {
+    /// File-system type the work landed on.
+    pub fs_type: String,
+    /// Block device, if fslab made or was given one.
+    pub device: Option<String>,
+    /// mkfs arguments.
+    pub mkfs_args: Vec<String>,
+    /// Mount options.
+    pub mount_opts: Option<String>,
+    /// How the cache was emptied before the read-back, if there was one.
+    pub cold_method: Option<&'static str>,
+}
+
+/// What the work itself hands back.
+#[derive(Debug, Default)]
+pub struct WorkOutcome {
+    /// Figures only the work knows (a scenario's own).
+    pub figures: Figures,
+    /// The command's output (exec).
+    pub command: Option<exec::CommandOutput>,
+    /// Why the work counts as failed, if it does.
+    pub failure: Option<String>,
+}
+
+/// The phases [`Lab::measure`] reports to a progress display.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Making the target (image, mkfs, mount).
+    Make,
+    /// Running the work.
+    Work,
+    /// Reading back with a cold cache.
+    ColdRead,
+    /// Mapping the layout.
+    Layout,
+    /// Releasing the target.
+    Release,
+}
+
+impl Phase {
+    /// A word for progress lines.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Make => "making",
+            Phase::Work => "running",
+            Phase::ColdRead => "cold read",
+            Phase::Layout => "mapping layout",
+            Phase::Release => "releasing",
+        }
+    }
+}
+
+/// One run: its ledger, sysctls and tracing.
+#[derive(Debug)]
+pub struct Lab {
+    /// The run's id.
+    pub id: String,
+    plan: Plan,
+    tracefs: Option<PathBuf>,
+    instances: std::cell::Cell<u32>,
+    // Declared before the lock so the ledger (which restores sysctls) is
+    // dropped first.
+    ledger: Ledger,
+    _sysctl_lock: Option<SysctlLock>,
+}
+
+/// Release what dead runs left (fslab's start-up duty and `fslab cleanup`).
+pub fn cleanup_dead_runs() -> Result<Vec<CleanedRun>> {
+    ledger::cleanup_dead(&ledger::state_dir())
+}
+
+impl Lab {
+    /// Check the plan can run here, then start the run: ledger, sysctls,
+    /// tracefs. Nothing is made before every target passed its checks.
+    pub fn open(plan: Plan) -> Result<Lab> {
+        crate::interrupt::install();
+        crate::target::check(&plan.targets)?;
+        let root = rustix::process::geteuid().is_root();
+        if !plan.sysctls.is_empty() && !root {
+            return Err(Error::environment("--sysctl needs root: run as root, or leave --sysctl out"));
+        }
+        for setting in &plan.sysctls {
+            sysctl::read(&setting.key)?;
+        }
+        let id = run_id();
+        let state = ledger::state_dir();
+        let sysctl_lock = if plan.sysctls.is_empty() { None } else { Some(sysctl::lock(&state)?) };
+        let ledger = Ledger::create(&state, &id)?;
+        let mut lab = Lab { id, plan, tracefs: None, instances: std::cell::Cell::new(0), ledger, _sysctl_lock: sysctl_lock };
+        sysctl::apply(&lab.ledger, &lab.plan.sysctls)?;
+        if root {
+            lab.tracefs = lab.tracefs_root();
+        }
+        Ok(lab)
+    }
+
+    /// The plan this lab runs.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// The run's ledger, for work that starts processes or makes files
+    /// that must be released.
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+
+    /// A tracefs to use: the mounted one, or a private mount made (and
+    /// recorded) for this run. `None` if tracefs cannot be had.
+    fn tracefs_root(&self) -> Option<PathBuf> {
+        if let Some(root) = trace::find_tracefs() {
+            return Some(root);
+        }
+        let dir = self.plan.target_options.scratch.join(format!("{}-tracefs", self.id));
+        std::fs::create_dir_all(&self.plan.target_options.scratch).ok()?;
+        self.ledger.record(Resource::MountPoint(dir.clone())).ok()?;
+        std::fs::create_dir(&dir).ok()?;
+        self.ledger.record(Resource::Mount(dir.clone())).ok()?;
+        let ok = self
+            .ledger
+            .tool_command("mount")
+            .args(["-t", "tracefs", "nodev"])
+            .arg(&dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then_some(dir)
+    }
+
+    /// Make `spec`, run `work` in it with every probe around, read back
+    /// and map, release. Never fails: failures are the case's status.
+    pub fn measure(
+        &self,
+        spec: &TargetSpec,
+        scenario: &str,
+        params: serde_json::Map<String, serde_json::Value>,
+        repeat: u32,
+        progress: &dyn Fn(Phase),
+        work: &mut dyn FnMut(&Path) -> Result<WorkOutcome>,
+    ) -> Case {
+        let mut case = Case {
+            scenario: scenario.to_string(),
+            fs: spec.label(),
+            params,
+            repeat,
+            status: Status::Ok,
+            error: None,
+            target: TargetRecord::default(),
+            figures: Figures::new(),
+            timeline: Vec::new(),
+            command: None,
+        };
+        progress(Phase::Make);
+        let made = crate::interrupt::check()
+            .and_then(|()| Target::make(&self.ledger, spec, &self.plan.target_options, &self.id));
+        let mut target = match made {
+            Ok(t) => t,
+            Err(e) => {
+                case.status = Status::Failed;
+                case.error = Some(e.to_string());
+                return case;
+            }
+        };
+        case.target = TargetRecord {
+            fs_type: target.fs_type.clone(),
+            device: target.device.as_ref().map(|d| d.display().to_string()),
+            mkfs_args: target.mkfs_args.clone(),
+            mount_opts: target.mount_opts.clone(),
+            cold_method: None,
+        };
+        if let Err(e) = self.measure_on(&mut target, &mut case, progress, work) {
+            case.status = Status::Failed;
+            case.error = Some(e.to_string());
+        }
+        progress(Phase::Release);
+        if let Err(e) = target.release() {
+            case.status = Status::Failed;
+            case.error.get_or_insert_with(|| format!("releasing the target: {e}"));
+        }
+        case
+    }
+
+    fn measure_on(
+        &self,
+        target: &mut Target,
+        case: &mut Case,
+        progress: &dyn Fn(Phase),
+        work: &mut dyn FnMut(&Path) -> Result<WorkOutcome>,
+    ) -> Result<()> {
+        crate::interrupt::check()?;
+        let devices = Devices::of(target);
+        // Whatever mkfs and mount left in flight is not the work's.
+        sync_fs(&target.work_dir);
+
+        progress(Phase::Work);
+        let tracing = self.start_trace(devices.scratch.as_ref());
+        let before = devices.read();
+        let sampler = Sampler::start(self.plan.interval, devices.scratch.clone());
+        let clock = CpuClock::start();
+        let outcome = work(&target.work_dir);
+        let span = clock.stop();
+        let sync_started = std::time::Instant::now();
+        sync_fs(&target.work_dir);
+        let sync_s = sync_started.elapsed().as_secs_f64();
+        let timeline = sampler.stop();
+        let after = devices.read();
+        let counts = match tracing {
+            Ok(session) => Ok(session.stop()),
+            Err(why) => Err(why),
+        };
+        let outcome = outcome?;
+
+        let figures = &mut case.figures;
+        span.add_figures(figures);
+        figures.set("sync_s", sync_s, "s", Better::Lower, Kind::Timing);
+        devices.add_delta_figures(&before, &after, figures);
+        match &counts {
+            Ok(c) => trace::add_figures(Some(c), &target.fs_type, "", figures),
+            Err(why) => trace::add_figures(None, &target.fs_type, why, figures),
+        }
+        case.timeline = timeline;
+        case.command = outcome.command;
+        figures.extend(outcome.figures);
+        if let Some(failure) = outcome.failure {
+            case.status = Status::Failed;
+            case.error = Some(failure);
+        }
+
+        if self.plan.cold_read {
+            crate::interrupt::check()?;
+            progress(Phase::ColdRead);
+            let method = make_cold(target)?;
+            case.target.cold_method = Some(method.as_str());
+            let before = devices.read();
+            let read_back = cold::read_tree(&target.work_dir)?;
+            let after = devices.read();
+            let read_ios = match (&before.scratch, &after.scratch) {
+                (Some(b), Some(a)) => Some(a.since(b).read_ios),
+                _ => None,
+            };
+            cold::add_figures(&read_back, method, read_ios, figures);
+        }
+
+        crate::interrupt::check()?;
+        progress(Phase::Layout);
+        add_layout_figures(&target.work_dir, figures)?;
+        Ok(())
+    }
+
+    /// Start tracing the scratch device, or say why not.
+    fn start_trace(&self, device: Option<&BlockDevice>) -> std::result::Result<TraceSession, String> {
+        let Some(root) = &self.tracefs else {
+            return Err(if rustix::process::geteuid().is_root() {
+                "tracefs is not available".into()
+            } else {
+                "tracepoints need root".into()
+            });
+        };
+        let Some(device) = device else { return Err("no block device to trace".into()) };
+        let n = self.instances.get() + 1;
+        self.instances.set(n);
+        let request = TraceRequest {
+            tracefs: root.clone(),
+            instance: format!("fslab-{}-{n}", self.id),
+            dev_t_kernel: device.dev_t_kernel(),
+        };
+        let token = self
+            .ledger
+            .record(Resource::TraceInstance(request.instance_dir()))
+            .map_err(|e| e.to_string())?;
+        let session = TraceSession::start(&request).map_err(|e| e.to_string());
+        if session.is_err() {
+            let _ = self.ledger.release(token);
+        }
+        session
+    }
+
+    /// Finish the run: release everything and report what could not be.
+    pub fn close(self) -> Result<()> {
+        let errors = self.ledger.release_all();
+        match errors.first() {
+            None => Ok(()),
+            Some(e) => Err(Error::failed(format!("could not release everything: {e} (run `fslab cleanup`)"))),
+        }
+    }
+}
+
+/// The scratch device and the disk under it (the image's, or the dir's).
+struct Devices {
+    scratch: Option<BlockDevice>,
+    backing: Option<BlockDevice>,
+}
+
+struct DeviceStats {
+    scratch: Option<BlockStat>,
+    backing: Option<BlockStat>,
+}
+
+impl Devices {
+    fn of(target: &Target) -> Devices {
+        let named = |p: &Path| p.file_name().and_then(|n| BlockDevice::from_name(&n.to_string_lossy()).ok());
+        match (&target.device, &target.image) {
+            (Some(device), image) => Devices {
+                scratch: named(device),
+                backing: image
+                    .as_deref()
+                    .and_then(|i| BlockDevice::holding(i).ok().flatten())
+                    .map(|d| d.whole_disk()),
+            },
+            (None, _) => {
+                let holding = BlockDevice::holding(&target.work_dir).ok().flatten();
+                Devices { backing: holding.as_ref().map(|d| d.whole_disk()), scratch: holding }
+            }
+        }
+    }
+
+    fn read(&self) -> DeviceStats {
+        DeviceStats {
+            scratch: self.scratch.as_ref().and_then(|d| d.read().ok()),
+            backing: self.backing.as_ref().and_then(|d| d.read().ok()),
+        }
+    }
+
+    fn add_delta_figures(&self, before: &DeviceStats, after: &DeviceStats, figures: &mut Figures) {
+        for (prefix, b, a, what) in [
+            ("", &before.scratch, &after.scratch, "the scratch device"),
+            ("backing_", &before.backing, &after.backing, "the disk under it"),
+        ] {
+            match (b, a) {
+                (Some(b), Some(a)) => blockstat::add_figures(&a.since(b), prefix, figures),
+                _ => {
+                    let why = format!("no block-layer counters for {what}");
+                    for name in ["written_bytes", "read_bytes", "write_ios", "read_ios", "flushes"] {
+                        let unit = if name.ends_with("bytes") { "bytes" } else { "count" };
+                        figures.set_missing(&format!("{prefix}{name}"), unit, Better::Lower, Kind::Exact, &why);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Empty the cache the right way for this target.
+fn make_cold(target: &mut Target) -> Result<ColdMethod> {
+    if target.can_remount() {
+        target.remount()?;
+        Ok(ColdMethod::Remount)
+    } else if rustix::process::geteuid().is_root() {
+        cold::drop_caches().map_err(|e| Error::io(Path::new("/proc/sys/vm/drop_caches"), "write", e))?;
+        Ok(ColdMethod::DropCaches)
+    } else {
+        cold::fadvise_tree(&target.work_dir)?;
+        Ok(ColdMethod::Fadvise)
+    }
+}
+
+/// Layout of everything under `dir`: the `frag` walk's totals as figures.
+fn add_layout_figures(dir: &Path, figures: &mut Figures) -> Result<()> {
+    let options = TreeOptions { threads: 2, top: 0, cross_mounts: false };
+    let report = tree::scan(&[dir.to_path_buf()], &options).map_err(|e| Error::io(dir, "map the layout", e))?;
+    let s = &report.summary;
+    let exact = |f: &mut Figures, name: &str, v: u64| f.set(name, v as f64, "count", Better::Lower, Kind::Exact);
+    exact(figures, "files", s.files);
+    figures.set("bytes", s.bytes as f64, "bytes", Better::Lower, Kind::Exact);
+    exact(figures, "extents", s.extents);
+    exact(figures, "records", s.records);
+    let perfection = (s.perfection_unknown_files == 0).then_some(s.perfection_extents as f64);
+    figures.set_opt("perfection", perfection, "count", Better::Lower, Kind::Exact, "perfection unknown for some files");
+    exact(figures, "fragmented_files", s.fragmented_files);
+    let why = "no file with data";
+    figures.set_opt("layout_score", s.layout_score_bytes, "ratio", Better::Higher, Kind::Exact, why);
+    let why = "no two files with data in one directory";
+    figures.set_opt("next_file_contiguous", s.next_file_contiguous, "ratio", Better::Higher, Kind::Exact, why);
+    if s.errors > 0 {
+        let first = report.errors.first().map(|e| format!("{}: {}", e.path, e.error)).unwrap_or_default();
+        return Err(Error::failed(format!("{} files could not be mapped; first: {first}", s.errors)));
+    }
+    Ok(())
+}
+
+/// `syncfs` on the file system holding `dir`; a failure only means less
+/// is flushed, so it is not an error.
+fn sync_fs(dir: &Path) {
+    if let Ok(fd) = rustix::fs::open(dir, rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY, rustix::fs::Mode::empty()) {
+        let _ = rustix::fs::syncfs(&fd);
+    }
+}
+
+/// A run id: UTC start time to the second, then the process id, e.g.
+/// `20261121T093015Z-4242`; sorts by time, unique on a machine.
+pub fn run_id() -> String {
+    let secs = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+    let t = secs % 86_400;
+    format!("{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z-{}", t / 3600, t / 60 % 60, t % 60, std::process::id())
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian date (H. Hinnant's
+/// `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates_are_right_at_known_days() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        assert_eq!(civil_from_days(20_778), (2026, 11, 21));
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+    }
+
+    #[test]
+    fn run_ids_carry_the_pid() {
+        let id = run_id();
+        assert!(id.ends_with(&format!("Z-{}", std::process::id())), "{id}");
+        assert_eq!(id.find('T'), Some(8));
+    }
+}

@@ -1,0 +1,196 @@
+//! Nothing is ever left behind: SIGKILL at random points then `fslab
+//! cleanup`, and sysctls restored after every way a run can end.
+//!
+//! Each test uses its own sysctl, so tests running side by side never see
+//! each other's values.
+
+mod common;
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Lab, root_or_skip};
+
+fn read_sysctl(key: &str) -> String {
+    std::fs::read_to_string(format!("/proc/sys/{}", key.replace('.', "/"))).unwrap().trim().to_string()
+}
+
+/// A value different from the current one, valid for a centisecs knob.
+fn other_value(current: &str) -> String {
+    (current.parse::<u64>().unwrap() + 7).to_string()
+}
+
+/// Wait until `key` reads `value` (the run set it), or panic.
+fn wait_for_sysctl(key: &str, value: &str, child: &mut Child) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while read_sysctl(key) != value {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("fslab ended ({status}) before setting {key}");
+        }
+        assert!(Instant::now() < deadline, "{key} never became {value}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Trace instances a run of fslab process `pid` made (their names carry
+/// the run id, which ends in the pid), in the system's tracefs.
+fn trace_instances_of(pid: u32) -> Vec<String> {
+    let mark = format!("Z-{pid}-");
+    std::fs::read_dir("/sys/kernel/tracing/instances")
+        .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.contains(&mark)).collect())
+        .unwrap_or_default()
+}
+
+fn cleanup(lab: &Lab) -> String {
+    let out = lab.command().arg("cleanup").output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "cleanup: {stdout}{}", String::from_utf8_lossy(&out.stderr));
+    stdout
+}
+
+/// A small deterministic generator (xorshift), seeded and printed so a
+/// failing sequence of kill points can be replayed.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n.max(1)
+    }
+}
+
+#[test]
+fn sigkill_at_random_points_then_cleanup_leaves_nothing() {
+    if !root_or_skip("sigkill_cleanup") {
+        return;
+    }
+    let key = "vm.dirty_expire_centisecs";
+    let original = read_sysctl(key);
+    let value = other_value(&original);
+    let lab = Lab::new();
+    let spawn = |lab: &Lab| -> Child {
+        let mut c = lab.command();
+        c.arg("exec").arg("--scratch").arg(lab.scratch());
+        c.args(["--fs", "ext4", "--size", "256M", "--cold-read", "--sysctl", &format!("{key}={value}")]);
+        c.args(["--", "sh", "-c", "dd if=/dev/zero of=f bs=1M count=16 conv=fsync 2>/dev/null; sleep 0.2 & wait"]);
+        c.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap()
+    };
+
+    // One whole run, to know how long a run takes.
+    let started = Instant::now();
+    let status = spawn(&lab).wait().unwrap();
+    assert!(status.success(), "an undisturbed run failed: {status}");
+    let whole_ms = started.elapsed().as_millis() as u64;
+    lab.assert_nothing_left("after an undisturbed run");
+    assert_eq!(read_sysctl(key), original);
+
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1;
+    eprintln!("kill points seeded with {seed}, a whole run takes {whole_ms} ms");
+    let mut rng = Rng(seed);
+    let mut killed_running = 0;
+    let mut round = 0;
+    // Twenty kills of a live fslab, at points spread over a whole run;
+    // a round whose fslab had already finished does not count.
+    while killed_running < 20 && round < 60 {
+        round += 1;
+        let mut child = spawn(&lab);
+        let at = rng.below(whole_ms);
+        std::thread::sleep(Duration::from_millis(at));
+        let still_running = child.try_wait().unwrap().is_none();
+        let pid = child.id();
+        let _ = child.kill();
+        let _ = child.wait();
+        killed_running += u32::from(still_running);
+        let report = cleanup(&lab);
+        let context = format!("round {round}, killed at {at} ms (seed {seed}); cleanup said:\n{report}");
+        lab.assert_nothing_left(&context);
+        assert_eq!(read_sysctl(key), original, "{context}");
+        assert_eq!(trace_instances_of(pid), Vec::<String>::new(), "{context}");
+    }
+    assert_eq!(killed_running, 20, "only {killed_running} of {round} kills hit a running fslab");
+}
+
+#[test]
+fn sysctl_is_restored_after_exit_error_sigint_and_sigkill() {
+    if !root_or_skip("sysctl_restored") {
+        return;
+    }
+    let key = "vm.dirty_writeback_centisecs";
+    let original = read_sysctl(key);
+    let value = other_value(&original);
+    let setting = format!("{key}={value}");
+    let lab = Lab::new();
+    let work = lab.dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let work = work.to_str().unwrap().to_string();
+
+    // Normal exit: the command saw the new value; afterwards the old one.
+    let json = lab.exec_json(&["--dir", &work, "--sysctl", &setting, "--", "cat", &format!("/proc/sys/{}", key.replace('.', "/"))], 0);
+    assert_eq!(common::cases(&json)[0]["command"]["stdout"].as_str().unwrap().trim(), value);
+    assert_eq!(read_sysctl(key), original, "after a normal exit");
+
+    // An error: mkfs refuses its options; the case fails (exit 4).
+    let out = lab.exec(&["--fs", "ext4", "--mkfs-opt", "ext4=--no-such-option", "--sysctl", &setting, "--", "true"]);
+    assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(read_sysctl(key), original, "after a failed run");
+
+    // SIGINT while the command runs: the command is stopped, everything
+    // released, and fslab dies of SIGINT.
+    let spawn = || {
+        let mut c = lab.command();
+        c.arg("exec").arg("--scratch").arg(lab.scratch()).args(["--fs", "ext4", "--size", "256M", "--sysctl", &setting]);
+        c.args(["--", "sleep", "60"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap()
+    };
+    let mut child = spawn();
+    wait_for_sysctl(key, &value, &mut child);
+    // Let it reach the command.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while common::processes_in(&lab.scratch()).is_empty() {
+        assert!(Instant::now() < deadline, "the command never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let started = Instant::now();
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let out = child.wait_with_output().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(out.status.signal(), Some(libc::SIGINT), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(started.elapsed() < Duration::from_secs(20), "SIGINT did not stop the 60 s command");
+    assert_eq!(read_sysctl(key), original, "after SIGINT");
+    lab.assert_nothing_left("after SIGINT");
+
+    // SIGKILL: the value stays until cleanup puts it back.
+    let mut child = spawn();
+    wait_for_sysctl(key, &value, &mut child);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(read_sysctl(key), value, "nothing can restore before cleanup runs");
+    let report = cleanup(&lab);
+    assert!(report.contains(key), "{report}");
+    assert_eq!(read_sysctl(key), original, "after SIGKILL and cleanup");
+    lab.assert_nothing_left("after SIGKILL and cleanup");
+}
+
+#[test]
+fn the_next_start_releases_what_a_killed_run_left() {
+    if !root_or_skip("next_start_cleans") {
+        return;
+    }
+    let lab = Lab::new();
+    let mut c = lab.command();
+    c.arg("exec").arg("--scratch").arg(lab.scratch()).args(["--fs", "ext4", "--size", "256M", "--", "sleep", "60"]);
+    let mut child = c.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while common::mounts_under(&lab.scratch()).is_empty() {
+        assert!(Instant::now() < deadline, "never mounted");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!common::mounts_under(&lab.scratch()).is_empty(), "the mount outlives a SIGKILL");
+    // Any fslab command is a start.
+    let out = lab.command().args(["map", "/proc/self/exe"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("dead run"), "{}", String::from_utf8_lossy(&out.stderr));
+    lab.assert_nothing_left("after the next start");
+}

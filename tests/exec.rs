@@ -1,0 +1,267 @@
+//! `fslab exec` end to end: real scratch file systems on loop devices, real
+//! commands, figures checked against what the commands did and against
+//! `filefrag` run on the same file.
+
+mod common;
+
+use common::{Lab, cases, figure, root_or_skip};
+
+const MIB: f64 = 1048576.0;
+
+/// The extent count `filefrag` printed in a command's stdout
+/// (`f: 3 extents found`).
+fn filefrag_extents(stdout: &str) -> u64 {
+    let line = stdout.lines().find(|l| l.contains("found")).unwrap_or_else(|| panic!("no filefrag line in {stdout:?}"));
+    line.split_whitespace().rev().nth(2).unwrap().parse().unwrap()
+}
+
+#[test]
+fn dd_is_measured_on_ext4_xfs_btrfs_and_extents_match_filefrag() {
+    if !root_or_skip("dd_is_measured") {
+        return;
+    }
+    let lab = Lab::new();
+    let json = lab.exec_json(
+        &[
+            "--fs",
+            "ext4,xfs,btrfs",
+            "--cold-read",
+            "--",
+            "sh",
+            "-c",
+            "dd if=/dev/zero of=f bs=1M count=64 conv=fsync 2>/dev/null && filefrag f",
+        ],
+        0,
+    );
+    assert_eq!(json["schema"], "fslab/1");
+    let cases = cases(&json);
+    assert_eq!(cases.iter().map(|c| c["fs"].as_str().unwrap()).collect::<Vec<_>>(), ["ext4", "xfs", "btrfs"]);
+    for case in cases {
+        let fs = case["fs"].as_str().unwrap();
+        assert_eq!(case["status"], "ok", "{fs}: {case}");
+        assert_eq!(case["scenario"], "exec");
+        let written = figure(case, "written_bytes").unwrap();
+        assert!(
+            (written - 64.0 * MIB).abs() <= 0.05 * 64.0 * MIB,
+            "{fs}: wrote {written} bytes to the device for a 64 MiB dd"
+        );
+        let stdout = case["command"]["stdout"].as_str().unwrap();
+        assert_eq!(figure(case, "extents").unwrap() as u64, filefrag_extents(stdout), "{fs}: extents vs filefrag");
+        assert_eq!(figure(case, "files"), Some(1.0), "{fs}");
+        assert_eq!(figure(case, "bytes"), Some(64.0 * MIB), "{fs}");
+        // The cold read went to the device: about 64 MiB read, by remount.
+        assert_eq!(case["target"]["cold_method"], "remount", "{fs}");
+        let read = figure(case, "cold_read_bytes").unwrap();
+        assert_eq!(read, 64.0 * MIB, "{fs}");
+        assert!(figure(case, "cold_read_mbps").unwrap() > 0.0, "{fs}");
+        assert!(figure(case, "cold_read_ios_per_mib").unwrap() > 0.0, "{fs}");
+        assert!(figure(case, "wall_s").unwrap() > 0.0, "{fs}");
+        assert!(!case["timeline"].as_array().unwrap().is_empty(), "{fs}: no timeline");
+        assert!(case["target"]["device"].as_str().unwrap().starts_with("/dev/loop"), "{fs}");
+    }
+    lab.assert_nothing_left("after a normal exec");
+}
+
+#[test]
+fn twenty_fsyncs_cause_twenty_journal_commits_and_plain_writes_do_not() {
+    if !root_or_skip("fsync_commits") {
+        return;
+    }
+    let lab = Lab::new();
+    let with = lab.exec_json(
+        &["--fs", "ext4", "--", "sh", "-c", "for i in $(seq 20); do dd if=/dev/zero of=f$i bs=4k count=1 conv=fsync 2>/dev/null; done"],
+        0,
+    );
+    let without = lab.exec_json(
+        &["--fs", "ext4", "--", "sh", "-c", "for i in $(seq 20); do dd if=/dev/zero of=f$i bs=4k count=1 2>/dev/null; done"],
+        0,
+    );
+    let with = &cases(&with)[0];
+    let without = &cases(&without)[0];
+    let commits_with = figure(with, "journal_commits").expect("journal commits measured as root");
+    let commits_without = figure(without, "journal_commits").expect("journal commits measured as root");
+    assert!(commits_with >= 20.0, "20 fsyncs gave {commits_with} commits");
+    assert!(commits_without <= 3.0, "20 plain writes gave {commits_without} commits");
+    let flushes_with = figure(with, "flushes").expect("flushes counted");
+    assert!(flushes_with >= 20.0, "20 fsyncs gave {flushes_with} device flushes");
+    assert_eq!(figure(with, "files"), Some(20.0));
+    lab.assert_nothing_left("after the fsync runs");
+}
+
+#[test]
+fn a_failing_command_fails_its_target_only_and_its_output_is_kept() {
+    if !root_or_skip("failing_command") {
+        return;
+    }
+    let lab = Lab::new();
+    let json = lab.exec_json(
+        &["--fs", "ext4,xfs", "--", "sh", "-c", "echo to-stdout; echo to-stderr >&2; test \"$(stat -f -c %T .)\" != xfs"],
+        4,
+    );
+    let cases = cases(&json);
+    assert_eq!(cases[0]["status"], "ok", "{}", cases[0]);
+    assert_eq!(cases[1]["status"], "failed");
+    assert_eq!(cases[1]["command"]["exit_code"], 1);
+    assert!(cases[1]["error"].as_str().unwrap().contains("status 1"), "{}", cases[1]["error"]);
+    for case in cases {
+        assert_eq!(case["command"]["stdout"], "to-stdout\n");
+        assert_eq!(case["command"]["stderr"], "to-stderr\n");
+    }
+    // The failed target is still measured as far as it went.
+    assert!(figure(&cases[1], "wall_s").is_some());
+    lab.assert_nothing_left("after a failing command");
+}
+
+#[test]
+fn awkward_paths_and_options_reach_the_tools_as_argv() {
+    if !root_or_skip("awkward_paths") {
+        return;
+    }
+    let lab = Lab::new();
+    let scratch = lab.scratch().join("a b'c\"d\ne");
+    let mut c = lab.command();
+    c.arg("exec").arg("--json").arg("--scratch").arg(&scratch);
+    c.args(["--fs", "ext4", "--mkfs-opt", "ext4=-L 'my label' -b 2048", "--mount-opt", "ext4=nodelalloc"]);
+    c.args(["--", "sh", "-c", "findmnt -n -o LABEL,OPTIONS -T .; stat -f -c %S .; pwd; echo \"$FSLAB_MOUNT\""]);
+    let out = c.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let case = &cases(&json)[0];
+    let stdout = case["command"]["stdout"].as_str().unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines[0].starts_with("my label"), "{stdout:?}");
+    assert!(lines[0].contains("nodelalloc"), "{stdout:?}");
+    assert_eq!(lines[1], "2048", "block size from --mkfs-opt");
+    assert!(stdout.contains("a b'c\"d\ne"), "{stdout:?}");
+    assert_eq!(case["target"]["mount_opts"], "nodelalloc");
+    std::fs::remove_dir(&scratch).unwrap();
+    lab.assert_nothing_left("after awkward paths");
+}
+
+#[test]
+fn bad_input_gets_the_contract_exit_codes() {
+    let lab = Lab::new();
+    let check = |args: &[&str], code: i32, says: &str| {
+        let out = lab.exec(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    };
+    check(&["--fs", "f2fs", "--", "true"], 2, "ext2, ext3, ext4, xfs and btrfs");
+    check(&["--dir", "/nonexistent/x", "--", "true"], 2, "/nonexistent/x");
+    check(&["--fs", "ext4"], 2, "COMMAND");
+    check(&["--fs", "ext4", "--device", "/dev/null", "--", "true"], 2, "--destroy-data-on");
+    check(&["--fs", "ext4", "--device", "/dev/null", "--destroy-data-on", "/dev/zero", "--", "true"], 2, "same device");
+    check(&["--fs", "ext4", "--sysctl", "vm.dirty_ratio", "--", "true"], 2, "KEY=VALUE");
+    check(&["--fs", "ext4", "--mkfs-opt", "ext4=-L 'open", "--", "true"], 2, "--mkfs-opt");
+    check(&["--fs", "ext4", "--size", "12X", "--", "true"], 2, "size");
+    if rustix::process::geteuid().is_root() {
+        check(&["--dir", "/tmp", "--sysctl", "vm.no_such_knob=1", "--", "true"], 2, "no such sysctl");
+        check(&["--fs", "ext4", "--device", "/dev/null", "--destroy-data-on", "/dev/null", "--", "true"], 2, "not a block device");
+    }
+    lab.assert_nothing_left("after bad input");
+}
+
+#[test]
+fn a_mounted_device_is_never_formatted_and_a_free_one_is() {
+    if !root_or_skip("device_target") {
+        return;
+    }
+    let lab = Lab::new();
+    // A "real" device for the test: a loop device the test attached itself.
+    let image = lab.dir.path().join("disk.img");
+    std::fs::File::create(&image).unwrap().set_len(512 << 20).unwrap();
+    let device = common::run("losetup", &["--find", "--show", image.to_str().unwrap()]).trim().to_string();
+    struct Detach(String);
+    impl Drop for Detach {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("losetup").args(["-d", &self.0]).status();
+        }
+    }
+    let detach = Detach(device.clone());
+
+    let json = lab.exec_json(
+        &["--fs", "ext4", "--device", &device, "--destroy-data-on", &device, "--", "sh", "-c", "findmnt -n -o SOURCE -T ."],
+        0,
+    );
+    let case = &cases(&json)[0];
+    assert_eq!(case["status"], "ok", "{case}");
+    assert_eq!(case["command"]["stdout"].as_str().unwrap().trim(), device);
+
+    // Now mounted elsewhere: refused, and its contents survive.
+    let mnt = lab.dir.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    common::run("mount", &[&device, mnt.to_str().unwrap()]);
+    std::fs::write(mnt.join("precious"), b"keep me").unwrap();
+    let out = lab.exec(&["--fs", "ext4", "--device", &device, "--destroy-data-on", &device, "--", "true"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    common::unmount(&mnt).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("mounted"), "{stderr}");
+    common::run("mount", &[&device, mnt.to_str().unwrap()]);
+    let kept = std::fs::read(mnt.join("precious"));
+    common::unmount(&mnt).unwrap();
+    assert_eq!(kept.unwrap(), b"keep me");
+    std::fs::remove_dir(&mnt).unwrap();
+    drop(detach);
+    lab.assert_nothing_left("after device runs");
+}
+
+#[test]
+fn dir_works_without_root_and_marks_root_figures_missing() {
+    if !root_or_skip("dir_as_non_root") || !common::have("setpriv") {
+        return;
+    }
+    let lab = Lab::new();
+    let work = lab.dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    for p in [lab.dir.path().to_path_buf(), work.clone(), lab.state()] {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(env!("CARGO_BIN_EXE_fslab"))
+        .args(["exec", "--json", "--cold-read", "--dir"])
+        .arg(&work)
+        .args(["--", "sh", "-c", "head -c 1048576 /dev/zero > f && id -u"])
+        .env("FSLAB_STATE_DIR", lab.state())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let case = &cases(&json)[0];
+    assert_eq!(case["fs"], "dir");
+    assert_eq!(case["status"], "ok", "{case}");
+    assert_eq!(case["command"]["stdout"], "65534\n");
+    assert_eq!(case["target"]["cold_method"], "fadvise");
+    assert_eq!(figure(case, "files"), Some(1.0));
+    assert_eq!(figure(case, "cold_read_bytes"), Some(MIB));
+    assert!(figure(case, "wall_s").is_some());
+    for name in ["journal_commits", "seeks", "block_requests"] {
+        assert_eq!(figure(case, name), None, "{name} needs root");
+        assert!(case["figures"][name]["missing"].as_str().unwrap().contains("root"), "{}", case["figures"][name]);
+    }
+    // The work folder is gone; the user's own directory stays.
+    assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0);
+    lab.assert_nothing_left("after --dir as nobody");
+}
+
+#[test]
+fn scratch_file_systems_need_root_and_say_so() {
+    if !root_or_skip("scratch_needs_root") || !common::have("setpriv") {
+        return;
+    }
+    let lab = Lab::new();
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(env!("CARGO_BIN_EXE_fslab"))
+        .args(["exec", "--fs", "ext4", "--", "true"])
+        .env("FSLAB_STATE_DIR", "/tmp/fslab-test-nobody-state")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("root") && stderr.contains("--dir"), "{stderr}");
+    lab.assert_nothing_left("after a refused run");
+}
