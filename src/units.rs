@@ -41,6 +41,12 @@ pub fn bytes_short(n: u64) -> String {
     format!("{text} {unit}")
 }
 
+/// A formatter for a parameter value: sizes (names ending in `size` or
+/// `bytes`, or `bs`) as `bytes_short`, anything else as a plain number.
+pub fn bytes_or_count(name: &str) -> fn(u64) -> String {
+    if name.ends_with("size") || name.ends_with("bytes") || name == "bs" { bytes_short } else { |n| n.to_string() }
+}
+
 /// Parse a size as people write it: `4096`, `512M`, `1G`, `1GiB`, `64k`
 /// (binary multiples; a bare number is bytes).
 pub fn parse_bytes(text: &str) -> Result<u64, String> {

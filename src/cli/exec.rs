@@ -13,15 +13,14 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
-use super::{ExecArgs, Out, SCHEMA, write_error};
+use super::{ExecArgs, Out, SCHEMA, TargetArgs, table, write_error};
 use crate::error::{Error, Result};
-use crate::measure::Figures;
 use crate::scenario::{self, Lab, Phase, Plan, RunRecord, Status};
 use crate::target::{self, TargetOptions, TargetSpec};
 
 /// Run `fslab exec`.
 pub fn run(args: &ExecArgs) -> Result<ExitCode> {
-    let plan = plan(args)?;
+    let plan = plan(&args.target, args.cold_read)?;
     let lab = Lab::open(plan)?;
     let environment = scenario::Environment::read(&lab.plan().target_options.scratch);
     let targets = lab.plan().targets.clone();
@@ -39,11 +38,24 @@ pub fn run(args: &ExecArgs) -> Result<ExitCode> {
         }
         let label = spec.label();
         let progress = |phase: Phase| bar.set_message(format!("{label}: {}", phase.as_str()));
-        let mut work = |dir: &std::path::Path| scenario::exec::run_command(lab.ledger(), &args.command, dir);
+        let mut work = scenario::exec::CommandWork { ledger: lab.ledger(), argv: &args.command };
         cases.push(lab.measure(spec, "exec", params.clone(), 1, &progress, &mut work));
         bar.inc(1);
     }
     bar.finish_and_clear();
+    finish(lab, environment, cases, &args.target, render_text)
+}
+
+/// End a run: release everything, then print the record (JSON, or text by
+/// `render_text`); exit 4 if any case failed. Releasing comes first, so a
+/// closed stdout or an interruption never leaves anything behind.
+pub(super) fn finish(
+    lab: Lab,
+    environment: scenario::Environment,
+    cases: Vec<scenario::Case>,
+    args: &TargetArgs,
+    render_text: impl Fn(&RunRecord) -> String,
+) -> Result<ExitCode> {
     let record = RunRecord {
         id: lab.id.clone(),
         tag: args.tag.clone(),
@@ -54,7 +66,6 @@ pub fn run(args: &ExecArgs) -> Result<ExitCode> {
     let closed = lab.close();
     crate::interrupt::check()?;
     closed?;
-
     let rendered = if args.json { render_json(&record) } else { render_text(&record).into_bytes() };
     let mut out = Out::stdout();
     if let Err(e) = out.writer().write_all(&rendered).and_then(|()| out.flush()) {
@@ -66,7 +77,7 @@ pub fn run(args: &ExecArgs) -> Result<ExitCode> {
 
 /// Turn the arguments into a plan, refusing contradictions with the flag
 /// named.
-fn plan(args: &ExecArgs) -> Result<Plan> {
+pub(super) fn plan(args: &TargetArgs, cold_read: bool) -> Result<Plan> {
     let mut target_options = TargetOptions {
         scratch: args.scratch.clone(),
         size_bytes: args.size,
@@ -119,7 +130,7 @@ fn plan(args: &ExecArgs) -> Result<Plan> {
         target_options,
         sysctls: args.sysctl.clone(),
         interval: Duration::from_secs_f64(args.interval),
-        cold_read: args.cold_read,
+        cold_read,
         tag: args.tag.clone(),
     })
 }
@@ -138,122 +149,42 @@ struct JsonOutput<'a> {
     run: &'a RunRecord,
 }
 
-fn render_json(record: &RunRecord) -> Vec<u8> {
+/// `{"schema":"fslab/1","run":{...}}`, pretty, with a final newline.
+pub(super) fn render_json(record: &RunRecord) -> Vec<u8> {
     let mut out = serde_json::to_vec_pretty(&JsonOutput { schema: SCHEMA, run: record }).expect("plain data serialises");
     out.push(b'\n');
     out
 }
 
-/// The columns of the text table: header, figure, how to show it.
-const COLUMNS: [(&str, &str, Show); 15] = [
-    ("wall s", "wall_s", Show::Seconds),
-    ("user s", "user_s", Show::Seconds),
-    ("sys s", "sys_s", Show::Seconds),
-    ("MB wr", "written_bytes", Show::Megabytes),
-    ("wr I/Os", "write_ios", Show::Count),
-    ("rd I/Os", "read_ios", Show::Count),
-    ("flushes", "flushes", Show::Count),
-    ("commits", "journal_commits", Show::Count),
-    ("files", "files", Show::Count),
-    ("extents", "extents", Show::Count),
-    ("perfect", "perfection", Show::Count),
-    ("score", "layout_score", Show::Ratio),
-    ("seeks", "seeks", Show::Count),
-    ("cold MB/s", "cold_read_mbps", Show::Rate),
-    ("cold rd/MiB", "cold_read_ios_per_mib", Show::Rate),
+/// The figures of the text table, in order (the header is each figure's
+/// short name).
+const COLUMNS: [&str; 15] = [
+    "wall_s",
+    "user_s",
+    "sys_s",
+    "written_bytes",
+    "write_ios",
+    "read_ios",
+    "flushes",
+    "journal_commits",
+    "files",
+    "extents",
+    "perfection",
+    "layout_score",
+    "seeks",
+    "cold_read_mbps",
+    "cold_read_ios_per_mib",
 ];
 
-#[derive(Clone, Copy)]
-enum Show {
-    Seconds,
-    Megabytes,
-    Count,
-    Ratio,
-    Rate,
-}
-
-fn cell(figures: &Figures, name: &str, show: Show) -> String {
-    match figures.value(name) {
-        None => "-".to_string(),
-        Some(v) => match show {
-            Show::Seconds => format!("{v:.3}"),
-            Show::Megabytes => format!("{:.1}", v / 1e6),
-            Show::Count => format!("{v:.0}"),
-            Show::Ratio => format!("{v:.3}"),
-            Show::Rate => format!("{v:.1}"),
-        },
-    }
-}
-
-/// One row per target, then what failed and why.
+/// One row per target, then what failed and why, then what was not
+/// measured and why.
 fn render_text(record: &RunRecord) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "run {}  (kernel {})", record.id, record.environment.kernel);
-    let mut rows: Vec<Vec<String>> = vec![
-        ["fs", "status"].iter().map(|h| h.to_string()).chain(COLUMNS.iter().map(|c| c.0.to_string())).collect(),
-    ];
-    for case in &record.cases {
-        let status = match case.status {
-            Status::Ok => "ok",
-            Status::Failed => "FAILED",
-        };
-        let mut row = vec![case.fs.clone(), status.to_string()];
-        row.extend(COLUMNS.iter().map(|(_, name, show)| cell(&case.figures, name, *show)));
-        rows.push(row);
-    }
-    let widths: Vec<usize> =
-        (0..rows[0].len()).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
-    for row in &rows {
-        let mut line = String::new();
-        for (i, text) in row.iter().enumerate() {
-            if i < 2 {
-                let _ = write!(line, "{text:<w$}  ", w = widths[i]);
-            } else {
-                let _ = write!(line, "{text:>w$}  ", w = widths[i]);
-            }
-        }
-        let _ = writeln!(s, "{}", line.trim_end());
-    }
-    for case in record.cases.iter().filter(|c| c.status == Status::Failed) {
-        let _ = writeln!(s, "\n{}: {}", case.fs, case.error.as_deref().unwrap_or("failed"));
-        if let Some(command) = &case.command {
-            let tail: Vec<&str> = command.stderr.lines().rev().take(10).collect();
-            for line in tail.iter().rev() {
-                let _ = writeln!(s, "  | {line}");
-            }
-        }
-    }
-    // Missing figures, grouped by reason, so a `-` is never a mystery.
-    for case in record.cases.iter().filter(|c| c.status == Status::Ok) {
-        let mut reasons: Vec<(String, Vec<&str>)> = Vec::new();
-        for (name, figure) in case.figures.iter().filter(|(_, f)| f.value.is_none()) {
-            let why = figure.missing.clone().unwrap_or_default();
-            match reasons.iter_mut().find(|(w, _)| *w == why) {
-                Some((_, names)) => names.push(name),
-                None => reasons.push((why, vec![name])),
-            }
-        }
-        for (why, names) in reasons {
-            let _ = writeln!(s, "{}: not measured: {} ({why})", case.fs, names.join(", "));
-        }
-    }
+    let cases: Vec<&scenario::Case> = record.cases.iter().collect();
+    s.push_str(&table::render_cases(&cases, &[], &COLUMNS));
+    s.push_str(&table::failures(&cases));
+    s.push_str(&table::missing(&cases));
     s
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::measure::{Better, Kind};
-
-    #[test]
-    fn missing_figures_show_as_a_dash_and_counts_as_integers() {
-        let mut f = Figures::new();
-        f.set("extents", 3.0, "count", Better::Lower, Kind::Exact);
-        f.set_missing("journal_commits", "count", Better::Lower, Kind::Exact, "needs root");
-        assert_eq!(cell(&f, "extents", Show::Count), "3");
-        assert_eq!(cell(&f, "journal_commits", Show::Count), "-");
-        assert_eq!(cell(&f, "nothing", Show::Count), "-");
-        f.set("written_bytes", 67_108_864.0, "bytes", Better::Lower, Kind::Exact);
-        assert_eq!(cell(&f, "written_bytes", Show::Megabytes), "67.1");
-    }
-}

@@ -8,6 +8,9 @@
 
 mod cleanup;
 mod exec;
+mod list;
+mod run;
+mod table;
 mod format;
 mod frag;
 mod free;
@@ -47,6 +50,12 @@ enum Command {
     /// with every probe around it: CPU, block I/O, journal commits,
     /// timeline, cold read-back, layout of what it left.
     Exec(Box<ExecArgs>),
+    /// The scenarios (one per seed report), their parameters, defaults
+    /// and the seeds' values.
+    List(ListArgs),
+    /// Run scenarios on fresh file systems (or in a directory), across a
+    /// matrix of file systems and parameter values.
+    Run(Box<RunArgs>),
     /// Release every mount, loop device, image and sysctl that a killed
     /// fslab run left behind (runs still alive are not touched).
     Cleanup(CleanupArgs),
@@ -109,9 +118,9 @@ pub struct FreeArgs {
     pub groups: bool,
 }
 
-/// Arguments of `fslab exec`.
+/// Where work runs and how it is measured: shared by `exec` and `run`.
 #[derive(Debug, Args)]
-pub struct ExecArgs {
+pub struct TargetArgs {
     /// File systems to make, comma-separated (default: all five).
     #[arg(long, value_delimiter = ',', value_name = "FS,...", conflicts_with = "dir")]
     pub fs: Vec<crate::target::FsType>,
@@ -144,10 +153,6 @@ pub struct ExecArgs {
     /// Repeatable; needs root.
     #[arg(long, value_name = "KEY=VALUE")]
     pub sysctl: Vec<crate::target::sysctl::SysctlSetting>,
-    /// After the command, empty the cache and read every file it left,
-    /// in directory order.
-    #[arg(long)]
-    pub cold_read: bool,
     /// Timeline sampling interval in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
     pub interval: f64,
@@ -157,9 +162,53 @@ pub struct ExecArgs {
     /// Print JSON (schema fslab/1) instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Arguments of `fslab exec`.
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// Targets and measurement.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// After the command, empty the cache and read every file it left,
+    /// in directory order.
+    #[arg(long)]
+    pub cold_read: bool,
     /// The command and its arguments (after `--`).
     #[arg(required = true, last = true, value_name = "COMMAND")]
     pub command: Vec<std::ffi::OsString>,
+}
+
+/// Arguments of `fslab run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Scenarios to run (see `fslab list`).
+    #[arg(value_name = "SCENARIO", required_unless_present = "preset")]
+    pub scenarios: Vec<String>,
+    /// Targets and measurement.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// A scenario parameter; several values make a matrix: `size=64M,1G`.
+    /// Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE[,VALUE...]")]
+    pub set: Vec<crate::scenario::params::Setting>,
+    /// Run every case N times.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: u32,
+    /// Small sizes (minutes for everything) or the seeds' own.
+    #[arg(long, value_enum, default_value_t = crate::scenario::params::Scale::Small)]
+    pub scale: crate::scenario::params::Scale,
+    /// Run a named set of scenarios: `seeds` runs every scenario.
+    #[arg(long, value_name = "NAME", value_parser = ["seeds"])]
+    pub preset: Option<String>,
+}
+
+/// Arguments of `fslab list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Print JSON (schema fslab/1) instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `fslab cleanup`.
@@ -187,6 +236,8 @@ pub fn main() -> ExitCode {
         Command::Frag(args) => frag::run(args),
         Command::Free(args) => free::run(args),
         Command::Exec(args) => exec::run(args),
+        Command::List(args) => list::run(args),
+        Command::Run(args) => run::run(args),
         Command::Cleanup(args) => cleanup::run(args),
     };
     let code = match outcome {

@@ -38,6 +38,21 @@ pub struct CommandOutput {
     pub dropped_bytes: u64,
 }
 
+/// A command as measured work.
+#[derive(Debug)]
+pub struct CommandWork<'a> {
+    /// The run's ledger, where the command's process group is recorded.
+    pub ledger: &'a Ledger,
+    /// The command and its arguments.
+    pub argv: &'a [OsString],
+}
+
+impl super::Work for CommandWork<'_> {
+    fn run(&mut self, dir: &Path) -> Result<WorkOutcome> {
+        run_command(self.ledger, self.argv, dir)
+    }
+}
+
 /// Run `argv` in `dir` and wait for it, recording its process group in
 /// the ledger for the time it runs.
 pub fn run_command(ledger: &Ledger, argv: &[OsString], dir: &Path) -> Result<WorkOutcome> {

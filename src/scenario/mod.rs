@@ -14,6 +14,8 @@
 
 mod environment;
 pub mod exec;
+pub mod params;
+mod replace_files;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -128,6 +130,53 @@ pub struct WorkOutcome {
     pub failure: Option<String>,
 }
 
+/// Measured work: an unmeasured preparation (the seed's setup), then the
+/// measured run.
+pub trait Work {
+    /// Set the stage in `dir`, outside the measured window.
+    fn prepare(&mut self, _dir: &Path) -> Result<()> {
+        Ok(())
+    }
+
+    /// Do the work in `dir`; everything here is measured.
+    fn run(&mut self, dir: &Path) -> Result<WorkOutcome>;
+}
+
+/// A seed report as a reproducible workload: its parameters, and the work
+/// for one set of values. Every scenario is one file behind this trait,
+/// listed in [`SCENARIOS`]; no scenario knows another.
+pub trait Scenario: Sync {
+    /// Name used on the command line (`replace-files`).
+    fn name(&self) -> &'static str;
+    /// The seed report it reproduces (`002`).
+    fn seed(&self) -> &'static str;
+    /// One line on what it shows.
+    fn about(&self) -> &'static str;
+    /// Its parameters.
+    fn params(&self) -> &'static [params::ParamSpec];
+    /// Figures it adds beyond the probes', with their meaning.
+    fn own_figures(&self) -> &'static [(&'static str, &'static str)];
+    /// The figures its table shows first: the ones the seed printed.
+    fn headline(&self) -> &'static [&'static str];
+    /// Whether a cold read-back belongs to it.
+    fn cold_read(&self) -> bool {
+        false
+    }
+    /// The work for one case.
+    fn work(&self, params: &params::Params) -> Box<dyn Work>;
+}
+
+/// Every scenario, in seed order.
+pub static SCENARIOS: &[&dyn Scenario] = &[&replace_files::ReplaceFiles];
+
+/// The scenario called `name`, or a usage error listing them.
+pub fn find(name: &str) -> Result<&'static dyn Scenario> {
+    SCENARIOS.iter().copied().find(|s| s.name() == name).ok_or_else(|| {
+        let known: Vec<&str> = SCENARIOS.iter().map(|s| s.name()).collect();
+        Error::usage(format!("unknown scenario `{name}`: choose from {} (see `fslab list`)", known.join(", ")))
+    })
+}
+
 /// The phases [`Lab::measure`] reports to a progress display.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
@@ -164,6 +213,7 @@ pub struct Lab {
     plan: Plan,
     tracefs: Option<PathBuf>,
     instances: std::cell::Cell<u32>,
+    cold_read_override: std::cell::Cell<Option<bool>>,
     // Declared before the lock so the ledger (which restores sysctls) is
     // dropped first.
     ledger: Ledger,
@@ -192,7 +242,7 @@ impl Lab {
         let state = ledger::state_dir();
         let sysctl_lock = if plan.sysctls.is_empty() { None } else { Some(sysctl::lock(&state)?) };
         let ledger = Ledger::create(&state, &id)?;
-        let mut lab = Lab { id, plan, tracefs: None, instances: std::cell::Cell::new(0), ledger, _sysctl_lock: sysctl_lock };
+        let mut lab = Lab { id, plan, tracefs: None, instances: std::cell::Cell::new(0), cold_read_override: std::cell::Cell::new(None), ledger, _sysctl_lock: sysctl_lock };
         sysctl::apply(&lab.ledger, &lab.plan.sysctls)?;
         if root {
             lab.tracefs = lab.tracefs_root();
@@ -232,6 +282,23 @@ impl Lab {
         ok.then_some(dir)
     }
 
+    /// [`measure`](Self::measure) for a scenario, which also decides
+    /// whether a cold read-back belongs to the case.
+    pub fn measure_scenario(
+        &self,
+        spec: &TargetSpec,
+        scenario: &dyn Scenario,
+        params: serde_json::Map<String, serde_json::Value>,
+        repeat: u32,
+        progress: &dyn Fn(Phase),
+        work: &mut dyn Work,
+    ) -> Case {
+        self.cold_read_override.set(Some(scenario.cold_read() || self.plan.cold_read));
+        let case = self.measure(spec, scenario.name(), params, repeat, progress, work);
+        self.cold_read_override.set(None);
+        case
+    }
+
     /// Make `spec`, run `work` in it with every probe around, read back
     /// and map, release. Never fails: failures are the case's status.
     pub fn measure(
@@ -241,7 +308,7 @@ impl Lab {
         params: serde_json::Map<String, serde_json::Value>,
         repeat: u32,
         progress: &dyn Fn(Phase),
-        work: &mut dyn FnMut(&Path) -> Result<WorkOutcome>,
+        work: &mut dyn Work,
     ) -> Case {
         let mut case = Case {
             scenario: scenario.to_string(),
@@ -290,10 +357,11 @@ impl Lab {
         target: &mut Target,
         case: &mut Case,
         progress: &dyn Fn(Phase),
-        work: &mut dyn FnMut(&Path) -> Result<WorkOutcome>,
+        work: &mut dyn Work,
     ) -> Result<()> {
         crate::interrupt::check()?;
         let devices = Devices::of(target);
+        work.prepare(&target.work_dir)?;
         // Whatever mkfs and mount left in flight is not the work's.
         sync_fs(&target.work_dir);
 
@@ -302,7 +370,7 @@ impl Lab {
         let before = devices.read();
         let sampler = Sampler::start(self.plan.interval, devices.scratch.clone());
         let clock = CpuClock::start();
-        let outcome = work(&target.work_dir);
+        let outcome = work.run(&target.work_dir);
         let span = clock.stop();
         let sync_started = std::time::Instant::now();
         sync_fs(&target.work_dir);
@@ -331,7 +399,7 @@ impl Lab {
             case.error = Some(failure);
         }
 
-        if self.plan.cold_read {
+        if self.cold_read_override.get().unwrap_or(self.plan.cold_read) {
             crate::interrupt::check()?;
             progress(Phase::ColdRead);
             let method = make_cold(target)?;

@@ -9,5 +9,6 @@ pub mod fiemap;
 pub mod fsmap;
 pub mod ioctl;
 pub mod rusage;
+pub mod sync_range;
 pub mod process;
 pub mod xfs;

@@ -1,0 +1,70 @@
+//! `fslab list`: every scenario, its parameters with small and full
+//! defaults and the seed's value, and the figures it adds.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use super::{ListArgs, Out, SCHEMA, write_error};
+use crate::error::Result;
+use crate::scenario::SCENARIOS;
+use crate::scenario::params::ParamKind;
+
+/// Run `fslab list`.
+pub fn run(args: &ListArgs) -> Result<ExitCode> {
+    let rendered = if args.json { render_json() } else { render_text().into_bytes() };
+    let mut out = Out::stdout();
+    if let Err(e) = out.writer().write_all(&rendered).and_then(|()| out.flush()) {
+        write_error(e)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn kind(kind: ParamKind) -> String {
+    match kind {
+        ParamKind::Size => "size".into(),
+        ParamKind::Count => "count".into(),
+        ParamKind::Choice(words) => words.join("|"),
+    }
+}
+
+fn render_text() -> String {
+    let mut s = String::new();
+    for scenario in SCENARIOS {
+        let _ = writeln!(s, "{} (seed {}): {}", scenario.name(), scenario.seed(), scenario.about());
+        for p in scenario.params() {
+            let _ = writeln!(s, "  --set {}=<{}>", p.name, kind(p.kind));
+            let _ = writeln!(s, "      {}", p.about);
+            let _ = writeln!(s, "      small: {}  full: {}  seed: {}", p.small, p.full, p.seed);
+        }
+        for (name, about) in scenario.own_figures() {
+            let _ = writeln!(s, "  figure {name}: {about}");
+        }
+        s.push('\n');
+    }
+    s
+}
+
+fn render_json() -> Vec<u8> {
+    let scenarios: Vec<serde_json::Value> = SCENARIOS
+        .iter()
+        .map(|sc| {
+            let params: Vec<serde_json::Value> = sc
+                .params()
+                .iter()
+                .map(|p| {
+                    serde_json::json!({"name": p.name, "kind": kind(p.kind), "small": p.small,
+                        "full": p.full, "seed": p.seed, "about": p.about})
+                })
+                .collect();
+            let figures: Vec<serde_json::Value> =
+                sc.own_figures().iter().map(|(n, a)| serde_json::json!({"name": n, "about": a})).collect();
+            serde_json::json!({"name": sc.name(), "seed": sc.seed(), "about": sc.about(),
+                "params": params, "figures": figures})
+        })
+        .collect();
+    let mut out = serde_json::to_vec_pretty(&serde_json::json!({"schema": SCHEMA, "scenarios": scenarios}))
+        .expect("plain data serialises");
+    out.push(b'\n');
+    out
+}

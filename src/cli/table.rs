@@ -1,0 +1,143 @@
+//! Text tables of cases: one row per case, figures scaled by their unit,
+//! `-` for a missing figure; then failures and missing-figure reasons, so
+//! no `-` is a mystery.
+
+use std::fmt::Write as _;
+
+use crate::measure::Figures;
+use crate::scenario::{Case, Status};
+
+/// Short column headers for figures; other names print as they are.
+fn header(name: &str) -> String {
+    let short = match name {
+        "wall_s" => "wall s",
+        "user_s" => "user s",
+        "sys_s" => "sys s",
+        "written_bytes" => "MB wr",
+        "read_bytes" => "MB rd",
+        "write_ios" => "wr I/Os",
+        "read_ios" => "rd I/Os",
+        "journal_commits" => "commits",
+        "perfection" => "perfect",
+        "layout_score" => "score",
+        "cold_read_mbps" => "cold MB/s",
+        "cold_read_ios_per_mib" => "cold rd/MiB",
+        other => other,
+    };
+    short.to_string()
+}
+
+/// A figure for a table cell, scaled by its unit.
+pub fn cell(figures: &Figures, name: &str) -> String {
+    let Some(figure) = figures.get(name) else { return "-".into() };
+    let Some(v) = figure.value else { return "-".into() };
+    match figure.unit {
+        "s" | "ratio" => format!("{v:.3}"),
+        "bytes" => format!("{:.1}", v / 1e6),
+        "count" => format!("{v:.0}"),
+        _ => format!("{v:.1}"),
+    }
+}
+
+/// The table: fs, the given parameters, repeat (if any case repeats),
+/// status, then the figures.
+pub fn render_cases(cases: &[&Case], params: &[&str], figures: &[&str]) -> String {
+    let repeats = cases.iter().any(|c| c.repeat > 1);
+    let mut head: Vec<String> = vec!["fs".into()];
+    head.extend(params.iter().map(|p| p.to_string()));
+    if repeats {
+        head.push("#".into());
+    }
+    head.push("status".into());
+    let left = head.len();
+    head.extend(figures.iter().map(|f| header(f)));
+    let mut rows = vec![head];
+    for case in cases {
+        let mut row = vec![case.fs.clone()];
+        for p in params {
+            row.push(match case.params.get(*p) {
+                Some(serde_json::Value::String(s)) => s.clone(),
+                Some(serde_json::Value::Number(n)) => n.as_u64().map_or_else(|| n.to_string(), crate::units::bytes_or_count(p)),
+                _ => "-".into(),
+            });
+        }
+        if repeats {
+            row.push(case.repeat.to_string());
+        }
+        row.push(if case.status == Status::Ok { "ok" } else { "FAILED" }.into());
+        row.extend(figures.iter().map(|f| cell(&case.figures, f)));
+        rows.push(row);
+    }
+    let widths: Vec<usize> =
+        (0..rows[0].len()).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
+    let mut s = String::new();
+    for row in &rows {
+        let mut line = String::new();
+        for (i, text) in row.iter().enumerate() {
+            if i < left {
+                let _ = write!(line, "{text:<w$}  ", w = widths[i]);
+            } else {
+                let _ = write!(line, "{text:>w$}  ", w = widths[i]);
+            }
+        }
+        let _ = writeln!(s, "{}", line.trim_end());
+    }
+    s
+}
+
+/// Each failed case with its error and the last lines its command wrote
+/// to stderr.
+pub fn failures(cases: &[&Case]) -> String {
+    let mut s = String::new();
+    for case in cases.iter().filter(|c| c.status == Status::Failed) {
+        let _ = writeln!(s, "\n{}: {}", case.fs, case.error.as_deref().unwrap_or("failed"));
+        if let Some(command) = &case.command {
+            let tail: Vec<&str> = command.stderr.lines().rev().take(10).collect();
+            for line in tail.iter().rev() {
+                let _ = writeln!(s, "  | {line}");
+            }
+        }
+    }
+    s
+}
+
+/// Missing figures of successful cases, grouped by reason (each fs once
+/// per reason).
+pub fn missing(cases: &[&Case]) -> String {
+    let mut seen: Vec<(String, String, Vec<String>)> = Vec::new();
+    for case in cases.iter().filter(|c| c.status == Status::Ok) {
+        for (name, figure) in case.figures.iter().filter(|(_, f)| f.value.is_none()) {
+            let why = figure.missing.clone().unwrap_or_default();
+            match seen.iter_mut().find(|(fs, w, _)| *fs == case.fs && *w == why) {
+                Some((_, _, names)) if !names.iter().any(|n| n == name) => names.push(name.to_string()),
+                Some(_) => {}
+                None => seen.push((case.fs.clone(), why, vec![name.to_string()])),
+            }
+        }
+    }
+    let mut s = String::new();
+    for (fs, why, names) in seen {
+        let _ = writeln!(s, "{fs}: not measured: {} ({why})", names.join(", "));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::{Better, Kind};
+
+    #[test]
+    fn cells_scale_by_unit_and_missing_is_a_dash() {
+        let mut f = Figures::new();
+        f.set("extents", 3.0, "count", Better::Lower, Kind::Exact);
+        f.set_missing("journal_commits", "count", Better::Lower, Kind::Exact, "needs root");
+        f.set("written_bytes", 67_108_864.0, "bytes", Better::Lower, Kind::Exact);
+        f.set("wall_s", 0.5, "s", Better::Lower, Kind::Timing);
+        assert_eq!(cell(&f, "extents"), "3");
+        assert_eq!(cell(&f, "journal_commits"), "-");
+        assert_eq!(cell(&f, "nothing"), "-");
+        assert_eq!(cell(&f, "written_bytes"), "67.1");
+        assert_eq!(cell(&f, "wall_s"), "0.500");
+    }
+}

@@ -1,0 +1,75 @@
+//! `fslab list` and `fslab run` end to end: scenarios on real loop file
+//! systems, checked on exact figures the seeds' claims rest on.
+
+mod common;
+
+use common::{Lab, cases, figure, root_or_skip};
+
+fn run_json(lab: &Lab, args: &[&str], code: i32) -> serde_json::Value {
+    let mut c = lab.command();
+    c.args(["run", "--json", "--scratch"]).arg(lab.scratch()).args(args);
+    let out = c.output().unwrap();
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn writeback_batch_makes_fewer_journal_commits_than_fsync_each_on_ext4() {
+    if !root_or_skip("replace_files_commits") {
+        return;
+    }
+    let lab = Lab::new();
+    let json = run_json(&lab, &["replace-files", "--fs", "ext4", "--set", "strategy=fsync-each,writeback-batch"], 0);
+    let cases = cases(&json);
+    assert_eq!(cases.len(), 2);
+    let by = |strategy: &str| cases.iter().find(|c| c["params"]["strategy"] == strategy).unwrap();
+    let (each, batch) = (by("fsync-each"), by("writeback-batch"));
+    for case in [each, batch] {
+        assert_eq!(case["status"], "ok", "{case}");
+        assert_eq!(case["scenario"], "replace-files");
+        assert_eq!(case["params"]["files"], 20);
+        assert_eq!(figure(case, "files_replaced"), Some(20.0));
+        assert_eq!(figure(case, "files"), Some(20.0), "all 20 names, nothing left as .dpkg-new");
+    }
+    let commits_each = figure(each, "journal_commits").unwrap();
+    let commits_batch = figure(batch, "journal_commits").unwrap();
+    // The seed: dpkg's fsync per file forces a commit per file.
+    assert!(commits_each >= 20.0, "fsync-each: {commits_each} commits");
+    assert!(commits_batch < commits_each / 4.0, "writeback-batch {commits_batch} vs fsync-each {commits_each}");
+    assert!(figure(batch, "flushes").unwrap() < figure(each, "flushes").unwrap());
+    lab.assert_nothing_left("after replace-files");
+}
+
+#[test]
+fn bad_parameters_are_refused_before_anything_is_made() {
+    let lab = Lab::new();
+    let check = |args: &[&str], says: &str| {
+        let mut c = lab.command();
+        c.args(["run", "--scratch"]).arg(lab.scratch()).args(args);
+        let out = c.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    };
+    check(&["no-such-scenario", "--fs", "ext4"], "replace-files");
+    check(&["replace-files", "--fs", "ext4", "--set", "colour=red"], "no parameter `colour`");
+    check(&["replace-files", "--fs", "ext4", "--set", "files=0"], "more than 0");
+    check(&["replace-files", "--fs", "ext4", "--set", "files=many"], "not a whole number");
+    check(&["replace-files", "--fs", "ext4", "--set", "strategy=hope"], "fsync-each");
+    check(&["replace-files", "--fs", "ext4", "--repeat", "0"], "repeat");
+    check(&["--fs", "ext4"], "SCENARIO");
+    lab.assert_nothing_left("after refused runs");
+}
+
+#[test]
+fn list_names_every_scenario_with_its_seed_values() {
+    let json = common::fslab_json(&["list", "--json"]);
+    assert_eq!(json["schema"], "fslab/1");
+    let scenarios = json["scenarios"].as_array().unwrap();
+    let replace = scenarios.iter().find(|s| s["name"] == "replace-files").unwrap();
+    assert_eq!(replace["seed"], "002");
+    let strategy = replace["params"].as_array().unwrap().iter().find(|p| p["name"] == "strategy").unwrap();
+    assert!(strategy["kind"].as_str().unwrap().contains("writeback-batch"));
+    let text = String::from_utf8(common::fslab_expect(&["list"], 0).stdout).unwrap();
+    assert!(text.contains("replace-files (seed 002)"), "{text}");
+}
