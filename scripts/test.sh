@@ -19,11 +19,14 @@ trap 'rm -f "$log"' EXIT
 # whose empty block would otherwise close the output).
 cargo test --locked --all-targets 2>&1 | tee "$log"
 
-leftover=$( (losetup -a; grep ' /var/tmp/fslab-test-' /proc/self/mountinfo) | grep 'fslab-test-' || true)
+# Loop devices, mounts, and the test folders themselves (fslab-test-* for
+# layout tests, fslab-lab-* for exec/run/cleanup tests).
+leftover=$( (losetup -a; cat /proc/self/mountinfo; ls -d /var/tmp/fslab-test-* /var/tmp/fslab-lab-* 2>/dev/null) \
+    | grep -E 'fslab-(test|lab)-' || true)
 if [ -n "$leftover" ]; then
     echo "tests left resources behind:" >&2
     echo "$leftover" >&2
     exit 1
 fi
-echo "no loop device or mount left behind"
+echo "no loop device, mount or test folder left behind"
 awk '/^test result:/ { p += $4; f += $6 } END { printf "total: %d passed, %d failed\n", p, f }' "$log"

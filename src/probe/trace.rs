@@ -386,7 +386,7 @@ mod tests {
     /// A tracefs to use: the mounted one, or one mounted for the test.
     struct Tracefs {
         path: PathBuf,
-        _mounted: Option<(tempfile::TempDir, MountedTracefs)>,
+        _mounted: Option<(MountedTracefs, tempfile::TempDir)>,
     }
 
     struct MountedTracefs(PathBuf);
@@ -407,7 +407,9 @@ mod tests {
             let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
             run("mount", &["-t", "tracefs", "nodev", dir.path().to_str().unwrap()]);
             let guard = MountedTracefs(dir.path().to_path_buf());
-            Tracefs { path: dir.path().to_path_buf(), _mounted: Some((dir, guard)) }
+            // The guard first: a tuple drops in order, and the folder can only be
+            // removed once tracefs is unmounted from it.
+            Tracefs { path: dir.path().to_path_buf(), _mounted: Some((guard, dir)) }
         }
     }
 

@@ -306,6 +306,11 @@ fn lock_when_dead(file: &File) -> bool {
 
 fn release_ledger(path: &Path, mut file: File) -> CleanedRun {
     let mut run = CleanedRun { ledger: path.to_path_buf(), ..Default::default() };
+    // Read from the start: looking for the owner may have moved the offset.
+    if let Err(e) = io::Seek::seek(&mut file, io::SeekFrom::Start(0)) {
+        run.failed.push(format!("reading the ledger: {e}"));
+        return run;
+    }
     let mut entries: Vec<(Resource, bool)> = Vec::new();
     for line in io::BufReader::new(&file).lines() {
         let Ok(line) = line else { break };
@@ -535,6 +540,35 @@ mod tests {
         let cleaned = cleanup_dead(dir.path()).unwrap();
         assert_eq!(cleaned[0].released.len(), 1);
         assert!(keep.exists());
+    }
+
+    #[test]
+    fn a_dead_run_whose_tool_still_holds_the_lock_is_waited_for_and_fully_released() {
+        let dir = tempfile::tempdir().unwrap();
+        let made = dir.path().join("made");
+        fs::create_dir(&made).unwrap();
+        // A finished child: its pid and start time name a dead owner.
+        let mut child = Command::new("true").spawn().unwrap();
+        let pid = child.id() as i32;
+        let ticks = start_ticks(pid).unwrap_or(1);
+        child.wait().unwrap();
+        let path = dir.path().join("run.ledger");
+        let lines = [Line::Owner { pid, start_ticks: ticks }, Line::Make(Resource::MountPoint(made.clone()))];
+        let text: String = lines.iter().map(|l| serde_json::to_string(l).unwrap() + "\n").collect();
+        fs::write(&path, text).unwrap();
+        // The straggler: holds the lock for a moment, then goes.
+        let held = File::open(&path).unwrap();
+        rustix::fs::flock(held.as_fd(), FlockOperation::LockExclusive).unwrap();
+        let straggler = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            drop(held);
+        });
+        let cleaned = cleanup_dead(dir.path()).unwrap();
+        straggler.join().unwrap();
+        assert_eq!(cleaned.len(), 1);
+        assert_eq!(cleaned[0].released.len(), 1, "{cleaned:?}");
+        assert!(!made.exists());
+        assert!(!path.exists());
     }
 
     #[test]
