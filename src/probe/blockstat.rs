@@ -251,33 +251,30 @@ pub fn ios_per_mib(ios: u64, bytes: u64) -> Option<f64> {
 
 /// Put a delta's figures into `figures`, each name led by `prefix` (`""`
 /// for the scratch device, `"backing_"` for the disk under its image).
-pub fn add_figures(delta: &BlockStat, prefix: &str, figures: &mut Figures) {
-    let mut count = |name: &str, value: u64, unit: &'static str| {
-        figures.set(&format!("{prefix}{name}"), value as f64, unit, Better::Lower, Kind::Exact);
+/// Without a delta (no counters for that device) the same figures are
+/// there, missing for `why_missing`.
+pub fn add_figures(delta: Option<&BlockStat>, prefix: &str, why_missing: &str, figures: &mut Figures) {
+    // `value` is `None` without a delta, `Some(None)` when the delta
+    // cannot give this figure (for `why`).
+    let mut put = |name: &str, value: Option<Option<f64>>, unit: &'static str, kind: Kind, why: &str| {
+        let (value, why) = match value {
+            None => (None, why_missing),
+            Some(v) => (v, why),
+        };
+        figures.set_opt(&format!("{prefix}{name}"), value, unit, Better::Lower, kind, why);
     };
-    count("written_bytes", delta.written_bytes(), "bytes");
-    count("read_bytes", delta.read_bytes(), "bytes");
-    count("write_ios", delta.write_ios, "count");
-    count("read_ios", delta.read_ios, "count");
-    count("write_merges", delta.write_merges, "count");
-    count("read_merges", delta.read_merges, "count");
-    figures.set_opt(
-        &format!("{prefix}flushes"),
-        delta.flush_ios.map(|n| n as f64),
-        "count",
-        Better::Lower,
-        Kind::Exact,
-        "this kernel's block stat has no flush counter (before 5.5)",
-    );
-    figures.set(&format!("{prefix}io_ticks_ms"), delta.io_ticks_ms as f64, "ms", Better::Lower, Kind::Timing);
-    figures.set_opt(
-        &format!("{prefix}read_ios_per_mib"),
-        delta.read_ios_per_mib(),
-        "I/Os per MiB",
-        Better::Lower,
-        Kind::Exact,
-        "nothing was read from the device",
-    );
+    let count = |get: fn(&BlockStat) -> u64| delta.map(|d| Some(get(d) as f64));
+    put("written_bytes", count(BlockStat::written_bytes), "bytes", Kind::Exact, "");
+    put("read_bytes", count(BlockStat::read_bytes), "bytes", Kind::Exact, "");
+    put("write_ios", count(|d| d.write_ios), "count", Kind::Exact, "");
+    put("read_ios", count(|d| d.read_ios), "count", Kind::Exact, "");
+    put("write_merges", count(|d| d.write_merges), "count", Kind::Exact, "");
+    put("read_merges", count(|d| d.read_merges), "count", Kind::Exact, "");
+    let no_flush = "this kernel's block stat has no flush counter (before 5.5)";
+    put("flushes", delta.map(|d| d.flush_ios.map(|n| n as f64)), "count", Kind::Exact, no_flush);
+    put("io_ticks_ms", count(|d| d.io_ticks_ms), "ms", Kind::Timing, "");
+    let nothing_read = "nothing was read from the device";
+    put("read_ios_per_mib", delta.map(BlockStat::read_ios_per_mib), "I/Os per MiB", Kind::Exact, nothing_read);
 }
 
 #[cfg(test)]
@@ -332,7 +329,7 @@ mod tests {
     fn figures_are_in_bytes_with_the_prefix_and_missing_not_zero() {
         let d = BlockStat::parse("4 0 2048 1 3 1 16 2 0 5 6").unwrap();
         let mut f = Figures::new();
-        add_figures(&d, "backing_", &mut f);
+        add_figures(Some(&d), "backing_", "", &mut f);
         assert_eq!(f.value("backing_read_bytes"), Some(1048576.0));
         assert_eq!(f.value("backing_written_bytes"), Some(8192.0));
         assert_eq!(f.value("backing_write_merges"), Some(1.0));
@@ -341,9 +338,17 @@ mod tests {
         assert_eq!(f.value("backing_flushes"), None);
         assert!(f.get("backing_flushes").unwrap().missing.is_some());
         let mut f = Figures::new();
-        add_figures(&BlockStat::default(), "", &mut f);
+        add_figures(Some(&BlockStat::default()), "", "", &mut f);
         assert_eq!(f.value("read_ios_per_mib"), None);
         assert_eq!(f.value("read_bytes"), Some(0.0));
+        // No counters: the very same names, every one missing with the reason.
+        let mut none = Figures::new();
+        add_figures(None, "backing_", "no counters", &mut none);
+        let names = |f: &Figures| f.iter().map(|(n, _)| n.to_string()).collect::<Vec<_>>();
+        let mut some = Figures::new();
+        add_figures(Some(&d), "backing_", "", &mut some);
+        assert_eq!(names(&none), names(&some));
+        assert!(none.iter().all(|(_, f)| f.value.is_none() && f.missing.as_deref() == Some("no counters")));
     }
 
     #[test]
@@ -427,7 +432,7 @@ mod tests {
         // disk before dd returns rather than sitting in the page cache.
         assert!(bd.write_sectors >= 2048, "backing {backing:?}: {bd:?}");
         let mut f = Figures::new();
-        add_figures(&d, "", &mut f);
+        add_figures(Some(&d), "", "", &mut f);
         assert!(f.value("written_bytes").unwrap() >= 1048576.0);
     }
 }

@@ -499,16 +499,9 @@ impl Devices {
             ("", &before.scratch, &after.scratch, "the scratch device"),
             ("backing_", &before.backing, &after.backing, "the disk under it"),
         ] {
-            match (b, a) {
-                (Some(b), Some(a)) => blockstat::add_figures(&a.since(b), prefix, figures),
-                _ => {
-                    let why = format!("no block-layer counters for {what}");
-                    for name in ["written_bytes", "read_bytes", "write_ios", "read_ios", "flushes"] {
-                        let unit = if name.ends_with("bytes") { "bytes" } else { "count" };
-                        figures.set_missing(&format!("{prefix}{name}"), unit, Better::Lower, Kind::Exact, &why);
-                    }
-                }
-            }
+            let delta = b.as_ref().zip(a.as_ref()).map(|(b, a)| a.since(b));
+            let why = format!("no block-layer counters for {what}");
+            blockstat::add_figures(delta.as_ref(), prefix, &why, figures);
         }
     }
 }
