@@ -64,10 +64,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
                     let label = format!("{} on {}", scenario.name(), spec.label());
                     let progress = |phase: Phase| bar.set_message(format!("{label}: {}", phase.as_str()));
                     let mut work = scenario.work(params);
-                    let mut case =
-                        lab.measure_scenario(spec, *scenario, params.to_json(), repeat, &progress, work.as_mut());
-                    case.scenario = scenario.name().to_string();
-                    cases.push(case);
+                    cases.push(lab.measure(spec, scenario.name(), params.to_json(), repeat, &progress, work.as_mut()));
                     bar.inc(1);
                 }
             }

@@ -140,6 +140,12 @@ pub trait Work {
 
     /// Do the work in `dir`; everything here is measured.
     fn run(&mut self, dir: &Path) -> Result<WorkOutcome>;
+
+    /// Whether a cold read-back belongs to this work even without
+    /// `--cold-read` (the scenarios whose seeds read their files back).
+    fn wants_cold_read(&self) -> bool {
+        false
+    }
 }
 
 /// A seed report as a reproducible workload: its parameters, and the work
@@ -158,10 +164,6 @@ pub trait Scenario: Sync {
     fn own_figures(&self) -> &'static [(&'static str, &'static str)];
     /// The figures its table shows first: the ones the seed printed.
     fn headline(&self) -> &'static [&'static str];
-    /// Whether a cold read-back belongs to it.
-    fn cold_read(&self) -> bool {
-        false
-    }
     /// The work for one case.
     fn work(&self, params: &params::Params) -> Box<dyn Work>;
 }
@@ -213,7 +215,6 @@ pub struct Lab {
     plan: Plan,
     tracefs: Option<PathBuf>,
     instances: std::cell::Cell<u32>,
-    cold_read_override: std::cell::Cell<Option<bool>>,
     // Declared before the lock so the ledger (which restores sysctls) is
     // dropped first.
     ledger: Ledger,
@@ -242,7 +243,7 @@ impl Lab {
         let state = ledger::state_dir();
         let sysctl_lock = if plan.sysctls.is_empty() { None } else { Some(sysctl::lock(&state)?) };
         let ledger = Ledger::create(&state, &id)?;
-        let mut lab = Lab { id, plan, tracefs: None, instances: std::cell::Cell::new(0), cold_read_override: std::cell::Cell::new(None), ledger, _sysctl_lock: sysctl_lock };
+        let mut lab = Lab { id, plan, tracefs: None, instances: std::cell::Cell::new(0), ledger, _sysctl_lock: sysctl_lock };
         sysctl::apply(&lab.ledger, &lab.plan.sysctls)?;
         if root {
             lab.tracefs = lab.tracefs_root();
@@ -280,23 +281,6 @@ impl Lab {
             .status()
             .is_ok_and(|s| s.success());
         ok.then_some(dir)
-    }
-
-    /// [`measure`](Self::measure) for a scenario, which also decides
-    /// whether a cold read-back belongs to the case.
-    pub fn measure_scenario(
-        &self,
-        spec: &TargetSpec,
-        scenario: &dyn Scenario,
-        params: serde_json::Map<String, serde_json::Value>,
-        repeat: u32,
-        progress: &dyn Fn(Phase),
-        work: &mut dyn Work,
-    ) -> Case {
-        self.cold_read_override.set(Some(scenario.cold_read() || self.plan.cold_read));
-        let case = self.measure(spec, scenario.name(), params, repeat, progress, work);
-        self.cold_read_override.set(None);
-        case
     }
 
     /// Make `spec`, run `work` in it with every probe around, read back
@@ -399,7 +383,7 @@ impl Lab {
             case.error = Some(failure);
         }
 
-        if self.cold_read_override.get().unwrap_or(self.plan.cold_read) {
+        if self.plan.cold_read || work.wants_cold_read() {
             crate::interrupt::check()?;
             progress(Phase::ColdRead);
             let method = make_cold(target)?;
