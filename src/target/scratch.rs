@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use super::ledger::{self, Ledger, Resource, Token};
 use super::{FsType, TargetOptions, TargetSpec, DEFAULT_SIZE_BYTES};
 use crate::error::{Error, Result};
+use crate::probe::blockstat::BlockDevice;
 
 /// A made target, ready for work in [`work_dir`](Self::work_dir).
 #[derive(Debug)]
@@ -238,22 +239,15 @@ pub(super) fn check_device_free(device: &Path) -> Result<()> {
     }
     let name = fs::canonicalize(device).ok().and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()));
     if let Some(name) = name {
-        for entry in fs::read_dir(Path::new("/sys/class/block").join(&name)).into_iter().flatten().flatten() {
-            let part = entry.file_name().to_string_lossy().into_owned();
-            if part.starts_with(&name) {
-                if let Ok(dev) = fs::read_to_string(entry.path().join("dev")) {
-                    if let Some((a, b)) = dev.trim().split_once(':') {
-                        if let (Ok(a), Ok(b)) = (a.parse(), b.parse()) {
-                            if let Some(m) = crate::layout::mounts::find_by_device(a, b) {
-                                return Err(Error::usage(format!(
-                                    "--device {}: its partition {part} is mounted on {}",
-                                    device.display(),
-                                    m.mount_point.display()
-                                )));
-                            }
-                        }
-                    }
-                }
+        let partitions = fs::read_dir(Path::new("/sys/class/block").join(&name)).into_iter().flatten().flatten();
+        for part in partitions.filter_map(|e| e.file_name().into_string().ok()).filter(|p| p.starts_with(&name)) {
+            let Ok(dev) = BlockDevice::from_name(&part) else { continue };
+            if let Some(m) = crate::layout::mounts::find_by_device(dev.major, dev.minor) {
+                return Err(Error::usage(format!(
+                    "--device {}: its partition {part} is mounted on {}",
+                    device.display(),
+                    m.mount_point.display()
+                )));
             }
         }
     }
