@@ -70,11 +70,7 @@ pub fn root_or_skip(test: &str) -> bool {
 
 /// Whether `program` is installed (on PATH or in /sbin, /usr/sbin).
 pub fn have(program: &str) -> bool {
-    std::env::var("PATH")
-        .unwrap_or_default()
-        .split(':')
-        .chain(["/sbin", "/usr/sbin"])
-        .any(|dir| Path::new(dir).join(program).is_file())
+    fslab::target::fs_type::find_program(program).is_some()
 }
 
 /// A file system on a loop device over a sparse image, mounted on a fresh
@@ -236,30 +232,10 @@ pub fn loops_under(dir: &Path) -> Vec<String> {
     found
 }
 
-/// Mount points at or under `dir`, from mountinfo (octal escapes undone).
+/// Mount points at or under `dir`, from mountinfo (fslab's own parser,
+/// which undoes its octal escapes and is unit-tested against them).
 pub fn mounts_under(dir: &Path) -> Vec<PathBuf> {
-    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
-    text.lines()
-        .filter_map(|line| line.split(' ').nth(4))
-        .map(|field| {
-            let mut out = Vec::new();
-            let bytes = field.as_bytes();
-            let mut i = 0;
-            while i < bytes.len() {
-                if bytes[i] == b'\\' && i + 3 < bytes.len() {
-                    if let Ok(v) = u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 4]).unwrap_or("x"), 8) {
-                        out.push(v);
-                        i += 4;
-                        continue;
-                    }
-                }
-                out.push(bytes[i]);
-                i += 1;
-            }
-            PathBuf::from(String::from_utf8_lossy(&out).into_owned())
-        })
-        .filter(|p| p.starts_with(dir))
-        .collect()
+    fslab::layout::mounts::all().into_iter().map(|m| m.mount_point).filter(|p| p.starts_with(dir)).collect()
 }
 
 /// Processes whose working directory is under `dir`.
