@@ -43,7 +43,7 @@ pub fn run(args: &ExecArgs) -> Result<ExitCode> {
         bar.inc(1);
     }
     bar.finish_and_clear();
-    finish(lab, environment, cases, &args.target, render_text)
+    finish(lab, environment, cases, Vec::new(), &args.target, render_text)
 }
 
 /// End a run: release everything, then print the record (JSON, or text by
@@ -53,6 +53,7 @@ pub(super) fn finish(
     lab: Lab,
     environment: scenario::Environment,
     cases: Vec<scenario::Case>,
+    verdicts: Vec<scenario::Verdict>,
     args: &TargetArgs,
     render_text: impl Fn(&RunRecord) -> String,
 ) -> Result<ExitCode> {
@@ -62,6 +63,7 @@ pub(super) fn finish(
         environment,
         sysctls: lab.plan().sysctls.iter().map(|s| (s.key.clone(), s.value.clone())).collect(),
         cases,
+        verdicts,
     };
     let closed = lab.close();
     crate::interrupt::check()?;

@@ -1,6 +1,7 @@
 //! `fslab run SCENARIO...`: the matrix of file systems × parameter values
 //! × repeats, each case measured on a fresh target; one table per
-//! scenario with the seed's own figures first.
+//! scenario with the seed's own figures first. `--preset seeds` runs each
+//! seed's own comparison and ends with a verdict per seed.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -9,23 +10,87 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::{RunArgs, table};
 use crate::error::{Error, Result};
-use crate::scenario::params::{self, Params};
-use crate::scenario::{self, Case, Lab, Phase, RunRecord, SCENARIOS, Scenario};
+use crate::scenario::params::{self, Params, Setting};
+use crate::scenario::{self, Case, Lab, Phase, RunRecord, SCENARIOS, Scenario, Verdict};
+use crate::target::TargetSpec;
 
 /// Figures every scenario table shows after its own headline figures.
 const COMMON: [&str; 7] =
     ["written_bytes", "flushes", "journal_commits", "files", "extents", "perfection", "layout_score"];
 
+/// One scenario's share of the run: its parameter sets and targets.
+struct Job {
+    scenario: &'static dyn Scenario,
+    param_sets: Vec<Params>,
+    targets: Vec<TargetSpec>,
+}
+
 /// Run `fslab run`.
 pub fn run(args: &RunArgs) -> Result<ExitCode> {
-    let scenarios: Vec<&'static dyn Scenario> = if args.preset.is_some() {
+    let scenarios: Vec<&'static dyn Scenario> = if args.scenarios.is_empty() {
         SCENARIOS.to_vec()
     } else {
         args.scenarios.iter().map(|name| scenario::find(name)).collect::<Result<_>>()?
     };
-    // Every setting must belong to some chosen scenario, and every value
-    // must parse, before anything is made.
-    for setting in &args.set {
+    check_settings(&scenarios, &args.set)?;
+    let plan = super::exec::plan(&args.target, false)?;
+    // Every value is parsed, and every scenario refuses what it cannot do,
+    // before anything is made.
+    let mut jobs = Vec::new();
+    for s in &scenarios {
+        let settings = settings_for(*s, args);
+        let param_sets = params::expand(s.params(), &settings, args.scale).map_err(Error::usage)?;
+        for p in &param_sets {
+            s.check(p).map_err(|why| Error::usage(format!("{}: {why}", s.name())))?;
+        }
+        let targets = if args.preset.is_some() { with_variants(&plan.targets, *s) } else { plan.targets.clone() };
+        jobs.push(Job { scenario: *s, param_sets, targets });
+    }
+
+    let lab = Lab::open(plan)?;
+    let environment = scenario::Environment::read(&lab.plan().target_options.scratch);
+    let total: usize = jobs.iter().map(|j| j.param_sets.len() * j.targets.len()).sum::<usize>() * args.repeat as usize;
+    let bar = ProgressBar::new(total as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{pos}/{len}] {msg} ({elapsed}, about {eta} left)")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar.enable_steady_tick(Duration::from_millis(200));
+    let mut cases: Vec<Case> = Vec::new();
+    'all: for job in &jobs {
+        for params in &job.param_sets {
+            for spec in &job.targets {
+                for repeat in 1..=args.repeat {
+                    if crate::interrupt::pending().is_some() {
+                        break 'all;
+                    }
+                    let label = format!("{} on {}", job.scenario.name(), spec.label());
+                    let progress = |phase: Phase| bar.set_message(format!("{label}: {}", phase.as_str()));
+                    let mut work = job.scenario.work(params);
+                    let case = lab.measure(spec, job.scenario.name(), params.to_json(), repeat, &progress, work.as_mut());
+                    cases.push(case);
+                    bar.inc(1);
+                }
+            }
+        }
+    }
+    bar.finish_and_clear();
+    let verdicts: Vec<Verdict> = if args.preset.is_some() {
+        jobs.iter()
+            .map(|job| {
+                let mine: Vec<&Case> = cases.iter().filter(|c| c.scenario == job.scenario.name()).collect();
+                job.scenario.verdict(&mine)
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    super::exec::finish(lab, environment, cases, verdicts, &args.target, |record| render_text(record, &jobs))
+}
+
+/// Every setting must belong to some chosen scenario.
+fn check_settings(scenarios: &[&'static dyn Scenario], settings: &[Setting]) -> Result<()> {
+    for setting in settings {
         if !scenarios.iter().any(|s| s.params().iter().any(|p| p.name == setting.key)) {
             let names: Vec<&str> = scenarios.iter().map(|s| s.name()).collect();
             return Err(Error::usage(format!(
@@ -36,51 +101,50 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             )));
         }
     }
-    let mut matrix: Vec<(&'static dyn Scenario, Vec<Params>)> = Vec::new();
-    for s in &scenarios {
-        let cases = params::expand(s.params(), &args.set, args.scale).map_err(Error::usage)?;
-        matrix.push((*s, cases));
-    }
+    Ok(())
+}
 
-    let plan = super::exec::plan(&args.target, false)?;
-    let lab = Lab::open(plan)?;
-    let environment = scenario::Environment::read(&lab.plan().target_options.scratch);
-    let targets = lab.plan().targets.clone();
-    let total: usize = matrix.iter().map(|(_, p)| p.len()).sum::<usize>() * targets.len() * args.repeat as usize;
-    let bar = ProgressBar::new(total as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{pos}/{len}] {msg} ({elapsed}, about {eta} left)")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-    );
-    bar.enable_steady_tick(Duration::from_millis(200));
-    let mut cases: Vec<Case> = Vec::new();
-    'all: for (scenario, param_sets) in &matrix {
-        for params in param_sets {
-            for spec in &targets {
-                for repeat in 1..=args.repeat {
-                    if crate::interrupt::pending().is_some() {
-                        break 'all;
-                    }
-                    let label = format!("{} on {}", scenario.name(), spec.label());
-                    let progress = |phase: Phase| bar.set_message(format!("{label}: {}", phase.as_str()));
-                    let mut work = scenario.work(params);
-                    cases.push(lab.measure(spec, scenario.name(), params.to_json(), repeat, &progress, work.as_mut()));
-                    bar.inc(1);
-                }
+/// The settings for one scenario: the preset's comparison (with
+/// `--preset`), then the user's `--set`, which wins for the same key.
+fn settings_for(scenario: &dyn Scenario, args: &RunArgs) -> Vec<Setting> {
+    let mut settings: Vec<Setting> = Vec::new();
+    if args.preset.is_some() {
+        for (key, values) in scenario.preset().settings {
+            settings.push(Setting { key: key.to_string(), values: values.split(',').map(String::from).collect() });
+        }
+    }
+    settings.extend(args.set.iter().cloned());
+    settings
+}
+
+/// The run's targets with the preset's variants of a file system placed
+/// right after it (only for file systems the run makes scratch).
+fn with_variants(targets: &[TargetSpec], scenario: &dyn Scenario) -> Vec<TargetSpec> {
+    let mut out = Vec::new();
+    for spec in targets {
+        out.push(spec.clone());
+        if let TargetSpec::Scratch(fs) = spec {
+            for v in scenario.preset().variants.iter().filter(|v| v.fs == *fs) {
+                out.push(TargetSpec::Variant {
+                    label: v.label.to_string(),
+                    fs: v.fs,
+                    mkfs_args: v.mkfs_args.iter().map(|a| a.to_string()).collect(),
+                    mount_opts: v.mount_opts.map(String::from),
+                });
             }
         }
     }
-    bar.finish_and_clear();
-    super::exec::finish(lab, environment, cases, &args.target, |record| render_text(record, &matrix))
+    out
 }
 
-/// A table per scenario: the parameters that vary, the seed's figures,
-/// then the common ones.
-fn render_text(record: &RunRecord, matrix: &[(&'static dyn Scenario, Vec<Params>)]) -> String {
+/// A table per scenario: the parameters, the seed's figures, then the
+/// common ones; the verdicts last.
+fn render_text(record: &RunRecord, jobs: &[Job]) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
     let _ = writeln!(s, "run {}  (kernel {})", record.id, record.environment.kernel);
-    for (scenario, _) in matrix {
+    for job in jobs {
+        let scenario = job.scenario;
         let cases: Vec<&Case> = record.cases.iter().filter(|c| c.scenario == scenario.name()).collect();
         if cases.is_empty() {
             continue;
@@ -93,6 +157,12 @@ fn render_text(record: &RunRecord, matrix: &[(&'static dyn Scenario, Vec<Params>
         s.push_str(&table::render_cases(&cases, &params, &figures));
         s.push_str(&table::failures(&cases));
         s.push_str(&table::missing(&cases));
+    }
+    if !record.verdicts.is_empty() {
+        let _ = writeln!(s, "\nverdicts: does this kernel still show what each seed reported?");
+        for v in &record.verdicts {
+            let _ = writeln!(s, "  seed {} {:<14} {:<8} {}", v.seed, v.scenario, v.word(), v.evidence);
+        }
     }
     s
 }

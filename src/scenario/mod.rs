@@ -15,7 +15,12 @@
 mod environment;
 pub mod exec;
 pub mod params;
+mod create_file;
+mod direct_stream;
+mod mmap_fill;
 mod replace_files;
+mod tree_copy;
+pub mod verdict;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -23,6 +28,7 @@ use std::time::{Duration, SystemTime};
 use serde::Serialize;
 
 pub use environment::Environment;
+pub use verdict::{Preset, Variant, Verdict};
 
 use crate::error::{Error, Result};
 use crate::layout::tree::{self, TreeOptions};
@@ -66,6 +72,9 @@ pub struct RunRecord {
     pub sysctls: Vec<(String, String)>,
     /// One per target (and repetition).
     pub cases: Vec<Case>,
+    /// `--preset seeds`: per seed, whether this run still shows it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub verdicts: Vec<Verdict>,
 }
 
 /// Whether a case's work completed.
@@ -99,7 +108,7 @@ pub struct Case {
     pub figures: Figures,
     /// The sampler's rows.
     pub timeline: Vec<TimelinePoint>,
-    /// The measured command's exit and output (exec only).
+    /// The command's exit and output (exec only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<exec::CommandOutput>,
 }
@@ -146,6 +155,16 @@ pub trait Work {
     fn wants_cold_read(&self) -> bool {
         false
     }
+
+    /// Bytes the work will write, so a scratch image is made big enough
+    /// when the user did not give `--size`.
+    fn space_needed(&self) -> u64 {
+        0
+    }
+
+    /// Look at the run's timeline once sampling stopped, and add figures
+    /// drawn from it (direct-stream's drop detector).
+    fn review(&mut self, _timeline: &[TimelinePoint], _figures: &mut Figures) {}
 }
 
 /// A seed report as a reproducible workload: its parameters, and the work
@@ -164,12 +183,29 @@ pub trait Scenario: Sync {
     fn own_figures(&self) -> &'static [(&'static str, &'static str)];
     /// The figures its table shows first: the ones the seed printed.
     fn headline(&self) -> &'static [&'static str];
+    /// Refuse values that parse but cannot work together (an O_DIRECT
+    /// block size that is not a multiple of 4096), before anything is made;
+    /// the message names the parameter and what to give instead.
+    fn check(&self, _params: &params::Params) -> std::result::Result<(), String> {
+        Ok(())
+    }
     /// The work for one case.
     fn work(&self, params: &params::Params) -> Box<dyn Work>;
+    /// The comparison the seed made, for `--preset seeds`.
+    fn preset(&self) -> Preset;
+    /// Whether `cases` (this scenario's, from the preset) still show what
+    /// the seed reported; judged on exact figures only.
+    fn verdict(&self, cases: &[&Case]) -> Verdict;
 }
 
 /// Every scenario, in seed order.
-pub static SCENARIOS: &[&dyn Scenario] = &[&replace_files::ReplaceFiles];
+pub static SCENARIOS: &[&dyn Scenario] = &[
+    &mmap_fill::MmapFill,
+    &tree_copy::TreeCopy,
+    &replace_files::ReplaceFiles,
+    &create_file::CreateFile,
+    &direct_stream::DirectStream,
+];
 
 /// The scenario called `name`, or a usage error listing them.
 pub fn find(name: &str) -> Result<&'static dyn Scenario> {
@@ -308,7 +344,7 @@ impl Lab {
         };
         progress(Phase::Make);
         let made = crate::interrupt::check()
-            .and_then(|()| Target::make(&self.ledger, spec, &self.plan.target_options, &self.id));
+            .and_then(|()| Target::make(&self.ledger, spec, &self.options_for(&*work), &self.id));
         let mut target = match made {
             Ok(t) => t,
             Err(e) => {
@@ -334,6 +370,16 @@ impl Lab {
             case.error.get_or_insert_with(|| format!("releasing the target: {e}"));
         }
         case
+    }
+
+    /// The target options for `work`: the plan's, with an image large
+    /// enough for what the work writes when the user gave no `--size`.
+    fn options_for(&self, work: &dyn Work) -> TargetOptions {
+        let mut options = self.plan.target_options.clone();
+        if options.size_bytes.is_none() {
+            options.size_bytes = Some(image_size_for(work.space_needed()));
+        }
+        options
     }
 
     fn measure_on(
@@ -375,9 +421,10 @@ impl Lab {
             Ok(c) => trace::add_figures(Some(c), &target.fs_type, "", figures),
             Err(why) => trace::add_figures(None, &target.fs_type, why, figures),
         }
-        case.timeline = timeline;
         case.command = outcome.command;
         figures.extend(outcome.figures);
+        work.review(&timeline, figures);
+        case.timeline = timeline;
         if let Some(failure) = outcome.failure {
             case.status = Status::Failed;
             case.error = Some(failure);
@@ -490,6 +537,14 @@ impl Devices {
     }
 }
 
+/// An image size for work that writes `needed` bytes: the default, or
+/// room for the data plus a quarter and 256 MiB for metadata and journal,
+/// in whole MiB.
+fn image_size_for(needed: u64) -> u64 {
+    let wanted = needed + needed / 4 + (256 << 20);
+    crate::target::DEFAULT_SIZE_BYTES.max(wanted.div_ceil(1 << 20) << 20)
+}
+
 /// Empty the cache the right way for this target.
 fn make_cold(target: &mut Target) -> Result<ColdMethod> {
     if target.can_remount() {
@@ -569,6 +624,13 @@ mod tests {
         assert_eq!(civil_from_days(11_016), (2000, 2, 29));
         assert_eq!(civil_from_days(20_778), (2026, 11, 21));
         assert_eq!(civil_from_days(-1), (1969, 12, 31));
+    }
+
+    #[test]
+    fn images_grow_only_past_the_default() {
+        assert_eq!(image_size_for(0), crate::target::DEFAULT_SIZE_BYTES);
+        assert_eq!(image_size_for(1 << 30), crate::target::DEFAULT_SIZE_BYTES);
+        assert_eq!(image_size_for(32 << 30), (40 << 30) + (256 << 20));
     }
 
     #[test]

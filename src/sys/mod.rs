@@ -1,13 +1,17 @@
 //! The few raw syscalls fslab needs that no crate wraps: FIEMAP, FIGETBSZ,
-//! GETFSMAP, XFS geometry, getrusage, and a death signal for children.
+//! GETFSMAP, XFS geometry, getrusage, a death signal for children, shared
+//! file mappings, aligned buffers for O_DIRECT and glibc's preallocation.
 //!
 //! Every `unsafe` block of the crate is in this module. Each function here
 //! names the ioctl it issues, takes its descriptor as `AsFd`, and hands back
 //! plain Rust values, so nothing above `sys` touches a kernel struct.
 
+pub mod aligned;
 pub mod fiemap;
 pub mod fsmap;
 pub mod ioctl;
+pub mod mmap;
+pub mod prealloc;
 pub mod rusage;
 pub mod sync_range;
 pub mod process;

@@ -55,6 +55,18 @@ pub enum TargetSpec {
     },
     /// A new folder inside an existing directory.
     Dir(PathBuf),
+    /// A scratch file system made a named other way: extra mkfs arguments
+    /// and mount options on top of the run's (a preset's `ext2-1k`).
+    Variant {
+        /// The row's name (`ext2-1k`).
+        label: String,
+        /// The file system to make.
+        fs: FsType,
+        /// mkfs arguments added after the run's own for `fs`.
+        mkfs_args: Vec<String>,
+        /// Mount options, replacing the run's for `fs` when given.
+        mount_opts: Option<String>,
+    },
 }
 
 impl TargetSpec {
@@ -62,6 +74,7 @@ impl TargetSpec {
     pub fn label(&self) -> String {
         match self {
             TargetSpec::Scratch(fs) | TargetSpec::Device { fs, .. } => fs.name().to_string(),
+            TargetSpec::Variant { label, .. } => label.clone(),
             TargetSpec::Dir(_) => "dir".to_string(),
         }
     }
@@ -92,7 +105,7 @@ pub fn check(specs: &[TargetSpec]) -> crate::error::Result<()> {
                 spec.label()
             )));
         }
-        if let TargetSpec::Scratch(fs) | TargetSpec::Device { fs, .. } = spec {
+        if let TargetSpec::Scratch(fs) | TargetSpec::Device { fs, .. } | TargetSpec::Variant { fs, .. } = spec {
             fs.check_available()?;
         }
         if let TargetSpec::Device { device, .. } = spec {

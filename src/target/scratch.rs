@@ -53,12 +53,14 @@ impl<'l> Target<'l> {
         };
         match spec {
             TargetSpec::Dir(dir) => target.make_dir(dir, run_id)?,
-            TargetSpec::Scratch(fs) => {
-                let folder = target.make_folder(options, run_id)?;
-                let image = folder.join(format!("{}.img", fs.name()));
-                target.make_image(&image, options.size_bytes.unwrap_or(DEFAULT_SIZE_BYTES))?;
-                let device = target.attach(&image)?;
-                target.format_and_mount(*fs, &device, &folder, options)?;
+            TargetSpec::Scratch(fs) => target.make_scratch(*fs, options, run_id)?,
+            TargetSpec::Variant { fs, mkfs_args, mount_opts, .. } => {
+                let mut options = options.clone();
+                options.mkfs_args.entry(*fs).or_default().extend(mkfs_args.iter().cloned());
+                if let Some(opts) = mount_opts {
+                    options.mount_opts.insert(*fs, opts.clone());
+                }
+                target.make_scratch(*fs, &options, run_id)?;
             }
             TargetSpec::Device { fs, device } => {
                 // Checked again right before formatting: time has passed
@@ -76,6 +78,15 @@ impl<'l> Target<'l> {
         let token = self.ledger.record(resource)?;
         self.tokens.push(token);
         Ok(())
+    }
+
+    /// A sparse image, a loop device over it, mkfs and mount.
+    fn make_scratch(&mut self, fs: FsType, options: &TargetOptions, run_id: &str) -> Result<()> {
+        let folder = self.make_folder(options, run_id)?;
+        let image = folder.join(format!("{}.img", fs.name()));
+        self.make_image(&image, options.size_bytes.unwrap_or(DEFAULT_SIZE_BYTES))?;
+        let device = self.attach(&image)?;
+        self.format_and_mount(fs, &device, &folder, options)
     }
 
     fn make_folder(&mut self, options: &TargetOptions, run_id: &str) -> Result<PathBuf> {

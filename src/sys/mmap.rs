@@ -1,0 +1,1 @@
+//! Shared file mappings (`mmap(MAP_SHARED)`), for the mmap-fill scenario.
