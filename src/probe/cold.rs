@@ -79,14 +79,18 @@ pub struct ReadBack {
     pub wall_s: f64,
 }
 
-/// Read every regular file under `dir` completely, in tar order.
-pub fn read_tree(dir: &Path) -> Result<ReadBack> {
+/// The read size of a read-back unless a scenario asks for its seed's:
+/// 1 MiB rather than tar's 10 KiB records. The device sees the same
+/// requests either way (the page cache's readahead, not the read size,
+/// decides them), and a big read keeps our syscalls out of user and
+/// system time.
+pub const DEFAULT_READ_BYTES: usize = 1 << 20;
+
+/// Read every regular file under `dir` completely, in tar order, with
+/// reads of `read_bytes`.
+pub fn read_tree(dir: &Path, read_bytes: usize) -> Result<ReadBack> {
     let start = Instant::now();
-    // One buffer for the whole walk. 1 MiB rather than tar's 10 KiB
-    // records: the device sees the same requests either way (the page
-    // cache's readahead, not the read size, decides them), and a big read
-    // keeps our syscalls out of user and system time.
-    let mut buf = vec![0u8; 1 << 20];
+    let mut buf = vec![0u8; read_bytes.max(1)];
     let (mut files, mut bytes) = (0, 0);
     walk(dir, &mut |path, mut file| {
         loop {
@@ -234,11 +238,11 @@ mod tests {
         write_file(&dir.path().join("outside"), 77_777);
         std::os::unix::fs::symlink(dir.path().join("outside"), root.join("link-to-file")).unwrap();
         std::os::unix::fs::symlink(dir.path(), root.join("sub/link-to-dir")).unwrap();
-        let rb = read_tree(&root).unwrap();
+        let rb = read_tree(&root, DEFAULT_READ_BYTES).unwrap();
         assert_eq!((rb.files, rb.bytes), (3, 3000 + (1 << 20) + 5));
         assert!(rb.wall_s > 0.0);
-        assert_eq!(read_tree(&root.join("a")).unwrap().bytes, 3000);
-        let err = read_tree(&root.join("missing")).unwrap_err();
+        assert_eq!(read_tree(&root.join("a"), 1000).unwrap().bytes, 3000);
+        let err = read_tree(&root.join("missing"), DEFAULT_READ_BYTES).unwrap_err();
         assert!(err.message.contains("missing"), "{}", err.message);
     }
 

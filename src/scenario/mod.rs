@@ -156,6 +156,12 @@ pub trait Work {
         false
     }
 
+    /// The read size of the cold read-back (seed 003 scanned with 64 KiB
+    /// reads).
+    fn cold_read_bytes(&self) -> usize {
+        cold::DEFAULT_READ_BYTES
+    }
+
     /// Bytes the work will write, so a scratch image is made big enough
     /// when the user did not give `--size`.
     fn space_needed(&self) -> u64 {
@@ -436,7 +442,7 @@ impl Lab {
             let method = make_cold(target)?;
             case.target.cold_method = Some(method.as_str());
             let before = devices.read();
-            let read_back = cold::read_tree(&target.work_dir)?;
+            let read_back = cold::read_tree(&target.work_dir, work.cold_read_bytes())?;
             let after = devices.read();
             let read_ios = match (&before.scratch, &after.scratch) {
                 (Some(b), Some(a)) => Some(a.since(b).read_ios),
