@@ -11,7 +11,6 @@ use std::fs::{self, File};
 use std::io::{self, Read};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
-use std::time::Instant;
 
 use serde::Serialize;
 
@@ -77,6 +76,10 @@ pub struct ReadBack {
     /// Seconds the whole walk took, directory reads included, as tar's
     /// "real".
     pub wall_s: f64,
+    /// User CPU seconds of the read-back ("user").
+    pub user_s: f64,
+    /// System CPU seconds of the read-back ("sys").
+    pub sys_s: f64,
 }
 
 /// The read size of a read-back unless a scenario asks for its seed's:
@@ -89,7 +92,7 @@ pub const DEFAULT_READ_BYTES: usize = 1 << 20;
 /// Read every regular file under `dir` completely, in tar order, with
 /// reads of `read_bytes`.
 pub fn read_tree(dir: &Path, read_bytes: usize) -> Result<ReadBack> {
-    let start = Instant::now();
+    let clock = super::cpu::CpuClock::start();
     let mut buf = vec![0u8; read_bytes.max(1)];
     let (mut files, mut bytes) = (0, 0);
     walk(dir, &mut |path, mut file| {
@@ -104,7 +107,8 @@ pub fn read_tree(dir: &Path, read_bytes: usize) -> Result<ReadBack> {
         files += 1;
         Ok(())
     })?;
-    Ok(ReadBack { files, bytes, wall_s: start.elapsed().as_secs_f64() })
+    let span = clock.stop();
+    Ok(ReadBack { files, bytes, wall_s: span.wall_s, user_s: span.user_s, sys_s: span.sys_s })
 }
 
 /// Call `visit` with every regular file under `root` (or `root` itself if
@@ -148,6 +152,8 @@ fn open(path: &Path) -> Result<File> {
 /// Returns the method's name, which the caller stores with the case.
 pub fn add_figures(rb: &ReadBack, method: ColdMethod, read_ios: Option<u64>, figures: &mut Figures) -> &'static str {
     figures.set("cold_read_s", rb.wall_s, "s", Better::Lower, Kind::Timing);
+    figures.set("cold_read_user_s", rb.user_s, "s", Better::Lower, Kind::Timing);
+    figures.set("cold_read_sys_s", rb.sys_s, "s", Better::Lower, Kind::Timing);
     let mbps = (rb.bytes > 0 && rb.wall_s > 0.0).then(|| rb.bytes as f64 / 1e6 / rb.wall_s);
     figures.set_opt("cold_read_mbps", mbps, "MB/s", Better::Higher, Kind::Timing, "the tree has no data to read");
     figures.set("cold_read_bytes", rb.bytes as f64, "bytes", Better::Lower, Kind::Exact);
