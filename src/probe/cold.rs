@@ -212,7 +212,7 @@ mod tests {
 
     #[test]
     fn figures_from_a_read_back() {
-        let rb = ReadBack { files: 3, bytes: 50_000_000, wall_s: 0.5 };
+        let rb = ReadBack { files: 3, bytes: 50_000_000, wall_s: 0.5, user_s: 0.01, sys_s: 0.2 };
         let mut f = Figures::new();
         assert_eq!(add_figures(&rb, ColdMethod::Remount, Some(100), &mut f), "remount");
         assert_eq!(f.value("cold_read_mbps"), Some(100.0));
@@ -223,7 +223,7 @@ mod tests {
         let per_mib = f.value("cold_read_ios_per_mib").unwrap();
         assert!((per_mib - 2.097152).abs() < 1e-9, "{per_mib}");
 
-        let empty = ReadBack { files: 2, bytes: 0, wall_s: 0.001 };
+        let empty = ReadBack { files: 2, bytes: 0, wall_s: 0.001, user_s: 0.0, sys_s: 0.0 };
         let mut f = Figures::new();
         add_figures(&empty, ColdMethod::Fadvise, None, &mut f);
         assert_eq!(f.value("cold_read_mbps"), None);
