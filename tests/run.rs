@@ -73,3 +73,44 @@ fn list_names_every_scenario_with_its_seed_values() {
     let text = String::from_utf8(common::fslab_expect(&["list"], 0).stdout).unwrap();
     assert!(text.contains("replace-files (seed 002)"), "{text}");
 }
+
+#[test]
+fn the_seeds_preset_runs_the_seeds_comparison_and_gives_a_verdict() {
+    if !root_or_skip("preset_verdict") {
+        return;
+    }
+    let lab = Lab::new();
+    // The preset restricted to one scenario: its comparison on all five
+    // file systems, and its verdict.
+    let json = run_json(&lab, &["--preset", "seeds", "replace-files"], 0);
+    let cases = cases(&json);
+    let mut seen: Vec<(String, String)> =
+        cases.iter().map(|c| (c["fs"].as_str().unwrap().into(), c["params"]["strategy"].as_str().unwrap().into())).collect();
+    seen.sort();
+    let mut want = Vec::new();
+    for fs in ["btrfs", "ext2", "ext3", "ext4", "xfs"] {
+        for strategy in ["fsync-each", "writeback-batch"] {
+            want.push((fs.to_string(), strategy.to_string()));
+        }
+    }
+    assert_eq!(seen, want);
+    let verdicts = json["run"]["verdicts"].as_array().unwrap();
+    assert_eq!(verdicts.len(), 1);
+    let v = &verdicts[0];
+    assert_eq!(v["seed"], "002");
+    assert_eq!(v["shows"], true, "{v}");
+    assert!(v["evidence"].as_str().unwrap().contains("ext4"), "{v}");
+
+    // The same preset with a user's --set on top: the user's value wins.
+    let text = {
+        let mut c = lab.command();
+        c.args(["run", "--scratch"]).arg(lab.scratch()).args(["--preset", "seeds", "replace-files", "--fs", "ext4"]);
+        c.args(["--set", "strategy=none"]);
+        let out = c.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert!(text.contains("verdicts"), "{text}");
+    assert!(text.contains("unknown"), "no writeback-batch case, so no verdict: {text}");
+    lab.assert_nothing_left("after the preset");
+}
