@@ -41,12 +41,14 @@ const MIN_BUFFER_KB: usize = 1024;
 /// prompt.
 const POLL: Duration = Duration::from_millis(20);
 
-/// A mounted tracefs, `/sys/kernel/tracing` when it is mounted there.
+/// The system's tracefs, where it is mounted by convention. Other tracefs
+/// mounts are not used: one may be another fslab run's private mount,
+/// gone when that run ends.
 pub fn find_tracefs() -> Option<PathBuf> {
+    const KNOWN: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
     let all: Vec<PathBuf> =
         mounts::all().into_iter().filter(|m| m.fs_type == "tracefs").map(|m| m.mount_point).collect();
-    let preferred = Path::new("/sys/kernel/tracing");
-    all.iter().find(|p| *p == preferred).or(all.first()).cloned()
+    KNOWN.iter().map(Path::new).find(|known| all.iter().any(|p| p == known)).map(Path::to_path_buf)
 }
 
 /// What to trace, and where.
