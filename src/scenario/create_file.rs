@@ -76,7 +76,8 @@ const PARAMS: [ParamSpec; 2] = [
         small: "write-1g",
         full: "write-1g",
         seed: "mkfile (xfs_mkfile), write-1g (dd bs=1024M), write-64k (dd with small writes)",
-        about: "how the file is made (see the module notes in `fslab list`)",
+        about: "how the file is made: posix_fallocate; buffered 1 GiB or 64 KiB writes; xfs_mkfile's O_DIRECT \
+                256 KiB pwrites then ftruncate; O_DIRECT 64 KiB writes; ftruncate to size, then buffered 64 KiB writes",
     },
 ];
 
@@ -199,14 +200,13 @@ impl Scenario for CreateFile {
             return Verdict::unknown(self.name(), self.seed(), "no xfs extent counts for both mkfile and write-1g");
         };
         let perfection = figure("xfs", "mkfile", "perfection").unwrap_or(1.0);
-        let mut evidence = format!(
-            "xfs: mkfile made {mkfile} extents, write-1g {write_1g} (perfection {perfection}; the seed: 3979 vs 4)"
-        );
+        let mut evidence = format!("xfs extents: mkfile {mkfile}, write-1g {write_1g}");
         if let Some(w64) = figure("xfs", "write-64k", "extents") {
             evidence.push_str(&format!(", write-64k {w64}"));
         }
+        evidence.push_str(&format!(" (perfection {perfection}; the seed's mkfile 3979, dd 4)"));
         if let (Some(m), Some(w)) = (figure("ext4", "mkfile", "extents"), figure("ext4", "write-1g", "extents")) {
-            evidence.push_str(&format!("; ext4: mkfile {m}, write-1g {w}"));
+            evidence.push_str(&format!("; ext4 extents: mkfile {m}, write-1g {w}"));
         }
         Verdict {
             scenario: self.name(),
@@ -452,7 +452,7 @@ mod tests {
             [case("xfs", "mkfile", 3979.0, 4.0), case("xfs", "write-1g", 4.0, 4.0), case("ext4", "mkfile", 9.0, 9.0)];
         let v = CreateFile.verdict(&seed.iter().collect::<Vec<_>>());
         assert_eq!(v.shows, Some(true), "{}", v.evidence);
-        assert!(v.evidence.contains("mkfile made 3979 extents, write-1g 4"), "{}", v.evidence);
+        assert!(v.evidence.contains("xfs extents: mkfile 3979, write-1g 4"), "{}", v.evidence);
         let fresh = [case("xfs", "mkfile", 3.0, 2.0), case("xfs", "write-1g", 2.0, 2.0)];
         assert_eq!(CreateFile.verdict(&fresh.iter().collect::<Vec<_>>()).shows, Some(false));
         let none = [case("ext4", "mkfile", 3.0, 2.0)];
