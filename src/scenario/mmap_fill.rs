@@ -185,12 +185,12 @@ impl Scenario for MmapFill {
             .map(|fs| {
                 let (none, perfect) = (figure(fs, "none", "extents"), figure(fs, "none", "perfection"));
                 let with = figure(fs, "posix_fallocate", "extents");
-                format!("{fs} {} of {} ({})", count(none), count(perfect), count(with))
+                format!("{fs} {}/{} ({})", count(none), count(perfect), count(with))
             })
             .collect();
         let evidence = format!(
             "ext3: {extents} extents where perfection is {perfection} ({:.1}x, {mean_kib:.0} KiB each on average; \
-             the seed's were 21 KiB), {} with posix_fallocate; extents of perfection (with posix_fallocate): {}",
+             the seed's were 21 KiB), {} with posix_fallocate; extents/perfection without (with) posix_fallocate: {}",
             extents / perfection.max(1.0),
             count(figure("ext3", "posix_fallocate", "extents")),
             others.join(", "),
@@ -506,7 +506,7 @@ mod tests {
         let pieces = judge(&[case("ext3", "none", 128.0, 9.0, gib), case("ext4", "none", 10.0, 8.0, gib)]);
         assert_eq!(pieces.shows, Some(false), "{}", pieces.evidence);
         assert!(pieces.evidence.contains("8192 KiB each"), "{}", pieces.evidence);
-        assert!(pieces.evidence.contains("ext4 10 of 8 (-)"), "{}", pieces.evidence);
+        assert!(pieces.evidence.contains("ext4 10/8 (-)"), "{}", pieces.evidence);
         let unknown = judge(&[case("ext4", "none", 10.0, 8.0, gib)]);
         assert_eq!(unknown.shows, None);
     }
