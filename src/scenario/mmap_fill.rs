@@ -305,6 +305,24 @@ fn io(path: &Path, what: &'static str) -> impl FnOnce(std::io::Error) -> Error {
     move |e| Error::io(&path, what, e)
 }
 
+/// Refuse to start when the file system cannot hold the file: a store
+/// that finds no free block at its page fault (ext2 and ext3 allocate
+/// there) is a SIGBUS that would end fslab, not an error. A sixteenth more
+/// is asked for the block maps and metadata.
+fn ensure_room(file: &File, path: &Path, size: u64) -> Result<()> {
+    let st = rustix::fs::fstatvfs(file).map_err(|e| Error::io(path, "statvfs", e.into()))?;
+    let free = st.f_bavail.saturating_mul(st.f_frsize);
+    if free < size.saturating_add(size / 16) {
+        return Err(Error::failed(format!(
+            "the file system has {} free, too little for a {} file filled through a mapping: \
+             give a larger --size or a smaller --set size",
+            crate::units::bytes(free),
+            crate::units::bytes(size)
+        )));
+    }
+    Ok(())
+}
+
 impl Work for Fill {
     fn run(&mut self, dir: &Path) -> Result<WorkOutcome> {
         let path = dir.join(FILE_NAME);
@@ -319,6 +337,7 @@ impl Work for Fill {
             .open(&path)
             .map_err(io(&path, "create"))?;
         file.set_len(self.size).map_err(io(&path, "ftruncate"))?;
+        ensure_room(&file, &path, self.size)?;
         let mut figures = Figures::new();
         let seconds = |f: &mut Figures, name: &str, s: f64| f.set(name, s, "s", Better::Lower, Kind::Timing);
         if self.prealloc {
@@ -467,6 +486,16 @@ mod tests {
                 p = (p + step) % pages;
             }
         }
+    }
+
+    #[test]
+    fn a_file_larger_than_the_free_space_is_refused_before_any_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        let file = File::create(&path).unwrap();
+        assert!(ensure_room(&file, &path, 1 << 20).is_ok());
+        let e = ensure_room(&file, &path, 1 << 60).unwrap_err().to_string();
+        assert!(e.contains("too little") && e.contains("--size"), "{e}");
     }
 
     fn case(fs: &str, prealloc: &str, extents: f64, perfection: f64, bytes: f64) -> Case {
