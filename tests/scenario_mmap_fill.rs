@@ -6,7 +6,7 @@
 //! seed's scattered order leaves ext2 and ext3 in 8 MiB pieces (6 extents
 //! at 64 MiB, 2-3 in page order), ext4 and xfs in one extent, and btrfs in
 //! about one extent per page; posix_fallocate first keeps every file near
-//! perfection.
+//! perfection (btrfs within a few dozen extents).
 
 mod common;
 
@@ -53,8 +53,11 @@ fn the_seed_order_leaves_btrfs_in_pieces_of_a_page_and_ext4_and_xfs_whole() {
     let cases = cases(&json);
     assert_eq!(cases.len(), 6);
     for fs in ["ext4", "xfs", "btrfs"] {
+        // Measured: 1 of 1 on all three; btrfs's may split where writeback
+        // overtook the stores, so it gets more room.
         let sequential = case(cases, fs, "order", "sequential");
-        assert!(extents(sequential) <= perfection(sequential) + 2.0, "{fs} in page order: {}", extents(sequential));
+        let slack = if fs == "btrfs" { 8.0 } else { 2.0 };
+        assert!(extents(sequential) <= perfection(sequential) + slack, "{fs} in page order: {}", extents(sequential));
     }
     for fs in ["ext4", "xfs"] {
         let seed = case(cases, fs, "order", "seed");
@@ -103,8 +106,11 @@ fn posix_fallocate_keeps_the_file_near_perfection_and_is_emulated_on_ext3() {
         let c = case(cases, fs, "prealloc", "posix_fallocate");
         assert_eq!(figure(c, "prealloc_emulated"), Some(emulated), "{fs}");
         assert!(figure(c, "prealloc_s").is_some(), "{fs}");
-        // Measured: ext3 3 of 1, ext4 and xfs 1 of 1, btrfs 5 of 1.
-        let slack = if fs == "btrfs" { 8.0 } else { 2.0 };
+        // Measured: ext3 3 of 1, ext4 and xfs 1 of 1 every run; btrfs
+        // between 1 and 11 of 1 (how its preallocated extent is split as
+        // it is written depends on writeback timing), never near the
+        // 16,000 it makes without.
+        let slack = if fs == "btrfs" { PAGES / 256.0 } else { 2.0 };
         assert!(extents(c) <= perfection(c) + slack, "{fs} preallocated: {} extents of {}", extents(c), perfection(c));
     }
     lab.assert_nothing_left("after mmap-fill with posix_fallocate");
