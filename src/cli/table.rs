@@ -22,6 +22,18 @@ fn header(name: &str) -> String {
         "layout_score" => "score",
         "cold_read_mbps" => "cold MB/s",
         "cold_read_ios_per_mib" => "cold rd/MiB",
+        "cold_read_s" => "cold s",
+        "cold_read_user_s" => "cold user s",
+        "cold_read_sys_s" => "cold sys s",
+        "create_s" => "create s",
+        "create_mbps" => "create MB/s",
+        "touch_s" => "touch s",
+        "msync_s" => "msync s",
+        "munmap_s" => "munmap s",
+        "close_s" => "close s",
+        "total_mbps" => "total MiB/s",
+        "copy_s" => "copy s",
+        "stream_mbps" => "MB/s",
         other => other,
     };
     short.to_string()
