@@ -1,0 +1,111 @@
+//! `fslab run direct-stream` end to end (seed 004): the O_DIRECT loop on
+//! real loop file systems, checked on exact figures — bytes written, the
+//! device's write I/Os, file size and extents — never on its timings.
+
+mod common;
+
+use common::{Lab, cases, figure, root_or_skip};
+
+const MIB: f64 = 1048576.0;
+
+fn run_json(lab: &Lab, args: &[&str]) -> serde_json::Value {
+    let mut c = lab.command();
+    c.args(["run", "--json", "--scratch"]).arg(lab.scratch()).arg("direct-stream").args(args);
+    let out = c.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_byte_limit_is_written_exactly_one_device_write_per_block() {
+    if !root_or_skip("direct_stream_byte_limit") {
+        return;
+    }
+    let lab = Lab::new();
+    let json = run_json(&lab, &["--fs", "ext3,ext4,xfs", "--set", "bytes=64M", "--set", "seconds=60"]);
+    let cases = cases(&json);
+    assert_eq!(cases.len(), 3);
+    for case in cases {
+        let fs = case["fs"].as_str().unwrap();
+        assert_eq!(case["status"], "ok", "{case}");
+        assert_eq!(case["params"]["bs"], 512 * 1024);
+        assert_eq!(figure(case, "bytes_written"), Some(64.0 * MIB), "{fs}");
+        assert_eq!(figure(case, "files"), Some(1.0), "{fs}");
+        assert_eq!(figure(case, "bytes"), Some(64.0 * MIB), "{fs}: the file is the bytes written");
+        // O_DIRECT: every 512 KiB write goes to the device as it is made,
+        // and each waits for the last, so none merge away.
+        let ios = figure(case, "write_ios").unwrap();
+        assert!(ios >= 128.0, "{fs}: {ios} write I/Os for 128 blocks");
+        assert!(figure(case, "written_bytes").unwrap() >= 64.0 * MIB, "{fs}");
+        // Well under a second of streaming: too short to judge a drop,
+        // and it says so rather than claiming none.
+        assert_eq!(figure(case, "drop_detected"), None, "{fs}");
+        let why = case["figures"]["drop_detected"]["missing"].as_str().unwrap();
+        assert!(why.contains("timeline intervals"), "{fs}: {why}");
+    }
+    lab.assert_nothing_left("after direct-stream with a byte limit");
+}
+
+#[test]
+fn overwrite_keeps_the_files_size_and_extents() {
+    if !root_or_skip("direct_stream_overwrite") {
+        return;
+    }
+    let lab = Lab::new();
+    let json =
+        run_json(&lab, &["--fs", "ext4,xfs", "--set", "file=overwrite", "--set", "bytes=64M", "--set", "seconds=60"]);
+    let cases = cases(&json);
+    assert_eq!(cases.len(), 2);
+    for case in cases {
+        let fs = case["fs"].as_str().unwrap();
+        assert_eq!(case["status"], "ok", "{case}");
+        assert_eq!(case["params"]["file"], "overwrite");
+        assert_eq!(figure(case, "bytes_written"), Some(64.0 * MIB), "{fs}");
+        assert_eq!(figure(case, "bytes"), Some(64.0 * MIB), "{fs}: size unchanged");
+        let before = figure(case, "prepared_extents").unwrap();
+        assert!(before >= 1.0, "{fs}");
+        assert_eq!(figure(case, "extents"), Some(before), "{fs}: writing in place adds no extent");
+        assert!(figure(case, "write_ios").unwrap() >= 128.0, "{fs}");
+    }
+    lab.assert_nothing_left("after direct-stream overwrite");
+}
+
+#[test]
+fn the_time_limit_stops_the_stream_in_whole_blocks() {
+    if !root_or_skip("direct_stream_time_limit") {
+        return;
+    }
+    let lab = Lab::new();
+    let json = run_json(&lab, &["--fs", "ext4", "--set", "seconds=1", "--set", "bytes=8G", "--set", "bs=1M"]);
+    let case = &cases(&json)[0];
+    assert_eq!(case["status"], "ok", "{case}");
+    let written = figure(case, "bytes_written").unwrap();
+    assert!(written > 0.0 && written < 8192.0 * MIB, "{written}");
+    assert_eq!(written % MIB, 0.0, "whole 1 MiB blocks");
+    assert_eq!(figure(case, "bytes"), Some(written));
+    lab.assert_nothing_left("after a time-limited direct-stream");
+}
+
+#[test]
+fn a_block_size_o_direct_cannot_use_is_refused_before_anything_is_made() {
+    let lab = Lab::new();
+    let refused = |sets: &[&str], says: &[&str]| {
+        let mut c = lab.command();
+        c.args(["run", "--scratch"]).arg(lab.scratch()).args(["direct-stream", "--fs", "ext4"]);
+        for s in sets {
+            c.args(["--set", s]);
+        }
+        let out = c.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{sets:?}: {stderr}");
+        for word in says {
+            assert!(stderr.contains(word), "{sets:?}: {stderr}");
+        }
+    };
+    refused(&["bs=1000"], &["direct-stream", "bs=1000", "4096", "bs=4 KiB"]);
+    refused(&["bs=6K"], &["bs=6144", "4 KiB or 8 KiB"]);
+    refused(&["bs=512K,6K"], &["bs=6144"]);
+    refused(&["bs=1M", "bytes=512K"], &["bytes=512 KiB", "bytes=1 MiB or more"]);
+    refused(&["file=append"], &["new, overwrite"]);
+    lab.assert_nothing_left("after refused direct-stream runs");
+}
