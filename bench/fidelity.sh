@@ -77,7 +77,7 @@ if build odirect-writer; then
         for i in $(seq "$runs"); do
             echo "odirect-writer vs direct-stream on $fs ($i/$runs)" >&2
             record "odirect-writer-$fs" exec --fs "$fs" -- "$out/odirect-writer" out 60 "$stream_mib"
-            record "direct-stream-$fs" run direct-stream --fs "$fs" --set "bytes=${stream_mib}M,seconds=60,file=new"
+            record "direct-stream-$fs" run direct-stream --fs "$fs" --set "bytes=${stream_mib}M" --set seconds=60 --set file=new
         done
     done
 fi
