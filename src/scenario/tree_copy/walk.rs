@@ -115,7 +115,8 @@ pub fn read_order(root: &Path) -> io::Result<ReadOrder> {
             return Ok(());
         }
         let path = root.join(rel);
-        let file = File::options().read(true).custom_flags(libc::O_NOFOLLOW).open(&path).map_err(|e| with_path(&path, e))?;
+        let file =
+            File::options().read(true).custom_flags(libc::O_NOFOLLOW).open(&path).map_err(|e| with_path(&path, e))?;
         let mut inline = false;
         let acc = map_open_file(&file, block_size, &mut buffer, false, |e, _| {
             inline |= e.flags & FIEMAP_EXTENT_DATA_INLINE != 0;
