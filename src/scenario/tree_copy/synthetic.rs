@@ -14,8 +14,9 @@
 //!   among one subdirectory per [`SUBTREE_BYTES`] (at least 2, at most
 //!   [`MAX_SUBDIRS`]), in random shares of 1 to 4 parts each. That gives
 //!   a median of 12 files per directory (at most about 35), and depth that
-//!   grows with the tree: 48 MB is 4,100 files in 340 directories down to
-//!   6 levels, 400 MB 35,000 files in 3,000 directories down to 7.
+//!   grows with the tree: 64 MiB (the small default) is 6,000 files in 490
+//!   directories, 400 MiB 35,000 files in 3,000 directories down to 7
+//!   levels.
 //! - Order (tar's, as a directory listing hands it out): a directory's
 //!   files and subdirectories interleaved at random, each subdirectory's
 //!   whole subtree at its place.
