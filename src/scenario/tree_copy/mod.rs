@@ -22,10 +22,11 @@
 //! What Linux 6.18 does (kernels built with CONFIG_EXT4_USE_FOR_EXT2 mount
 //! ext2 with the ext4 driver): a file's blocks stay together — layout
 //! score 0.99 where the seed's one in eight would be 0.125 — but the tail
-//! of every file longer than 16 blocks lands far from its head, and ext4's
-//! hash-ordered directories hand files out in an order unrelated to where
-//! they lie, so a reader in tar order travels far more than on xfs or
-//! btrfs.
+//! of every file longer than 16 blocks lands far from its head, so a
+//! reader in tar order travels 40 to 350 times as far as on ext4. And the
+//! ext4 driver's hash-ordered directories hand files out in an order
+//! unrelated to where they lie: 6% of consecutive files are adjacent,
+//! against 85% on xfs and 99% on btrfs.
 //!
 //! The source is a generated tree ([`synthetic`]) held in memory, so the
 //! copy is "from cache" as in the seed, or a directory read during the
