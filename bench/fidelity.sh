@@ -86,7 +86,7 @@ if command -v xfs_mkfile >/dev/null; then
     for i in $(seq "$runs"); do
         echo "xfs_mkfile vs create-file mkfile on xfs ($i/$runs)" >&2
         record xfs_mkfile exec --fs xfs -- xfs_mkfile 256m f
-        record create-mkfile run create-file --fs xfs --set method=mkfile,size=256M
+        record create-mkfile run create-file --fs xfs --set method=mkfile --set size=256M
     done
 fi
 

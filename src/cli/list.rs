@@ -25,6 +25,7 @@ fn kind(kind: ParamKind) -> String {
         ParamKind::Size => "size".into(),
         ParamKind::Count => "count".into(),
         ParamKind::Choice(words) => words.join("|"),
+        ParamKind::ChoiceOrPath(words) => format!("{}|PATH", words.join("|")),
     }
 }
 

@@ -57,6 +57,13 @@ impl Extent {
         self.flags & fm::FIEMAP_EXTENT_UNKNOWN == 0
     }
 
+    /// Whether the data sits in data blocks of its own at `physical`:
+    /// known, and not inline in metadata (btrfs reports inline data at
+    /// offset 0, which is no place a reader's head goes for it).
+    pub fn on_device(&self) -> bool {
+        self.flags & (fm::FIEMAP_EXTENT_UNKNOWN | fm::FIEMAP_EXTENT_DATA_INLINE) == 0
+    }
+
     /// The names of the flags set, in a fixed order.
     pub fn flag_names(&self) -> impl Iterator<Item = &'static str> + '_ {
         FLAG_NAMES.iter().filter(move |(bit, _)| self.flags & bit != 0).map(|(_, name)| *name)

@@ -117,14 +117,14 @@ impl LayoutAccumulator {
         let blocks = e.length.div_ceil(self.block_size);
         self.mapped_bytes += e.length;
         self.mapped_blocks += blocks;
-        if e.location_known() {
+        if e.on_device() {
             self.contiguous_blocks += blocks.saturating_sub(1);
             self.first_physical.get_or_insert(e.physical);
         }
 
         let mut jump = None;
         if let Some(prev) = self.previous {
-            let both_known = prev.location_known() && e.location_known();
+            let both_known = prev.on_device() && e.on_device();
             if both_known && e.physical == prev.physical_end() {
                 self.contiguous_blocks += 1;
             }
@@ -137,7 +137,7 @@ impl LayoutAccumulator {
                 self.seek_distance = self.seek_distance.saturating_add(distance.unsigned_abs() as u64);
             }
         }
-        self.last_physical_end = e.location_known().then(|| e.physical_end());
+        self.last_physical_end = e.on_device().then(|| e.physical_end());
         self.records += 1;
         self.flags.add(e.flags);
         self.previous = Some(*e);
@@ -188,7 +188,7 @@ pub fn continues_filefrag(previous: Option<&Extent>, e: &Extent) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sys::fiemap::{FIEMAP_EXTENT_DELALLOC, FIEMAP_EXTENT_UNKNOWN};
+    use crate::sys::fiemap::{FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_DELALLOC, FIEMAP_EXTENT_NOT_ALIGNED, FIEMAP_EXTENT_UNKNOWN};
 
     const BS: u64 = 4096;
 
@@ -237,6 +237,15 @@ mod tests {
         assert_eq!(f.seek_distance, 54 * BS);
         // 11 successor blocks; contiguous: 3 + 3 + 3 within, +1 at 50->54.
         assert_eq!(f.layout_score, Some(10.0 / 11.0));
+    }
+
+    #[test]
+    fn inline_data_has_no_place_on_the_device() {
+        // btrfs: a small file's data inline in metadata, reported at 0.
+        let flags = FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_NOT_ALIGNED;
+        let f = figures(&[Extent { logical: 0, physical: 0, length: 300, flags }], 300);
+        assert_eq!((f.extents, f.records), (1, 1));
+        assert_eq!((f.first_physical, f.last_physical_end), (None, None), "no head travel to offset 0");
     }
 
     #[test]

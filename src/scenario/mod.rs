@@ -582,6 +582,8 @@ fn add_layout_figures(dir: &Path, figures: &mut Figures) -> Result<()> {
     figures.set_opt("layout_score", s.layout_score_bytes, "ratio", Better::Higher, Kind::Exact, why);
     let why = "no two files with data in one directory";
     figures.set_opt("next_file_contiguous", s.next_file_contiguous, "ratio", Better::Higher, Kind::Exact, why);
+    let seek = (s.next_file_pairs > 0).then_some(s.next_file_seek_bytes as f64);
+    figures.set_opt("next_file_seek_bytes", seek, "bytes", Better::Lower, Kind::Exact, why);
     if s.errors > 0 {
         let first = report.errors.first().map(|e| format!("{}: {}", e.path, e.error)).unwrap_or_default();
         return Err(Error::failed(format!("{} files could not be mapped; first: {first}", s.errors)));

@@ -17,6 +17,10 @@ pub enum ParamKind {
     Count,
     /// One of a fixed list of words.
     Choice(&'static [&'static str]),
+    /// One of a fixed list of words, or else a path: absolute, or starting
+    /// with `./` or `../`, so a typo of a word is not taken for a path (the
+    /// scenario's `check` says whether the path fits).
+    ChoiceOrPath(&'static [&'static str]),
 }
 
 /// One parameter of a scenario.
@@ -103,6 +107,11 @@ pub fn parse_value(spec: &ParamSpec, text: &str) -> Result<ParamValue, String> {
         ParamKind::Choice(words) => match words.iter().find(|w| **w == text.trim()) {
             Some(w) => Ok(ParamValue::Word(w.to_string())),
             None => Err(bad(format!("choose one of {}", words.join(", ")))),
+        },
+        ParamKind::ChoiceOrPath(words) => match words.iter().find(|w| **w == text.trim()) {
+            Some(w) => Ok(ParamValue::Word(w.to_string())),
+            None if ["/", "./", "../"].iter().any(|p| text.starts_with(p)) => Ok(ParamValue::Word(text.to_string())),
+            None => Err(bad(format!("choose one of {}, or give a path (/..., ./..., ../...)", words.join(", ")))),
         },
     }
 }
@@ -195,6 +204,12 @@ mod tests {
         let e = expand(&SPECS, &["order=random".parse().unwrap()], Scale::Small).unwrap_err();
         assert!(e.contains("seed, sequential"), "{e}");
         assert!("size".parse::<Setting>().is_err());
+        let source = ParamSpec { kind: ParamKind::ChoiceOrPath(&["synthetic"]), ..SPECS[1] };
+        assert_eq!(parse_value(&source, "synthetic"), Ok(ParamValue::Word("synthetic".into())));
+        assert_eq!(parse_value(&source, "./src"), Ok(ParamValue::Word("./src".into())));
+        assert_eq!(parse_value(&source, "/usr/src"), Ok(ParamValue::Word("/usr/src".into())));
+        let e = parse_value(&source, "synthetc").unwrap_err();
+        assert!(e.contains("or give a path"), "{e}");
         assert!("size=1M,".parse::<Setting>().is_err());
     }
 }

@@ -25,6 +25,10 @@ pub enum FsType {
 /// Every file system, in the order tables list them.
 pub const ALL: [FsType; 5] = [FsType::Ext2, FsType::Ext3, FsType::Ext4, FsType::Xfs, FsType::Btrfs];
 
+/// The directory hash seed every ext file system is made with (any fixed
+/// UUID would do).
+const EXT_HASH_SEED: &str = "f51ab000-5eed-4000-8000-000000000001";
+
 impl FsType {
     /// The kernel's name for it.
     pub fn name(self) -> &'static str {
@@ -55,13 +59,20 @@ impl FsType {
     /// (the device is ours), quiet, and for ext3/ext4 inode tables and
     /// journal written at mkfs time — lazy init would otherwise write them
     /// from a kernel thread *during* the measured work.
+    ///
+    /// ext2/3/4 get a fixed directory hash seed: mke2fs otherwise draws one
+    /// at random, and with it the order of names in a directory (what tar
+    /// reads in) and where new top-level directories go — so figures that
+    /// should be exact would differ from run to run.
     pub fn base_mkfs_args(self) -> Vec<String> {
-        let args: &[&str] = match self {
-            FsType::Ext2 => &["-F", "-q"],
-            FsType::Ext3 | FsType::Ext4 => &["-F", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0"],
-            FsType::Xfs | FsType::Btrfs => &["-f", "-q"],
-        };
-        args.iter().map(|s| s.to_string()).collect()
+        let hash_seed = format!("hash_seed={EXT_HASH_SEED}");
+        match self {
+            FsType::Ext2 => vec!["-F".into(), "-q".into(), "-E".into(), hash_seed],
+            FsType::Ext3 | FsType::Ext4 => {
+                vec!["-F".into(), "-q".into(), "-E".into(), format!("lazy_itable_init=0,lazy_journal_init=0,{hash_seed}")]
+            }
+            FsType::Xfs | FsType::Btrfs => vec!["-f".into(), "-q".into()],
+        }
     }
 
     /// The mkfs program's path, if installed.

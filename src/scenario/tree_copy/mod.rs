@@ -61,7 +61,7 @@ const SOURCES: [&str; 1] = ["synthetic"];
 const PARAMS: [ParamSpec; 3] = [
     ParamSpec {
         name: "source",
-        kind: ParamKind::Choice(&SOURCES),
+        kind: ParamKind::ChoiceOrPath(&SOURCES),
         small: "synthetic",
         full: "synthetic",
         seed: "a large subset of /usr/src, cached",
