@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Quick start: install what is missing, build fslab, and look at where the
-# blocks of this machine's own files went, then measure a writer on scratch
-# file systems (root). Only fslab's own images are formatted, and released.
+# Quick start: install what is missing, build fslab, look at where the
+# blocks of this machine's own files went, then (root) reproduce the five
+# seed reports on fresh ext2, ext3, ext4, xfs and btrfs file systems and say
+# which this kernel still shows. Only fslab's own images are formatted, and
+# released.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,9 +29,9 @@ echo "== fslab free: free-space fragmentation of the file system holding $tree"
 
 if [ "$(id -u)" = 0 ]; then
     echo
-    echo "== fslab exec: one 64 MiB fsync'd writer, measured on fresh ext2, ext3, ext4, xfs and btrfs"
-    "$fslab" exec --cold-read -- sh -c 'dd if=/dev/zero of=f bs=1M count=64 conv=fsync 2>/dev/null'
+    echo "== fslab run --preset seeds: the five reports on fresh ext2, ext3, ext4, xfs and btrfs (a few minutes)"
+    "$fslab" run --preset seeds
 else
     echo
-    echo "(not root: skipping fslab exec on scratch file systems; try: $fslab exec --dir /var/tmp -- COMMAND)"
+    echo "(not root: skipping the scenarios on scratch file systems; try: $fslab run replace-files --dir /var/tmp)"
 fi

@@ -557,13 +557,20 @@ fn os_name(name: &CStr) -> &std::ffi::OsStr {
     std::os::unix::ffi::OsStrExt::from_bytes(name.to_bytes())
 }
 
+/// 1.0 in the fixed point layout scores are summed in: 2^48, finer than
+/// any score (a ratio of block counts below 2^40) needs.
+const SCORE_ONE: u64 = 1 << 48;
+
 /// Running totals; one per batch, merged into one for the walk.
 struct Totals {
     summary: TreeSummary,
-    score_sum: f64,
+    // Scores are summed in fixed point (units of 2^-SCORE_BITS) so that the
+    // totals, being integers, do not depend on the order batches merge in:
+    // the same tree gives the same figures, bit for bit, on every run.
+    score_sum: u128,
     score_files: u64,
-    weighted_score_sum: f64,
-    score_weight: f64,
+    weighted_score_sum: u128,
+    score_weight: u128,
     pairs: PairCounts,
     histogram: [u64; 66],
     top: usize,
@@ -575,10 +582,10 @@ impl Totals {
     fn new(top: usize) -> Self {
         Totals {
             summary: TreeSummary::default(),
-            score_sum: 0.0,
+            score_sum: 0,
             score_files: 0,
-            weighted_score_sum: 0.0,
-            score_weight: 0.0,
+            weighted_score_sum: 0,
+            score_weight: 0,
             pairs: PairCounts::default(),
             histogram: [0; 66],
             top,
@@ -610,10 +617,11 @@ impl Totals {
             None => s.perfection_unknown_files += 1,
         }
         if let Some(score) = f.layout_score {
-            self.score_sum += score;
+            let fixed = (score * SCORE_ONE as f64).round() as u128;
+            self.score_sum += fixed;
             self.score_files += 1;
-            self.weighted_score_sum += score * f.mapped_bytes as f64;
-            self.score_weight += f.mapped_bytes as f64;
+            self.weighted_score_sum += fixed * u128::from(f.mapped_bytes);
+            self.score_weight += u128::from(f.mapped_bytes);
         }
         self.histogram[bucket(f.extents)] += 1;
         // Only files in more than one extent can be "worst", and the path
@@ -664,8 +672,10 @@ impl Totals {
 
     fn report(mut self) -> TreeReport {
         let s = &mut self.summary;
-        s.layout_score_files = (self.score_files > 0).then(|| self.score_sum / self.score_files as f64);
-        s.layout_score_bytes = (self.score_weight > 0.0).then(|| self.weighted_score_sum / self.score_weight);
+        let one = SCORE_ONE as f64;
+        s.layout_score_files = (self.score_files > 0).then(|| self.score_sum as f64 / one / self.score_files as f64);
+        s.layout_score_bytes =
+            (self.score_weight > 0).then(|| self.weighted_score_sum as f64 / one / self.score_weight as f64);
         s.next_file_pairs = self.pairs.pairs;
         s.next_file_seek_bytes = self.pairs.seek_bytes;
         s.next_file_contiguous =

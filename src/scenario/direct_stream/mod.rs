@@ -163,8 +163,12 @@ impl Scenario for DirectStream {
             marks: Vec::new(),
         })
     }
+    /// A byte limit rather than the small scale's time limit, so what is
+    /// written — and so the file's layout — is the same on every run: 8 GiB
+    /// lasts long enough on ext3 (over 10 one-second intervals here) for
+    /// the drop detector, and the time limit is only a backstop.
     fn preset(&self) -> Preset {
-        Preset { settings: &[("file", "new")], variants: &[] }
+        Preset { settings: &[("file", "new"), ("bytes", "8G"), ("seconds", "60")], variants: &[] }
     }
     /// The seed's claim: on ext3 a new file's stream falls and stays down
     /// while the loop's own system CPU rises, and on xfs it does not.
