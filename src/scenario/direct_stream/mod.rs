@@ -363,8 +363,10 @@ fn add_drop_figures(timeline: &[TimelinePoint], figures: &mut Figures, proc_sys:
             set_all_missing(figures, &why, true);
             return;
         }
+        // Drawn from the throughput series, so a timing figure: a fast
+        // run may be too short to judge where a slower one is not.
         Finding::NoDrop => {
-            figures.set("drop_detected", 0.0, "count", Better::Lower, Kind::Exact);
+            figures.set("drop_detected", 0.0, "count", Better::Lower, Kind::Timing);
             set_all_missing(figures, "no sustained drop", false);
             return;
         }
@@ -373,7 +375,7 @@ fn add_drop_figures(timeline: &[TimelinePoint], figures: &mut Figures, proc_sys:
     let (before, after): (&[Interval], &[Interval]) = series.split_at(d.index);
     let at_s = after[0].start_s;
     let end_s = after[after.len() - 1].end_s;
-    figures.set("drop_detected", 1.0, "count", Better::Lower, Kind::Exact);
+    figures.set("drop_detected", 1.0, "count", Better::Lower, Kind::Timing);
     figures.set("drop_at_s", at_s, "s", Better::Higher, Kind::Timing);
     figures.set("drop_depth", d.depth(), "ratio", Better::Higher, Kind::Timing);
     figures.set("mbps_before", d.before, "MB/s", Better::Higher, Kind::Timing);
@@ -393,7 +395,7 @@ fn add_drop_figures(timeline: &[TimelinePoint], figures: &mut Figures, proc_sys:
 /// too when `undecided`.
 fn set_all_missing(figures: &mut Figures, why: &str, undecided: bool) {
     if undecided {
-        figures.set_missing("drop_detected", "count", Better::Lower, Kind::Exact, why);
+        figures.set_missing("drop_detected", "count", Better::Lower, Kind::Timing, why);
     }
     for (name, unit, better) in [
         ("drop_at_s", "s", Better::Higher),
