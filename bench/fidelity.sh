@@ -99,11 +99,14 @@ def cases(name):
     path = os.path.join(out, name + ".jsonl")
     if not os.path.exists(path):
         return None
-    found = []
-    for chunk in open(path).read().split("\n\n"):
-        if chunk.strip():
-            found.extend(json.loads(chunk)["run"]["cases"])
-    return found
+    found, text, decoder, at = [], open(path).read(), json.JSONDecoder(), 0
+    while True:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at == len(text):
+            return found
+        record, at = decoder.raw_decode(text, at)
+        found.extend(record["run"]["cases"])
 
 def fig(case, name):
     f = case["figures"].get(name)
