@@ -432,18 +432,7 @@ mod tests {
         figures.set("perfection", perfection, "count", Better::Lower, Kind::Exact);
         let mut params = serde_json::Map::new();
         params.insert("method".into(), method.into());
-        Case {
-            scenario: "create-file".into(),
-            fs: fs.into(),
-            params,
-            repeat: 1,
-            status: crate::scenario::Status::Ok,
-            error: None,
-            target: Default::default(),
-            figures,
-            timeline: Vec::new(),
-            command: None,
-        }
+        Case { figures, ..Case::new("create-file", fs, params, 1) }
     }
 
     #[test]

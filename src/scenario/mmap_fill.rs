@@ -508,18 +508,7 @@ mod tests {
         for (k, v) in [("order", "seed"), ("pretouch", "none"), ("prealloc", prealloc)] {
             params.insert(k.into(), v.into());
         }
-        Case {
-            scenario: "mmap-fill".into(),
-            fs: fs.into(),
-            params,
-            repeat: 1,
-            status: crate::scenario::Status::Ok,
-            error: None,
-            target: Default::default(),
-            figures,
-            timeline: Vec::new(),
-            command: None,
-        }
+        Case { figures, ..Case::new("mmap-fill", fs, params, 1) }
     }
 
     #[test]

@@ -113,6 +113,24 @@ pub struct Case {
     pub command: Option<exec::CommandOutput>,
 }
 
+impl Case {
+    /// A case not yet measured: ok, with no figures, target or timeline.
+    pub fn new(scenario: &str, fs: &str, params: serde_json::Map<String, serde_json::Value>, repeat: u32) -> Case {
+        Case {
+            scenario: scenario.to_string(),
+            fs: fs.to_string(),
+            params,
+            repeat,
+            status: Status::Ok,
+            error: None,
+            target: TargetRecord::default(),
+            figures: Figures::new(),
+            timeline: Vec::new(),
+            command: None,
+        }
+    }
+}
+
 /// How a case's target was made, for the record.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct TargetRecord {
@@ -336,18 +354,7 @@ impl Lab {
         progress: &dyn Fn(Phase),
         work: &mut dyn Work,
     ) -> Case {
-        let mut case = Case {
-            scenario: scenario.to_string(),
-            fs: spec.label(),
-            params,
-            repeat,
-            status: Status::Ok,
-            error: None,
-            target: TargetRecord::default(),
-            figures: Figures::new(),
-            timeline: Vec::new(),
-            command: None,
-        };
+        let mut case = Case::new(scenario, &spec.label(), params, repeat);
         progress(Phase::Make);
         let made = crate::interrupt::check()
             .and_then(|()| Target::make(&self.ledger, spec, &self.options_for(&*work), &self.id));

@@ -107,18 +107,7 @@ mod tests {
         let mut params = serde_json::Map::new();
         params.insert("strategy".into(), strategy.into());
         params.insert("files".into(), 20.into());
-        Case {
-            scenario: "replace-files".into(),
-            fs: fs.into(),
-            params,
-            repeat: 1,
-            status: super::super::Status::Ok,
-            error: None,
-            target: Default::default(),
-            figures,
-            timeline: Vec::new(),
-            command: None,
-        }
+        Case { figures, ..Case::new("replace-files", fs, params, 1) }
     }
 
     #[test]

@@ -611,18 +611,7 @@ mod tests {
         }
         let mut params = serde_json::Map::new();
         params.insert("file".into(), "new".into());
-        Case {
-            scenario: "direct-stream".into(),
-            fs: fs.into(),
-            params,
-            repeat: 1,
-            status: crate::scenario::Status::Ok,
-            error: None,
-            target: Default::default(),
-            figures,
-            timeline: Vec::new(),
-            command: None,
-        }
+        Case { figures, ..Case::new("direct-stream", fs, params, 1) }
     }
 
     fn verdict_of(cases: &[Case]) -> Verdict {

@@ -513,18 +513,7 @@ mod tests {
         figures.set("layout_score", score, "ratio", Better::Higher, Kind::Exact);
         figures.set("fragmented_files", fragmented, "count", Better::Lower, Kind::Exact);
         figures.set("cold_read_ios_per_mib", ios, "count", Better::Lower, Kind::Exact);
-        Case {
-            scenario: "tree-copy".into(),
-            fs: fs.into(),
-            params: serde_json::Map::new(),
-            repeat: 1,
-            status: super::super::Status::Ok,
-            error: None,
-            target: Default::default(),
-            figures,
-            timeline: Vec::new(),
-            command: None,
-        }
+        Case { figures, ..Case::new("tree-copy", fs, serde_json::Map::new(), 1) }
     }
 
     #[test]
