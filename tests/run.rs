@@ -5,21 +5,13 @@ mod common;
 
 use common::{Lab, cases, figure, root_or_skip};
 
-fn run_json(lab: &Lab, args: &[&str], code: i32) -> serde_json::Value {
-    let mut c = lab.command();
-    c.args(["run", "--json", "--scratch"]).arg(lab.scratch()).args(args);
-    let out = c.output().unwrap();
-    assert_eq!(out.status.code(), Some(code), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 #[test]
 fn writeback_batch_makes_fewer_journal_commits_than_fsync_each_on_ext4() {
     if !root_or_skip("replace_files_commits") {
         return;
     }
     let lab = Lab::new();
-    let json = run_json(&lab, &["replace-files", "--fs", "ext4", "--set", "strategy=fsync-each,writeback-batch"], 0);
+    let json = lab.run_json(&["replace-files", "--fs", "ext4", "--set", "strategy=fsync-each,writeback-batch"], 0);
     let cases = cases(&json);
     assert_eq!(cases.len(), 2);
     let by = |strategy: &str| cases.iter().find(|c| c["params"]["strategy"] == strategy).unwrap();
@@ -82,7 +74,7 @@ fn the_seeds_preset_runs_the_seeds_comparison_and_gives_a_verdict() {
     let lab = Lab::new();
     // The preset restricted to one scenario: its comparison on all five
     // file systems, and its verdict.
-    let json = run_json(&lab, &["--preset", "seeds", "replace-files"], 0);
+    let json = lab.run_json(&["--preset", "seeds", "replace-files"], 0);
     let cases = cases(&json);
     let mut seen: Vec<(String, String)> =
         cases.iter().map(|c| (c["fs"].as_str().unwrap().into(), c["params"]["strategy"].as_str().unwrap().into())).collect();

@@ -13,14 +13,6 @@ use common::{Lab, cases, figure, root_or_skip};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
-fn run_json(lab: &Lab, args: &[&str]) -> serde_json::Value {
-    let mut c = lab.command();
-    c.args(["run", "--json", "--scratch"]).arg(lab.scratch()).args(args);
-    let out = c.output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 /// The one case on `fs` made by `method`.
 fn case<'a>(cases: &'a [serde_json::Value], fs: &str, method: &str) -> &'a serde_json::Value {
     let case = cases.iter().find(|c| c["fs"] == fs && c["params"]["method"] == method).unwrap();
@@ -34,9 +26,9 @@ fn buffered_1g_writes_give_no_more_extents_than_mkfile_on_xfs_and_ext4() {
         return;
     }
     let lab = Lab::new();
-    let json = run_json(
-        &lab,
+    let json = lab.run_json(
         &["create-file", "--fs", "ext4,xfs", "--set", "method=write-1g,mkfile,odirect-64k", "--set", "size=64M"],
+        0,
     );
     let cases = cases(&json);
     assert_eq!(cases.len(), 6);
@@ -74,7 +66,7 @@ fn fallocate_is_near_perfect_where_the_fs_has_it_and_emulated_where_not() {
     }
     let lab = Lab::new();
     let json =
-        run_json(&lab, &["create-file", "--fs", "ext3,ext4,xfs", "--set", "method=fallocate", "--set", "size=32M"]);
+        lab.run_json(&["create-file", "--fs", "ext3,ext4,xfs", "--set", "method=fallocate", "--set", "size=32M"], 0);
     let cases = cases(&json);
     assert_eq!(cases.len(), 3);
     for fs in ["ext4", "xfs"] {

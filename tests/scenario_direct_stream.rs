@@ -9,11 +9,7 @@ use common::{Lab, cases, figure, root_or_skip};
 const MIB: f64 = 1048576.0;
 
 fn run_json(lab: &Lab, args: &[&str]) -> serde_json::Value {
-    let mut c = lab.command();
-    c.args(["run", "--json", "--scratch"]).arg(lab.scratch()).arg("direct-stream").args(args);
-    let out = c.output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
+    lab.run_json(&[&["direct-stream"], args].concat(), 0)
 }
 
 #[test]

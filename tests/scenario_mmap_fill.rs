@@ -16,11 +16,8 @@ const SIZE: &str = "64M";
 const PAGES: f64 = 16_384.0;
 
 fn run_json(lab: &Lab, args: &[&str]) -> serde_json::Value {
-    let mut c = lab.command();
-    c.args(["run", "--json", "--scratch"]).arg(lab.scratch()).args(["mmap-fill", "--set", &format!("size={SIZE}")]);
-    let out = c.args(args).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
+    let size = format!("size={SIZE}");
+    lab.run_json(&[&["mmap-fill", "--set", size.as_str()], args].concat(), 0)
 }
 
 /// The case on `fs` whose parameter `key` is `value`, checked to have

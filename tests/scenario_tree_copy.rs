@@ -13,14 +13,6 @@ mod common;
 
 use common::{Lab, cases, figure, root_or_skip};
 
-fn run_json(lab: &Lab, args: &[&str], code: i32) -> serde_json::Value {
-    let mut c = lab.command();
-    c.args(["run", "--json", "--scratch"]).arg(lab.scratch()).args(args);
-    let out = c.output().unwrap();
-    assert_eq!(out.status.code(), Some(code), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 /// Files and directories of the 8 MiB tree of seed 1 (the generator's
 /// unit tests pin the same tree).
 const FILES: f64 = 780.0;
@@ -33,7 +25,7 @@ fn the_preset_copies_the_same_tree_everywhere_and_finds_the_seeds_layout_gone() 
         return;
     }
     let lab = Lab::new();
-    let json = run_json(&lab, &["tree-copy", "--preset", "seeds", "--set", "size=8M"], 0);
+    let json = lab.run_json(&["tree-copy", "--preset", "seeds", "--set", "size=8M"], 0);
     let cases = cases(&json);
     let labels: Vec<&str> = cases.iter().map(|c| c["fs"].as_str().unwrap()).collect();
     assert_eq!(labels, ["ext2", "ext2-1k", "ext3", "ext4", "xfs", "btrfs"]);
@@ -109,7 +101,7 @@ fn another_tree_seed_gives_another_tree_of_the_same_size() {
         return;
     }
     let lab = Lab::new();
-    let json = run_json(&lab, &["tree-copy", "--fs", "ext4", "--set", "size=4M", "--set", "tree_seed=1,2,1"], 0);
+    let json = lab.run_json(&["tree-copy", "--fs", "ext4", "--set", "size=4M", "--set", "tree_seed=1,2,1"], 0);
     let cases = cases(&json);
     assert_eq!(cases.len(), 3);
     let files: Vec<f64> = cases.iter().map(|c| figure(c, "files_copied").unwrap()).collect();

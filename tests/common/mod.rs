@@ -293,15 +293,15 @@ impl Lab {
         c.output().expect("run fslab exec")
     }
 
-    /// Like [`exec`](Self::exec) with `--json`, insisting on exit `code`,
-    /// parsed.
-    pub fn exec_json(&self, args: &[&str], code: i32) -> serde_json::Value {
-        let mut all = vec!["--json"];
-        all.extend_from_slice(args);
-        let out = self.exec(&all);
+    /// `fslab SUBCOMMAND --json --scratch S ARGS...`, insisting on exit
+    /// `code`, parsed; on anything else, panics with both output streams.
+    pub fn json(&self, subcommand: &str, args: &[&str], code: i32) -> serde_json::Value {
+        let mut c = self.command();
+        c.args([subcommand, "--json", "--scratch"]).arg(self.scratch()).args(args);
+        let out = c.output().expect("run fslab");
         if out.status.code() != Some(code) {
             panic!(
-                "fslab exec {args:?}: expected exit {code}, got {:?}\n--- stdout\n{}\n--- stderr\n{}",
+                "fslab {subcommand} {args:?}: expected exit {code}, got {:?}\n--- stdout\n{}\n--- stderr\n{}",
                 out.status,
                 String::from_utf8_lossy(&out.stdout),
                 String::from_utf8_lossy(&out.stderr)
@@ -310,6 +310,16 @@ impl Lab {
         serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
             panic!("not JSON ({e}):\n{}", String::from_utf8_lossy(&out.stdout))
         })
+    }
+
+    /// `fslab exec --json` with ARGS, insisting on exit `code`, parsed.
+    pub fn exec_json(&self, args: &[&str], code: i32) -> serde_json::Value {
+        self.json("exec", args, code)
+    }
+
+    /// `fslab run --json` with ARGS, insisting on exit `code`, parsed.
+    pub fn run_json(&self, args: &[&str], code: i32) -> serde_json::Value {
+        self.json("run", args, code)
     }
 
     /// Assert that nothing this lab's runs made is left: no loop device
