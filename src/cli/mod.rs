@@ -198,7 +198,9 @@ pub struct RunArgs {
     /// Small sizes (minutes for everything) or the seeds' own.
     #[arg(long, value_enum, default_value_t = crate::scenario::params::Scale::Small)]
     pub scale: crate::scenario::params::Scale,
-    /// Run a named set of scenarios: `seeds` runs every scenario.
+    /// Run a named set of comparisons: `seeds` runs each seed's own
+    /// comparison (all scenarios, or those named) on every target and ends
+    /// with a verdict per seed.
     #[arg(long, value_name = "NAME", value_parser = ["seeds"])]
     pub preset: Option<String>,
 }

@@ -38,7 +38,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     // before anything is made.
     let mut jobs = Vec::new();
     for s in &scenarios {
-        let settings = settings_for(*s, args);
+        let settings = settings_for(*s, args)?;
         let param_sets = params::expand(s.params(), &settings, args.scale).map_err(Error::usage)?;
         for p in &param_sets {
             s.check(p).map_err(|why| Error::usage(format!("{}: {why}", s.name())))?;
@@ -106,15 +106,20 @@ fn check_settings(scenarios: &[&'static dyn Scenario], settings: &[Setting]) -> 
 
 /// The settings for one scenario: the preset's comparison (with
 /// `--preset`), then the user's `--set`, which wins for the same key.
-fn settings_for(scenario: &dyn Scenario, args: &RunArgs) -> Vec<Setting> {
+fn settings_for(scenario: &dyn Scenario, args: &RunArgs) -> Result<Vec<Setting>> {
     let mut settings: Vec<Setting> = Vec::new();
     if args.preset.is_some() {
         for (key, values) in scenario.preset().settings {
-            settings.push(Setting { key: key.to_string(), values: values.split(',').map(String::from).collect() });
+            // Read with the `--set` parser, so a preset means what the same
+            // words would mean on the command line.
+            let setting = format!("{key}={values}")
+                .parse()
+                .map_err(|e| Error::failed(format!("the seeds preset of {}: {e}", scenario.name())))?;
+            settings.push(setting);
         }
     }
     settings.extend(args.set.iter().cloned());
-    settings
+    Ok(settings)
 }
 
 /// The run's targets with the preset's variants of a file system placed
