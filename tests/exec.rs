@@ -172,13 +172,13 @@ fn a_mounted_device_is_never_formatted_and_a_free_one_is() {
     let image = lab.dir.path().join("disk.img");
     std::fs::File::create(&image).unwrap().set_len(512 << 20).unwrap();
     let device = common::run("losetup", &["--find", "--show", image.to_str().unwrap()]).trim().to_string();
-    struct Detach(String);
+    struct Detach(std::path::PathBuf);
     impl Drop for Detach {
         fn drop(&mut self) {
-            let _ = std::process::Command::new("losetup").args(["-d", &self.0]).status();
+            common::detach_loops_over(&self.0);
         }
     }
-    let detach = Detach(device.clone());
+    let detach = Detach(image.clone());
 
     let json = lab.exec_json(
         &["--fs", "ext4", "--device", &device, "--destroy-data-on", &device, "--", "sh", "-c", "findmnt -n -o SOURCE -T ."],

@@ -195,10 +195,19 @@ impl Drop for ScratchFs {
                 eprintln!("{e}");
             }
         }
-        if !self.device.is_empty() {
-            let _ = Command::new("losetup").args(["-d", &self.device]).status();
+        if let Some(dir) = &self.dir {
+            detach_loops_over(&dir.path().join("image"));
         }
         drop(self.dir.take());
+    }
+}
+
+/// Detach every loop device over `image` and wait until it is gone, with
+/// fslab's own release: `losetup -d` alone only marks a device that is
+/// still open somewhere to detach on its last close.
+pub fn detach_loops_over(image: &Path) {
+    if let Err(e) = fslab::target::ledger::release(&fslab::target::Resource::Loop(image.to_path_buf())) {
+        eprintln!("{e}");
     }
 }
 
