@@ -6,10 +6,12 @@
 //! measured is kept with `value: None` and a reason, never as 0: a missing
 //! journal-commit count and a zero one mean different things.
 
-use serde::Serialize;
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
 
 /// Which direction of a figure is an improvement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Better {
     /// Smaller is better (seconds, I/Os, extents).
@@ -19,7 +21,7 @@ pub enum Better {
 }
 
 /// Whether a figure repeats exactly on a rerun or is a noisy timing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     /// A count or a layout figure: compared exactly.
@@ -29,19 +31,19 @@ pub enum Kind {
 }
 
 /// One measured figure.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Figure {
     /// The value in base units (`s`, `bytes`, `count`, ...); `None` when it
     /// could not be measured.
     pub value: Option<f64>,
     /// The base unit, e.g. `s`, `bytes`, `count`, `MB/s`, `ratio`.
-    pub unit: &'static str,
+    pub unit: Cow<'static, str>,
     /// Which direction is better.
     pub better: Better,
     /// Exact or timing.
     pub kind: Kind,
     /// Why the value is missing, when it is.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub missing: Option<String>,
 }
 
@@ -63,6 +65,26 @@ impl Serialize for Figures {
     }
 }
 
+impl<'de> Deserialize<'de> for Figures {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct InOrder;
+        impl<'de> serde::de::Visitor<'de> for InOrder {
+            type Value = Figures;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map of figure names to figures")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Figures, A::Error> {
+                let mut figures = Figures::new();
+                while let Some((name, figure)) = map.next_entry::<String, Figure>()? {
+                    figures.insert(&name, figure);
+                }
+                Ok(figures)
+            }
+        }
+        deserializer.deserialize_map(InOrder)
+    }
+}
+
 impl Figures {
     /// No figures yet.
     pub fn new() -> Self {
@@ -71,7 +93,7 @@ impl Figures {
 
     /// Add (or replace) a measured figure.
     pub fn set(&mut self, name: &str, value: f64, unit: &'static str, better: Better, kind: Kind) {
-        self.insert(name, Figure { value: Some(value), unit, better, kind, missing: None });
+        self.insert(name, Figure { value: Some(value), unit: Cow::Borrowed(unit), better, kind, missing: None });
     }
 
     /// Add (or replace) a figure that is measured when `value` is `Some`
@@ -86,7 +108,7 @@ impl Figures {
         why: &str,
     ) {
         let missing = value.is_none().then(|| why.to_string());
-        self.insert(name, Figure { value, unit, better, kind, missing });
+        self.insert(name, Figure { value, unit: Cow::Borrowed(unit), better, kind, missing });
     }
 
     /// Add (or replace) a figure that could not be measured, and why.
@@ -114,6 +136,21 @@ impl Figures {
     /// All figures in insertion order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Figure)> {
         self.figures.iter().map(|(n, f)| (n.as_str(), f))
+    }
+
+    /// Add (or replace) a figure as it is (one read back from a store).
+    pub fn insert_figure(&mut self, name: &str, figure: Figure) {
+        self.insert(name, figure);
+    }
+
+    /// Number of figures.
+    pub fn len(&self) -> usize {
+        self.figures.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.figures.is_empty()
     }
 
     /// Move every figure of `other` in, replacing same-named ones.
@@ -155,5 +192,17 @@ mod tests {
         assert_eq!(f.value("b"), Some(3.0));
         let json = serde_json::to_string(&f).unwrap();
         assert!(json.find("\"b\"").unwrap() < json.find("\"a\"").unwrap(), "{json}");
+    }
+
+    #[test]
+    fn figures_read_back_equal_and_in_order() {
+        let mut f = Figures::new();
+        f.set("z_s", 0.25, "s", Better::Lower, Kind::Timing);
+        f.set("a", 7.0, "count", Better::Higher, Kind::Exact);
+        f.set_missing("m", "count", Better::Lower, Kind::Exact, "no tracefs");
+        let back: Figures = serde_json::from_str(&serde_json::to_string(&f).unwrap()).unwrap();
+        assert_eq!(back, f);
+        let names: Vec<_> = back.iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["z_s", "a", "m"]);
     }
 }

@@ -13,6 +13,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
+use super::keep::Keeper;
 use super::{ExecArgs, Out, SCHEMA, TargetArgs, table, write_error};
 use crate::error::{Error, Result};
 use crate::scenario::{self, Lab, Phase, Plan, RunRecord, Status};
@@ -21,8 +22,7 @@ use crate::target::{self, TargetOptions, TargetSpec};
 /// Run `fslab exec`.
 pub fn run(args: &ExecArgs) -> Result<ExitCode> {
     let plan = plan(&args.target, args.cold_read)?;
-    let lab = Lab::open(plan)?;
-    let environment = scenario::Environment::read(&lab.plan().target_options.scratch);
+    let (lab, header, mut keeper) = start(plan, &args.target)?;
     let targets = lab.plan().targets.clone();
     let bar = ProgressBar::new(targets.len() as u64);
     bar.set_style(
@@ -39,39 +39,83 @@ pub fn run(args: &ExecArgs) -> Result<ExitCode> {
         let label = spec.label();
         let progress = |phase: Phase| bar.set_message(format!("{label}: {}", phase.as_str()));
         let mut work = scenario::exec::CommandWork { ledger: lab.ledger(), argv: &args.command };
-        cases.push(lab.measure(spec, "exec", params.clone(), 1, &progress, &mut work));
+        let case = lab.measure(spec, "exec", params.clone(), 1, &progress, &mut work);
+        keeper.keep(&case);
+        cases.push(case);
         bar.inc(1);
     }
     bar.finish_and_clear();
-    finish(lab, environment, cases, Vec::new(), &args.target, render_text)
+    let planned = targets.len();
+    finish(lab, Finished { header, cases, verdicts: Vec::new(), planned, keeper }, &args.target, render_text)
 }
 
-/// End a run: release everything, then print the record (JSON, or text by
-/// `render_text`); exit 4 if any case failed. Releasing comes first, so a
+/// Open the store, then the lab, and record the run's start. The store
+/// comes first so a bad `--store` costs nothing; a store that cannot take
+/// the header closes the lab again before the error goes up.
+pub(super) fn start(plan: Plan, args: &TargetArgs) -> Result<(Lab, RunRecord, Keeper)> {
+    let mut keeper = Keeper::open(args)?;
+    let lab = Lab::open(plan)?;
+    let header = RunRecord {
+        id: lab.id.clone(),
+        tag: args.tag.first().cloned(),
+        tags: args.tag.clone(),
+        started_at: lab.started_at.clone(),
+        command: std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect(),
+        complete: false,
+        environment: scenario::Environment::read(&lab.plan().target_options.scratch),
+        sysctls: lab.plan().sysctls.iter().map(|s| (s.key.clone(), s.value.clone())).collect(),
+        cases: Vec::new(),
+        verdicts: Vec::new(),
+    };
+    if let Err(e) = keeper.begin(&header) {
+        let _ = lab.close();
+        return Err(e);
+    }
+    Ok((lab, header, keeper))
+}
+
+/// What a run hands to [`finish`].
+pub(super) struct Finished {
+    /// The record [`start`] made, without cases.
+    pub header: RunRecord,
+    /// The cases measured, in order.
+    pub cases: Vec<scenario::Case>,
+    /// `--preset`'s verdicts.
+    pub verdicts: Vec<scenario::Verdict>,
+    /// How many cases were planned (fewer ran if interrupted).
+    pub planned: usize,
+    /// The store side.
+    pub keeper: Keeper,
+}
+
+/// End a run: mark it in the store, release everything, then print the
+/// record (JSON, or text by `render_text`); exit 4 if any case failed or
+/// the store could not keep it. Releasing comes before printing, so a
 /// closed stdout or an interruption never leaves anything behind.
 pub(super) fn finish(
     lab: Lab,
-    environment: scenario::Environment,
-    cases: Vec<scenario::Case>,
-    verdicts: Vec<scenario::Verdict>,
+    done: Finished,
     args: &TargetArgs,
     render_text: impl Fn(&RunRecord) -> String,
 ) -> Result<ExitCode> {
-    let record = RunRecord {
-        id: lab.id.clone(),
-        tag: args.tag.clone(),
-        environment,
-        sysctls: lab.plan().sysctls.iter().map(|s| (s.key.clone(), s.value.clone())).collect(),
-        cases,
-        verdicts,
-    };
+    let Finished { header, cases, verdicts, planned, keeper } = done;
+    let complete = cases.len() == planned && crate::interrupt::pending().is_none();
+    let record = RunRecord { cases, verdicts, complete, ..header };
+    let kept = keeper.finish(complete, &record.verdicts);
     let closed = lab.close();
     crate::interrupt::check()?;
     closed?;
-    let rendered = if args.json { render_json(&record) } else { render_text(&record).into_bytes() };
+    let mut rendered = if args.json { render_json(&record) } else { render_text(&record).into_bytes() };
+    if let (false, Ok(Some(location))) = (args.json, &kept) {
+        let _ = writeln!(rendered, "\nstored as run {} in {location}", record.id);
+    }
     let mut out = Out::stdout();
     if let Err(e) = out.writer().write_all(&rendered).and_then(|()| out.flush()) {
         write_error(e)?;
+    }
+    if let Err(e) = kept {
+        eprintln!("fslab: {e}");
+        return Ok(e.exit_code());
     }
     let failed = record.cases.iter().any(|c| c.status == Status::Failed);
     Ok(if failed { ExitCode::from(crate::error::ErrorKind::Failed.exit_code()) } else { ExitCode::SUCCESS })
@@ -133,7 +177,6 @@ pub(super) fn plan(args: &TargetArgs, cold_read: bool) -> Result<Plan> {
         sysctls: args.sysctl.clone(),
         interval: Duration::from_secs_f64(args.interval),
         cold_read,
-        tag: args.tag.clone(),
     })
 }
 

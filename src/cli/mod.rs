@@ -8,6 +8,7 @@
 
 mod cleanup;
 mod exec;
+mod keep;
 mod list;
 mod run;
 mod table;
@@ -24,8 +25,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::error::{Error, ErrorKind};
 
-/// The JSON schema name every `--json` output carries.
-pub const SCHEMA: &str = "fslab/1";
+pub use crate::SCHEMA;
 
 /// fslab: a laboratory for file-system layout and write-path performance.
 #[derive(Debug, Parser)]
@@ -156,12 +156,27 @@ pub struct TargetArgs {
     /// Timeline sampling interval in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
     pub interval: f64,
-    /// A name for this run.
+    /// A name for this run, to compare by later; repeatable.
     #[arg(long, value_name = "NAME")]
-    pub tag: Option<String>,
+    pub tag: Vec<String>,
+    /// Where runs are kept: an SQLite file, or postgres://user:pw@host/db.
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Do not store this run (wins over --store and FSLAB_STORE).
+    #[arg(long)]
+    pub no_store: bool,
     /// Print JSON (schema fslab/1) instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Which store to use: shared by every command that reads or writes runs.
+#[derive(Debug, Args)]
+pub struct StoreArgs {
+    /// The store: an SQLite file, or a PostgreSQL URL
+    /// (postgres://user:password@host/database).
+    #[arg(long = "store", value_name = "PATH|URL", env = "FSLAB_STORE", default_value = crate::store::DEFAULT_STORE)]
+    pub location: String,
 }
 
 /// Arguments of `fslab exec`.

@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::{RunArgs, table};
 use crate::error::{Error, Result};
 use crate::scenario::params::{self, Params, Setting};
-use crate::scenario::{self, Case, Lab, Phase, RunRecord, SCENARIOS, Scenario, Verdict};
+use crate::scenario::{self, Case, Phase, RunRecord, SCENARIOS, Scenario, Verdict};
 use crate::target::TargetSpec;
 
 /// Figures every scenario table shows after its own headline figures.
@@ -47,8 +47,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         jobs.push(Job { scenario: *s, param_sets, targets });
     }
 
-    let lab = Lab::open(plan)?;
-    let environment = scenario::Environment::read(&lab.plan().target_options.scratch);
+    let (lab, header, mut keeper) = super::exec::start(plan, &args.target)?;
     let total: usize = jobs.iter().map(|j| j.param_sets.len() * j.targets.len()).sum::<usize>() * args.repeat as usize;
     let bar = ProgressBar::new(total as u64);
     bar.set_style(
@@ -68,6 +67,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
                     let progress = |phase: Phase| bar.set_message(format!("{label}: {}", phase.as_str()));
                     let mut work = job.scenario.work(params);
                     let case = lab.measure(spec, job.scenario.name(), params.to_json(), repeat, &progress, work.as_mut());
+                    keeper.keep(&case);
                     cases.push(case);
                     bar.inc(1);
                 }
@@ -85,7 +85,8 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     } else {
         Vec::new()
     };
-    super::exec::finish(lab, environment, cases, verdicts, &args.target, |record| render_text(record, &jobs))
+    let done = super::exec::Finished { header, cases, verdicts, planned: total, keeper };
+    super::exec::finish(lab, done, &args.target, |record| render_text(record, &jobs))
 }
 
 /// Every setting must belong to some chosen scenario.

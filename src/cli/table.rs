@@ -43,7 +43,7 @@ fn header(name: &str) -> String {
 pub fn cell(figures: &Figures, name: &str) -> String {
     let Some(figure) = figures.get(name) else { return "-".into() };
     let Some(v) = figure.value else { return "-".into() };
-    match figure.unit {
+    match figure.unit.as_ref() {
         "s" | "ratio" => format!("{v:.3}"),
         "bytes" => format!("{:.1}", v / 1e6),
         "count" => format!("{v:.0}"),

@@ -13,12 +13,12 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::blockstat::{BlockDevice, BlockStat};
 
 /// One interval of the timeline, stamped at its end.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TimelinePoint {
     /// Seconds from the sampler's start to the end of this interval.
     pub t_s: f64,

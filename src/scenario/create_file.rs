@@ -209,8 +209,8 @@ impl Scenario for CreateFile {
             evidence.push_str(&format!("; ext4 extents: mkfile {m}, write-1g {w}"));
         }
         Verdict {
-            scenario: self.name(),
-            seed: self.seed(),
+            scenario: self.name().into(),
+            seed: self.seed().into(),
             shows: Some(mkfile > 2.0 * write_1g && mkfile > perfection + 2.0),
             evidence,
         }

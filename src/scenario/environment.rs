@@ -4,13 +4,13 @@
 use std::path::Path;
 use std::process::Command;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The machine and software a run was measured on.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Environment {
     /// fslab's own version.
-    pub fslab_version: &'static str,
+    pub fslab_version: String,
     /// `uname -r`.
     pub kernel: String,
     /// `uname -m`.
@@ -28,7 +28,7 @@ pub struct Environment {
 }
 
 /// A block device's identity and queue settings.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Disk {
     /// Kernel name (`vda`, `nvme0n1`).
     pub name: String,
@@ -52,7 +52,7 @@ impl Environment {
             }
         }
         Environment {
-            fslab_version: env!("CARGO_PKG_VERSION"),
+            fslab_version: env!("CARGO_PKG_VERSION").to_string(),
             kernel: uname.release().to_string_lossy().into_owned(),
             machine: uname.machine().to_string_lossy().into_owned(),
             cpu: cpu_model(),

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::WorkOutcome;
 use crate::error::{Error, Result};
@@ -22,7 +22,7 @@ use crate::target::ledger::{self, Ledger, Resource};
 pub const KEPT_BYTES: usize = 1 << 20;
 
 /// How the command ended and what it printed.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct CommandOutput {
     /// The argv run.
     pub argv: Vec<String>,

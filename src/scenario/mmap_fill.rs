@@ -195,7 +195,7 @@ impl Scenario for MmapFill {
             count(figure("ext3", "posix_fallocate", "extents")),
             others.join(", "),
         );
-        Verdict { scenario: self.name(), seed: self.seed(), shows: Some(shows), evidence }
+        Verdict { scenario: self.name().into(), seed: self.seed().into(), shows: Some(shows), evidence }
     }
 }
 

@@ -25,7 +25,7 @@ pub mod verdict;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use environment::Environment;
 pub use verdict::{Preset, Variant, Verdict};
@@ -55,17 +55,29 @@ pub struct Plan {
     pub interval: Duration,
     /// Read everything back with a cold cache after the work.
     pub cold_read: bool,
-    /// A name for the run, for later comparison.
-    pub tag: Option<String>,
 }
 
-/// A run's results: `run` in the `fslab/1` JSON.
-#[derive(Debug, Clone, Serialize)]
+/// A run's results: `run` in the `fslab/1` JSON, and what the store keeps.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunRecord {
-    /// Unique id: UTC start time and process id.
+    /// Unique id: UTC start time, process id and a random part (so runs
+    /// from many machines can share one store).
     pub id: String,
-    /// The user's name for the run.
+    /// The first of `tags` (the `fslab/1` field older readers know).
     pub tag: Option<String>,
+    /// The user's names for the run (`--tag`, repeatable).
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// When it started, RFC 3339 UTC.
+    #[serde(default)]
+    pub started_at: String,
+    /// The command line that made it.
+    #[serde(default)]
+    pub command: Vec<String>,
+    /// Whether every case it planned ran (false for a run that was
+    /// interrupted or killed; its finished cases are kept).
+    #[serde(default = "yes")]
+    pub complete: bool,
     /// What it ran on.
     pub environment: Environment,
     /// Sysctls in force, as asked.
@@ -73,12 +85,16 @@ pub struct RunRecord {
     /// One per target (and repetition).
     pub cases: Vec<Case>,
     /// `--preset seeds`: per seed, whether this run still shows it.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verdicts: Vec<Verdict>,
 }
 
+fn yes() -> bool {
+    true
+}
+
 /// Whether a case's work completed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// The work ran and succeeded.
@@ -88,7 +104,7 @@ pub enum Status {
 }
 
 /// One scenario on one target, measured.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Case {
     /// Scenario name (`exec` for a command).
     pub scenario: String,
@@ -108,9 +124,40 @@ pub struct Case {
     pub figures: Figures,
     /// The sampler's rows.
     pub timeline: Vec<TimelinePoint>,
+    /// Extent maps of the most fragmented files the work left (at most
+    /// [`KEPT_MAPS`], each cut at [`KEPT_RECORDS`] records).
+    #[serde(default)]
+    pub maps: Vec<KeptMap>,
     /// The command's exit and output (exec only).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<exec::CommandOutput>,
+}
+
+/// How many files' extent maps a case keeps: the report draws them, and a
+/// tree of thousands of files must not make a run record of gigabytes.
+pub const KEPT_MAPS: usize = 3;
+
+/// Records kept per map; a file with more is marked `truncated` (its
+/// figures still count every record).
+pub const KEPT_RECORDS: usize = 65_536;
+
+/// The extent map of one file a case left, kept with the case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KeptMap {
+    /// Path below the work directory.
+    pub path: String,
+    /// File size in bytes.
+    pub size: u64,
+    /// File-system block size in bytes.
+    pub block_size: u32,
+    /// Size of the file system in bytes (the strip's colour scale).
+    pub device_bytes: u64,
+    /// Extents by filefrag's rule (all of them, kept or not).
+    pub extents: u64,
+    /// Whether `extent_list` stops short of the file's last record.
+    pub truncated: bool,
+    /// The records, in logical order.
+    pub extent_list: Vec<crate::layout::Extent>,
 }
 
 impl Case {
@@ -126,13 +173,14 @@ impl Case {
             target: TargetRecord::default(),
             figures: Figures::new(),
             timeline: Vec::new(),
+            maps: Vec::new(),
             command: None,
         }
     }
 }
 
 /// How a case's target was made, for the record.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct TargetRecord {
     /// File-system type the work landed on.
     pub fs_type: String,
@@ -143,7 +191,7 @@ pub struct TargetRecord {
     /// Mount options.
     pub mount_opts: Option<String>,
     /// How the cache was emptied before the read-back, if there was one.
-    pub cold_method: Option<&'static str>,
+    pub cold_method: Option<String>,
 }
 
 /// What the work itself hands back.
@@ -272,6 +320,8 @@ impl Phase {
 pub struct Lab {
     /// The run's id.
     pub id: String,
+    /// When it started, RFC 3339 UTC.
+    pub started_at: String,
     plan: Plan,
     tracefs: Option<PathBuf>,
     instances: std::cell::Cell<u32>,
@@ -303,7 +353,7 @@ impl Lab {
         let state = ledger::state_dir();
         let sysctl_lock = if plan.sysctls.is_empty() { None } else { Some(sysctl::lock(&state)?) };
         let ledger = Ledger::create(&state, &id)?;
-        let mut lab = Lab { id, plan, tracefs: None, instances: std::cell::Cell::new(0), ledger, _sysctl_lock: sysctl_lock };
+        let mut lab = Lab { id, started_at: utc_now(), plan, tracefs: None, instances: std::cell::Cell::new(0), ledger, _sysctl_lock: sysctl_lock };
         sysctl::apply(&lab.ledger, &lab.plan.sysctls)?;
         if root {
             lab.tracefs = lab.tracefs_root();
@@ -447,7 +497,7 @@ impl Lab {
             crate::interrupt::check()?;
             progress(Phase::ColdRead);
             let method = make_cold(target)?;
-            case.target.cold_method = Some(method.as_str());
+            case.target.cold_method = Some(method.as_str().to_string());
             let before = devices.read();
             let read_back = cold::read_tree(&target.work_dir, work.cold_read_bytes())?;
             let after = devices.read();
@@ -460,7 +510,7 @@ impl Lab {
 
         crate::interrupt::check()?;
         progress(Phase::Layout);
-        add_layout_figures(&target.work_dir, figures)?;
+        case.maps = add_layout_figures(&target.work_dir, figures)?;
         Ok(())
     }
 
@@ -572,9 +622,10 @@ fn make_cold(target: &mut Target) -> Result<ColdMethod> {
     }
 }
 
-/// Layout of everything under `dir`: the `frag` walk's totals as figures.
-fn add_layout_figures(dir: &Path, figures: &mut Figures) -> Result<()> {
-    let options = TreeOptions { threads: 2, top: 0, cross_mounts: false };
+/// Layout of everything under `dir`: the `frag` walk's totals as figures,
+/// and the maps of its most fragmented files to keep.
+fn add_layout_figures(dir: &Path, figures: &mut Figures) -> Result<Vec<KeptMap>> {
+    let options = TreeOptions { threads: 2, top: KEPT_MAPS, cross_mounts: false };
     let report = tree::scan(&[dir.to_path_buf()], &options).map_err(|e| Error::io(dir, "map the layout", e))?;
     let s = &report.summary;
     let exact = |f: &mut Figures, name: &str, v: u64| f.set(name, v as f64, "count", Better::Lower, Kind::Exact);
@@ -595,7 +646,35 @@ fn add_layout_figures(dir: &Path, figures: &mut Figures) -> Result<()> {
         let first = report.errors.first().map(|e| format!("{}: {}", e.path, e.error)).unwrap_or_default();
         return Err(Error::failed(format!("{} files could not be mapped; first: {first}", s.errors)));
     }
-    Ok(())
+    report.worst.iter().map(|w| keep_map(dir, Path::new(&w.path))).collect()
+}
+
+/// Read the extent map of `path` (one of the files under `dir`) to keep.
+fn keep_map(dir: &Path, path: &Path) -> Result<KeptMap> {
+    let (file, meta) = crate::layout::open_regular(path)?;
+    let fs = crate::layout::FsInfo::probe(&file).map_err(|e| Error::io(path, "statfs", e))?;
+    let mut buffer = crate::sys::fiemap::FiemapBuffer::new(crate::layout::extent_map::DEFAULT_BATCH);
+    let mut extent_list = Vec::new();
+    let mut truncated = false;
+    let acc = crate::layout::map_open_file(&file, fs.block_size, &mut buffer, false, |e, _| {
+        if extent_list.len() < KEPT_RECORDS {
+            extent_list.push(*e);
+        } else {
+            truncated = true;
+        }
+        Ok(())
+    })
+    .map_err(|e| Error::io(path, "FIEMAP", e))?;
+    let figures = acc.finish(meta.len());
+    Ok(KeptMap {
+        path: path.strip_prefix(dir).unwrap_or(path).display().to_string(),
+        size: meta.len(),
+        block_size: fs.block_size,
+        device_bytes: fs.total_bytes,
+        extents: figures.extents,
+        truncated,
+        extent_list,
+    })
 }
 
 /// `syncfs` on the file system holding `dir`; a failure only means less
@@ -606,13 +685,38 @@ fn sync_fs(dir: &Path) {
     }
 }
 
-/// A run id: UTC start time to the second, then the process id, e.g.
-/// `20261121T093015Z-4242`; sorts by time, unique on a machine.
+/// A run id: UTC start time to the second, the process id and four random
+/// bytes, e.g. `20261121T093015Z-4242-9f03a1c2`. It sorts by time; the
+/// random part keeps ids apart when many machines share one store.
 pub fn run_id() -> String {
-    let secs = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let (y, m, d, t) = utc_parts(now_secs());
+    let mut random = [0u8; 4];
+    // Without /dev/urandom the id is still unique on this machine.
+    let _ = std::fs::File::open("/dev/urandom").and_then(|mut f| std::io::Read::read_exact(&mut f, &mut random));
+    format!(
+        "{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z-{}-{:08x}",
+        t / 3600,
+        t / 60 % 60,
+        t % 60,
+        std::process::id(),
+        u32::from_be_bytes(random)
+    )
+}
+
+/// Now, RFC 3339 in UTC to the second (`2026-11-21T09:30:15Z`).
+pub fn utc_now() -> String {
+    let (y, m, d, t) = utc_parts(now_secs());
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", t / 3600, t / 60 % 60, t % 60)
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// Date and second of the day of a Unix time.
+fn utc_parts(secs: u64) -> (i64, u32, u32, u64) {
     let (y, m, d) = civil_from_days((secs / 86_400) as i64);
-    let t = secs % 86_400;
-    format!("{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z-{}", t / 3600, t / 60 % 60, t % 60, std::process::id())
+    (y, m, d, secs % 86_400)
 }
 
 /// Days since 1970-01-01 to a proleptic Gregorian date (H. Hinnant's
@@ -651,7 +755,10 @@ mod tests {
     #[test]
     fn run_ids_carry_the_pid() {
         let id = run_id();
-        assert!(id.ends_with(&format!("Z-{}", std::process::id())), "{id}");
+        let pid = format!("Z-{}-", std::process::id());
+        assert!(id.contains(&pid), "{id}");
+        assert_eq!(id.len(), id.find(&pid).unwrap() + pid.len() + 8, "{id}");
         assert_eq!(id.find('T'), Some(8));
+        assert_ne!(run_id(), id, "two ids in one second differ by their random part");
     }
 }

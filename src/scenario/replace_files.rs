@@ -88,8 +88,8 @@ impl Scenario for ReplaceFiles {
         let commits = |strategy| verdict::median(&verdict::cases_of(cases, "ext4", &[("strategy", strategy)]), "journal_commits");
         match (commits("fsync-each"), commits("writeback-batch")) {
             (Some(each), Some(batch)) => Verdict {
-                scenario: self.name(),
-                seed: self.seed(),
+                scenario: self.name().into(),
+                seed: self.seed().into(),
                 shows: Some(each >= 2.0 * batch.max(1.0)),
                 evidence: format!(
                     "ext4: fsync-each made {each} journal commits, writeback-batch {batch} ({:.1}x)",

@@ -6,7 +6,7 @@
 //! the small lookups every judgement needs. Exact figures only: a verdict
 //! must come out the same when the run is repeated.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::Case;
 use crate::target::FsType;
@@ -36,12 +36,12 @@ pub struct Variant {
 }
 
 /// Whether the seed's finding holds on this run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Verdict {
     /// The scenario judged.
-    pub scenario: &'static str,
+    pub scenario: String,
     /// Its seed report.
-    pub seed: &'static str,
+    pub seed: String,
     /// `true` the effect is there, `false` it is gone, `None` the cases
     /// needed were missing or failed.
     pub shows: Option<bool>,
@@ -52,7 +52,7 @@ pub struct Verdict {
 impl Verdict {
     /// A verdict that could not be reached, and why.
     pub fn unknown(scenario: &'static str, seed: &'static str, why: impl Into<String>) -> Verdict {
-        Verdict { scenario, seed, shows: None, evidence: why.into() }
+        Verdict { scenario: scenario.to_string(), seed: seed.to_string(), shows: None, evidence: why.into() }
     }
 
     /// One word for tables: `shows`, `gone`, `unknown`.

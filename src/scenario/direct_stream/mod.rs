@@ -433,7 +433,7 @@ fn judge(name: &'static str, seed: &'static str, cases: &[&Case]) -> Verdict {
     };
     let mbps = |cs: &[&Case]| verdict::median(cs, "stream_mbps").map_or("?".into(), |v| format!("{v:.0}"));
     let rule = "(drop: a fall of over 40% below the median before, lasting to the end, one interval excepted)";
-    let decided = |shows: bool, evidence: String| Verdict { scenario: name, seed, shows: Some(shows), evidence };
+    let decided = |shows: bool, evidence: String| Verdict { scenario: name.into(), seed: seed.into(), shows: Some(shows), evidence };
 
     let Some(ext3_drop) = verdict::median(&ext3, "drop_detected") else {
         return Verdict::unknown(name, seed, why_missing(&ext3, "ext3"));

@@ -187,7 +187,7 @@ impl Scenario for TreeCopy {
         }
         let evidence = evidence.join("; ");
         match shows {
-            Some(shows) => Verdict { scenario: self.name(), seed: self.seed(), shows: Some(shows), evidence },
+            Some(shows) => Verdict { scenario: self.name().into(), seed: self.seed().into(), shows: Some(shows), evidence },
             None => Verdict::unknown(self.name(), self.seed(), "no ext2 case with layout and read-back figures"),
         }
     }

@@ -1,0 +1,64 @@
+//! Keeping a run in the store while it goes: the header when it starts,
+//! each case as soon as it is measured (so a killed run keeps what it
+//! finished), `complete` at the end.
+//!
+//! A store that breaks mid-run does not stop the measuring: the failure
+//! is said once on stderr, the run goes on and prints its results, and
+//! the exit code says that not everything was kept.
+
+use super::TargetArgs;
+use crate::error::{Error, Result};
+use crate::scenario::{Case, RunRecord, Verdict};
+use crate::store::Store;
+
+/// The store side of one run.
+pub(super) struct Keeper {
+    store: Option<Store>,
+    run_id: String,
+    next: usize,
+    broken: Option<String>,
+}
+
+impl Keeper {
+    /// Open the store the arguments name (none with `--no-store`), before
+    /// anything is made, so a bad store is an error that costs nothing.
+    pub(super) fn open(args: &TargetArgs) -> Result<Keeper> {
+        let store = if args.no_store { None } else { Some(Store::open(&args.store.location)?) };
+        Ok(Keeper { store, run_id: String::new(), next: 0, broken: None })
+    }
+
+    /// Record the run's start; `header` has no cases yet.
+    pub(super) fn begin(&mut self, header: &RunRecord) -> Result<()> {
+        self.run_id = header.id.clone();
+        match self.store.as_mut() {
+            Some(store) => store.begin_run(header),
+            None => Ok(()),
+        }
+    }
+
+    /// Store a finished case.
+    pub(super) fn keep(&mut self, case: &Case) {
+        let ordinal = self.next;
+        self.next += 1;
+        if self.broken.is_some() {
+            return;
+        }
+        if let Some(store) = self.store.as_mut() {
+            if let Err(e) = store.add_case(&self.run_id, ordinal, case) {
+                eprintln!("fslab: {e}; the run goes on, but its cases from here on are not stored");
+                self.broken = Some(e.to_string());
+            }
+        }
+    }
+
+    /// Mark the run finished. Returns where it was stored, or the error
+    /// that kept it from being stored whole.
+    pub(super) fn finish(mut self, complete: bool, verdicts: &[Verdict]) -> std::result::Result<Option<String>, Error> {
+        let Some(store) = self.store.as_mut() else { return Ok(None) };
+        if let Some(why) = self.broken.take() {
+            return Err(Error::failed(format!("run {} is only partly stored in {}: {why}", self.run_id, store.location())));
+        }
+        store.finish_run(&self.run_id, complete, verdicts)?;
+        Ok(Some(store.location().to_string()))
+    }
+}

@@ -1,0 +1,1 @@
+//! Comparing runs with statistics (placeholder until the compare module lands).

@@ -1,0 +1,533 @@
+//! Results that last: every `run` and `exec`, kept with its environment,
+//! cases, figures, timelines and extent maps, in SQLite (a file, the
+//! default) or PostgreSQL (`postgres://...`, for a team or a fleet).
+//!
+//! The design decision a reader must know: what is stored, and how, is
+//! written once here against a small [`Backend`] trait (run a statement,
+//! run a query, do something in one transaction); `sqlite.rs` and
+//! `postgres.rs` only connect and convert values. So the two stores hold
+//! the same rows and read back the same [`RunRecord`], bit for bit.
+//!
+//! A run is written as it goes: its header when it starts, each case in a
+//! transaction of its own as soon as it is measured, and `complete` when it
+//! ends. A run that was interrupted or killed keeps its finished cases and
+//! reads back with `complete: false`.
+
+mod postgres;
+pub mod schema;
+mod select;
+mod sqlite;
+
+use std::path::Path;
+
+use serde::Serialize;
+
+pub use select::{Selection, resolve};
+
+use crate::error::{Error, Result};
+use crate::measure::{Better, Figure, Figures, Kind};
+use crate::scenario::{Case, KeptMap, RunRecord, Status, TargetRecord, Verdict};
+
+/// The store used when `--store` is not given: a file in the current
+/// folder.
+pub const DEFAULT_STORE: &str = "fslab.db";
+
+/// One SQL value, typed even when null (PostgreSQL wants a type for every
+/// parameter).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// A 64-bit integer.
+    Int(Option<i64>),
+    /// A double.
+    Real(Option<f64>),
+    /// Text.
+    Text(Option<String>),
+}
+
+impl Value {
+    /// Text from a string slice.
+    fn text(s: &str) -> Value {
+        Value::Text(Some(s.to_string()))
+    }
+
+    /// The integer, if this is a non-null integer.
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Value::Int(v) => *v,
+            _ => None,
+        }
+    }
+
+    /// The double, if this is a non-null number.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Real(v) => *v,
+            Value::Int(v) => v.map(|i| i as f64),
+            Value::Text(_) => None,
+        }
+    }
+
+    /// The text, if this is non-null text.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Text(v) => v.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+/// What a store backend does: statements with `?` placeholders, queries
+/// that return rows of [`Value`]s, and transactions.
+pub trait Backend {
+    /// The words this backend's DDL needs.
+    fn dialect(&self) -> schema::Dialect;
+    /// Run `work` in one transaction: committed if it returns `Ok`, rolled
+    /// back otherwise.
+    fn transaction(&mut self, work: &mut dyn FnMut(&mut dyn Sql) -> Result<()>) -> Result<()>;
+}
+
+/// Statements inside a transaction.
+pub trait Sql {
+    /// Run a statement.
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<()>;
+    /// Run a query and return every row.
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>>;
+    /// Keep other writers out while the schema is checked and migrated
+    /// (PostgreSQL: an advisory lock; SQLite's write transaction already
+    /// does).
+    fn lock_for_migration(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// A stored run, in a line (`fslab runs`).
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSummary {
+    /// Run id.
+    pub id: String,
+    /// When it started.
+    pub started_at: String,
+    /// Its tags.
+    pub tags: Vec<String>,
+    /// Whether every planned case ran.
+    pub complete: bool,
+    /// Kernel release.
+    pub kernel: String,
+    /// Cases stored.
+    pub cases: u64,
+    /// Of which failed.
+    pub failed: u64,
+    /// Scenarios in it, in order of first case.
+    pub scenarios: Vec<String>,
+    /// File-system labels in it, in order of first case.
+    pub targets: Vec<String>,
+}
+
+/// An open store.
+pub struct Store {
+    backend: Box<dyn Backend>,
+    location: String,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("location", &self.location).finish()
+    }
+}
+
+/// Whether `location` names a PostgreSQL database rather than a file.
+pub fn is_postgres(location: &str) -> bool {
+    location.starts_with("postgres://") || location.starts_with("postgresql://")
+}
+
+impl Store {
+    /// Open (creating and migrating as needed) the store at `location`: a
+    /// `postgres://` or `postgresql://` URL, or an SQLite file path.
+    pub fn open(location: &str) -> Result<Store> {
+        let mut backend: Box<dyn Backend> = if is_postgres(location) {
+            Box::new(postgres::PgBackend::connect(location)?)
+        } else {
+            Box::new(sqlite::SqliteBackend::open(Path::new(location))?)
+        };
+        let shown = shown_location(location);
+        schema::migrate(backend.as_mut(), &shown)?;
+        Ok(Store { backend, location: shown })
+    }
+
+    /// Open an SQLite store that must already exist (one named as a
+    /// comparison side); a missing file is not silently created.
+    pub fn open_existing(path: &Path) -> Result<Store> {
+        if !path.is_file() {
+            return Err(Error::usage(format!("{}: no such store file", path.display())));
+        }
+        Store::open(&path.to_string_lossy())
+    }
+
+    /// Where the store is, for messages (a URL without its password).
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// Record the start of `run` (its header; its cases come one by one).
+    pub fn begin_run(&mut self, run: &RunRecord) -> Result<()> {
+        self.backend.transaction(&mut |sql| {
+            sql.execute(
+                "INSERT INTO runs (id, started_at, complete, command, kernel, environment, sysctls, verdicts) \
+                 VALUES (?, ?, 0, ?, ?, ?, ?, '[]')",
+                &[
+                    Value::text(&run.id),
+                    Value::text(&run.started_at),
+                    Value::text(&to_json(&run.command)),
+                    Value::text(&run.environment.kernel),
+                    Value::text(&to_json(&run.environment)),
+                    Value::text(&to_json(&run.sysctls)),
+                ],
+            )?;
+            for tag in &run.tags {
+                sql.execute("INSERT INTO run_tags (run_id, tag) VALUES (?, ?)", &[Value::text(&run.id), Value::text(tag)])?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Store one finished case of run `run_id` as its `ordinal`th, in one
+    /// transaction.
+    pub fn add_case(&mut self, run_id: &str, ordinal: usize, case: &Case) -> Result<()> {
+        self.backend.transaction(&mut |sql| insert_case(sql, run_id, ordinal, case))
+    }
+
+    /// Mark `run_id` finished: `complete` when every planned case ran, and
+    /// the verdicts it ended with.
+    pub fn finish_run(&mut self, run_id: &str, complete: bool, verdicts: &[Verdict]) -> Result<()> {
+        self.backend.transaction(&mut |sql| {
+            sql.execute(
+                "UPDATE runs SET finished_at = ?, complete = ?, verdicts = ? WHERE id = ?",
+                &[
+                    Value::text(&crate::scenario::utc_now()),
+                    Value::Int(Some(i64::from(complete))),
+                    Value::text(&to_json(verdicts)),
+                    Value::text(run_id),
+                ],
+            )
+        })
+    }
+
+    /// Store a whole run at once (an import, or a test).
+    pub fn put_run(&mut self, run: &RunRecord) -> Result<()> {
+        self.begin_run(run)?;
+        for (ordinal, case) in run.cases.iter().enumerate() {
+            self.add_case(&run.id, ordinal, case)?;
+        }
+        self.finish_run(&run.id, run.complete, &run.verdicts)
+    }
+
+    /// Every stored run, oldest first; only those tagged `tag` when given.
+    pub fn runs(&mut self, tag: Option<&str>) -> Result<Vec<RunSummary>> {
+        let mut out = Vec::new();
+        self.backend.transaction(&mut |sql| {
+            let rows = match tag {
+                Some(tag) => sql.query(
+                    "SELECT r.id, r.started_at, r.complete, r.kernel FROM runs r \
+                     JOIN run_tags t ON t.run_id = r.id WHERE t.tag = ? ORDER BY r.started_at, r.id",
+                    &[Value::text(tag)],
+                )?,
+                None => sql.query("SELECT id, started_at, complete, kernel FROM runs ORDER BY started_at, id", &[])?,
+            };
+            out.clear();
+            for row in rows {
+                let id = text(&row[0]);
+                let tags = tags_of(sql, &id)?;
+                let mut summary = RunSummary {
+                    started_at: text(&row[1]),
+                    complete: row[2].as_i64() == Some(1),
+                    kernel: text(&row[3]),
+                    tags,
+                    cases: 0,
+                    failed: 0,
+                    scenarios: Vec::new(),
+                    targets: Vec::new(),
+                    id,
+                };
+                let cases = sql.query(
+                    "SELECT scenario, fs, status FROM cases WHERE run_id = ? ORDER BY ordinal",
+                    &[Value::text(&summary.id)],
+                )?;
+                for case in cases {
+                    summary.cases += 1;
+                    summary.failed += u64::from(case[2].as_str() == Some("failed"));
+                    push_new(&mut summary.scenarios, text(&case[0]));
+                    push_new(&mut summary.targets, text(&case[1]));
+                }
+                out.push(summary);
+            }
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Ids of the runs tagged `tag`, oldest first.
+    pub fn ids_tagged(&mut self, tag: &str) -> Result<Vec<String>> {
+        Ok(self.runs(Some(tag))?.into_iter().map(|r| r.id).collect())
+    }
+
+    /// Ids of every stored run, oldest first.
+    pub fn ids(&mut self) -> Result<Vec<String>> {
+        Ok(self.runs(None)?.into_iter().map(|r| r.id).collect())
+    }
+
+    /// The run `id`, whole, or `None` if the store has no such run.
+    pub fn load(&mut self, id: &str) -> Result<Option<RunRecord>> {
+        let mut out = None;
+        self.backend.transaction(&mut |sql| {
+            out = load_run(sql, id)?;
+            Ok(())
+        })?;
+        Ok(out)
+    }
+}
+
+/// A location fit to print: a PostgreSQL URL loses its password.
+fn shown_location(location: &str) -> String {
+    if !is_postgres(location) {
+        return location.to_string();
+    }
+    let (scheme, rest) = location.split_once("://").unwrap_or(("postgres", location));
+    match rest.split_once('@') {
+        Some((userinfo, host)) => {
+            let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
+            format!("{scheme}://{user}@{host}")
+        }
+        None => location.to_string(),
+    }
+}
+
+fn to_json<T: Serialize + ?Sized>(value: &T) -> String {
+    serde_json::to_string(value).expect("plain data serialises")
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T> {
+    serde_json::from_str(text).map_err(|e| Error::failed(format!("the store holds a {what} fslab cannot read: {e}")))
+}
+
+fn text(v: &Value) -> String {
+    v.as_str().unwrap_or_default().to_string()
+}
+
+fn push_new(list: &mut Vec<String>, item: String) {
+    if !list.contains(&item) {
+        list.push(item);
+    }
+}
+
+fn int(v: u64) -> Value {
+    Value::Int(Some(i64::try_from(v).unwrap_or(i64::MAX)))
+}
+
+/// The key cases are matched by across runs: scenario, target label and
+/// parameters (sorted), never the repetition or how the target was made
+/// (mount options and sysctls are what a comparison varies).
+pub fn case_key(case: &Case) -> String {
+    let sorted: std::collections::BTreeMap<&String, &serde_json::Value> = case.params.iter().collect();
+    format!("{} {} {}", case.scenario, case.fs, to_json(&sorted))
+}
+
+fn insert_case(sql: &mut dyn Sql, run_id: &str, ordinal: usize, case: &Case) -> Result<()> {
+    let status = match case.status {
+        Status::Ok => "ok",
+        Status::Failed => "failed",
+    };
+    let rows = sql.query(
+        "INSERT INTO cases (run_id, ordinal, case_key, scenario, fs, params, repeat, status, error, fs_type, device, \
+         mkfs_args, mount_opts, cold_method, command_output) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+         RETURNING id",
+        &[
+            Value::text(run_id),
+            int(ordinal as u64),
+            Value::text(&case_key(case)),
+            Value::text(&case.scenario),
+            Value::text(&case.fs),
+            Value::text(&to_json(&case.params)),
+            int(u64::from(case.repeat)),
+            Value::text(status),
+            Value::Text(case.error.clone()),
+            Value::text(&case.target.fs_type),
+            Value::Text(case.target.device.clone()),
+            Value::text(&to_json(&case.target.mkfs_args)),
+            Value::Text(case.target.mount_opts.clone()),
+            Value::Text(case.target.cold_method.clone()),
+            Value::Text(case.command.as_ref().map(to_json)),
+        ],
+    )?;
+    let case_id = rows
+        .first()
+        .and_then(|r| r.first())
+        .and_then(Value::as_i64)
+        .ok_or_else(|| Error::failed("the store gave no id for a new case"))?;
+    for (n, (name, f)) in case.figures.iter().enumerate() {
+        sql.execute(
+            "INSERT INTO figures (case_id, ordinal, name, value, unit, better, kind, missing) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            &[
+                Value::Int(Some(case_id)),
+                int(n as u64),
+                Value::text(name),
+                Value::Real(f.value),
+                Value::text(&f.unit),
+                Value::text(better_word(f.better)),
+                Value::text(kind_word(f.kind)),
+                Value::Text(f.missing.clone()),
+            ],
+        )?;
+    }
+    sql.execute(
+        "INSERT INTO timelines (case_id, points) VALUES (?, ?)",
+        &[Value::Int(Some(case_id)), Value::text(&to_json(&case.timeline))],
+    )?;
+    for (n, map) in case.maps.iter().enumerate() {
+        sql.execute(
+            "INSERT INTO extent_maps (case_id, ordinal, path, size, block_size, device_bytes, extents, truncated, \
+             extent_list) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            &[
+                Value::Int(Some(case_id)),
+                int(n as u64),
+                Value::text(&map.path),
+                int(map.size),
+                int(u64::from(map.block_size)),
+                int(map.device_bytes),
+                int(map.extents),
+                int(u64::from(map.truncated)),
+                Value::text(&to_json(&map.extent_list)),
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+fn better_word(b: Better) -> &'static str {
+    match b {
+        Better::Lower => "lower",
+        Better::Higher => "higher",
+    }
+}
+
+fn kind_word(k: Kind) -> &'static str {
+    match k {
+        Kind::Exact => "exact",
+        Kind::Timing => "timing",
+    }
+}
+
+fn tags_of(sql: &mut dyn Sql, run_id: &str) -> Result<Vec<String>> {
+    let rows = sql.query("SELECT tag FROM run_tags WHERE run_id = ? ORDER BY tag", &[Value::text(run_id)])?;
+    Ok(rows.iter().map(|r| text(&r[0])).collect())
+}
+
+fn load_run(sql: &mut dyn Sql, id: &str) -> Result<Option<RunRecord>> {
+    let rows = sql.query(
+        "SELECT id, started_at, complete, command, environment, sysctls, verdicts FROM runs WHERE id = ?",
+        &[Value::text(id)],
+    )?;
+    let Some(row) = rows.into_iter().next() else { return Ok(None) };
+    let tags = tags_of(sql, id)?;
+    let mut run = RunRecord {
+        id: text(&row[0]),
+        tag: tags.first().cloned(),
+        tags,
+        started_at: text(&row[1]),
+        complete: row[2].as_i64() == Some(1),
+        command: from_json(&text(&row[3]), "command line")?,
+        environment: from_json(&text(&row[4]), "run environment")?,
+        sysctls: from_json(&text(&row[5]), "sysctl list")?,
+        cases: Vec::new(),
+        verdicts: from_json(&text(&row[6]), "verdict list")?,
+    };
+    let cases = sql.query(
+        "SELECT id, scenario, fs, params, repeat, status, error, fs_type, device, mkfs_args, mount_opts, cold_method, \
+         command_output FROM cases WHERE run_id = ? ORDER BY ordinal",
+        &[Value::text(id)],
+    )?;
+    for c in cases {
+        let case_id = c[0].clone();
+        let mut case = Case::new(&text(&c[1]), &text(&c[2]), from_json(&text(&c[3]), "case's parameters")?, 0);
+        case.repeat = c[4].as_i64().and_then(|r| u32::try_from(r).ok()).unwrap_or(0);
+        case.status = if c[5].as_str() == Some("failed") { Status::Failed } else { Status::Ok };
+        case.error = c[6].as_str().map(str::to_string);
+        case.target = TargetRecord {
+            fs_type: text(&c[7]),
+            device: c[8].as_str().map(str::to_string),
+            mkfs_args: from_json(&text(&c[9]), "mkfs argument list")?,
+            mount_opts: c[10].as_str().map(str::to_string),
+            cold_method: c[11].as_str().map(str::to_string),
+        };
+        case.command = c[12].as_str().map(|t| from_json(t, "command output")).transpose()?;
+        case.figures = load_figures(sql, &case_id)?;
+        let points = sql.query("SELECT points FROM timelines WHERE case_id = ?", &[case_id.clone()])?;
+        if let Some(p) = points.first() {
+            case.timeline = from_json(&text(&p[0]), "timeline")?;
+        }
+        let maps = sql.query(
+            "SELECT path, size, block_size, device_bytes, extents, truncated, extent_list FROM extent_maps \
+             WHERE case_id = ? ORDER BY ordinal",
+            &[case_id],
+        )?;
+        for m in maps {
+            let n = |v: &Value| v.as_i64().and_then(|i| u64::try_from(i).ok()).unwrap_or(0);
+            case.maps.push(KeptMap {
+                path: text(&m[0]),
+                size: n(&m[1]),
+                block_size: u32::try_from(n(&m[2])).unwrap_or(0),
+                device_bytes: n(&m[3]),
+                extents: n(&m[4]),
+                truncated: n(&m[5]) == 1,
+                extent_list: from_json(&text(&m[6]), "extent list")?,
+            });
+        }
+        run.cases.push(case);
+    }
+    Ok(Some(run))
+}
+
+fn load_figures(sql: &mut dyn Sql, case_id: &Value) -> Result<Figures> {
+    let rows = sql.query(
+        "SELECT name, value, unit, better, kind, missing FROM figures WHERE case_id = ? ORDER BY ordinal",
+        std::slice::from_ref(case_id),
+    )?;
+    let mut figures = Figures::new();
+    for r in rows {
+        let better = if r[3].as_str() == Some("higher") { Better::Higher } else { Better::Lower };
+        let kind = if r[4].as_str() == Some("exact") { Kind::Exact } else { Kind::Timing };
+        let figure = Figure {
+            value: r[1].as_f64(),
+            unit: text(&r[2]).into(),
+            better,
+            kind,
+            missing: r[5].as_str().map(str::to_string),
+        };
+        figures.insert_figure(&text(&r[0]), figure);
+    }
+    Ok(figures)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_never_reach_messages() {
+        assert_eq!(shown_location("postgres://fslab:s3cret@db.example/lab"), "postgres://fslab@db.example/lab");
+        assert_eq!(shown_location("postgresql://db/lab"), "postgresql://db/lab");
+        assert_eq!(shown_location("./fslab.db"), "./fslab.db");
+    }
+
+    #[test]
+    fn case_keys_ignore_parameter_order_and_repeat() {
+        let mut a = Case::new("mmap-fill", "ext4", serde_json::Map::new(), 1);
+        a.params.insert("size".into(), "128M".into());
+        a.params.insert("order".into(), "seed".into());
+        let mut b = Case::new("mmap-fill", "ext4", serde_json::Map::new(), 3);
+        b.params.insert("order".into(), "seed".into());
+        b.params.insert("size".into(), "128M".into());
+        assert_eq!(case_key(&a), case_key(&b));
+        b.fs = "xfs".into();
+        assert_ne!(case_key(&a), case_key(&b));
+    }
+}

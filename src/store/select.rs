@@ -1,0 +1,127 @@
+//! What a run selector names: the words `fslab show`, `export`, `report`
+//! and `compare` take for a run.
+//!
+//! In order: an existing file is either a `--json` output of `fslab run` or
+//! `exec` (one run) or an SQLite store (every run in it, pooled); `last` is
+//! the newest run in the store; then a run id, a tag (every run carrying
+//! it, pooled, so repeats from several runs add up), and a unique prefix of
+//! a run id.
+
+use std::path::Path;
+
+use super::Store;
+use crate::error::{Error, Result};
+use crate::scenario::RunRecord;
+
+/// The runs a selector named.
+#[derive(Debug, Clone)]
+pub struct Selection {
+    /// How to name them in output: the id, `tag NAME`, or the path.
+    pub label: String,
+    /// The runs, oldest first.
+    pub runs: Vec<RunRecord>,
+}
+
+/// Resolve `selector` against the store at `location` (see the module
+/// doc for the order). Naming nothing is a usage error that says what
+/// exists.
+pub fn resolve(location: &str, selector: &str) -> Result<Selection> {
+    let path = Path::new(selector);
+    if path.is_file() {
+        return from_file(path);
+    }
+    let mut store = open_for_reading(location)?;
+    let label = |l: String, runs: Vec<RunRecord>| Ok(Selection { label: l, runs });
+    if selector == "last" {
+        let ids = store.ids()?;
+        let Some(id) = ids.last() else {
+            return Err(Error::usage(format!("`last`: the store {} holds no run yet", store.location())));
+        };
+        return label(id.clone(), vec![load(&mut store, id)?]);
+    }
+    if let Some(run) = store.load(selector)? {
+        return label(selector.to_string(), vec![run]);
+    }
+    let tagged = store.ids_tagged(selector)?;
+    if !tagged.is_empty() {
+        let runs = tagged.iter().map(|id| load(&mut store, id)).collect::<Result<Vec<_>>>()?;
+        return label(format!("tag {selector}"), runs);
+    }
+    let ids = store.ids()?;
+    let prefixed: Vec<&String> = ids.iter().filter(|id| id.starts_with(selector)).collect();
+    match prefixed.as_slice() {
+        [one] => {
+            let id = (*one).clone();
+            let run = load(&mut store, &id)?;
+            label(id, vec![run])
+        }
+        [] => Err(Error::usage(format!(
+            "`{selector}` is no run id, tag or file in the store {} (`fslab runs` lists what it holds)",
+            store.location()
+        ))),
+        many => Err(Error::usage(format!(
+            "`{selector}` starts {} run ids ({}, ...): give more of the id",
+            many.len(),
+            many[0]
+        ))),
+    }
+}
+
+/// Open a store that must already exist when it is a file: reading never
+/// creates an empty store.
+pub(super) fn open_for_reading(location: &str) -> Result<Store> {
+    if super::is_postgres(location) {
+        return Store::open(location);
+    }
+    let path = Path::new(location);
+    if !path.exists() {
+        return Err(Error::usage(format!(
+            "no store at {location}: runs are stored there by `fslab run` and `fslab exec`; give --store PATH \
+             to read another"
+        )));
+    }
+    Store::open_existing(path)
+}
+
+fn load(store: &mut Store, id: &str) -> Result<RunRecord> {
+    store.load(id)?.ok_or_else(|| Error::failed(format!("run {id} vanished from the store while being read")))
+}
+
+/// A run's JSON output, or an SQLite store (every run in it).
+fn from_file(path: &Path) -> Result<Selection> {
+    let mut head = [0u8; 16];
+    let n = std::io::Read::read(
+        &mut std::fs::File::open(path).map_err(|e| Error::io(path, "open", e))?,
+        &mut head,
+    )
+    .map_err(|e| Error::io(path, "read", e))?;
+    let label = path.display().to_string();
+    if head[..n].starts_with(b"SQLite format 3\0") {
+        let mut store = Store::open_existing(path)?;
+        let ids = store.ids()?;
+        if ids.is_empty() {
+            return Err(Error::usage(format!("{label}: the store holds no run yet")));
+        }
+        let runs = ids.iter().map(|id| load(&mut store, id)).collect::<Result<Vec<_>>>()?;
+        return Ok(Selection { label, runs });
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, "read", e))?;
+    #[derive(serde::Deserialize)]
+    struct Output {
+        schema: String,
+        run: RunRecord,
+    }
+    let output: Output = serde_json::from_str(&text).map_err(|e| {
+        Error::usage(format!(
+            "{label}: neither an fslab store nor the --json output of `fslab run` or `fslab exec` ({e})"
+        ))
+    })?;
+    if output.schema != crate::SCHEMA {
+        return Err(Error::usage(format!(
+            "{label}: schema `{}`, this fslab reads `{}`",
+            output.schema,
+            crate::SCHEMA
+        )));
+    }
+    Ok(Selection { label, runs: vec![output.run] })
+}
