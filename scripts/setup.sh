@@ -2,7 +2,9 @@
 # Install what fslab and its tests need on a Debian machine, only when missing:
 # the mkfs tools of every file system the tests make, filefrag/e2freefrag
 # (e2fsprogs), xfs_io/xfs_db (xfsprogs), losetup (util-linux), hyperfine for
-# the benchmarks. Needs root to install; does nothing when all is present.
+# the benchmarks, a PostgreSQL server for the store tests and Chromium for
+# the report's browser test. Needs root to install; does nothing when all is
+# present.
 set -euo pipefail
 
 need=()
@@ -16,6 +18,8 @@ have losetup     || need+=(mount)
 have hyperfine   || need+=(hyperfine)
 have gcc         || need+=(gcc)
 [ -x /usr/bin/time ] || need+=(time)
+have pg_ctlcluster || need+=(postgresql)
+have chromium    || need+=(chromium)
 
 if [ ${#need[@]} -gt 0 ]; then
     if [ "$(id -u)" -ne 0 ]; then

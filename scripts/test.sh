@@ -10,6 +10,10 @@ bash scripts/setup.sh
 
 if [ "$(id -u)" -eq 0 ]; then
     export FSLAB_REQUIRE_ROOT_TESTS=1
+    # The store tests use a real PostgreSQL server, the report test a real
+    # browser; as root both are set up here and skipping them is a failure.
+    FSLAB_TEST_POSTGRES=$(bash scripts/postgres.sh)
+    export FSLAB_TEST_POSTGRES FSLAB_REQUIRE_POSTGRES=1 FSLAB_REQUIRE_BROWSER=1
 fi
 
 cargo clippy --all-targets --locked -- -D warnings

@@ -226,6 +226,7 @@ fn dir_works_without_root_and_marks_root_figures_missing() {
         .arg(&work)
         .args(["--", "sh", "-c", "head -c 1048576 /dev/zero > f && id -u"])
         .env("FSLAB_STATE_DIR", lab.state())
+        .env("FSLAB_STORE", lab.dir.path().join("fslab.db"))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));

@@ -5,7 +5,6 @@
 //! The table is rendered to bytes after all targets ran; progress goes to
 //! stderr while they run (only on a terminal).
 
-use std::fmt::Write as _;
 use std::io::Write as _;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -14,7 +13,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 use super::keep::Keeper;
-use super::{ExecArgs, Out, SCHEMA, TargetArgs, table, write_error};
+use super::{ExecArgs, Out, SCHEMA, TargetArgs, write_error};
 use crate::error::{Error, Result};
 use crate::scenario::{self, Lab, Phase, Plan, RunRecord, Status};
 use crate::target::{self, TargetOptions, TargetSpec};
@@ -46,19 +45,23 @@ pub fn run(args: &ExecArgs) -> Result<ExitCode> {
     }
     bar.finish_and_clear();
     let planned = targets.len();
-    finish(lab, Finished { header, cases, verdicts: Vec::new(), planned, keeper }, &args.target, render_text)
+    finish(lab, Finished { header, cases, verdicts: Vec::new(), planned, keeper }, &args.target)
 }
 
 /// Open the store, then the lab, and record the run's start. The store
 /// comes first so a bad `--store` costs nothing; a store that cannot take
 /// the header closes the lab again before the error goes up.
 pub(super) fn start(plan: Plan, args: &TargetArgs) -> Result<(Lab, RunRecord, Keeper)> {
+    // What the machine cannot do is said before any store is touched.
+    crate::target::check(&plan.targets)?;
     let mut keeper = Keeper::open(args)?;
     let lab = Lab::open(plan)?;
+    // Sorted and without repeats, as the store gives them back.
+    let tags: Vec<String> = args.tag.iter().cloned().collect::<std::collections::BTreeSet<_>>().into_iter().collect();
     let header = RunRecord {
         id: lab.id.clone(),
-        tag: args.tag.first().cloned(),
-        tags: args.tag.clone(),
+        tag: tags.first().cloned(),
+        tags,
         started_at: lab.started_at.clone(),
         command: std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect(),
         complete: false,
@@ -89,14 +92,13 @@ pub(super) struct Finished {
 }
 
 /// End a run: mark it in the store, release everything, then print the
-/// record (JSON, or text by `render_text`); exit 4 if any case failed or
+/// record (JSON, or its tables); exit 4 if any case failed or
 /// the store could not keep it. Releasing comes before printing, so a
 /// closed stdout or an interruption never leaves anything behind.
 pub(super) fn finish(
     lab: Lab,
     done: Finished,
     args: &TargetArgs,
-    render_text: impl Fn(&RunRecord) -> String,
 ) -> Result<ExitCode> {
     let Finished { header, cases, verdicts, planned, keeper } = done;
     let complete = cases.len() == planned && crate::interrupt::pending().is_none();
@@ -105,7 +107,7 @@ pub(super) fn finish(
     let closed = lab.close();
     crate::interrupt::check()?;
     closed?;
-    let mut rendered = if args.json { render_json(&record) } else { render_text(&record).into_bytes() };
+    let mut rendered = if args.json { render_json(&record) } else { super::show::render_text(&record).into_bytes() };
     if let (false, Ok(Some(location))) = (args.json, &kept) {
         let _ = writeln!(rendered, "\nstored as run {} in {location}", record.id);
     }
@@ -201,35 +203,4 @@ pub(super) fn render_json(record: &RunRecord) -> Vec<u8> {
     out
 }
 
-/// The figures of the text table, in order (the header is each figure's
-/// short name).
-const COLUMNS: [&str; 15] = [
-    "wall_s",
-    "user_s",
-    "sys_s",
-    "written_bytes",
-    "write_ios",
-    "read_ios",
-    "flushes",
-    "journal_commits",
-    "files",
-    "extents",
-    "perfection",
-    "layout_score",
-    "seeks",
-    "cold_read_mbps",
-    "cold_read_ios_per_mib",
-];
-
-/// One row per target, then what failed and why, then what was not
-/// measured and why.
-fn render_text(record: &RunRecord) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "run {}  (kernel {})", record.id, record.environment.kernel);
-    let cases: Vec<&scenario::Case> = record.cases.iter().collect();
-    s.push_str(&table::render_cases(&cases, &[], &COLUMNS));
-    s.push_str(&table::failures(&cases));
-    s.push_str(&table::missing(&cases));
-    s
-}
 

@@ -8,7 +8,10 @@
 
 mod cleanup;
 mod exec;
+mod export;
 mod keep;
+mod runs;
+mod show;
 mod list;
 mod run;
 mod table;
@@ -56,6 +59,13 @@ enum Command {
     /// Run scenarios on fresh file systems (or in a directory), across a
     /// matrix of file systems and parameter values.
     Run(Box<RunArgs>),
+    /// The runs a store holds, a line each.
+    Runs(RunsArgs),
+    /// Print a stored run again (its tables, or --json).
+    Show(ShowArgs),
+    /// Write a stored run as JSON (the `run --json` shape) or CSV (a row
+    /// per figure).
+    Export(ExportArgs),
     /// Release every mount, loop device, image and sysctl that a killed
     /// fslab run left behind (runs still alive are not touched).
     Cleanup(CleanupArgs),
@@ -228,6 +238,56 @@ pub struct ListArgs {
     pub json: bool,
 }
 
+/// Arguments of `fslab runs`.
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    /// The store to read.
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Only runs with this tag.
+    #[arg(long, value_name = "NAME")]
+    pub tag: Option<String>,
+    /// Print JSON (schema fslab/1) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `fslab show`.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// A run id (or a unique start of one), a tag, `last`, or a file: a
+    /// store, or a run's --json output.
+    #[arg(value_name = "RUN")]
+    pub run: String,
+    /// The store to read.
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Print JSON (schema fslab/1) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `fslab export`.
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("format").required(true).args(["csv", "json"]))]
+pub struct ExportArgs {
+    /// A run id (or a unique start of one), a tag, `last`, or a file.
+    #[arg(value_name = "RUN")]
+    pub run: String,
+    /// The store to read.
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// One row per figure of every case.
+    #[arg(long)]
+    pub csv: bool,
+    /// The run as `fslab run --json` prints it.
+    #[arg(long)]
+    pub json: bool,
+    /// Write to FILE (whole or not at all) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
 /// Arguments of `fslab cleanup`.
 #[derive(Debug, Args)]
 pub struct CleanupArgs {
@@ -255,6 +315,9 @@ pub fn main() -> ExitCode {
         Command::Exec(args) => exec::run(args),
         Command::List(args) => list::run(args),
         Command::Run(args) => run::run(args),
+        Command::Runs(args) => runs::run(args),
+        Command::Show(args) => show::run(args),
+        Command::Export(args) => export::run(args),
         Command::Cleanup(args) => cleanup::run(args),
     };
     let code = match outcome {
@@ -291,6 +354,16 @@ impl Out {
     pub(crate) fn flush(&mut self) -> io::Result<()> {
         self.inner.flush()
     }
+}
+
+/// Write a rendered output to stdout; a reader that went away is not an
+/// error.
+pub(crate) fn print(rendered: &[u8]) -> std::result::Result<(), Error> {
+    let mut out = Out::stdout();
+    if let Err(e) = out.writer().write_all(rendered).and_then(|()| out.flush()) {
+        write_error(e)?;
+    }
+    Ok(())
 }
 
 /// Turn a write error into `Ok(Closed)` for a broken pipe, else an error.

@@ -8,15 +8,11 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::{RunArgs, table};
+use super::RunArgs;
 use crate::error::{Error, Result};
 use crate::scenario::params::{self, Params, Setting};
-use crate::scenario::{self, Case, Phase, RunRecord, SCENARIOS, Scenario, Verdict};
+use crate::scenario::{self, Case, Phase, SCENARIOS, Scenario, Verdict};
 use crate::target::TargetSpec;
-
-/// Figures every scenario table shows after its own headline figures.
-const COMMON: [&str; 7] =
-    ["written_bytes", "flushes", "journal_commits", "files", "extents", "perfection", "layout_score"];
 
 /// One scenario's share of the run: its parameter sets and targets.
 struct Job {
@@ -86,7 +82,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         Vec::new()
     };
     let done = super::exec::Finished { header, cases, verdicts, planned: total, keeper };
-    super::exec::finish(lab, done, &args.target, |record| render_text(record, &jobs))
+    super::exec::finish(lab, done, &args.target)
 }
 
 /// Every setting must belong to some chosen scenario.
@@ -143,32 +139,3 @@ fn with_variants(targets: &[TargetSpec], scenario: &dyn Scenario) -> Vec<TargetS
     out
 }
 
-/// A table per scenario: the parameters, the seed's figures, then the
-/// common ones; the verdicts last.
-fn render_text(record: &RunRecord, jobs: &[Job]) -> String {
-    use std::fmt::Write as _;
-    let mut s = String::new();
-    let _ = writeln!(s, "run {}  (kernel {})", record.id, record.environment.kernel);
-    for job in jobs {
-        let scenario = job.scenario;
-        let cases: Vec<&Case> = record.cases.iter().filter(|c| c.scenario == scenario.name()).collect();
-        if cases.is_empty() {
-            continue;
-        }
-        let _ = writeln!(s, "\n{} (seed {}): {}", scenario.name(), scenario.seed(), scenario.about());
-        let params: Vec<&str> = scenario.params().iter().map(|p| p.name).collect();
-        let headline = scenario.headline();
-        let mut figures: Vec<&str> = headline.to_vec();
-        figures.extend(COMMON.iter().filter(|f| !headline.contains(f)));
-        s.push_str(&table::render_cases(&cases, &params, &figures));
-        s.push_str(&table::failures(&cases));
-        s.push_str(&table::missing(&cases));
-    }
-    if !record.verdicts.is_empty() {
-        let _ = writeln!(s, "\nverdicts: does this kernel still show what each seed reported?");
-        for v in &record.verdicts {
-            let _ = writeln!(s, "  seed {} {:<14} {:<8} {}", v.seed, v.scenario, v.word(), v.evidence);
-        }
-    }
-    s
-}

@@ -22,7 +22,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-pub use select::{Selection, resolve};
+pub use select::{Selection, open_for_reading, resolve};
 
 use crate::error::{Error, Result};
 use crate::measure::{Better, Figure, Figures, Kind};

@@ -69,7 +69,7 @@ pub fn resolve(location: &str, selector: &str) -> Result<Selection> {
 
 /// Open a store that must already exist when it is a file: reading never
 /// creates an empty store.
-pub(super) fn open_for_reading(location: &str) -> Result<Store> {
+pub fn open_for_reading(location: &str) -> Result<Store> {
     if super::is_postgres(location) {
         return Store::open(location);
     }

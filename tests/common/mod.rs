@@ -288,11 +288,17 @@ impl Lab {
         self.dir.path().join("state")
     }
 
-    /// fslab with this lab's state folder.
+    /// fslab with this lab's state folder and store.
     pub fn command(&self) -> Command {
         let mut c = fslab_command();
         c.env("FSLAB_STATE_DIR", self.state());
+        c.env("FSLAB_STORE", self.store());
         c
+    }
+
+    /// The lab's SQLite store (`FSLAB_STORE` of its commands).
+    pub fn store(&self) -> PathBuf {
+        self.dir.path().join("fslab.db")
     }
 
     /// `fslab exec --scratch S ARGS...` run to its end.
@@ -367,4 +373,45 @@ pub fn figure(case: &serde_json::Value, name: &str) -> Option<f64> {
     let f = &case["figures"][name];
     assert!(f.is_object(), "figure {name} absent from {}", case["figures"]);
     f["value"].as_f64()
+}
+
+/// A fresh PostgreSQL database for one test, dropped afterwards. The
+/// server comes from `FSLAB_TEST_POSTGRES`, a URL of a role that may create
+/// databases (scripts/postgres.sh starts one and prints it).
+pub struct TestDatabase {
+    admin: String,
+    name: String,
+    /// The URL fslab is given (`--store`).
+    pub url: String,
+}
+
+impl TestDatabase {
+    /// Make the database, or `None` (with a note) when no server was
+    /// given; with `FSLAB_REQUIRE_POSTGRES=1` (CI) a missing server fails.
+    pub fn new(test: &str) -> Option<TestDatabase> {
+        let Ok(admin) = std::env::var("FSLAB_TEST_POSTGRES") else {
+            if std::env::var("FSLAB_REQUIRE_POSTGRES").is_ok_and(|v| v == "1") {
+                panic!("{test}: FSLAB_TEST_POSTGRES is not set but FSLAB_REQUIRE_POSTGRES=1 (scripts/postgres.sh)");
+            }
+            eprintln!("SKIPPED {test}: set FSLAB_TEST_POSTGRES (scripts/postgres.sh starts a server and prints it)");
+            return None;
+        };
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let name = format!("fslab_test_{}_{n}", std::process::id());
+        let mut client = postgres::Client::connect(&admin, postgres::NoTls)
+            .unwrap_or_else(|e| panic!("{test}: cannot reach the test server FSLAB_TEST_POSTGRES: {e}"));
+        client.batch_execute(&format!("CREATE DATABASE {name}")).expect("create the test database");
+        let (base, _) = admin.rsplit_once('/').expect("a URL ending in /DATABASE");
+        let url = format!("{base}/{name}");
+        Some(TestDatabase { admin, name, url })
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        if let Ok(mut client) = postgres::Client::connect(&self.admin, postgres::NoTls) {
+            let _ = client.batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name));
+        }
+    }
 }

@@ -1,0 +1,236 @@
+//! The store end to end: runs read back exactly as they were printed, from
+//! SQLite and from PostgreSQL; a killed run keeps its finished cases and
+//! reads back incomplete; bad stores are refused before anything is made.
+
+mod common;
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::{Lab, TestDatabase, root_or_skip};
+use serde_json::Value;
+
+/// `fslab SUBCOMMAND ARGS` in the lab, insisting on `code`; stdout.
+fn lab_out(lab: &Lab, args: &[&str], code: i32) -> String {
+    let out = lab.command().args(args).output().expect("run fslab");
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "fslab {args:?}\n--- stdout\n{}\n--- stderr\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if code == 0 {
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    } else {
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+}
+
+fn parse(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
+}
+
+/// Run mmap-fill on two file systems into `store`, then read the run back
+/// with `export --json` and `show --json`: both must equal what the run
+/// printed, figure for figure, bit for bit.
+fn round_trip(lab: &Lab, store: &str) {
+    let printed = lab.run_json(
+        &["mmap-fill", "--fs", "ext4,xfs", "--set", "size=16M", "--tag", "round-trip", "--store", store],
+        0,
+    );
+    let run = &printed["run"];
+    let id = run["id"].as_str().unwrap();
+    assert_eq!(run["complete"], true);
+    for case in run["cases"].as_array().unwrap() {
+        let map = &case["maps"][0];
+        assert!(map["extent_list"].as_array().is_some_and(|l| !l.is_empty()), "a kept map: {map}");
+        assert!(case["timeline"].as_array().is_some_and(|t| !t.is_empty()));
+    }
+    let exported = parse(&lab_out(lab, &["export", id, "--json", "--store", store], 0));
+    assert_eq!(exported, printed, "export --json of {id} from {store}");
+    let shown = parse(&lab_out(lab, &["show", "round-trip", "--json", "--store", store], 0));
+    assert_eq!(shown, printed, "show --json by tag");
+    let runs = parse(&lab_out(lab, &["runs", "--json", "--store", store], 0));
+    let listed = &runs["runs"][0];
+    assert_eq!((listed["id"].as_str(), listed["cases"].as_u64(), &listed["complete"]), (Some(id), Some(2), &Value::Bool(true)));
+    let csv = lab_out(lab, &["export", id, "--csv", "--store", store], 0);
+    let figures: usize = run["cases"].as_array().unwrap().iter().map(|c| c["figures"].as_object().unwrap().len()).sum();
+    assert_eq!(csv.lines().count(), figures + 1, "a CSV row per figure and a header");
+}
+
+#[test]
+fn a_run_reads_back_from_sqlite_exactly_as_it_was_printed() {
+    if !root_or_skip("store_sqlite_round_trip") {
+        return;
+    }
+    let lab = Lab::new();
+    round_trip(&lab, lab.store().to_str().unwrap());
+    lab.assert_nothing_left("sqlite round trip");
+}
+
+#[test]
+fn a_run_reads_back_from_postgres_exactly_as_it_was_printed() {
+    if !root_or_skip("store_postgres_round_trip") {
+        return;
+    }
+    let Some(db) = TestDatabase::new("store_postgres_round_trip") else { return };
+    let lab = Lab::new();
+    round_trip(&lab, &db.url);
+    lab.assert_nothing_left("postgres round trip");
+}
+
+#[test]
+fn a_killed_run_keeps_its_finished_cases_and_reads_back_incomplete() {
+    if !root_or_skip("store_killed_run") {
+        return;
+    }
+    let lab = Lab::new();
+    let mut child = lab
+        .command()
+        .args(["run", "mmap-fill", "--fs", "ext4,xfs,btrfs", "--set", "size=16M", "--repeat", "8", "--scratch"])
+        .arg(lab.scratch())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start fslab run");
+    let store = lab.store();
+    let started = Instant::now();
+    let stored = loop {
+        assert!(started.elapsed() < Duration::from_secs(120), "no case stored within two minutes");
+        std::thread::sleep(Duration::from_millis(200));
+        if !store.exists() {
+            continue;
+        }
+        let out = lab.command().args(["runs", "--json"]).output().unwrap();
+        let Ok(runs) = serde_json::from_slice::<Value>(&out.stdout) else { continue };
+        let cases = runs["runs"][0]["cases"].as_u64().unwrap_or(0);
+        if cases >= 2 {
+            break cases;
+        }
+    };
+    // SIGKILL: nothing of fslab's own runs after this, only what it stored.
+    child.kill().expect("kill the run we started");
+    child.wait().unwrap();
+    lab_out(&lab, &["cleanup"], 0);
+    lab.assert_nothing_left("after the killed run's cleanup");
+
+    let runs = parse(&lab_out(&lab, &["runs", "--json"], 0));
+    let run = &runs["runs"][0];
+    assert_eq!(run["complete"], false, "{run}");
+    let kept = run["cases"].as_u64().unwrap();
+    assert!(kept >= stored && kept < 24, "kept {kept} of 24 cases (saw {stored} stored before the kill)");
+    let id = run["id"].as_str().unwrap();
+    let exported = parse(&lab_out(&lab, &["export", id, "--json"], 0));
+    assert_eq!(exported["run"]["complete"], false);
+    let cases = exported["run"]["cases"].as_array().unwrap();
+    assert_eq!(cases.len() as u64, kept);
+    for case in cases {
+        assert_eq!(case["status"], "ok");
+        assert_eq!(case["figures"]["extents"]["kind"], "exact");
+    }
+    let shown = lab_out(&lab, &["show", id], 0);
+    assert!(shown.contains("INCOMPLETE"), "{shown}");
+    assert!(lab_out(&lab, &["runs"], 0).contains("incomplete"));
+}
+
+#[test]
+fn a_store_from_a_newer_fslab_is_refused_with_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new.db");
+    drop(fslab::store::Store::open(path.to_str().unwrap()).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute("UPDATE fslab_schema SET version = 99", []).unwrap();
+    drop(conn);
+    let out = common::fslab_expect(&["runs", "--store", path.to_str().unwrap()], 3);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("schema version 99") && err.contains("newer fslab") && err.contains("--store"), "{err}");
+}
+
+#[test]
+fn stores_that_cannot_be_read_are_usage_errors_that_say_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("none.db");
+    let err = common::fslab_expect(&["runs", "--store", missing.to_str().unwrap()], 2);
+    assert!(String::from_utf8_lossy(&err.stderr).contains("no store at"));
+    assert!(!missing.exists(), "reading never creates a store");
+
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "not a database, just notes\n".repeat(100)).unwrap();
+    let err = common::fslab_expect(&["runs", "--store", text.to_str().unwrap()], 2);
+    assert!(String::from_utf8_lossy(&err.stderr).contains("not an SQLite database"), "{:?}", err);
+
+    let empty = dir.path().join("empty.db");
+    drop(fslab::store::Store::open(empty.to_str().unwrap()).unwrap());
+    let err = common::fslab_expect(&["show", "nosuchrun", "--store", empty.to_str().unwrap()], 2);
+    assert!(String::from_utf8_lossy(&err.stderr).contains("fslab runs"), "{err:?}");
+    common::fslab_expect(&["export", "last", "--json", "--store", empty.to_str().unwrap()], 2);
+
+    let err = common::fslab_expect(&["runs", "--store", "postgres://nobody@127.0.0.1:1/none"], 3);
+    assert!(String::from_utf8_lossy(&err.stderr).contains("cannot connect"), "{err:?}");
+}
+
+#[test]
+fn a_bad_store_stops_a_run_before_anything_is_made() {
+    if !root_or_skip("store_bad_before_run") {
+        return;
+    }
+    let lab = Lab::new();
+    let bad = lab.dir.path().join("no-such-folder").join("x.db");
+    let mut c = lab.command();
+    c.args(["run", "mmap-fill", "--fs", "ext4", "--set", "size=16M", "--scratch"]).arg(lab.scratch());
+    let out = c.arg("--store").arg(&bad).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not exist"));
+    lab.assert_nothing_left("bad store");
+}
+
+#[test]
+fn whole_runs_round_trip_through_both_backends_alike() {
+    // A record with every kind of field: a missing figure, a timeline, a
+    // kept map with flags, a failed case, tags and verdicts.
+    let dir = tempfile::tempdir().unwrap();
+    let record: fslab::scenario::RunRecord = serde_json::from_value(serde_json::json!({
+        "id": "20261121T000000Z-1-00000001", "tag": "a", "tags": ["a", "b"], "started_at": "2026-11-21T00:00:00Z",
+        "command": ["fslab", "run", "x"], "complete": true,
+        "environment": {"fslab_version": "0.1.0", "kernel": "6.18", "machine": "x86_64", "cpu": null, "cpus": 2,
+                        "memory_bytes": 1024, "tools": {"mke2fs": "1.47"}, "disk": null},
+        "sysctls": [["vm.dirty_ratio", "90"]],
+        "cases": [{
+            "scenario": "mmap-fill", "fs": "ext4", "params": {"size": 16777216, "order": "seed"}, "repeat": 2,
+            "status": "ok", "error": null,
+            "target": {"fs_type": "ext4", "device": "/dev/loop9", "mkfs_args": ["-q"], "mount_opts": "sync", "cold_method": "remount"},
+            "figures": {"wall_s": {"value": 0.1 + 0.2, "unit": "s", "better": "lower", "kind": "timing"},
+                        "journal_commits": {"value": null, "unit": "count", "better": "lower", "kind": "exact", "missing": "no tracefs"}},
+            "timeline": [{"t_s": 1.0, "read_bytes_per_s": null, "write_bytes_per_s": 1.5e8, "user_pct": 1.0,
+                          "system_pct": 2.5, "iowait_pct": 0.0, "idle_pct": 96.5, "dirty_bytes": 4096, "writeback_bytes": 0}],
+            "maps": [{"path": "f", "size": 8192, "block_size": 4096, "device_bytes": 1073741824, "extents": 2, "truncated": false,
+                      "extent_list": [{"logical": 0, "physical": 40960, "length": 4096, "flags": []},
+                                      {"logical": 4096, "physical": 4096, "length": 4096, "flags": ["last", "unwritten"]}]}]
+        }, {
+            "scenario": "exec", "fs": "dir", "params": {}, "repeat": 1, "status": "failed", "error": "it broke",
+            "target": {"fs_type": "tmpfs", "device": null, "mkfs_args": [], "mount_opts": null, "cold_method": null},
+            "figures": {}, "timeline": [], "maps": [],
+            "command": {"argv": ["false"], "exit_code": 1, "signal": null, "stdout": "", "stderr": "no\n", "dropped_bytes": 0}
+        }],
+        "verdicts": [{"scenario": "mmap-fill", "seed": "000", "shows": null, "evidence": "too few cases"}]
+    }))
+    .unwrap();
+    let want = serde_json::to_value(&record).unwrap();
+    let sqlite = dir.path().join("both.db");
+    let mut locations = vec![sqlite.to_string_lossy().into_owned()];
+    let db = TestDatabase::new("store_both_backends");
+    locations.extend(db.as_ref().map(|d| d.url.clone()));
+    for location in &locations {
+        let mut store = fslab::store::Store::open(location).unwrap();
+        store.put_run(&record).unwrap();
+        let back = store.load(&record.id).unwrap().expect("the run is there");
+        assert_eq!(serde_json::to_value(&back).unwrap(), want, "{location}");
+        assert_eq!(store.ids_tagged("b").unwrap(), [record.id.clone()]);
+        // Opening again migrates nothing and loses nothing.
+        drop(store);
+        let mut again = fslab::store::Store::open(location).unwrap();
+        assert!(again.load(&record.id).unwrap().is_some());
+        assert!(again.load("nope").unwrap().is_none());
+    }
+}
