@@ -226,7 +226,7 @@ fn whole_runs_round_trip_through_both_backends_alike() {
         store.put_run(&record).unwrap();
         let back = store.load(&record.id).unwrap().expect("the run is there");
         assert_eq!(serde_json::to_value(&back).unwrap(), want, "{location}");
-        assert_eq!(store.ids_tagged("b").unwrap(), [record.id.clone()]);
+        assert_eq!(store.ids_tagged("b").unwrap(), vec![record.id.clone()]);
         // Opening again migrates nothing and loses nothing.
         drop(store);
         let mut again = fslab::store::Store::open(location).unwrap();

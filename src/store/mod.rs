@@ -14,6 +14,7 @@
 //! reads back with `complete: false`.
 
 mod postgres;
+mod rows;
 pub mod schema;
 mod select;
 mod sqlite;
@@ -25,8 +26,7 @@ use serde::Serialize;
 pub use select::{Selection, open_for_reading, resolve};
 
 use crate::error::{Error, Result};
-use crate::measure::{Better, Figure, Figures, Kind};
-use crate::scenario::{Case, KeptMap, RunRecord, Status, TargetRecord, Verdict};
+use crate::scenario::{Case, RunRecord, Verdict};
 
 /// The store used when `--store` is not given: a file in the current
 /// folder.
@@ -193,7 +193,7 @@ impl Store {
     /// Store one finished case of run `run_id` as its `ordinal`th, in one
     /// transaction.
     pub fn add_case(&mut self, run_id: &str, ordinal: usize, case: &Case) -> Result<()> {
-        self.backend.transaction(&mut |sql| insert_case(sql, run_id, ordinal, case))
+        self.backend.transaction(&mut |sql| rows::insert_case(sql, run_id, ordinal, case))
     }
 
     /// Mark `run_id` finished: `complete` when every planned case ran, and
@@ -236,7 +236,7 @@ impl Store {
             out.clear();
             for row in rows {
                 let id = text(&row[0]);
-                let tags = tags_of(sql, &id)?;
+                let tags = rows::tags_of(sql, &id)?;
                 let mut summary = RunSummary {
                     started_at: text(&row[1]),
                     complete: row[2].as_i64() == Some(1),
@@ -279,7 +279,7 @@ impl Store {
     pub fn load(&mut self, id: &str) -> Result<Option<RunRecord>> {
         let mut out = None;
         self.backend.transaction(&mut |sql| {
-            out = load_run(sql, id)?;
+            out = rows::load_run(sql, id)?;
             Ok(())
         })?;
         Ok(out)
@@ -301,15 +301,15 @@ fn shown_location(location: &str) -> String {
     }
 }
 
-fn to_json<T: Serialize + ?Sized>(value: &T) -> String {
+pub(super) fn to_json<T: Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string(value).expect("plain data serialises")
 }
 
-fn from_json<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T> {
+pub(super) fn from_json<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T> {
     serde_json::from_str(text).map_err(|e| Error::failed(format!("the store holds a {what} fslab cannot read: {e}")))
 }
 
-fn text(v: &Value) -> String {
+pub(super) fn text(v: &Value) -> String {
     v.as_str().unwrap_or_default().to_string()
 }
 
@@ -319,7 +319,7 @@ fn push_new(list: &mut Vec<String>, item: String) {
     }
 }
 
-fn int(v: u64) -> Value {
+pub(super) fn int(v: u64) -> Value {
     Value::Int(Some(i64::try_from(v).unwrap_or(i64::MAX)))
 }
 
@@ -329,182 +329,6 @@ fn int(v: u64) -> Value {
 pub fn case_key(case: &Case) -> String {
     let sorted: std::collections::BTreeMap<&String, &serde_json::Value> = case.params.iter().collect();
     format!("{} {} {}", case.scenario, case.fs, to_json(&sorted))
-}
-
-fn insert_case(sql: &mut dyn Sql, run_id: &str, ordinal: usize, case: &Case) -> Result<()> {
-    let status = match case.status {
-        Status::Ok => "ok",
-        Status::Failed => "failed",
-    };
-    let rows = sql.query(
-        "INSERT INTO cases (run_id, ordinal, case_key, scenario, fs, params, repeat, status, error, fs_type, device, \
-         mkfs_args, mount_opts, cold_method, command_output) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
-         RETURNING id",
-        &[
-            Value::text(run_id),
-            int(ordinal as u64),
-            Value::text(&case_key(case)),
-            Value::text(&case.scenario),
-            Value::text(&case.fs),
-            Value::text(&to_json(&case.params)),
-            int(u64::from(case.repeat)),
-            Value::text(status),
-            Value::Text(case.error.clone()),
-            Value::text(&case.target.fs_type),
-            Value::Text(case.target.device.clone()),
-            Value::text(&to_json(&case.target.mkfs_args)),
-            Value::Text(case.target.mount_opts.clone()),
-            Value::Text(case.target.cold_method.clone()),
-            Value::Text(case.command.as_ref().map(to_json)),
-        ],
-    )?;
-    let case_id = rows
-        .first()
-        .and_then(|r| r.first())
-        .and_then(Value::as_i64)
-        .ok_or_else(|| Error::failed("the store gave no id for a new case"))?;
-    for (n, (name, f)) in case.figures.iter().enumerate() {
-        sql.execute(
-            "INSERT INTO figures (case_id, ordinal, name, value, unit, better, kind, missing) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            &[
-                Value::Int(Some(case_id)),
-                int(n as u64),
-                Value::text(name),
-                Value::Real(f.value),
-                Value::text(&f.unit),
-                Value::text(better_word(f.better)),
-                Value::text(kind_word(f.kind)),
-                Value::Text(f.missing.clone()),
-            ],
-        )?;
-    }
-    sql.execute(
-        "INSERT INTO timelines (case_id, points) VALUES (?, ?)",
-        &[Value::Int(Some(case_id)), Value::text(&to_json(&case.timeline))],
-    )?;
-    for (n, map) in case.maps.iter().enumerate() {
-        sql.execute(
-            "INSERT INTO extent_maps (case_id, ordinal, path, size, block_size, device_bytes, extents, truncated, \
-             extent_list) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            &[
-                Value::Int(Some(case_id)),
-                int(n as u64),
-                Value::text(&map.path),
-                int(map.size),
-                int(u64::from(map.block_size)),
-                int(map.device_bytes),
-                int(map.extents),
-                int(u64::from(map.truncated)),
-                Value::text(&to_json(&map.extent_list)),
-            ],
-        )?;
-    }
-    Ok(())
-}
-
-fn better_word(b: Better) -> &'static str {
-    match b {
-        Better::Lower => "lower",
-        Better::Higher => "higher",
-    }
-}
-
-fn kind_word(k: Kind) -> &'static str {
-    match k {
-        Kind::Exact => "exact",
-        Kind::Timing => "timing",
-    }
-}
-
-fn tags_of(sql: &mut dyn Sql, run_id: &str) -> Result<Vec<String>> {
-    let rows = sql.query("SELECT tag FROM run_tags WHERE run_id = ? ORDER BY tag", &[Value::text(run_id)])?;
-    Ok(rows.iter().map(|r| text(&r[0])).collect())
-}
-
-fn load_run(sql: &mut dyn Sql, id: &str) -> Result<Option<RunRecord>> {
-    let rows = sql.query(
-        "SELECT id, started_at, complete, command, environment, sysctls, verdicts FROM runs WHERE id = ?",
-        &[Value::text(id)],
-    )?;
-    let Some(row) = rows.into_iter().next() else { return Ok(None) };
-    let tags = tags_of(sql, id)?;
-    let mut run = RunRecord {
-        id: text(&row[0]),
-        tag: tags.first().cloned(),
-        tags,
-        started_at: text(&row[1]),
-        complete: row[2].as_i64() == Some(1),
-        command: from_json(&text(&row[3]), "command line")?,
-        environment: from_json(&text(&row[4]), "run environment")?,
-        sysctls: from_json(&text(&row[5]), "sysctl list")?,
-        cases: Vec::new(),
-        verdicts: from_json(&text(&row[6]), "verdict list")?,
-    };
-    let cases = sql.query(
-        "SELECT id, scenario, fs, params, repeat, status, error, fs_type, device, mkfs_args, mount_opts, cold_method, \
-         command_output FROM cases WHERE run_id = ? ORDER BY ordinal",
-        &[Value::text(id)],
-    )?;
-    for c in cases {
-        let case_id = c[0].clone();
-        let mut case = Case::new(&text(&c[1]), &text(&c[2]), from_json(&text(&c[3]), "case's parameters")?, 0);
-        case.repeat = c[4].as_i64().and_then(|r| u32::try_from(r).ok()).unwrap_or(0);
-        case.status = if c[5].as_str() == Some("failed") { Status::Failed } else { Status::Ok };
-        case.error = c[6].as_str().map(str::to_string);
-        case.target = TargetRecord {
-            fs_type: text(&c[7]),
-            device: c[8].as_str().map(str::to_string),
-            mkfs_args: from_json(&text(&c[9]), "mkfs argument list")?,
-            mount_opts: c[10].as_str().map(str::to_string),
-            cold_method: c[11].as_str().map(str::to_string),
-        };
-        case.command = c[12].as_str().map(|t| from_json(t, "command output")).transpose()?;
-        case.figures = load_figures(sql, &case_id)?;
-        let points = sql.query("SELECT points FROM timelines WHERE case_id = ?", &[case_id.clone()])?;
-        if let Some(p) = points.first() {
-            case.timeline = from_json(&text(&p[0]), "timeline")?;
-        }
-        let maps = sql.query(
-            "SELECT path, size, block_size, device_bytes, extents, truncated, extent_list FROM extent_maps \
-             WHERE case_id = ? ORDER BY ordinal",
-            &[case_id],
-        )?;
-        for m in maps {
-            let n = |v: &Value| v.as_i64().and_then(|i| u64::try_from(i).ok()).unwrap_or(0);
-            case.maps.push(KeptMap {
-                path: text(&m[0]),
-                size: n(&m[1]),
-                block_size: u32::try_from(n(&m[2])).unwrap_or(0),
-                device_bytes: n(&m[3]),
-                extents: n(&m[4]),
-                truncated: n(&m[5]) == 1,
-                extent_list: from_json(&text(&m[6]), "extent list")?,
-            });
-        }
-        run.cases.push(case);
-    }
-    Ok(Some(run))
-}
-
-fn load_figures(sql: &mut dyn Sql, case_id: &Value) -> Result<Figures> {
-    let rows = sql.query(
-        "SELECT name, value, unit, better, kind, missing FROM figures WHERE case_id = ? ORDER BY ordinal",
-        std::slice::from_ref(case_id),
-    )?;
-    let mut figures = Figures::new();
-    for r in rows {
-        let better = if r[3].as_str() == Some("higher") { Better::Higher } else { Better::Lower };
-        let kind = if r[4].as_str() == Some("exact") { Kind::Exact } else { Kind::Timing };
-        let figure = Figure {
-            value: r[1].as_f64(),
-            unit: text(&r[2]).into(),
-            better,
-            kind,
-            missing: r[5].as_str().map(str::to_string),
-        };
-        figures.insert_figure(&text(&r[0]), figure);
-    }
-    Ok(figures)
 }
 
 #[cfg(test)]
