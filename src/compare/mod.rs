@@ -1,1 +1,3 @@
 //! Comparing runs with statistics (placeholder until the compare module lands).
+
+pub mod stats;
