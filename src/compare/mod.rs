@@ -1,3 +1,377 @@
-//! Comparing runs with statistics (placeholder until the compare module lands).
+//! `fslab compare BASE NEW`: did anything get worse, or better, between two
+//! sets of runs — and can the repeats measured actually tell?
+//!
+//! Cases are matched by [`crate::store::case_key`] (scenario, target label,
+//! parameters), so repeats pool and mount options or sysctls, which are
+//! what a comparison varies, do not split them. Per matched case and
+//! figure, the values of every ok repeat of every run on a side are
+//! pooled and judged (see `judge`): exact figures as values, timings with
+//! a bootstrap interval and a rank-sum test. A figure is only a regression
+//! or an improvement when the evidence clears both the threshold and the
+//! significance level; when the repeats are too few for the test to ever
+//! be significant, the comparison says so and how many are needed.
 
+mod format;
+mod judge;
+pub mod render;
 pub mod stats;
+
+use std::collections::{HashMap, HashSet};
+
+use serde::Serialize;
+
+use crate::measure::{Better, Figure, Kind};
+use crate::scenario::{Case, RunRecord, Status};
+
+/// How a comparison judges.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompareOptions {
+    /// Smallest relative change that counts: the slowdown must exceed
+    /// 1 + threshold (or fall below 1 − threshold).
+    pub threshold: f64,
+    /// Significance level of the rank-sum test; the bootstrap interval is
+    /// the 1 − alpha one.
+    pub alpha: f64,
+    /// Bootstrap resamples per figure.
+    pub resamples: usize,
+    /// Seed of the bootstrap, mixed with each figure's key so a figure's
+    /// interval does not depend on which other cases are compared.
+    pub seed: u64,
+}
+
+impl Default for CompareOptions {
+    /// 5% threshold, alpha 0.05, 10 000 resamples, a fixed seed (so the
+    /// same runs always compare the same).
+    fn default() -> Self {
+        CompareOptions { threshold: 0.05, alpha: 0.05, resamples: 10_000, seed: 0x00F5_1AB0 }
+    }
+}
+
+/// One side of a comparison: its name for people, and its runs (pooled).
+#[derive(Debug, Clone, Copy)]
+pub struct Side<'a> {
+    /// How to call it (a tag, a run id).
+    pub label: &'a str,
+    /// The runs whose cases are pooled.
+    pub runs: &'a [RunRecord],
+}
+
+/// What a comparison concluded about one figure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Worse beyond the threshold (and, for timings, significantly).
+    Regression,
+    /// Better beyond the threshold (and, for timings, significantly).
+    Improvement,
+    /// An exact figure that moved, but by no more than the threshold.
+    Changed,
+    /// No change the evidence supports.
+    Unchanged,
+    /// The repeats are too few for the test ever to be significant.
+    TooFewRepeats,
+}
+
+impl Outcome {
+    /// The name JSON and HTML classes use: `too_few_repeats`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Regression => "regression",
+            Outcome::Improvement => "improvement",
+            Outcome::Changed => "changed",
+            Outcome::Unchanged => "unchanged",
+            Outcome::TooFewRepeats => "too_few_repeats",
+        }
+    }
+
+    /// The words people read: `too few repeats`.
+    pub fn words(self) -> &'static str {
+        match self {
+            Outcome::TooFewRepeats => "too few repeats",
+            other => other.name(),
+        }
+    }
+}
+
+/// One figure of one matched case, judged.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FigureComparison {
+    /// Scenario name.
+    pub scenario: String,
+    /// Target label.
+    pub fs: String,
+    /// Parameters (as the first base case has them).
+    pub params: serde_json::Map<String, serde_json::Value>,
+    /// Figure name.
+    pub figure: String,
+    /// Its base unit.
+    pub unit: String,
+    /// Which direction is better.
+    pub better: Better,
+    /// Exact or timing.
+    pub kind: Kind,
+    /// Every base value pooled, in run and repeat order.
+    pub base: Vec<f64>,
+    /// Every new value pooled.
+    pub new: Vec<f64>,
+    /// Median of `base`.
+    pub base_median: f64,
+    /// Median of `new`.
+    pub new_median: f64,
+    /// The worse factor: new/base medians when lower is better, base/new
+    /// when higher is; above 1 is worse. Infinite (JSON `null`) when worse
+    /// from or to 0; `None` for negative values, which have no ratio.
+    pub slowdown: Option<f64>,
+    /// The 1 − alpha bootstrap interval of the slowdown (statistics only;
+    /// an infinite bound is JSON `null`).
+    pub ci: Option<[f64; 2]>,
+    /// Two-sided Mann–Whitney p (statistics only).
+    pub p_value: Option<f64>,
+    /// The verdict.
+    pub outcome: Outcome,
+    /// What a reader needs to know about the verdict; may be empty.
+    pub note: String,
+}
+
+impl FigureComparison {
+    /// `tree-copy read_mbps on ext4 (size=64 MiB)`.
+    pub fn label(&self) -> String {
+        format::label(&self.scenario, Some(&self.figure), &self.fs, &self.params)
+    }
+}
+
+/// Two sets of runs compared, figure by figure.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    /// Name of the base side.
+    pub base_label: String,
+    /// Name of the new side.
+    pub new_label: String,
+    /// Run ids pooled as base.
+    pub base_runs: Vec<String>,
+    /// Run ids pooled as new.
+    pub new_runs: Vec<String>,
+    /// The threshold used.
+    pub threshold: f64,
+    /// The significance level used.
+    pub alpha: f64,
+    /// Bootstrap resamples per figure.
+    pub resamples: usize,
+    /// The bootstrap seed (with the runs, it reproduces every interval).
+    pub seed: u64,
+    /// Every figure measured on both sides, sorted by effect: regressions
+    /// (largest first), improvements (largest first), changes, the rest.
+    pub rows: Vec<FigureComparison>,
+    /// What only the base measured: whole cases (`tree-copy on ext4
+    /// (size=64 MiB)`) and figures of matched cases the new side has no
+    /// value for, with why when known.
+    pub only_base: Vec<String>,
+    /// What only the new side measured, likewise.
+    pub only_new: Vec<String>,
+}
+
+impl Comparison {
+    /// How many rows have `outcome`.
+    pub fn count(&self, outcome: Outcome) -> usize {
+        self.rows.iter().filter(|r| r.outcome == outcome).count()
+    }
+
+    /// How many figures regressed.
+    pub fn regressions(&self) -> usize {
+        self.count(Outcome::Regression)
+    }
+
+    /// How many figures improved.
+    pub fn improvements(&self) -> usize {
+        self.count(Outcome::Improvement)
+    }
+}
+
+/// Compare `new` against `base`.
+pub fn compare(base: Side<'_>, new: Side<'_>, options: &CompareOptions) -> Comparison {
+    let base_pool = Pool::of(base.runs);
+    let new_pool = Pool::of(new.runs);
+    let mut rows = Vec::new();
+    let mut only_base = Vec::new();
+    let mut only_new = Vec::new();
+    for (key, b) in &base_pool.cases {
+        let Some(n) = new_pool.get(key) else {
+            only_base.push(one_sided_case(b.case, new_pool.failed.contains(key), new.label));
+            continue;
+        };
+        for bf in &b.figures {
+            let nf = n.figure(bf.name);
+            // A one-sided figure cites why the other side has no value.
+            match (bf.values.is_empty(), nf.filter(|nf| !nf.values.is_empty())) {
+                (false, Some(nf)) => rows.push(row(key, b.case, bf, nf, options)),
+                (true, Some(_)) => only_new.push(one_sided_figure(b.case, bf.name, Some(bf), base.label)),
+                (false, None) => only_base.push(one_sided_figure(b.case, bf.name, nf, new.label)),
+                (true, None) => {} // measured on neither side
+            }
+        }
+        for nf in n.figures.iter().filter(|nf| b.figure(nf.name).is_none() && !nf.values.is_empty()) {
+            only_new.push(one_sided_figure(n.case, nf.name, None, base.label));
+        }
+    }
+    for (key, n) in new_pool.cases.iter().filter(|(key, _)| base_pool.get(key).is_none()) {
+        only_new.push(one_sided_case(n.case, base_pool.failed.contains(key), base.label));
+    }
+    rows.sort_by(by_effect);
+    Comparison {
+        base_label: base.label.to_string(),
+        new_label: new.label.to_string(),
+        base_runs: base.runs.iter().map(|r| r.id.clone()).collect(),
+        new_runs: new.runs.iter().map(|r| r.id.clone()).collect(),
+        threshold: options.threshold,
+        alpha: options.alpha,
+        resamples: options.resamples,
+        seed: options.seed,
+        rows,
+        only_base,
+        only_new,
+    }
+}
+
+fn row(key: &str, case: &Case, b: &PooledFigure<'_>, n: &PooledFigure<'_>, options: &CompareOptions) -> FigureComparison {
+    let (better, kind) = (b.figure.better, b.figure.kind);
+    let seed = options.seed ^ fnv1a([key.as_bytes(), &[0], b.name.as_bytes()]);
+    let j = judge::judge(&b.values, &n.values, b.figure, options, seed);
+    FigureComparison {
+        scenario: case.scenario.clone(),
+        fs: case.fs.clone(),
+        params: case.params.clone(),
+        figure: b.name.to_string(),
+        unit: b.figure.unit.to_string(),
+        better,
+        kind,
+        base: b.values.clone(),
+        new: n.values.clone(),
+        base_median: j.base_median,
+        new_median: j.new_median,
+        slowdown: j.slowdown,
+        ci: j.ci,
+        p_value: j.p_value,
+        outcome: j.outcome,
+        note: j.note,
+    }
+}
+
+/// Regressions by slowdown, largest first; improvements by slowdown,
+/// smallest (the largest gain) first; changes by the size of the change;
+/// the rest as they came (the sort is stable).
+fn by_effect(a: &FigureComparison, b: &FigureComparison) -> std::cmp::Ordering {
+    let group = |r: &FigureComparison| match r.outcome {
+        Outcome::Regression => 0,
+        Outcome::Improvement => 1,
+        Outcome::Changed => 2,
+        Outcome::Unchanged => 3,
+        Outcome::TooFewRepeats => 4,
+    };
+    let s = |r: &FigureComparison| r.slowdown.unwrap_or(1.0);
+    group(a).cmp(&group(b)).then_with(|| match a.outcome {
+        Outcome::Regression => s(b).total_cmp(&s(a)),
+        Outcome::Improvement => s(a).total_cmp(&s(b)),
+        Outcome::Changed => s(b).ln().abs().total_cmp(&s(a).ln().abs()),
+        Outcome::Unchanged | Outcome::TooFewRepeats => std::cmp::Ordering::Equal,
+    })
+}
+
+/// FNV-1a (Fowler, Noll, Vo) of the parts: a stable 64-bit name for a
+/// figure, to derive its own bootstrap seed from.
+fn fnv1a<const N: usize>(parts: [&[u8]; N]) -> u64 {
+    parts.iter().flat_map(|p| p.iter()).fold(0xCBF2_9CE4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01B3))
+}
+
+/// `case`'s key, which the side called `other` has no ok case of.
+fn one_sided_case(case: &Case, failed_there: bool, other: &str) -> String {
+    let label = format::label(&case.scenario, None, &case.fs, &case.params);
+    if failed_there { format!("{label} (failed in {other})") } else { label }
+}
+
+/// `name` of `case`, which the side called `other` has no value for;
+/// `there` is that side's pooled figure, if it has one, for the reason.
+fn one_sided_figure(case: &Case, name: &str, there: Option<&PooledFigure<'_>>, other: &str) -> String {
+    let label = format::label(&case.scenario, Some(name), &case.fs, &case.params);
+    match there.and_then(|f| f.missing) {
+        Some(why) => format!("{label} (no value in {other}: {why})"),
+        None => format!("{label} (no value in {other})"),
+    }
+}
+
+/// One side's ok cases, pooled by case key, in the order first seen.
+struct Pool<'a> {
+    cases: Vec<(String, Pooled<'a>)>,
+    index: HashMap<String, usize>,
+    /// Keys with a failed case and no ok one.
+    failed: HashSet<String>,
+}
+
+/// Every ok repeat of one case key.
+struct Pooled<'a> {
+    /// The first such case: its scenario, target label and parameters.
+    case: &'a Case,
+    figures: Vec<PooledFigure<'a>>,
+}
+
+/// One figure's values over every repeat.
+struct PooledFigure<'a> {
+    name: &'a str,
+    /// As first seen: unit, direction, kind.
+    figure: &'a Figure,
+    /// The finite values measured; missing ones are skipped.
+    values: Vec<f64>,
+    /// Why a value was missing, the first time one was.
+    missing: Option<&'a str>,
+}
+
+impl<'a> Pool<'a> {
+    fn of(runs: &'a [RunRecord]) -> Pool<'a> {
+        let mut pool = Pool { cases: Vec::new(), index: HashMap::new(), failed: HashSet::new() };
+        for case in runs.iter().flat_map(|r| &r.cases) {
+            let key = crate::store::case_key(case);
+            if case.status != Status::Ok {
+                pool.failed.insert(key);
+                continue;
+            }
+            let at = *pool.index.entry(key.clone()).or_insert_with(|| {
+                pool.cases.push((key.clone(), Pooled { case, figures: Vec::new() }));
+                pool.cases.len() - 1
+            });
+            pool.cases[at].1.add(case);
+        }
+        pool.failed.retain(|key| !pool.index.contains_key(key));
+        pool
+    }
+
+    fn get(&self, key: &str) -> Option<&Pooled<'a>> {
+        self.index.get(key).map(|&at| &self.cases[at].1)
+    }
+}
+
+impl<'a> Pooled<'a> {
+    fn add(&mut self, case: &'a Case) {
+        for (name, figure) in case.figures.iter() {
+            let at = match self.figures.iter().position(|f| f.name == name) {
+                Some(at) => at,
+                None => {
+                    self.figures.push(PooledFigure { name, figure, values: Vec::new(), missing: None });
+                    self.figures.len() - 1
+                }
+            };
+            let pooled = &mut self.figures[at];
+            match figure.value.filter(|v| v.is_finite()) {
+                Some(v) => pooled.values.push(v),
+                None => {
+                    pooled.missing = pooled.missing.or(figure.missing.as_deref());
+                }
+            }
+        }
+    }
+
+    fn figure(&self, name: &str) -> Option<&PooledFigure<'a>> {
+        self.figures.iter().find(|f| f.name == name)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -1,0 +1,324 @@
+//! A [`Comparison`] for people and programs: plain text for a terminal,
+//! a GitHub markdown table for a pull request, `fslab/1` JSON, and an HTML
+//! table for the report page. Each returns the text; the caller prints or
+//! writes it.
+//!
+//! Every renderer reads the same [`Cells`], so a row says the same thing
+//! wherever it is shown.
+
+use std::fmt::Write as _;
+
+use super::{Comparison, FigureComparison, Outcome, format, stats};
+use crate::measure::Kind;
+
+/// One row in words: what, how much, on what evidence.
+struct Cells {
+    /// `tree-copy read_mbps on ext4 (size=64M)`.
+    label: String,
+    /// `8.8x slower`, `changed +4.76%`, `unchanged`.
+    headline: String,
+    /// `median 410 → 46.6 MB/s`, or `21 → 2` for stable values.
+    values: String,
+    /// `8.1x–9.4x` in the headline's direction; empty without one.
+    ci: String,
+    /// `0.008`; empty without a test.
+    p: String,
+    note: String,
+}
+
+fn cells(row: &FigureComparison) -> Cells {
+    let stable = |v: &[f64]| v.iter().all(|&x| x == v[0]);
+    let change = format::change(row.base_median, row.new_median, &row.unit);
+    let improved = row.outcome == Outcome::Improvement;
+    // An improvement's interval is turned round to read as a speed-up,
+    // like its headline.
+    let ci = row.ci.map(|[lo, hi]| if improved { [1.0 / hi, 1.0 / lo] } else { [lo, hi] });
+    Cells {
+        label: row.label(),
+        headline: headline(row),
+        values: if stable(&row.base) && stable(&row.new) { change } else { format!("median {change}") },
+        ci: ci.map(|[lo, hi]| format!("{}–{}", format::factor(lo), format::factor(hi))).unwrap_or_default(),
+        p: row.p_value.map(format::p_value).unwrap_or_default(),
+        note: row.note.clone(),
+    }
+}
+
+fn headline(row: &FigureComparison) -> String {
+    let word = |worse: bool| match (row.kind, worse) {
+        (Kind::Timing, true) => "slower",
+        (Kind::Timing, false) => "faster",
+        (Kind::Exact, true) => "worse",
+        (Kind::Exact, false) => "better",
+    };
+    let by = |factor: f64, worse: bool| {
+        if factor.is_finite() {
+            format!("{} {}", format::factor(factor), word(worse))
+        } else {
+            let end = if row.base_median == 0.0 { "from 0" } else { "to 0" };
+            format!("{} ({end})", word(worse))
+        }
+    };
+    let slowdown = row.slowdown.unwrap_or(1.0);
+    match row.outcome {
+        Outcome::Regression => by(slowdown, true),
+        Outcome::Improvement => by(1.0 / slowdown, false),
+        Outcome::Changed if row.base_median != 0.0 => {
+            let relative = (row.new_median - row.base_median) / row.base_median.abs();
+            format!("changed {}", format::signed_percent(relative))
+        }
+        other => other.words().to_string(),
+    }
+}
+
+/// `2 regressions, 1 improvement, 140 unchanged`, with the changed and
+/// too-few-repeats counts when there are any.
+pub fn verdict(c: &Comparison) -> String {
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut parts = vec![
+        plural(c.regressions(), "regression", "regressions"),
+        plural(c.improvements(), "improvement", "improvements"),
+    ];
+    for (outcome, words) in [(Outcome::Changed, "changed within the threshold"), (Outcome::Unchanged, "unchanged")] {
+        let n = c.count(outcome);
+        if n > 0 || outcome == Outcome::Unchanged {
+            parts.push(format!("{n} {words}"));
+        }
+    }
+    let few = c.count(Outcome::TooFewRepeats);
+    if few > 0 {
+        parts.push(format!("{few} with too few repeats"));
+    }
+    parts.join(", ")
+}
+
+/// What to run to be able to judge: `needs 4 values per side (--repeat 4)`.
+fn repeat_advice(alpha: f64) -> String {
+    match stats::values_needed(alpha) {
+        Some(k) => format!("needs {k} values per side (--repeat {k})"),
+        None => format!("no number of repeats can reach p < {alpha}"),
+    }
+}
+
+/// The sections rows are shown in, with their headings.
+fn sections(c: &Comparison, all: bool) -> Vec<(String, Vec<&FigureComparison>)> {
+    let mut shown = vec![
+        (Outcome::Regression, "Regressions".to_string()),
+        (Outcome::Improvement, "Improvements".to_string()),
+        (Outcome::Changed, format!("Changed within {}", format::percent(c.threshold))),
+    ];
+    if all {
+        shown.push((Outcome::Unchanged, "Unchanged".to_string()));
+        shown.push((Outcome::TooFewRepeats, format!("Too few repeats to judge; {}", repeat_advice(c.alpha))));
+    }
+    shown
+        .into_iter()
+        .map(|(outcome, heading)| (heading, c.rows.iter().filter(|r| r.outcome == outcome).collect::<Vec<_>>()))
+        .filter(|(_, rows)| !rows.is_empty())
+        .collect()
+}
+
+/// The rows left out by default, counted: `Not shown: 140 unchanged, ...`.
+fn not_shown(c: &Comparison) -> Option<String> {
+    let unchanged = c.count(Outcome::Unchanged);
+    let few = c.count(Outcome::TooFewRepeats);
+    let mut parts = Vec::new();
+    if unchanged > 0 {
+        parts.push(format!("{unchanged} unchanged"));
+    }
+    if few > 0 {
+        parts.push(format!("{few} with too few repeats to judge, {}", repeat_advice(c.alpha)));
+    }
+    (!parts.is_empty()).then(|| format!("Not shown: {}.", parts.join("; ")))
+}
+
+/// A side's runs: `v1: 20261121T093015Z-4242-9f03a1c2` (the first three).
+fn runs_line(label: &str, runs: &[String]) -> String {
+    let mut ids = runs.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+    if runs.len() > 3 {
+        let _ = write!(ids, " and {} more", runs.len() - 3);
+    }
+    let count = if runs.len() == 1 { "1 run".to_string() } else { format!("{} runs", runs.len()) };
+    format!("{label} ({count}: {ids})")
+}
+
+fn settings(c: &Comparison) -> String {
+    format!("threshold {}, alpha {}, {} bootstrap resamples", format::percent(c.threshold), c.alpha, c.resamples)
+}
+
+/// One-sided items, all of them or the first ten.
+fn listed(items: &[String], all: bool) -> (Vec<&String>, usize) {
+    let keep = if all { items.len() } else { items.len().min(10) };
+    (items[..keep].iter().collect(), items.len() - keep)
+}
+
+/// Plain text: a line per eventful row under its heading (every row with
+/// `all`), the rest counted, what one side alone measured, and the verdict
+/// last.
+pub fn text(c: &Comparison, all: bool) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "base {}", runs_line(&c.base_label, &c.base_runs));
+    let _ = writeln!(out, "new  {}", runs_line(&c.new_label, &c.new_runs));
+    let _ = writeln!(out, "{}", settings(c));
+    let level = format::percent(1.0 - c.alpha);
+    for (heading, rows) in sections(c, all) {
+        let _ = writeln!(out, "\n{heading}:");
+        for row in rows {
+            let cells = cells(row);
+            let mut evidence = vec![cells.values];
+            if !cells.ci.is_empty() {
+                evidence.push(format!("{level} CI {}", cells.ci));
+            }
+            if !cells.p.is_empty() {
+                evidence.push(format!("p={}", cells.p));
+            }
+            let _ = write!(out, "  {}: {}  ({})", cells.label, cells.headline, evidence.join(", "));
+            if !cells.note.is_empty() {
+                let _ = write!(out, " — {}", cells.note);
+            }
+            out.push('\n');
+        }
+    }
+    if let Some(line) = not_shown(c).filter(|_| !all) {
+        let _ = writeln!(out, "\n{line}");
+    }
+    for (label, items) in [(&c.base_label, &c.only_base), (&c.new_label, &c.only_new)] {
+        if items.is_empty() {
+            continue;
+        }
+        let (shown, more) = listed(items, all);
+        let _ = writeln!(out, "\nOnly in {label} ({}):", items.len());
+        for item in shown {
+            let _ = writeln!(out, "  {item}");
+        }
+        if more > 0 {
+            let _ = writeln!(out, "  … and {more} more");
+        }
+    }
+    let _ = writeln!(out, "\n{}", verdict(c));
+    out
+}
+
+/// A markdown cell: pipes escaped, on one line.
+fn md(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// GitHub markdown: the same rows as [`text`] in one table, with the
+/// counts, the one-sided lists and the verdict around it.
+pub fn markdown(c: &Comparison, all: bool) -> String {
+    let mut out = String::new();
+    let (base, new) = (runs_line(&c.base_label, &c.base_runs), runs_line(&c.new_label, &c.new_runs));
+    let _ = writeln!(out, "**{}** → **{}**", md(&base), md(&new));
+    let _ = writeln!(out, "\n{}\n", settings(c));
+    let rows: Vec<&FigureComparison> = sections(c, all).into_iter().flat_map(|(_, rows)| rows).collect();
+    if rows.is_empty() {
+        out.push_str("No regressions, improvements or changes.\n");
+    } else {
+        let level = format::percent(1.0 - c.alpha);
+        let _ = writeln!(out, "| Outcome | Figure | Change | Base → new | {level} CI | p | Note |");
+        out.push_str("|---|---|---|---|---|---|---|\n");
+        for row in rows {
+            let cells = cells(row);
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                row.outcome.words(),
+                md(&cells.label),
+                md(&cells.headline),
+                md(&cells.values),
+                md(&cells.ci),
+                md(&cells.p),
+                md(&cells.note)
+            );
+        }
+    }
+    if let Some(line) = not_shown(c).filter(|_| !all) {
+        let _ = writeln!(out, "\n{}", md(&line));
+    }
+    for (label, items) in [(&c.base_label, &c.only_base), (&c.new_label, &c.only_new)] {
+        if items.is_empty() {
+            continue;
+        }
+        let (shown, more) = listed(items, all);
+        let _ = writeln!(out, "\nOnly in {}:\n", md(label));
+        for item in shown {
+            let _ = writeln!(out, "- {}", md(item));
+        }
+        if more > 0 {
+            let _ = writeln!(out, "- … and {more} more");
+        }
+    }
+    let _ = writeln!(out, "\n**{}**", verdict(c));
+    out
+}
+
+/// `{"schema":"fslab/1","compare":{...}}`, pretty, with a final newline.
+/// Infinite factors and bounds are `null` (JSON has no infinity).
+pub fn json(c: &Comparison) -> Vec<u8> {
+    #[derive(serde::Serialize)]
+    struct Document<'a> {
+        schema: &'a str,
+        compare: &'a Comparison,
+    }
+    let mut out = serde_json::to_vec_pretty(&Document { schema: crate::SCHEMA, compare: c }).expect("plain data serialises");
+    out.push(b'\n');
+    out
+}
+
+/// Text made safe inside HTML elements and attributes.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// An HTML fragment for the report page: one `<table class="compare">`
+/// with every row, each `<tr>` classed by its outcome
+/// (`regression`, ..., `too_few_repeats`), the one-sided items in its
+/// footer and the verdict as its caption. No script, no style, nothing
+/// fetched; every text is escaped.
+pub fn html_table(c: &Comparison) -> String {
+    let mut out = String::from("<table class=\"compare\">\n");
+    let caption = format!("{} → {}: {}", c.base_label, c.new_label, verdict(c));
+    let _ = writeln!(out, "<caption>{}</caption>", escape(&caption));
+    let level = escape(&format::percent(1.0 - c.alpha));
+    out.push_str("<thead><tr>");
+    for head in ["Outcome", "Figure", "Change", "Base → new", &format!("{level} CI"), "p", "Note"] {
+        let _ = write!(out, "<th>{head}</th>");
+    }
+    out.push_str("</tr></thead>\n");
+    out.push_str("<tbody>\n");
+    for row in &c.rows {
+        let cells = cells(row);
+        let _ = write!(out, "<tr class=\"{}\"><td>{}</td>", row.outcome.name(), escape(row.outcome.words()));
+        for cell in [&cells.label, &cells.headline, &cells.values, &cells.ci, &cells.p, &cells.note] {
+            let _ = write!(out, "<td>{}</td>", escape(cell));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody>\n");
+    if !c.only_base.is_empty() || !c.only_new.is_empty() {
+        out.push_str("<tfoot>\n");
+        for (label, items) in [(&c.base_label, &c.only_base), (&c.new_label, &c.only_new)] {
+            for item in items {
+                let (label, item) = (escape(label), escape(item));
+                let _ = writeln!(out, "<tr class=\"only\"><td>only in {label}</td><td colspan=\"6\">{item}</td></tr>");
+            }
+        }
+        out.push_str("</tfoot>\n");
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests;

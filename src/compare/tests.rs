@@ -1,0 +1,187 @@
+//! Matching and pooling tests, and the run builders the renderers' tests
+//! share.
+
+use super::*;
+use crate::measure::Figures;
+use crate::scenario::Environment;
+
+/// A run called `id` holding `cases`.
+pub(super) fn run(id: &str, cases: Vec<Case>) -> RunRecord {
+    let environment = Environment {
+        fslab_version: "test".into(),
+        kernel: "6.1".into(),
+        machine: "x86_64".into(),
+        cpu: None,
+        cpus: 1,
+        memory_bytes: None,
+        tools: serde_json::Map::new(),
+        disk: None,
+    };
+    RunRecord {
+        id: id.into(),
+        tag: None,
+        tags: Vec::new(),
+        started_at: String::new(),
+        command: Vec::new(),
+        complete: true,
+        environment,
+        sysctls: Vec::new(),
+        cases,
+        verdicts: Vec::new(),
+    }
+}
+
+/// An ok case of `scenario` on `fs` with `params` (name, value) and one
+/// repeat's figures set by `set`.
+pub(super) fn case(scenario: &str, fs: &str, params: &[(&str, &str)], repeat: u32, set: impl FnOnce(&mut Figures)) -> Case {
+    let params = params.iter().map(|(k, v)| (k.to_string(), serde_json::Value::from(*v))).collect();
+    let mut case = Case::new(scenario, fs, params, repeat);
+    set(&mut case.figures);
+    case
+}
+
+/// `repeats` cases of tree-copy on ext4 (size=64M), each with a wall time
+/// from `walls` and a fixed journal-commit count.
+pub(super) fn repeats(walls: &[f64], commits: f64) -> Vec<Case> {
+    walls
+        .iter()
+        .enumerate()
+        .map(|(i, &wall)| {
+            case("tree-copy", "ext4", &[("size", "64M")], i as u32 + 1, |f| {
+                f.set("wall_s", wall, "s", Better::Lower, Kind::Timing);
+                f.set("journal_commits", commits, "count", Better::Lower, Kind::Exact);
+            })
+        })
+        .collect()
+}
+
+pub(super) fn options() -> CompareOptions {
+    CompareOptions { resamples: 1000, ..CompareOptions::default() }
+}
+
+pub(super) fn compare_runs(base: &[RunRecord], new: &[RunRecord]) -> Comparison {
+    compare(Side { label: "v1", runs: base }, Side { label: "v2", runs: new }, &options())
+}
+
+#[test]
+fn repeats_pool_and_keys_ignore_parameter_order_and_repeat() {
+    let base = [run("b", repeats(&[1.0, 1.1, 0.9, 1.05, 0.95], 21.0))];
+    // The new side's params in the other order, its repeats numbered from 7.
+    let new_cases = [2.0, 2.2, 1.8, 2.1, 1.9]
+        .iter()
+        .map(|&wall| {
+            case("tree-copy", "ext4", &[("size", "64M")], 7, |f| {
+                f.set("wall_s", wall, "s", Better::Lower, Kind::Timing);
+                f.set("journal_commits", 2.0, "count", Better::Lower, Kind::Exact);
+            })
+        })
+        .collect();
+    let c = compare_runs(&base, &[run("n", new_cases)]);
+    assert_eq!(c.rows.len(), 2);
+    assert_eq!((c.regressions(), c.improvements()), (1, 1));
+    assert_eq!(c.rows[0].figure, "wall_s");
+    assert_eq!(c.rows[0].outcome, Outcome::Regression);
+    assert_eq!(c.rows[0].base.len(), 5);
+    assert_eq!(c.rows[1].figure, "journal_commits");
+    assert_eq!(c.rows[1].outcome, Outcome::Improvement);
+    assert!(c.only_base.is_empty() && c.only_new.is_empty());
+    assert_eq!((c.base_runs.clone(), c.new_runs.clone()), (vec!["b".to_string()], vec!["n".to_string()]));
+}
+
+#[test]
+fn params_in_another_order_match() {
+    let a = case("mmap-fill", "ext4", &[("size", "128M"), ("order", "seed")], 1, |f| {
+        f.set("files", 3.0, "count", Better::Lower, Kind::Exact);
+    });
+    let b = case("mmap-fill", "ext4", &[("order", "seed"), ("size", "128M")], 2, |f| {
+        f.set("files", 3.0, "count", Better::Lower, Kind::Exact);
+    });
+    let c = compare_runs(&[run("b", vec![a])], &[run("n", vec![b])]);
+    assert_eq!(c.rows.len(), 1);
+    assert_eq!(c.rows[0].outcome, Outcome::Unchanged);
+}
+
+#[test]
+fn runs_on_a_side_pool_together() {
+    let base = [run("b1", repeats(&[1.0, 1.1], 21.0)), run("b2", repeats(&[0.9, 1.05, 0.95], 21.0))];
+    let new = [run("n1", repeats(&[1.0, 1.1, 0.9, 1.05, 0.95], 21.0))];
+    let c = compare_runs(&base, &new);
+    let wall = c.rows.iter().find(|r| r.figure == "wall_s").unwrap();
+    assert_eq!(wall.base, [1.0, 1.1, 0.9, 1.05, 0.95]);
+    assert_eq!(wall.outcome, Outcome::Unchanged);
+    assert_eq!(c.base_runs, ["b1", "b2"]);
+}
+
+#[test]
+fn only_ok_cases_count_and_one_sided_keys_are_listed() {
+    let mut failed = case("tree-copy", "xfs", &[], 1, |f| f.set("wall_s", 9.0, "s", Better::Lower, Kind::Timing));
+    failed.status = Status::Failed;
+    let mut base_cases = repeats(&[1.0], 21.0);
+    base_cases.push(case("tree-copy", "xfs", &[], 1, |f| f.set("wall_s", 1.0, "s", Better::Lower, Kind::Timing)));
+    base_cases.push(case("mmap-fill", "btrfs", &[], 1, |f| f.set("wall_s", 1.0, "s", Better::Lower, Kind::Timing)));
+    let mut new_cases = repeats(&[1.0], 21.0);
+    new_cases.push(failed);
+    new_cases.push(case("exec", "dir", &[], 1, |f| f.set("wall_s", 1.0, "s", Better::Lower, Kind::Timing)));
+    let c = compare_runs(&[run("b", base_cases)], &[run("n", new_cases)]);
+    assert_eq!(c.rows.len(), 2, "only the ext4 case matches");
+    assert!(c.rows.iter().all(|r| r.fs == "ext4"));
+    assert_eq!(c.only_base, ["tree-copy on xfs (failed in v2)", "mmap-fill on btrfs"]);
+    assert_eq!(c.only_new, ["exec on dir"]);
+}
+
+#[test]
+fn figures_measured_on_one_side_only_are_listed_with_why() {
+    let base = case("tree-copy", "ext4", &[], 1, |f| {
+        f.set("journal_commits", 21.0, "count", Better::Lower, Kind::Exact);
+        f.set_missing("extents", "count", Better::Lower, Kind::Exact, "no FIEMAP");
+        f.set_missing("trace_ios", "count", Better::Lower, Kind::Exact, "needs root");
+    });
+    let new = case("tree-copy", "ext4", &[], 1, |f| {
+        f.set_missing("journal_commits", "count", Better::Lower, Kind::Exact, "needs root");
+        f.set("extents", 5.0, "count", Better::Lower, Kind::Exact);
+        f.set_missing("trace_ios", "count", Better::Lower, Kind::Exact, "needs root");
+        f.set("files", 1.0, "count", Better::Lower, Kind::Exact);
+    });
+    let c = compare_runs(&[run("b", vec![base])], &[run("n", vec![new])]);
+    assert!(c.rows.is_empty());
+    assert_eq!(c.only_base, ["tree-copy journal_commits on ext4 (no value in v2: needs root)"]);
+    assert_eq!(
+        c.only_new,
+        ["tree-copy extents on ext4 (no value in v1: no FIEMAP)", "tree-copy files on ext4 (no value in v1)"]
+    );
+}
+
+#[test]
+fn rows_sort_by_effect() {
+    let figures = |f: &mut Figures, scale: f64| {
+        f.set("a_same", 5.0, "count", Better::Lower, Kind::Exact);
+        f.set("b_small_gain", 100.0 * scale.min(1.0), "count", Better::Lower, Kind::Exact);
+        f.set("c_small_loss", 100.0 * scale.max(1.0), "count", Better::Lower, Kind::Exact);
+        f.set("d_big_loss", 100.0 * scale.max(1.0).powi(3), "count", Better::Lower, Kind::Exact);
+        f.set("e_big_gain", 100.0 * scale.min(1.0).powi(3), "count", Better::Lower, Kind::Exact);
+        f.set("f_nudge", 100.0 + scale.max(1.0), "count", Better::Lower, Kind::Exact);
+    };
+    let base = case("s", "ext4", &[], 1, |f| figures(f, 1.0));
+    let new_up = case("s", "ext4", &[], 1, |f| figures(f, 2.0));
+    let new_down = case("s", "ext4", &[], 1, |f| figures(f, 0.5));
+    // Losses come from a scale of 2, gains from one of 0.5: pool both
+    // kinds into one comparison by giving each its own case.
+    let mut base_cases = vec![base.clone()];
+    let mut other = base;
+    other.fs = "xfs".into();
+    base_cases.push(other);
+    let mut down = new_down;
+    down.fs = "xfs".into();
+    let c = compare_runs(&[run("b", base_cases)], &[run("n", vec![new_up, down])]);
+    let order: Vec<String> = c.rows.iter().map(|r| format!("{} {}", r.fs, r.figure)).collect();
+    assert_eq!(order[..5], ["ext4 d_big_loss", "ext4 c_small_loss", "xfs e_big_gain", "xfs b_small_gain", "ext4 f_nudge"]);
+    assert!(c.rows[5..].iter().all(|r| r.outcome == Outcome::Unchanged));
+}
+
+#[test]
+fn the_same_runs_compare_the_same() {
+    let base = [run("b", repeats(&[1.0, 1.3, 0.9, 1.05, 0.95], 21.0))];
+    let new = [run("n", repeats(&[1.2, 1.1, 1.4, 1.0, 1.25], 21.0))];
+    assert_eq!(compare_runs(&base, &new), compare_runs(&base, &new));
+}
+
