@@ -7,6 +7,7 @@
 //! 4 failed. A closed stdout (`fslab ... | head`) is not an error.
 
 mod cleanup;
+mod compare;
 mod exec;
 mod export;
 mod keep;
@@ -66,6 +67,10 @@ enum Command {
     /// Write a stored run as JSON (the `run --json` shape) or CSV (a row
     /// per figure).
     Export(ExportArgs),
+    /// Regression verdicts between two runs, tags or stores: exact figures
+    /// exactly, timings with a bootstrap interval and a rank test over the
+    /// repeats. Exits 1 when anything regressed.
+    Compare(CompareArgs),
     /// Release every mount, loop device, image and sysctl that a killed
     /// fslab run left behind (runs still alive are not touched).
     Cleanup(CleanupArgs),
@@ -288,6 +293,37 @@ pub struct ExportArgs {
     pub output: Option<PathBuf>,
 }
 
+/// Arguments of `fslab compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The base: a run id (or a unique start of one), a tag (its runs'
+    /// repeats pooled), `last`, or a file (a store, or a run's --json).
+    #[arg(value_name = "BASE")]
+    pub base: String,
+    /// What is compared against the base, named the same ways.
+    #[arg(value_name = "NEW")]
+    pub new: String,
+    /// The store to read.
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Smallest change that counts: the confidence interval of the ratio
+    /// must clear it (`5%` or `0.05`).
+    #[arg(long, value_name = "SHARE", default_value = "5%")]
+    pub threshold: String,
+    /// Significance level (false discovery rate over the figures tested).
+    #[arg(long, value_name = "LEVEL", default_value = "0.05")]
+    pub alpha: String,
+    /// List every figure, not only those that changed.
+    #[arg(long)]
+    pub all: bool,
+    /// Print JSON (schema fslab/1) instead of text.
+    #[arg(long, conflicts_with = "markdown")]
+    pub json: bool,
+    /// Print a Markdown table (for a pull request or an issue).
+    #[arg(long)]
+    pub markdown: bool,
+}
+
 /// Arguments of `fslab cleanup`.
 #[derive(Debug, Args)]
 pub struct CleanupArgs {
@@ -318,6 +354,7 @@ pub fn main() -> ExitCode {
         Command::Runs(args) => runs::run(args),
         Command::Show(args) => show::run(args),
         Command::Export(args) => export::run(args),
+        Command::Compare(args) => compare::run(args),
         Command::Cleanup(args) => cleanup::run(args),
     };
     let code = match outcome {

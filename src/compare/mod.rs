@@ -10,6 +10,10 @@
 //! or an improvement when the evidence clears both the threshold and the
 //! significance level; when the repeats are too few for the test to ever
 //! be significant, the comparison says so and how many are needed.
+//!
+//! Significance is decided on Benjamini–Hochberg q-values over all the
+//! figures tested, not on each p alone: two runs of one setup compare
+//! hundreds of timings, and a few p under 0.05 among them are chance.
 
 mod format;
 mod judge;
@@ -127,6 +131,9 @@ pub struct FigureComparison {
     pub ci: Option<[f64; 2]>,
     /// Two-sided Mann–Whitney p (statistics only).
     pub p_value: Option<f64>,
+    /// `p_value` adjusted for the number of figures the comparison tested
+    /// (Benjamini–Hochberg); what significance is decided on.
+    pub q_value: Option<f64>,
     /// The verdict.
     pub outcome: Outcome,
     /// What a reader needs to know about the verdict; may be empty.
@@ -216,6 +223,7 @@ pub fn compare(base: Side<'_>, new: Side<'_>, options: &CompareOptions) -> Compa
     for (key, n) in new_pool.cases.iter().filter(|(key, _)| base_pool.get(key).is_none()) {
         only_new.push(one_sided_case(n.case, base_pool.failed.contains(key), base.label));
     }
+    control_false_discoveries(&mut rows, options.alpha);
     rows.sort_by(by_effect);
     Comparison {
         base_label: base.label.to_string(),
@@ -251,8 +259,37 @@ fn row(key: &str, case: &Case, b: &PooledFigure<'_>, n: &PooledFigure<'_>, optio
         slowdown: j.slowdown,
         ci: j.ci,
         p_value: j.p_value,
+        q_value: None,
         outcome: j.outcome,
         note: j.note,
+    }
+}
+
+/// Decide significance on Benjamini–Hochberg q-values over every figure
+/// that was tested (judged by statistics, with enough repeats), so that a
+/// comparison of hundreds of figures does not find regressions by chance:
+/// a regression or improvement whose q is not under `alpha` is unchanged,
+/// with the reason in its note.
+fn control_false_discoveries(rows: &mut [FigureComparison], alpha: f64) {
+    let tested: Vec<usize> = (0..rows.len())
+        .filter(|&i| rows[i].ci.is_some() && rows[i].outcome != Outcome::TooFewRepeats)
+        .filter(|&i| rows[i].p_value.is_some())
+        .collect();
+    let p: Vec<f64> = tested.iter().map(|&i| rows[i].p_value.unwrap_or(1.0)).collect();
+    let q = stats::benjamini_hochberg(&p);
+    for (&i, q) in tested.iter().zip(q) {
+        let row = &mut rows[i];
+        row.q_value = Some(q);
+        if matches!(row.outcome, Outcome::Regression | Outcome::Improvement) && q >= alpha {
+            let why = format!(
+                "p={} but q={} over the {} figures tested, not under {alpha}",
+                format::p_value(row.p_value.unwrap_or(1.0)),
+                format::p_value(q),
+                p.len()
+            );
+            row.note = if row.note.is_empty() { why } else { format!("{}; {why}", row.note) };
+            row.outcome = Outcome::Unchanged;
+        }
     }
 }
 

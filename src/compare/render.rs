@@ -38,7 +38,11 @@ fn cells(row: &FigureComparison) -> Cells {
         headline: headline(row),
         values: if stable(&row.base) && stable(&row.new) { change } else { format!("median {change}") },
         ci: ci.map(|[lo, hi]| format!("{}–{}", format::factor(lo), format::factor(hi))).unwrap_or_default(),
-        p: row.p_value.map(format::p_value).unwrap_or_default(),
+        p: match (row.p_value, row.q_value) {
+            (Some(p), Some(q)) => format!("{}, q={}", format::p_value(p), format::p_value(q)),
+            (Some(p), None) => format::p_value(p),
+            _ => String::new(),
+        },
         note: row.note.clone(),
     }
 }

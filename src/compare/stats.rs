@@ -110,6 +110,27 @@ pub fn bootstrap_ratio_ci(
     Some([ratios[k - 1], ratios[resamples - k]])
 }
 
+/// Benjamini–Hochberg adjusted p-values ("q-values"; Benjamini and
+/// Hochberg, J. R. Statist. Soc. B 57, 1995) of `p`, in the same order:
+/// q_(i) = min over j >= i of p_(j) · m / j for the p-values sorted
+/// ascending, capped at 1. Calling a test significant when q < alpha keeps
+/// the expected share of false discoveries among the significant ones at
+/// alpha, however many figures a comparison tests: a comparison of two
+/// runs of the same setup tests hundreds, and some p under 0.05 among
+/// them is to be expected by chance alone.
+pub fn benjamini_hochberg(p: &[f64]) -> Vec<f64> {
+    let m = p.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&a, &b| p[a].total_cmp(&p[b]));
+    let mut q = vec![1.0; m];
+    let mut running = 1.0f64;
+    for (rank, &i) in order.iter().enumerate().rev() {
+        running = running.min(p[i] * m as f64 / (rank + 1) as f64).min(1.0);
+        q[i] = running;
+    }
+    q
+}
+
 /// The outcome of a Mann–Whitney U test.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RankSum {
@@ -251,6 +272,25 @@ fn erfc(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn benjamini_hochberg_matches_a_hand_computation() {
+        // Sorted p: 0.01, 0.02, 0.03, 0.5 (m = 4): raw q = 0.04, 0.04, 0.04,
+        // 0.5; the running minimum from the top keeps them.
+        let q = benjamini_hochberg(&[0.03, 0.5, 0.01, 0.02]);
+        let want = [0.04, 0.5, 0.04, 0.04];
+        for (got, want) in q.iter().zip(want) {
+            assert!((got - want).abs() < 1e-12, "{q:?}");
+        }
+        // One small p among many large ones is not a discovery.
+        let mut many = vec![0.9; 29];
+        many.push(0.029);
+        assert!(benjamini_hochberg(&many)[29] > 0.05);
+        // Thirty small ones all are: a slowdown everywhere is believed.
+        assert!(benjamini_hochberg(&[0.029; 30]).iter().all(|&q| (q - 0.029).abs() < 1e-12));
+        assert!(benjamini_hochberg(&[]).is_empty());
+        assert_eq!(benjamini_hochberg(&[0.7]), [0.7]);
+    }
 
     fn close(a: f64, b: f64, tolerance: f64) -> bool {
         (a - b).abs() <= tolerance

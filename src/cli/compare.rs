@@ -1,0 +1,71 @@
+//! `fslab compare BASE NEW`: regression verdicts between two runs, tags or
+//! stores; exit 1 when anything regressed, so CI can gate on it.
+
+use std::process::ExitCode;
+
+use super::CompareArgs;
+use crate::compare::{self, CompareOptions, Side, render};
+use crate::error::{Error, Result};
+
+/// Run `fslab compare`.
+pub fn run(args: &CompareArgs) -> Result<ExitCode> {
+    let options = options(args)?;
+    let base = crate::store::resolve(&args.store.location, &args.base)?;
+    let new = crate::store::resolve(&args.store.location, &args.new)?;
+    let comparison = compare::compare(
+        Side { label: &base.label, runs: &base.runs },
+        Side { label: &new.label, runs: &new.runs },
+        &options,
+    );
+    let rendered = if args.json {
+        render::json(&comparison)
+    } else if args.markdown {
+        render::markdown(&comparison, args.all).into_bytes()
+    } else {
+        render::text(&comparison, args.all).into_bytes()
+    };
+    super::print(&rendered)?;
+    Ok(if comparison.regressions() > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The judging options from the flags, refused with the flag named when
+/// they make no sense.
+pub(super) fn options(args: &CompareArgs) -> Result<CompareOptions> {
+    let threshold = parse_share("--threshold", &args.threshold)?;
+    if threshold >= 1.0 {
+        return Err(Error::usage(format!("--threshold {}: give a share under 100%, such as 5%", args.threshold)));
+    }
+    let alpha = parse_share("--alpha", &args.alpha)?;
+    if alpha <= 0.0 || alpha >= 0.5 {
+        return Err(Error::usage(format!("--alpha {}: give a level between 0 and 0.5, such as 0.05", args.alpha)));
+    }
+    Ok(CompareOptions { threshold, alpha, ..CompareOptions::default() })
+}
+
+/// `5%` or `0.05` as 0.05.
+fn parse_share(flag: &str, text: &str) -> Result<f64> {
+    let (number, scale) = match text.strip_suffix('%') {
+        Some(n) => (n, 100.0),
+        None => (text, 1.0),
+    };
+    match number.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v / scale),
+        _ => Err(Error::usage(format!("{flag} {text}: give a number or a percentage, such as 5% or 0.05"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_read_as_percent_or_fraction() {
+        assert_eq!(parse_share("--threshold", "5%").unwrap(), 0.05);
+        assert_eq!(parse_share("--threshold", "0.1").unwrap(), 0.1);
+        assert_eq!(parse_share("--threshold", "0").unwrap(), 0.0);
+        for bad in ["", "-1%", "five", "nan", "%"] {
+            let err = parse_share("--threshold", bad).unwrap_err();
+            assert!(err.message.contains("--threshold"), "{bad}: {err}");
+        }
+    }
+}
