@@ -16,14 +16,7 @@ fn create_file_run(lab: &Lab, tag: &str, extra: &[&str]) {
 }
 
 fn compare(lab: &Lab, base: &str, new: &str, code: i32) -> Value {
-    let out = lab.command().args(["compare", base, new, "--json"]).output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "compare {base} {new}\n--- stdout\n{}\n--- stderr\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = lab.expect(&["compare", base, new, "--json"], code);
     serde_json::from_slice(&out.stdout).expect("compare --json")
 }
 

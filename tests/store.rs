@@ -12,14 +12,7 @@ use serde_json::Value;
 
 /// `fslab SUBCOMMAND ARGS` in the lab, insisting on `code`; stdout.
 fn lab_out(lab: &Lab, args: &[&str], code: i32) -> String {
-    let out = lab.command().args(args).output().expect("run fslab");
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "fslab {args:?}\n--- stdout\n{}\n--- stderr\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = lab.expect(args, code);
     if code == 0 {
         String::from_utf8_lossy(&out.stdout).into_owned()
     } else {

@@ -327,6 +327,20 @@ impl Lab {
         })
     }
 
+    /// `fslab ARGS` in this lab (no `--scratch` added), insisting on exit
+    /// `code`; on anything else, panics with both output streams.
+    pub fn expect(&self, args: &[&str], code: i32) -> Output {
+        let out = self.command().args(args).output().expect("run fslab");
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "fslab {args:?}\n--- stdout\n{}\n--- stderr\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+
     /// `fslab exec --json` with ARGS, insisting on exit `code`, parsed.
     pub fn exec_json(&self, args: &[&str], code: i32) -> serde_json::Value {
         self.json("exec", args, code)
