@@ -1,4 +1,5 @@
 //! Renderers: turn layout and run results into pictures and pages. Each
 //! renderer returns bytes; the caller decides where they go.
 
+mod markup;
 pub mod strip;
