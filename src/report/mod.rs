@@ -1,5 +1,6 @@
 //! Renderers: turn layout and run results into pictures and pages. Each
 //! renderer returns bytes; the caller decides where they go.
 
+pub mod axis;
 mod markup;
 pub mod strip;
