@@ -2,5 +2,6 @@
 //! renderer returns bytes; the caller decides where they go.
 
 pub mod axis;
+pub mod bars;
 mod markup;
 pub mod strip;
