@@ -5,3 +5,4 @@ pub mod axis;
 pub mod bars;
 mod markup;
 pub mod strip;
+pub mod timeline;
