@@ -3,6 +3,7 @@
 
 pub mod axis;
 pub mod bars;
+pub mod html;
 mod markup;
 pub mod strip;
 pub mod timeline;
