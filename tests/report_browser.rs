@@ -1,6 +1,6 @@
 //! The HTML report in a real browser: two real runs (mmap-fill on ext4 and
 //! xfs with two repeats; a short direct-stream on ext4) rendered into one
-//! page, which headless Chromium then loads twice: once to dump the DOM it
+//! page with a comparison table, which headless Chromium then loads twice: once to dump the DOM it
 //! built, checked for every chart and its numbers, and once to take a
 //! screenshot, checked for not being blank. Both times its log must show
 //! no console message (no script error, no SVG attribute error, no blocked
@@ -20,6 +20,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{Lab, root_or_skip};
+use fslab::compare::{CompareOptions, Side, compare};
 use fslab::measure::Figure;
 use fslab::scenario::{Case, RunRecord};
 
@@ -56,8 +57,13 @@ fn the_report_renders_every_chart_in_a_browser_without_errors() {
 
     let dir = tempfile::Builder::new().prefix("fslab-report-").tempdir().expect("tempdir");
     let page = dir.path().join("report.html");
-    let compare = r#"<table class="compare-table"><tr><th>figure</th></tr><tr><td>wall_s</td></tr></table>"#;
-    std::fs::write(&page, fslab::report::html::render(&runs, "fslab report <test>", Some(compare))).unwrap();
+    // The comparison section as `fslab report` fills it: mmap-fill's run
+    // against itself, every figure a row.
+    let same = Side { label: "mmap-fill", runs: &runs[..1] };
+    let comparison = compare(same, Side { label: "again", ..same }, &CompareOptions::default());
+    assert!(!comparison.rows.is_empty());
+    let table = fslab::compare::render::html_table(&comparison);
+    std::fs::write(&page, fslab::report::html::render(&runs, "fslab report <test>", Some(&table))).unwrap();
     let url = format!("file://{}", page.display());
 
     // 1. The DOM as the browser built it.
@@ -65,7 +71,11 @@ fn the_report_renders_every_chart_in_a_browser_without_errors() {
     assert_no_page_errors(&dump.stderr, &url, true);
     let dom = dump.stdout;
     assert!(dom.contains("</html>"), "the DOM dump is whole: {} bytes", dom.len());
-    assert!(dom.contains(r#"<table class="compare-table">"#), "the compare fragment is in the page");
+    let compared = elements(&dom, r#"<section class="compare""#, "</section>");
+    assert_eq!(compared.len(), 1, "one comparison section");
+    let body = compared[0].1;
+    let rows = body.matches("<tr class=").count() - body.matches(r#"<tr class="only""#).count();
+    assert_eq!(rows, comparison.rows.len(), "the compare fragment is in the page whole");
     check_bars(&dom, &runs);
     check_strips(&dom, &runs);
     check_timelines(&dom, &runs);

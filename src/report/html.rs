@@ -744,7 +744,12 @@ table.runs th { text-align: left; color: #5b6470; font-weight: 600; padding: 4px
 table.runs td { padding: 5px 12px 5px 0; vertical-align: top; border-bottom: 1px solid #f0f1f3; }
 table.runs td:nth-child(-n+4) { white-space: nowrap; }
 section.compare table { border-collapse: collapse; font-size: 13px; }
-section.compare th, section.compare td { border-bottom: 1px solid #e4e7eb; padding: 4px 10px; text-align: left; }
+section.compare th, section.compare td { border-bottom: 1px solid #e4e7eb; padding: 4px 10px; text-align: left; vertical-align: top; }
+section.compare caption { text-align: left; font-weight: 600; padding: 2px 0 8px; }
+section.compare tr.regression td { background: #fde8e4; }
+section.compare tr.improvement td { background: #e1f3e6; }
+section.compare tr.changed td { background: #fff6df; }
+section.compare tr.too_few_repeats td, section.compare tr.only td { color: #5b6470; }
 "#;
 
 #[cfg(test)]
