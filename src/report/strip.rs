@@ -39,6 +39,7 @@
 
 use std::fmt::{self, Write as _};
 
+use super::markup::{escape_xml, num, shorten};
 use crate::layout::Extent;
 use crate::units::bytes_short;
 use crate::sys::fiemap::{FIEMAP_EXTENT_SHARED, FIEMAP_EXTENT_UNWRITTEN};
@@ -733,45 +734,6 @@ fn hex([r, g, b]: [u8; 3]) -> String {
     format!("#{r:02x}{g:02x}{b:02x}")
 }
 
-/// A coordinate with at most two decimals and no trailing zeros: enough
-/// precision for a 1000-unit strip, and a smaller file.
-fn num(value: f64) -> String {
-    let text = format!("{value:.2}");
-    let text = text.trim_end_matches('0').trim_end_matches('.');
-    if text == "-0" { "0".to_string() } else { text.to_string() }
-}
-
-/// Text made safe for XML content and attribute values. Control
-/// characters other than tab and newline are not allowed in XML 1.0 even
-/// escaped, and file names may hold them, so they become U+FFFD.
-fn escape_xml(text: &str) -> String {
-    let mut escaped = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => escaped.push_str("&amp;"),
-            '<' => escaped.push_str("&lt;"),
-            '>' => escaped.push_str("&gt;"),
-            '"' => escaped.push_str("&quot;"),
-            '\'' => escaped.push_str("&apos;"),
-            '\t' | '\n' => escaped.push(c),
-            c if c.is_control() => escaped.push('\u{fffd}'),
-            c => escaped.push(c),
-        }
-    }
-    escaped
-}
-
-/// `text` cut to `max` characters with an ellipsis: a long path must not
-/// run off the picture (the full title stays in `<title>`).
-fn shorten(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let mut short: String = text.chars().take(max.saturating_sub(1)).collect();
-    short.push('…');
-    short
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -987,11 +949,5 @@ mod tests {
         assert_well_formed(&svg);
         assert!(svg.contains("<title>a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;\u{fffd}</title>"));
         assert!(!svg.contains("a<b"));
-    }
-
-    #[test]
-    fn numbers_read_well() {
-        assert_eq!(num(1.0), "1");
-        assert_eq!(num(0.126), "0.13");
     }
 }

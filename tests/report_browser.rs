@@ -1,0 +1,390 @@
+//! The HTML report in a real browser: two real runs (mmap-fill on ext4 and
+//! xfs with two repeats; a short direct-stream on ext4) rendered into one
+//! page with a comparison table, which headless Chromium then loads twice: once to dump the DOM it
+//! built, checked for every chart and its numbers, and once to take a
+//! screenshot, checked for not being blank. Both times its log must show
+//! no console message (no script error, no SVG attribute error, no blocked
+//! load) and no file loaded but the page itself.
+//!
+//! Needs root (loop devices) and `/usr/bin/chromium`. Without the browser
+//! the test says so loudly and passes, unless `FSLAB_REQUIRE_BROWSER=1`
+//! (CI sets it), where a missing browser fails it.
+//! `FSLAB_REPORT_KEEP=DIR` copies the page and the screenshot there.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Lab, root_or_skip};
+use fslab::compare::{CompareOptions, Side, compare};
+use fslab::measure::Figure;
+use fslab::scenario::{Case, RunRecord};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// How long one browser run may take before it is killed.
+const BROWSER_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// Figures the page charts for every scenario that has them.
+const COMMON: [&str; 3] = ["extents", "journal_commits", "wall_s"];
+
+#[test]
+fn the_report_renders_every_chart_in_a_browser_without_errors() {
+    let Some(browser) = browser() else { return };
+    if !root_or_skip("report_browser") {
+        return;
+    }
+    let started = Instant::now();
+    let lab = Lab::new();
+    let mmap = run_record(&lab.run_json(
+        &["mmap-fill", "--fs", "ext4,xfs", "--set", "size=16M", "--repeat", "2", "--no-store"],
+        0,
+    ));
+    let stream = run_record(&lab.run_json(&["direct-stream", "--fs", "ext4", "--set", "seconds=3", "--no-store"], 0));
+    lab.assert_nothing_left("after the two runs");
+    assert_eq!(mmap.cases.len(), 4, "ext4 and xfs, two repeats each");
+    assert_eq!(stream.cases.len(), 1);
+    assert!(
+        stream.cases[0].maps.iter().any(|m| m.extents > 1),
+        "direct-stream's file is in more than one extent, so the page has a strip to check: {:?}",
+        stream.cases[0].maps.iter().map(|m| (&m.path, m.extents)).collect::<Vec<_>>()
+    );
+    let runs = [mmap, stream];
+
+    let dir = tempfile::Builder::new().prefix("fslab-report-").tempdir().expect("tempdir");
+    let page = dir.path().join("report.html");
+    // The comparison section as `fslab report` fills it: mmap-fill's run
+    // against itself, every figure a row.
+    let same = Side { label: "mmap-fill", runs: &runs[..1] };
+    let comparison = compare(same, Side { label: "again", ..same }, &CompareOptions::default());
+    assert!(!comparison.rows.is_empty());
+    let table = fslab::compare::render::html_table(&comparison);
+    std::fs::write(&page, fslab::report::html::render(&runs, "fslab report <test>", Some(&table))).unwrap();
+    let url = format!("file://{}", page.display());
+
+    // 1. The DOM as the browser built it.
+    let dump = browser.run(dir.path(), "dump", &["--enable-logging=stderr", "--v=1", "--dump-dom", &url]);
+    assert_no_page_errors(&dump.stderr, &url, true);
+    let dom = dump.stdout;
+    assert!(dom.contains("</html>"), "the DOM dump is whole: {} bytes", dom.len());
+    let compared = elements(&dom, r#"<section class="compare""#, "</section>");
+    assert_eq!(compared.len(), 1, "one comparison section");
+    let body = compared[0].1;
+    let rows = body.matches("<tr class=").count() - body.matches(r#"<tr class="only""#).count();
+    assert_eq!(rows, comparison.rows.len(), "the compare fragment is in the page whole");
+    check_bars(&dom, &runs);
+    check_strips(&dom, &runs);
+    check_timelines(&dom, &runs);
+
+    // 2. What it looks like.
+    let png = dir.path().join("report.png");
+    let shot = browser.run(
+        dir.path(),
+        "shot",
+        &[
+            "--enable-logging=stderr",
+            "--v=0",
+            "--hide-scrollbars",
+            &format!("--screenshot={}", png.display()),
+            "--window-size=1280,2000",
+            &url,
+        ],
+    );
+    assert_no_page_errors(&shot.stderr, &url, false);
+    check_not_blank(&png);
+
+    if let Some(keep) = std::env::var_os("FSLAB_REPORT_KEEP") {
+        let keep = PathBuf::from(keep);
+        std::fs::create_dir_all(&keep).unwrap();
+        std::fs::copy(&page, keep.join("report.html")).unwrap();
+        std::fs::copy(&png, keep.join("report.png")).unwrap();
+        std::fs::write(keep.join("report.dom.html"), &dom).unwrap();
+    }
+    eprintln!("report_browser: {:.1} s", started.elapsed().as_secs_f64());
+}
+
+/// The browser, or `None` after a loud note when it is not installed and
+/// not required.
+fn browser() -> Option<Browser> {
+    if Path::new(CHROMIUM).exists() {
+        return Some(Browser { binary: PathBuf::from(CHROMIUM) });
+    }
+    if std::env::var("FSLAB_REQUIRE_BROWSER").is_ok_and(|v| v == "1") {
+        panic!("report_browser: {CHROMIUM} is not installed and FSLAB_REQUIRE_BROWSER=1: install it (apt-get install chromium)");
+    }
+    eprintln!();
+    eprintln!("################################################################");
+    eprintln!("## SKIPPED report_browser: {CHROMIUM} is not installed.");
+    eprintln!("## The HTML report was NOT checked in a browser.");
+    eprintln!("## Install it (apt-get install chromium), or set");
+    eprintln!("## FSLAB_REQUIRE_BROWSER=1 to make this a failure.");
+    eprintln!("################################################################");
+    eprintln!();
+    None
+}
+
+fn run_record(json: &serde_json::Value) -> RunRecord {
+    assert_eq!(json["schema"], fslab::SCHEMA);
+    serde_json::from_value(json["run"].clone()).unwrap_or_else(|e| panic!("run record does not read back: {e}"))
+}
+
+struct Browser {
+    binary: PathBuf,
+}
+
+/// What one browser run printed.
+struct Output {
+    stdout: String,
+    stderr: String,
+}
+
+impl Browser {
+    /// Run headless Chromium with a new empty profile and `args`; its
+    /// output goes to files (no pipe to fill up), and it is killed if it
+    /// outlives [`BROWSER_TIMEOUT`].
+    fn run(&self, dir: &Path, name: &str, args: &[&str]) -> Output {
+        let profile = dir.join(format!("{name}-profile"));
+        std::fs::create_dir(&profile).unwrap();
+        let (stdout_path, stderr_path) = (dir.join(format!("{name}.out")), dir.join(format!("{name}.err")));
+        let mut child = Command::new(&self.binary)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--disable-extensions",
+            ])
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(File::create(&stdout_path).unwrap())
+            .stderr(File::create(&stderr_path).unwrap())
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {}: {e}", self.binary.display()));
+        let deadline = Instant::now() + BROWSER_TIMEOUT;
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait for chromium") {
+                break status;
+            }
+            if Instant::now() > deadline {
+                // Only the process this test started, by its handle.
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "chromium ({name}) did not finish in {BROWSER_TIMEOUT:?}; killed. stderr:\n{}",
+                    std::fs::read_to_string(&stderr_path).unwrap_or_default()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let output = Output {
+            stdout: std::fs::read_to_string(&stdout_path).unwrap(),
+            stderr: std::fs::read_to_string(&stderr_path).unwrap(),
+        };
+        assert!(status.success(), "chromium ({name}) failed: {status}\n{}", output.stderr);
+        output
+    }
+}
+
+/// Chromium logs every console message of a page as `INFO:CONSOLE...]
+/// "message", source: URL (line)`: script errors, `console.*` calls, and
+/// the SVG parser's complaints (`Error: <rect> attribute width: A negative
+/// value is not valid`). The page has no script, so any such line is an
+/// error of the page. With `--v=1` (`loads_logged`) it also logs
+/// `FileURLLoader::Start: URL` for every file it reads: there must be the
+/// page, and nothing else (no missing image, style sheet or font).
+fn assert_no_page_errors(stderr: &str, url: &str, loads_logged: bool) {
+    let console: Vec<&str> = stderr.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "the page made console messages:\n{}", console.join("\n"));
+    let failed: Vec<&str> = stderr.lines().filter(|l| l.contains(url) && l.contains("ERR_")).collect();
+    assert!(failed.is_empty(), "loading the page failed:\n{}", failed.join("\n"));
+    if loads_logged {
+        let loads: Vec<&str> =
+            stderr.lines().filter_map(|l| l.split("FileURLLoader::Start: ").nth(1)).map(str::trim).collect();
+        assert!(loads.contains(&url), "the log names the page's own load (is --v=1 still logging loads?): {loads:?}");
+        let others: Vec<&&str> = loads.iter().filter(|l| **l != url).collect();
+        assert!(others.is_empty(), "the page loaded other files: {others:?}");
+    }
+}
+
+/// Start tags of `html` whose text contains `marker`, each with its
+/// attributes and the text from its end up to the next `closing`.
+fn elements<'a>(html: &'a str, marker: &str, closing: &str) -> Vec<(BTreeMap<String, String>, &'a str)> {
+    let mut found = Vec::new();
+    let mut rest = html;
+    while let Some(at) = rest.find(marker) {
+        let open = rest[..at].rfind('<').expect("marker inside a tag");
+        let tag_end = rest[at..].find('>').expect("tag ends") + at;
+        let end = rest[tag_end..].find(closing).map_or(rest.len(), |e| tag_end + e);
+        found.push((attributes(&rest[open..tag_end]), &rest[tag_end + 1..end]));
+        rest = &rest[end..];
+    }
+    found
+}
+
+/// The `name="value"` attributes of one start tag (as a browser
+/// serialises them: double quotes, entities for `"&<>`).
+fn attributes(tag: &str) -> BTreeMap<String, String> {
+    let mut attrs = BTreeMap::new();
+    let mut rest = tag;
+    while let Some(eq) = rest.find("=\"") {
+        let name = rest[..eq].rsplit(|c: char| c.is_whitespace()).next().unwrap_or("").to_string();
+        let value_end = rest[eq + 2..].find('"').expect("value closes") + eq + 2;
+        let value = rest[eq + 2..value_end]
+            .replace("&quot;", "\"")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&");
+        attrs.insert(name, value);
+        rest = &rest[value_end + 1..];
+    }
+    attrs
+}
+
+fn all_cases(runs: &[RunRecord]) -> impl Iterator<Item = &Case> {
+    runs.iter().flat_map(|r| &r.cases)
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 }
+}
+
+/// Every headline (and common) figure a scenario's cases have is a bar
+/// chart with one bar or "missing" mark per target, at the median of its
+/// repeats; a missing figure is marked with its reason.
+fn check_bars(dom: &str, runs: &[RunRecord]) {
+    let charts = elements(dom, r#"class="chart bars""#, "</svg>");
+    for name in ["mmap-fill", "direct-stream"] {
+        let scenario = fslab::scenario::find(name).unwrap();
+        let cases: Vec<&Case> = all_cases(runs).filter(|c| c.scenario == name).collect();
+        let targets: Vec<&str> = cases.iter().map(|c| c.fs.as_str()).fold(Vec::new(), |mut v, fs| {
+            if !v.contains(&fs) {
+                v.push(fs);
+            }
+            v
+        });
+        let wanted = scenario.headline().iter().chain(&COMMON).filter(|f| cases.iter().any(|c| c.figures.get(f).is_some()));
+        let mut checked = 0;
+        for figure in wanted {
+            let (attrs, body) = charts
+                .iter()
+                .find(|(a, _)| a["data-scenario"] == name && a["data-figure"] == *figure)
+                .unwrap_or_else(|| panic!("{name}: no chart of {figure}"));
+            assert!(attrs["viewBox"].starts_with("0 0 "), "{name} {figure}: {attrs:?}");
+            let bars = elements(body, r#"class="bar""#, "</rect>");
+            let missing = elements(body, r#"class="missing""#, "</g>");
+            for fs in &targets {
+                let repeats: Vec<&Figure> = cases.iter().filter(|c| c.fs == *fs).filter_map(|c| c.figures.get(figure)).collect();
+                let mut values: Vec<f64> = repeats.iter().filter_map(|f| f.value).collect();
+                let bar: Vec<_> = bars.iter().filter(|(a, _)| a["data-fs"] == *fs).collect();
+                let gap: Vec<_> = missing.iter().filter(|(a, _)| a["data-fs"] == *fs).collect();
+                assert_eq!(bar.len() + gap.len(), 1, "{name} {figure} on {fs}: one bar or missing mark");
+                if values.is_empty() {
+                    assert_eq!(gap.len(), 1, "{name} {figure} on {fs}: missing, not a bar");
+                    let reason = repeats.iter().find_map(|f| f.missing.clone()).unwrap_or_default();
+                    assert!(gap[0].0["data-missing"].contains(&reason), "{name} {figure} on {fs}: {:?} vs {reason}", gap[0].0);
+                } else {
+                    let drawn: f64 = bar[0].0["data-value"].parse().unwrap();
+                    let want = median(&mut values);
+                    assert!((drawn - want).abs() <= 1e-9 * want.abs().max(1.0), "{name} {figure} on {fs}: {drawn} vs median {want}");
+                    assert_eq!(bar[0].0["data-repeats"], cases.iter().filter(|c| c.fs == *fs).count().to_string());
+                }
+            }
+            checked += 1;
+        }
+        assert!(checked >= scenario.headline().len().min(5), "{name}: only {checked} charts checked");
+    }
+}
+
+/// Each target's first repeat that kept maps has a strip per map, its
+/// extent count the map's.
+fn check_strips(dom: &str, runs: &[RunRecord]) {
+    let strips = elements(dom, r#"<figure class="strip""#, "</figure>");
+    let mut expected = 0;
+    let mut seen_targets: Vec<(&str, &str)> = Vec::new();
+    for case in all_cases(runs).filter(|c| !c.maps.is_empty()) {
+        if seen_targets.contains(&(case.scenario.as_str(), case.fs.as_str())) {
+            continue;
+        }
+        seen_targets.push((&case.scenario, &case.fs));
+        for map in &case.maps {
+            let (attrs, body) = strips
+                .iter()
+                .find(|(a, _)| a["data-scenario"] == case.scenario && a["data-fs"] == case.fs && a["data-path"] == map.path)
+                .unwrap_or_else(|| panic!("no strip of {} on {} {}", map.path, case.scenario, case.fs));
+            assert_eq!(attrs["data-extents"], map.extents.to_string(), "{}", map.path);
+            assert_eq!(attrs["data-repeat"], case.repeat.to_string());
+            let svg = body.find("<svg").map(|at| &body[at..]).expect("the strip is inline SVG");
+            let counted = format!(" · {} extent", map.extents);
+            assert!(svg.contains(&counted), "the strip itself counts the map's extents ({counted})");
+            expected += 1;
+        }
+    }
+    assert!(expected > 0, "some case kept a map");
+    assert_eq!(strips.len(), expected, "one strip per map of each target's first repeat");
+}
+
+/// Each case with two timeline points or more has a timeline with them
+/// all, and direct-stream's says what its drop detector found.
+fn check_timelines(dom: &str, runs: &[RunRecord]) {
+    let timelines = elements(dom, r#"class="chart timeline""#, "</svg>");
+    let drawn: Vec<&Case> = all_cases(runs).filter(|c| c.timeline.len() >= 2).collect();
+    assert!(!drawn.is_empty(), "a 3 s stream has timeline points");
+    assert_eq!(timelines.len(), drawn.len());
+    for case in drawn {
+        let (attrs, body) = timelines
+            .iter()
+            .find(|(a, _)| a["data-scenario"] == case.scenario && a["data-fs"] == case.fs && a["data-repeat"] == case.repeat.to_string())
+            .unwrap_or_else(|| panic!("no timeline of {} {} {}", case.scenario, case.fs, case.repeat));
+        assert_eq!(attrs["data-points"], case.timeline.len().to_string());
+        assert!(body.contains(r#"data-series="write_mbps""#) && body.contains(r#"data-series="system_pct""#));
+        if case.scenario == "direct-stream" {
+            let detected = case.figures.get("drop_detected").expect("the detector's figure");
+            let word = match detected.value {
+                Some(v) if v >= 0.5 => "detected",
+                Some(_) => "none",
+                None => "undecided",
+            };
+            assert_eq!(attrs.get("data-drop").map(String::as_str), Some(word));
+            assert_eq!(body.contains(r#"class="drop-marker""#), word == "detected");
+        }
+    }
+}
+
+/// The screenshot shows a page: a fair share of pixels differ from the
+/// commonest colour (the background), in many colours, and the first two
+/// targets' bar colours are there.
+fn check_not_blank(png: &Path) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(File::open(png).expect("the screenshot exists")));
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut buffer = vec![0; reader.output_buffer_size().expect("a size")];
+    let info = reader.next_frame(&mut buffer).expect("a frame");
+    let channels = info.color_type.samples();
+    assert!(info.bit_depth == png::BitDepth::Eight && channels >= 3, "{info:?}");
+    assert!(info.width >= 1000 && info.height >= 1500, "{}x{}", info.width, info.height);
+    let pixels: Vec<[u8; 3]> =
+        buffer[..info.buffer_size()].chunks_exact(channels).map(|p| [p[0], p[1], p[2]]).collect();
+    let mut counts: BTreeMap<[u8; 3], usize> = BTreeMap::new();
+    for p in &pixels {
+        *counts.entry(*p).or_default() += 1;
+    }
+    let (background, most) = counts.iter().max_by_key(|(_, n)| **n).map(|(c, n)| (*c, *n)).unwrap();
+    let share = 1.0 - most as f64 / pixels.len() as f64;
+    assert!(share > 0.2, "only {:.1}% of the pixels differ from the background {background:?}", share * 100.0);
+    let distinct = counts.len();
+    assert!(distinct >= 50, "only {distinct} distinct colours");
+    for (name, colour) in [("ext4's bar blue", [0x00, 0x72, 0xb2]), ("xfs's bar orange", [0xe6, 0x9f, 0x00])] {
+        let n = counts.get(&colour).copied().unwrap_or(0);
+        assert!(n > 500, "{name} {colour:?} covers {n} pixels");
+    }
+}
