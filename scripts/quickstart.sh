@@ -30,7 +30,10 @@ echo "== fslab free: free-space fragmentation of the file system holding $tree"
 if [ "$(id -u)" = 0 ]; then
     echo
     echo "== fslab run --preset seeds: the five reports on fresh ext2, ext3, ext4, xfs and btrfs (a few minutes)"
-    "$fslab" run --preset seeds
+    "$fslab" run --preset seeds --store target/fslab.db --tag seeds
+    echo
+    echo "== fslab report: the run as one HTML page, target/report.html"
+    "$fslab" report last --store target/fslab.db -o target/report.html
 else
     echo
     echo "(not root: skipping the scenarios on scratch file systems; try: $fslab run replace-files --dir /var/tmp)"

@@ -40,11 +40,13 @@ fn the_report_renders_every_chart_in_a_browser_without_errors() {
     }
     let started = Instant::now();
     let lab = Lab::new();
+    // Both runs go into the lab's store, tagged `page`, as a user's would.
     let mmap = run_record(&lab.run_json(
-        &["mmap-fill", "--fs", "ext4,xfs", "--set", "size=16M", "--repeat", "2", "--no-store"],
+        &["mmap-fill", "--fs", "ext4,xfs", "--set", "size=16M", "--repeat", "2", "--tag", "page", "--tag", "mmap"],
         0,
     ));
-    let stream = run_record(&lab.run_json(&["direct-stream", "--fs", "ext4", "--set", "seconds=3", "--no-store"], 0));
+    let stream =
+        run_record(&lab.run_json(&["direct-stream", "--fs", "ext4", "--set", "seconds=3", "--tag", "page"], 0));
     lab.assert_nothing_left("after the two runs");
     assert_eq!(mmap.cases.len(), 4, "ext4 and xfs, two repeats each");
     assert_eq!(stream.cases.len(), 1);
@@ -57,13 +59,13 @@ fn the_report_renders_every_chart_in_a_browser_without_errors() {
 
     let dir = tempfile::Builder::new().prefix("fslab-report-").tempdir().expect("tempdir");
     let page = dir.path().join("report.html");
-    // The comparison section as `fslab report` fills it: mmap-fill's run
-    // against itself, every figure a row.
-    let same = Side { label: "mmap-fill", runs: &runs[..1] };
-    let comparison = compare(same, Side { label: "again", ..same }, &CompareOptions::default());
+    // The page as `fslab report` writes it, with the comparison of both
+    // runs against mmap-fill's alone: mmap-fill's figures each a row.
+    let page_arg = page.to_str().unwrap();
+    lab.expect(&["report", "page", "--compare", "mmap", "-o", page_arg], 0);
+    let base = Side { label: "tag mmap", runs: &runs[..1] };
+    let comparison = compare(base, Side { label: "tag page", runs: &runs }, &CompareOptions::default());
     assert!(!comparison.rows.is_empty());
-    let table = fslab::compare::render::html_table(&comparison);
-    std::fs::write(&page, fslab::report::html::render(&runs, "fslab report <test>", Some(&table))).unwrap();
     let url = format!("file://{}", page.display());
 
     // 1. The DOM as the browser built it.

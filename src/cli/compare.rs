@@ -3,13 +3,13 @@
 
 use std::process::ExitCode;
 
-use super::CompareArgs;
+use super::{CompareArgs, CompareOptionArgs};
 use crate::compare::{self, CompareOptions, Side, render};
 use crate::error::{Error, Result};
 
 /// Run `fslab compare`.
 pub fn run(args: &CompareArgs) -> Result<ExitCode> {
-    let options = options(args)?;
+    let options = options(&args.options)?;
     let base = crate::store::resolve(&args.store.location, &args.base)?;
     let new = crate::store::resolve(&args.store.location, &args.new)?;
     let comparison = compare::compare(
@@ -30,7 +30,7 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
 
 /// The judging options from the flags, refused with the flag named when
 /// they make no sense.
-pub(super) fn options(args: &CompareArgs) -> Result<CompareOptions> {
+pub(super) fn options(args: &CompareOptionArgs) -> Result<CompareOptions> {
     let threshold = parse_share("--threshold", &args.threshold)?;
     if threshold >= 1.0 {
         return Err(Error::usage(format!("--threshold {}: give a share under 100%, such as 5%", args.threshold)));

@@ -14,6 +14,7 @@ mod keep;
 mod runs;
 mod show;
 mod list;
+mod report;
 mod run;
 mod table;
 mod format;
@@ -71,6 +72,10 @@ enum Command {
     /// exactly, timings with a bootstrap interval and a rank test over the
     /// repeats. Exits 1 when anything regressed.
     Compare(CompareArgs),
+    /// One self-contained HTML page of a run: bars per file system with
+    /// their spread, extent-map strips, timelines with detected drops, and
+    /// the comparison against --compare BASE.
+    Report(ReportArgs),
     /// Release every mount, loop device, image and sysctl that a killed
     /// fslab run left behind (runs still alive are not touched).
     Cleanup(CleanupArgs),
@@ -293,6 +298,38 @@ pub struct ExportArgs {
     pub output: Option<PathBuf>,
 }
 
+/// How `compare` (and `report --compare`) judge.
+#[derive(Debug, Args)]
+pub struct CompareOptionArgs {
+    /// Smallest change that counts: the confidence interval of the ratio
+    /// must clear it (`5%` or `0.05`).
+    #[arg(long, value_name = "SHARE", default_value = "5%")]
+    pub threshold: String,
+    /// Significance level (false discovery rate over the figures tested).
+    #[arg(long, value_name = "LEVEL", default_value = "0.05")]
+    pub alpha: String,
+}
+
+/// Arguments of `fslab report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A run id (or a unique start of one), a tag, `last`, or a file.
+    #[arg(value_name = "RUN")]
+    pub run: String,
+    /// The HTML file to write (whole or not at all).
+    #[arg(short, long, value_name = "FILE.html")]
+    pub output: PathBuf,
+    /// Add the comparison of RUN against this base.
+    #[arg(long, value_name = "BASE")]
+    pub compare: Option<String>,
+    /// How the comparison judges.
+    #[command(flatten)]
+    pub compare_options: CompareOptionArgs,
+    /// The store to read.
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
 /// Arguments of `fslab compare`.
 #[derive(Debug, Args)]
 pub struct CompareArgs {
@@ -306,13 +343,9 @@ pub struct CompareArgs {
     /// The store to read.
     #[command(flatten)]
     pub store: StoreArgs,
-    /// Smallest change that counts: the confidence interval of the ratio
-    /// must clear it (`5%` or `0.05`).
-    #[arg(long, value_name = "SHARE", default_value = "5%")]
-    pub threshold: String,
-    /// Significance level (false discovery rate over the figures tested).
-    #[arg(long, value_name = "LEVEL", default_value = "0.05")]
-    pub alpha: String,
+    /// How it judges.
+    #[command(flatten)]
+    pub options: CompareOptionArgs,
     /// List every figure, not only those that changed.
     #[arg(long)]
     pub all: bool,
@@ -355,6 +388,7 @@ pub fn main() -> ExitCode {
         Command::Show(args) => show::run(args),
         Command::Export(args) => export::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Report(args) => report::run(args),
         Command::Cleanup(args) => cleanup::run(args),
     };
     let code = match outcome {
