@@ -18,7 +18,7 @@ have losetup     || need+=(mount)
 have hyperfine   || need+=(hyperfine)
 have gcc         || need+=(gcc)
 [ -x /usr/bin/time ] || need+=(time)
-have pg_ctlcluster || need+=(postgresql)
+compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need+=(postgresql)
 have chromium    || need+=(chromium)
 
 if [ ${#need[@]} -gt 0 ]; then
