@@ -227,3 +227,58 @@ fn whole_runs_round_trip_through_both_backends_alike() {
         assert!(again.load("nope").unwrap().is_none());
     }
 }
+
+#[test]
+fn many_writers_share_one_store() {
+    // Four machines' worth of writers opening one fresh store at once: the
+    // schema is made once, and every run is there afterwards, whole.
+    let dir = tempfile::tempdir().unwrap();
+    let mut locations = vec![dir.path().join("shared.db").to_string_lossy().into_owned()];
+    let db = TestDatabase::new("store_many_writers");
+    locations.extend(db.as_ref().map(|d| d.url.clone()));
+    for location in &locations {
+        let writers: Vec<_> = (0..4)
+            .map(|w| {
+                let location = location.clone();
+                std::thread::spawn(move || {
+                    let mut store = fslab::store::Store::open(&location).expect("open the shared store");
+                    for r in 0..3 {
+                        let mut run = tiny_run(&format!("writer{w}-run{r}"));
+                        run.tags = vec!["fleet".into()];
+                        store.put_run(&run).expect("write a run");
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().expect("a writer failed");
+        }
+        let mut store = fslab::store::Store::open(location).unwrap();
+        let ids = store.ids_tagged("fleet").unwrap();
+        assert_eq!(ids.len(), 12, "{location}: {ids:?}");
+        for id in ids {
+            let run = store.load(&id).unwrap().unwrap();
+            assert_eq!(run.cases.len(), 2, "{location}: {id}");
+            assert!(run.complete);
+        }
+    }
+}
+
+/// A small run record with two cases of three figures each.
+fn tiny_run(id: &str) -> fslab::scenario::RunRecord {
+    serde_json::from_value(serde_json::json!({
+        "id": id, "tag": null, "started_at": "2026-11-21T00:00:00Z", "command": ["fslab"], "complete": true,
+        "environment": {"fslab_version": "0.1.0", "kernel": "6.18", "machine": "x86_64", "cpu": null, "cpus": 2,
+                        "memory_bytes": null, "tools": {}, "disk": null},
+        "sysctls": [],
+        "cases": (1..=2).map(|repeat| serde_json::json!({
+            "scenario": "replace-files", "fs": "ext4", "params": {"files": 20}, "repeat": repeat, "status": "ok",
+            "error": null, "target": {"fs_type": "ext4", "device": null, "mkfs_args": [], "mount_opts": null, "cold_method": null},
+            "figures": {"wall_s": {"value": 0.01 * repeat as f64, "unit": "s", "better": "lower", "kind": "timing"},
+                        "journal_commits": {"value": 21.0, "unit": "count", "better": "lower", "kind": "exact"},
+                        "flushes": {"value": 42.0, "unit": "count", "better": "lower", "kind": "exact"}},
+            "timeline": []
+        })).collect::<Vec<_>>()
+    }))
+    .unwrap()
+}
