@@ -30,7 +30,7 @@ pub fn run(args: &FragArgs) -> Result<ExitCode> {
         return Err(Error { kind: first.kind, message: format!("{} path(s) cannot be walked", missing.len()) });
     }
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let options = TreeOptions { threads, top: args.top, cross_mounts: args.cross_mounts };
+    let options = TreeOptions { threads, top: args.top, largest: 0, cross_mounts: args.cross_mounts };
     let report = tree::scan(&args.paths, &options).map_err(|e| Error::failed(format!("starting the walk: {e}")))?;
 
     let mut out = Out::stdout();

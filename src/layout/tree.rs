@@ -70,6 +70,8 @@ pub struct TreeOptions {
     pub threads: usize,
     /// Length of the worst-files list.
     pub top: usize,
+    /// Length of the largest-files list (0: none kept).
+    pub largest: usize,
     /// Descend into other file systems.
     pub cross_mounts: bool,
 }
@@ -134,6 +136,15 @@ pub struct WorstFile {
     pub layout_score: Option<f64>,
 }
 
+/// One of the largest files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LargeFile {
+    /// Path.
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+}
+
 /// An entry that could not be mapped.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct WalkError {
@@ -169,6 +180,10 @@ pub struct TreeReport {
     pub histogram: Vec<HistogramBucket>,
     /// The most fragmented files, most extents first.
     pub worst: Vec<WorstFile>,
+    /// The largest files, fragmented or not, largest first (ties by path);
+    /// only asked for by the run harness, which keeps their maps.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub largest: Vec<LargeFile>,
     /// The first [`LISTED_ERRORS`] errors (all are counted in `summary`).
     pub errors: Vec<WalkError>,
 }
@@ -185,7 +200,7 @@ pub fn scan(paths: &[PathBuf], options: &TreeOptions) -> std::io::Result<TreeRep
     let shared = Shared {
         options: options.clone(),
         file_mounts: file_mount_points(),
-        totals: Mutex::new(Totals::new(options.top)),
+        totals: Mutex::new(Totals::new(options)),
         fs_cache: RwLock::new(Vec::new()),
         queued_batches: AtomicUsize::new(0),
         max_queued: 4 * options.threads.max(1),
@@ -458,7 +473,7 @@ impl Shared {
     }
 
     fn map_batch_with(&self, node: &DirNode, index: u64, names: &NameBatch, buffer: &mut FiemapBuffer) {
-        let mut local = Totals::new(self.options.top);
+        let mut local = Totals::new(&self.options);
         let mut counts = PairCounts::default();
         let mut edges: Option<Edges> = None;
         let mut fs: Option<(u64, Arc<FsInfo>)> = None;
@@ -575,11 +590,13 @@ struct Totals {
     histogram: [u64; 66],
     top: usize,
     worst: Vec<WorstFile>,
+    largest_top: usize,
+    largest: Vec<LargeFile>,
     errors: Vec<WalkError>,
 }
 
 impl Totals {
-    fn new(top: usize) -> Self {
+    fn new(options: &TreeOptions) -> Self {
         Totals {
             summary: TreeSummary::default(),
             score_sum: 0,
@@ -588,8 +605,10 @@ impl Totals {
             score_weight: 0,
             pairs: PairCounts::default(),
             histogram: [0; 66],
-            top,
+            top: options.top,
             worst: Vec::new(),
+            largest_top: options.largest,
+            largest: Vec::new(),
             errors: Vec::new(),
         }
     }
@@ -625,12 +644,29 @@ impl Totals {
         }
         self.histogram[bucket(f.extents)] += 1;
         // Only files in more than one extent can be "worst", and the path
-        // is only built for a file that beats the current last entry: with
-        // most files in one extent, building it for every file cost more
-        // than mapping them.
-        if self.top > 0 && f.extents > 1 && could_enter(&self.worst, self.top, f.extents, f.layout_score) {
-            let path = path().to_string_lossy().into_owned();
+        // is only built for a file that beats the current last entry of a
+        // list: with most files in one extent, building it for every file
+        // cost more than mapping them.
+        let worst = self.top > 0 && f.extents > 1 && could_enter(&self.worst, self.top, f.extents, f.layout_score);
+        let large = self.largest_top > 0 && could_be_largest(&self.largest, self.largest_top, size);
+        if !worst && !large {
+            return;
+        }
+        let path = path().to_string_lossy().into_owned();
+        if large {
+            self.offer_large(LargeFile { path: path.clone(), size });
+        }
+        if worst {
             self.offer(WorstFile { path, size, extents: f.extents, perfection, layout_score: f.layout_score });
+        }
+    }
+
+    /// Keep `candidate` if it is among the `largest_top` largest.
+    fn offer_large(&mut self, candidate: LargeFile) {
+        let at = self.largest.partition_point(|l| by_size(l, &candidate) != std::cmp::Ordering::Greater);
+        if at < self.largest_top {
+            self.largest.insert(at, candidate);
+            self.largest.truncate(self.largest_top);
         }
     }
 
@@ -665,6 +701,9 @@ impl Totals {
         for w in other.worst {
             self.offer(w);
         }
+        for l in other.largest {
+            self.offer_large(l);
+        }
         let room = LISTED_ERRORS.saturating_sub(self.errors.len());
         self.errors.extend(other.errors.into_iter().take(room));
         self.summary.errors += other.summary.errors;
@@ -690,7 +729,7 @@ impl Totals {
                 HistogramBucket { extents_min, extents_max, files: *n }
             })
             .collect();
-        TreeReport { summary: self.summary, histogram, worst: self.worst, errors: self.errors }
+        TreeReport { summary: self.summary, histogram, worst: self.worst, largest: self.largest, errors: self.errors }
     }
 }
 
@@ -713,6 +752,20 @@ fn could_enter(worst: &[WorstFile], top: usize, extents: u64, score: Option<f64>
                 || (extents == last.extents
                     && score.unwrap_or(1.0).total_cmp(&last.layout_score.unwrap_or(1.0)).is_le())
         }
+        _ => true,
+    }
+}
+
+/// Largest first, then path.
+fn by_size(a: &LargeFile, b: &LargeFile) -> std::cmp::Ordering {
+    b.size.cmp(&a.size).then_with(|| a.path.cmp(&b.path))
+}
+
+/// Whether a file of `size` could rank into a largest list of `top` (a tie
+/// with the last entry is settled by path, as for the worst list).
+fn could_be_largest(largest: &[LargeFile], top: usize, size: u64) -> bool {
+    match largest.last() {
+        Some(last) if largest.len() >= top => size >= last.size,
         _ => true,
     }
 }
@@ -768,7 +821,7 @@ mod tests {
 
     #[test]
     fn the_worst_list_keeps_the_top_n_in_order() {
-        let mut t = Totals::new(2);
+        let mut t = Totals::new(&TreeOptions { threads: 1, top: 2, largest: 2, cross_mounts: false });
         let fig = |extents| LayoutFigures {
             extents,
             records: extents,
@@ -783,11 +836,14 @@ mod tests {
             first_physical: None,
             last_physical_end: None,
         };
-        for (name, n) in [("a", 3), ("b", 9), ("c", 1), ("d", 9), ("e", 5), ("f", 9)] {
-            t.file(4096, &fig(n), Some(1), || PathBuf::from(name));
+        for (name, n, size) in [("a", 3, 4096), ("b", 9, 4096), ("c", 1, 8192), ("d", 9, 4096), ("e", 5, 8192), ("f", 9, 4096)] {
+            t.file(size, &fig(n), Some(1), || PathBuf::from(name));
         }
         let names: Vec<_> = t.worst.iter().map(|w| (w.path.as_str(), w.extents)).collect();
         assert_eq!(names, vec![("b", 9), ("d", 9)]);
+        // The largest list takes unfragmented files too, ties by path.
+        let largest: Vec<_> = t.largest.iter().map(|l| (l.path.as_str(), l.size)).collect();
+        assert_eq!(largest, vec![("c", 8192), ("e", 8192)]);
         let r = t.report();
         assert_eq!(r.summary.fragmented_files, 5);
         assert_eq!(r.summary.files, 6);

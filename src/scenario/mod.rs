@@ -625,7 +625,7 @@ fn make_cold(target: &mut Target) -> Result<ColdMethod> {
 /// Layout of everything under `dir`: the `frag` walk's totals as figures,
 /// and the maps of its most fragmented files to keep.
 fn add_layout_figures(dir: &Path, figures: &mut Figures) -> Result<Vec<KeptMap>> {
-    let options = TreeOptions { threads: 2, top: KEPT_MAPS, cross_mounts: false };
+    let options = TreeOptions { threads: 2, top: KEPT_MAPS, largest: KEPT_MAPS, cross_mounts: false };
     let report = tree::scan(&[dir.to_path_buf()], &options).map_err(|e| Error::io(dir, "map the layout", e))?;
     let s = &report.summary;
     let exact = |f: &mut Figures, name: &str, v: u64| f.set(name, v as f64, "count", Better::Lower, Kind::Exact);
@@ -652,44 +652,13 @@ fn add_layout_figures(dir: &Path, figures: &mut Figures) -> Result<Vec<KeptMap>>
     // The most fragmented files first; when fewer are fragmented, the
     // largest of the rest, so a run that left one contiguous file still
     // shows where it went.
-    let mut keep: Vec<PathBuf> = report.worst.iter().map(|w| PathBuf::from(&w.path)).collect();
-    if keep.len() < KEPT_MAPS {
-        let mut files = Vec::new();
-        regular_files(dir, &mut files);
-        files.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        for (path, _) in files {
-            if keep.len() == KEPT_MAPS {
-                break;
-            }
-            if !keep.contains(&path) {
-                keep.push(path);
-            }
+    let mut keep: Vec<&str> = report.worst.iter().map(|w| w.path.as_str()).collect();
+    for large in &report.largest {
+        if keep.len() < KEPT_MAPS && !keep.contains(&large.path.as_str()) {
+            keep.push(&large.path);
         }
     }
-    keep.iter().map(|path| keep_map(dir, path)).collect()
-}
-
-/// Every regular file under `dir` with its size, not crossing into other
-/// file systems; what cannot be read is left out (the walk above already
-/// counted it as an error).
-fn regular_files(dir: &Path, out: &mut Vec<(PathBuf, u64)>) {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(top) = std::fs::symlink_metadata(dir) else { return };
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(folder) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&folder) else { continue };
-        for entry in entries.flatten() {
-            let Ok(meta) = entry.metadata() else { continue };
-            if meta.dev() != top.dev() {
-                continue;
-            }
-            if meta.is_dir() {
-                pending.push(entry.path());
-            } else if meta.is_file() {
-                out.push((entry.path(), meta.len()));
-            }
-        }
-    }
+    keep.iter().map(|path| keep_map(dir, Path::new(path))).collect()
 }
 
 /// Read the extent map of `path` (one of the files under `dir`) to keep.
