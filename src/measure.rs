@@ -20,6 +20,21 @@ pub enum Better {
     Higher,
 }
 
+impl Better {
+    /// The word JSON and the store use: `lower` or `higher`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Better::Lower => "lower",
+            Better::Higher => "higher",
+        }
+    }
+
+    /// The direction a word names, if it names one.
+    pub fn from_word(word: &str) -> Option<Better> {
+        [Better::Lower, Better::Higher].into_iter().find(|b| b.as_str() == word)
+    }
+}
+
 /// Whether a figure repeats exactly on a rerun or is a noisy timing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -28,6 +43,21 @@ pub enum Kind {
     Exact,
     /// A time or a rate: compared with statistics over repeats.
     Timing,
+}
+
+impl Kind {
+    /// The word JSON and the store use: `exact` or `timing`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Exact => "exact",
+            Kind::Timing => "timing",
+        }
+    }
+
+    /// The kind a word names, if it names one.
+    pub fn from_word(word: &str) -> Option<Kind> {
+        [Kind::Exact, Kind::Timing].into_iter().find(|k| k.as_str() == word)
+    }
 }
 
 /// One measured figure.
@@ -192,6 +222,19 @@ mod tests {
         assert_eq!(f.value("b"), Some(3.0));
         let json = serde_json::to_string(&f).unwrap();
         assert!(json.find("\"b\"").unwrap() < json.find("\"a\"").unwrap(), "{json}");
+    }
+
+    #[test]
+    fn the_words_are_the_json_words() {
+        for b in [Better::Lower, Better::Higher] {
+            assert_eq!(serde_json::to_value(b).unwrap(), b.as_str());
+            assert_eq!(Better::from_word(b.as_str()), Some(b));
+        }
+        for k in [Kind::Exact, Kind::Timing] {
+            assert_eq!(serde_json::to_value(k).unwrap(), k.as_str());
+            assert_eq!(Kind::from_word(k.as_str()), Some(k));
+        }
+        assert_eq!(Kind::from_word("fuzzy"), None);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use super::ExportArgs;
 use crate::error::{Error, Result};
-use crate::scenario::{RunRecord, Status};
+use crate::scenario::RunRecord;
 
 /// Run `fslab export`.
 pub fn run(args: &ExportArgs) -> Result<ExitCode> {
@@ -69,11 +69,8 @@ fn render_csv(runs: &[RunRecord]) -> Vec<u8> {
                     other => format!("{k}={other}"),
                 })
                 .collect();
-            let status = if case.status == Status::Ok { "ok" } else { "failed" };
             for (name, f) in case.figures.iter() {
                 let value = f.value.map(|v| v.to_string()).unwrap_or_default();
-                let better = serde_json::to_value(f.better).ok().and_then(|v| v.as_str().map(str::to_string));
-                let kind = serde_json::to_value(f.kind).ok().and_then(|v| v.as_str().map(str::to_string));
                 let fields = [
                     run.id.as_str(),
                     &n.to_string(),
@@ -81,12 +78,12 @@ fn render_csv(runs: &[RunRecord]) -> Vec<u8> {
                     &case.fs,
                     &params.join(";"),
                     &case.repeat.to_string(),
-                    status,
+                    case.status.as_str(),
                     name,
                     &value,
                     &f.unit,
-                    &better.unwrap_or_default(),
-                    &kind.unwrap_or_default(),
+                    f.better.as_str(),
+                    f.kind.as_str(),
                     f.missing.as_deref().unwrap_or(""),
                 ];
                 let cells: Vec<String> = fields.iter().map(|c| csv_cell(c)).collect();

@@ -150,8 +150,8 @@ impl BarChart<'_> {
             s = escape_xml(self.scenario),
             f = escape_xml(self.figure),
             u = escape_xml(self.unit),
-            b = better_word(self.better),
-            k = kind_word(self.kind),
+            b = self.better.as_str(),
+            k = self.kind.as_str(),
             n = self.bars.len(),
             w = num(WIDTH),
             h = num(height),
@@ -166,7 +166,7 @@ impl BarChart<'_> {
             r##"<text x="8" y="33" font-size="10.5" fill="#5b6470">{} · {} · {}{}</text>"##,
             escape_xml(&display.axis_title()),
             better_sentence(self.better),
-            kind_word(self.kind),
+            self.kind.as_str(),
             escape_xml(&summary),
         )?;
 
@@ -317,13 +317,6 @@ fn ink_on(fill: &str) -> &'static str {
     if brightness > 0.55 { "#1b1f24" } else { "#ffffff" }
 }
 
-fn better_word(better: Better) -> &'static str {
-    match better {
-        Better::Lower => "lower",
-        Better::Higher => "higher",
-    }
-}
-
 fn better_sentence(better: Better) -> &'static str {
     match better {
         Better::Lower => "lower is better",
@@ -331,12 +324,6 @@ fn better_sentence(better: Better) -> &'static str {
     }
 }
 
-fn kind_word(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Exact => "exact",
-        Kind::Timing => "timing",
-    }
-}
 
 #[cfg(test)]
 mod tests {

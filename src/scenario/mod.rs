@@ -103,6 +103,16 @@ pub enum Status {
     Failed,
 }
 
+impl Status {
+    /// The word JSON and the store use: `ok` or `failed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Failed => "failed",
+        }
+    }
+}
+
 /// One scenario on one target, measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Case {

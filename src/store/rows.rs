@@ -7,10 +7,6 @@ use crate::measure::{Better, Figure, Figures, Kind};
 use crate::scenario::{Case, KeptMap, RunRecord, Status, TargetRecord};
 
 pub(super) fn insert_case(sql: &mut dyn Sql, run_id: &str, ordinal: usize, case: &Case) -> Result<()> {
-    let status = match case.status {
-        Status::Ok => "ok",
-        Status::Failed => "failed",
-    };
     let rows = sql.query(
         "INSERT INTO cases (run_id, ordinal, case_key, scenario, fs, params, repeat, status, error, fs_type, device, \
          mkfs_args, mount_opts, cold_method, command_output) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
@@ -23,7 +19,7 @@ pub(super) fn insert_case(sql: &mut dyn Sql, run_id: &str, ordinal: usize, case:
             Value::text(&case.fs),
             Value::text(&to_json(&case.params)),
             int(u64::from(case.repeat)),
-            Value::text(status),
+            Value::text(case.status.as_str()),
             Value::Text(case.error.clone()),
             Value::text(&case.target.fs_type),
             Value::Text(case.target.device.clone()),
@@ -47,8 +43,8 @@ pub(super) fn insert_case(sql: &mut dyn Sql, run_id: &str, ordinal: usize, case:
                 Value::text(name),
                 Value::Real(f.value),
                 Value::text(&f.unit),
-                Value::text(better_word(f.better)),
-                Value::text(kind_word(f.kind)),
+                Value::text(f.better.as_str()),
+                Value::text(f.kind.as_str()),
                 Value::Text(f.missing.clone()),
             ],
         )?;
@@ -75,20 +71,6 @@ pub(super) fn insert_case(sql: &mut dyn Sql, run_id: &str, ordinal: usize, case:
         )?;
     }
     Ok(())
-}
-
-fn better_word(b: Better) -> &'static str {
-    match b {
-        Better::Lower => "lower",
-        Better::Higher => "higher",
-    }
-}
-
-fn kind_word(k: Kind) -> &'static str {
-    match k {
-        Kind::Exact => "exact",
-        Kind::Timing => "timing",
-    }
 }
 
 pub(super) fn tags_of(sql: &mut dyn Sql, run_id: &str) -> Result<Vec<String>> {
@@ -124,7 +106,7 @@ pub(super) fn load_run(sql: &mut dyn Sql, id: &str) -> Result<Option<RunRecord>>
         let case_id = c[0].clone();
         let mut case = Case::new(&text(&c[1]), &text(&c[2]), from_json(&text(&c[3]), "case's parameters")?, 0);
         case.repeat = c[4].as_i64().and_then(|r| u32::try_from(r).ok()).unwrap_or(0);
-        case.status = if c[5].as_str() == Some("failed") { Status::Failed } else { Status::Ok };
+        case.status = if c[5].as_str() == Some(Status::Failed.as_str()) { Status::Failed } else { Status::Ok };
         case.error = c[6].as_str().map(str::to_string);
         case.target = TargetRecord {
             fs_type: text(&c[7]),
@@ -168,8 +150,8 @@ fn load_figures(sql: &mut dyn Sql, case_id: &Value) -> Result<Figures> {
     )?;
     let mut figures = Figures::new();
     for r in rows {
-        let better = if r[3].as_str() == Some("higher") { Better::Higher } else { Better::Lower };
-        let kind = if r[4].as_str() == Some("exact") { Kind::Exact } else { Kind::Timing };
+        let better = r[3].as_str().and_then(Better::from_word).unwrap_or(Better::Lower);
+        let kind = r[4].as_str().and_then(Kind::from_word).unwrap_or(Kind::Timing);
         let figure = Figure {
             value: r[1].as_f64(),
             unit: text(&r[2]).into(),
