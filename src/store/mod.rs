@@ -26,7 +26,7 @@ use serde::Serialize;
 pub use select::{Selection, open_for_reading, resolve};
 
 use crate::error::{Error, Result};
-use crate::scenario::{Case, RunRecord, Verdict};
+use crate::scenario::{Case, RunRecord, Status, Verdict};
 
 /// The store used when `--store` is not given: a file in the current
 /// folder.
@@ -254,7 +254,7 @@ impl Store {
                 )?;
                 for case in cases {
                     summary.cases += 1;
-                    summary.failed += u64::from(case[2].as_str() == Some("failed"));
+                    summary.failed += u64::from(case[2].as_str() == Some(Status::Failed.as_str()));
                     push_new(&mut summary.scenarios, text(&case[0]));
                     push_new(&mut summary.targets, text(&case[1]));
                 }
@@ -267,12 +267,26 @@ impl Store {
 
     /// Ids of the runs tagged `tag`, oldest first.
     pub fn ids_tagged(&mut self, tag: &str) -> Result<Vec<String>> {
-        Ok(self.runs(Some(tag))?.into_iter().map(|r| r.id).collect())
+        self.select_ids(
+            "SELECT r.id FROM runs r JOIN run_tags t ON t.run_id = r.id WHERE t.tag = ? ORDER BY r.started_at, r.id",
+            &[Value::text(tag)],
+        )
     }
 
     /// Ids of every stored run, oldest first.
     pub fn ids(&mut self) -> Result<Vec<String>> {
-        Ok(self.runs(None)?.into_iter().map(|r| r.id).collect())
+        self.select_ids("SELECT id FROM runs ORDER BY started_at, id", &[])
+    }
+
+    /// The first column of a query's rows, as text (the run ids): without
+    /// the per-run case counts [`Store::runs`] gathers.
+    fn select_ids(&mut self, query: &str, params: &[Value]) -> Result<Vec<String>> {
+        let mut ids = Vec::new();
+        self.backend.transaction(&mut |sql| {
+            ids = sql.query(query, params)?.iter().map(|row| text(&row[0])).collect();
+            Ok(())
+        })?;
+        Ok(ids)
     }
 
     /// The run `id`, whole, or `None` if the store has no such run.
