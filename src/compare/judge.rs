@@ -65,7 +65,7 @@ pub fn judge(base: &[f64], new: &[f64], figure: &Figure, options: &CompareOption
         judgement.outcome = judge_exact(base[0], new[0], slowdown, options.threshold);
         if base[0] != new[0] && (base.len() == 1 || new.len() == 1) {
             let why = "one value on a side, so whether it repeats is not known (--repeat 2 or more tells)";
-            judgement.note = if judgement.note.is_empty() { why.into() } else { format!("{}; {why}", judgement.note) };
+            super::add_note(&mut judgement.note, why);
         }
         return judgement;
     }

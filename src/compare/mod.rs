@@ -287,10 +287,18 @@ fn control_false_discoveries(rows: &mut [FigureComparison], alpha: f64) {
                 format::p_value(q),
                 p.len()
             );
-            row.note = if row.note.is_empty() { why } else { format!("{}; {why}", row.note) };
+            add_note(&mut row.note, &why);
             row.outcome = Outcome::Unchanged;
         }
     }
+}
+
+/// Add `more` to a note, after what it says already.
+fn add_note(note: &mut String, more: &str) {
+    if !note.is_empty() {
+        note.push_str("; ");
+    }
+    note.push_str(more);
 }
 
 /// Regressions by slowdown, largest first; improvements by slowdown,
