@@ -10,6 +10,27 @@
 /// JSON export).
 pub const SCHEMA: &str = "fslab/1";
 
+/// `{"schema":"fslab/1","KEY":VALUE}`, pretty, with a final newline: the
+/// shape of every `--json` output.
+pub fn json_document<T: serde::Serialize + ?Sized>(key: &str, value: &T) -> Vec<u8> {
+    struct Document<'a, T: ?Sized> {
+        key: &'a str,
+        value: &'a T,
+    }
+    impl<T: serde::Serialize + ?Sized> serde::Serialize for Document<'_, T> {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeMap;
+            let mut map = serializer.serialize_map(Some(2))?;
+            map.serialize_entry("schema", SCHEMA)?;
+            map.serialize_entry(self.key, self.value)?;
+            map.end()
+        }
+    }
+    let mut out = serde_json::to_vec_pretty(&Document { key, value }).expect("plain data serialises");
+    out.push(b'\n');
+    out
+}
+
 pub mod cli;
 pub mod compare;
 pub mod error;

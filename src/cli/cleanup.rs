@@ -3,12 +3,10 @@
 //! their ledger and are never touched.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::process::ExitCode;
 
-use serde::Serialize;
 
-use super::{CleanupArgs, Out, SCHEMA, write_error};
+use super::CleanupArgs;
 use crate::error::Result;
 use crate::scenario::cleanup_dead_runs;
 use crate::target::ledger::CleanedRun;
@@ -17,16 +15,11 @@ use crate::target::ledger::CleanedRun;
 pub fn run(args: &CleanupArgs) -> Result<ExitCode> {
     let cleaned = cleanup_dead_runs()?;
     let rendered = if args.json {
-        let mut v = serde_json::to_vec_pretty(&JsonOutput { schema: SCHEMA, cleaned: &cleaned }).expect("plain data");
-        v.push(b'\n');
-        v
+        crate::json_document("cleaned", &cleaned)
     } else {
         render_text(&cleaned).into_bytes()
     };
-    let mut out = Out::stdout();
-    if let Err(e) = out.writer().write_all(&rendered).and_then(|()| out.flush()) {
-        write_error(e)?;
-    }
+    super::print(&rendered)?;
     let failed = cleaned.iter().any(|c| !c.failed.is_empty());
     Ok(if failed { ExitCode::from(crate::error::ErrorKind::Failed.exit_code()) } else { ExitCode::SUCCESS })
 }
@@ -42,12 +35,6 @@ pub fn on_start() {
         }
         Err(e) => eprintln!("fslab: could not check for dead runs: {e}"),
     }
-}
-
-#[derive(Serialize)]
-struct JsonOutput<'a> {
-    schema: &'static str,
-    cleaned: &'a [CleanedRun],
 }
 
 fn render_text(cleaned: &[CleanedRun]) -> String {

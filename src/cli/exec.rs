@@ -10,10 +10,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::Serialize;
 
 use super::keep::Keeper;
-use super::{ExecArgs, Out, SCHEMA, TargetArgs, write_error};
+use super::{ExecArgs, TargetArgs};
 use crate::error::{Error, Result};
 use crate::scenario::{self, Lab, Phase, Plan, RunRecord, Status};
 use crate::target::{self, TargetOptions, TargetSpec};
@@ -111,10 +110,7 @@ pub(super) fn finish(
     if let (false, Ok(Some(location))) = (args.json, &kept) {
         let _ = writeln!(rendered, "\nstored as run {} in {location}", record.id);
     }
-    let mut out = Out::stdout();
-    if let Err(e) = out.writer().write_all(&rendered).and_then(|()| out.flush()) {
-        write_error(e)?;
-    }
+    super::print(&rendered)?;
     if let Err(e) = kept {
         eprintln!("fslab: {e}");
         return Ok(e.exit_code());
@@ -190,17 +186,9 @@ fn params(args: &ExecArgs) -> serde_json::Map<String, serde_json::Value> {
     params
 }
 
-#[derive(Serialize)]
-struct JsonOutput<'a> {
-    schema: &'static str,
-    run: &'a RunRecord,
-}
-
 /// `{"schema":"fslab/1","run":{...}}`, pretty, with a final newline.
 pub(super) fn render_json(record: &RunRecord) -> Vec<u8> {
-    let mut out = serde_json::to_vec_pretty(&JsonOutput { schema: SCHEMA, run: record }).expect("plain data serialises");
-    out.push(b'\n');
-    out
+    crate::json_document("run", record)
 }
 
 

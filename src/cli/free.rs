@@ -6,13 +6,11 @@
 //! without a file system.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::process::ExitCode;
 
-use serde::Serialize;
 
 use super::format::bytes;
-use super::{FreeArgs, Out, SCHEMA, write_error};
+use super::FreeArgs;
 use crate::error::Result;
 use crate::layout::freespace::{self, FreeSpace};
 
@@ -20,24 +18,13 @@ use crate::layout::freespace::{self, FreeSpace};
 pub fn run(args: &FreeArgs) -> Result<ExitCode> {
     let free = freespace::measure(&args.mount_point, args.groups)?;
     let rendered = if args.json { render_json(&free) } else { render_text(&free).into_bytes() };
-    let mut out = Out::stdout();
-    if let Err(e) = out.writer().write_all(&rendered).and_then(|()| out.flush()) {
-        write_error(e)?;
-    }
+    super::print(&rendered)?;
     Ok(ExitCode::SUCCESS)
-}
-
-#[derive(Serialize)]
-struct JsonOutput<'a> {
-    schema: &'static str,
-    free: &'a FreeSpace,
 }
 
 /// `{"schema":"fslab/1","free":{...}}`, pretty-printed, with a final newline.
 fn render_json(free: &FreeSpace) -> Vec<u8> {
-    let mut out = serde_json::to_vec_pretty(&JsonOutput { schema: SCHEMA, free }).expect("plain data serialises");
-    out.push(b'\n');
-    out
+    crate::json_document("free", free)
 }
 
 /// The figures, then the histogram, then the groups, for a person.

@@ -2,10 +2,9 @@
 //! defaults and the seed's value, and the figures it adds.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::process::ExitCode;
 
-use super::{ListArgs, Out, SCHEMA, write_error};
+use super::ListArgs;
 use crate::error::Result;
 use crate::scenario::SCENARIOS;
 use crate::scenario::params::ParamKind;
@@ -13,10 +12,7 @@ use crate::scenario::params::ParamKind;
 /// Run `fslab list`.
 pub fn run(args: &ListArgs) -> Result<ExitCode> {
     let rendered = if args.json { render_json() } else { render_text().into_bytes() };
-    let mut out = Out::stdout();
-    if let Err(e) = out.writer().write_all(&rendered).and_then(|()| out.flush()) {
-        write_error(e)?;
-    }
+    super::print(&rendered)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -64,8 +60,5 @@ fn render_json() -> Vec<u8> {
                 "params": params, "figures": figures})
         })
         .collect();
-    let mut out = serde_json::to_vec_pretty(&serde_json::json!({"schema": SCHEMA, "scenarios": scenarios}))
-        .expect("plain data serialises");
-    out.push(b'\n');
-    out
+    crate::json_document("scenarios", &scenarios)
 }

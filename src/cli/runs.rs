@@ -3,9 +3,8 @@
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
-use serde::Serialize;
 
-use super::{RunsArgs, SCHEMA};
+use super::RunsArgs;
 use crate::error::Result;
 use crate::store::{RunSummary, Store};
 
@@ -49,14 +48,6 @@ fn render_text(runs: &[RunSummary], location: &str) -> String {
     s
 }
 
-#[derive(Serialize)]
-struct JsonOutput<'a> {
-    schema: &'static str,
-    runs: &'a [RunSummary],
-}
-
 fn render_json(runs: &[RunSummary]) -> Vec<u8> {
-    let mut out = serde_json::to_vec_pretty(&JsonOutput { schema: SCHEMA, runs }).expect("plain data serialises");
-    out.push(b'\n');
-    out
+    crate::json_document("runs", runs)
 }

@@ -259,14 +259,7 @@ pub fn markdown(c: &Comparison, all: bool) -> String {
 /// `{"schema":"fslab/1","compare":{...}}`, pretty, with a final newline.
 /// Infinite factors and bounds are `null` (JSON has no infinity).
 pub fn json(c: &Comparison) -> Vec<u8> {
-    #[derive(serde::Serialize)]
-    struct Document<'a> {
-        schema: &'a str,
-        compare: &'a Comparison,
-    }
-    let mut out = serde_json::to_vec_pretty(&Document { schema: crate::SCHEMA, compare: c }).expect("plain data serialises");
-    out.push(b'\n');
-    out
+    crate::json_document("compare", c)
 }
 
 /// Text made safe inside HTML elements and attributes.
