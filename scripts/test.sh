@@ -13,6 +13,10 @@ if [ "$(id -u)" -eq 0 ]; then
     # The store tests use a real PostgreSQL server, the report test a real
     # browser; as root both are set up here and skipping them is a failure.
     FSLAB_TEST_POSTGRES=$(bash scripts/postgres.sh)
+    if ! [[ "$FSLAB_TEST_POSTGRES" =~ ^postgres://[^[:space:]]+$ ]]; then
+        echo "test: scripts/postgres.sh gave no server URL, but: '$FSLAB_TEST_POSTGRES'" >&2
+        exit 3
+    fi
     export FSLAB_TEST_POSTGRES FSLAB_REQUIRE_POSTGRES=1 FSLAB_REQUIRE_BROWSER=1
 fi
 

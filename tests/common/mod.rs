@@ -414,7 +414,7 @@ impl TestDatabase {
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let name = format!("fslab_test_{}_{n}", std::process::id());
         let mut client = postgres::Client::connect(&admin, postgres::NoTls)
-            .unwrap_or_else(|e| panic!("{test}: cannot reach the test server FSLAB_TEST_POSTGRES: {e}"));
+            .unwrap_or_else(|e| panic!("{test}: cannot reach the test server FSLAB_TEST_POSTGRES={admin:?}: {e}"));
         client.batch_execute(&format!("CREATE DATABASE {name}")).expect("create the test database");
         let (base, _) = admin.rsplit_once('/').expect("a URL ending in /DATABASE");
         let url = format!("{base}/{name}");
