@@ -220,6 +220,25 @@ fn whole_runs_round_trip_through_both_backends_alike() {
         let back = store.load(&record.id).unwrap().expect("the run is there");
         assert_eq!(serde_json::to_value(&back).unwrap(), want, "{location}");
         assert_eq!(store.ids_tagged("b").unwrap(), vec![record.id.clone()]);
+        // The listing: every run with its own tags and cases, and a tag
+        // narrowing it to the runs that carry it.
+        store.put_run(&tiny_run("20261121T000001Z-2-00000002")).unwrap();
+        let listed = |runs: Vec<fslab::store::RunSummary>| -> Vec<_> {
+            runs.into_iter().map(|r| (r.id, r.tags, r.cases, r.failed, r.scenarios, r.targets, r.complete)).collect()
+        };
+        let crafted = (
+            record.id.clone(),
+            vec!["a".to_string(), "b".to_string()],
+            2,
+            1,
+            vec!["mmap-fill".to_string(), "exec".to_string()],
+            vec!["ext4".to_string(), "dir".to_string()],
+            true,
+        );
+        let tiny = ("20261121T000001Z-2-00000002".to_string(), vec![], 2, 0, vec!["replace-files".to_string()], vec!["ext4".to_string()], true);
+        assert_eq!(listed(store.runs(None).unwrap()), vec![crafted.clone(), tiny], "{location}");
+        assert_eq!(listed(store.runs(Some("b")).unwrap()), vec![crafted], "{location}");
+        assert!(store.runs(Some("nobody")).unwrap().is_empty());
         // Opening again migrates nothing and loses nothing.
         drop(store);
         let mut again = fslab::store::Store::open(location).unwrap();

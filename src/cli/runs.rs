@@ -3,7 +3,6 @@
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
-
 use super::RunsArgs;
 use crate::error::Result;
 use crate::store::{RunSummary, Store};

@@ -19,6 +19,7 @@ pub mod schema;
 mod select;
 mod sqlite;
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use serde::Serialize;
@@ -223,42 +224,46 @@ impl Store {
 
     /// Every stored run, oldest first; only those tagged `tag` when given.
     pub fn runs(&mut self, tag: Option<&str>) -> Result<Vec<RunSummary>> {
+        // Three queries however many runs there are (a team's store is a
+        // round trip away), joined here by run id.
+        const TAGGED: &str = "IN (SELECT run_id FROM run_tags WHERE tag = ?)";
+        let (runs_where, rows_where, args) = match tag {
+            Some(tag) => (format!("WHERE id {TAGGED}"), format!("WHERE run_id {TAGGED}"), vec![Value::text(tag)]),
+            None => (String::new(), String::new(), Vec::new()),
+        };
         let mut out = Vec::new();
         self.backend.transaction(&mut |sql| {
-            let rows = match tag {
-                Some(tag) => sql.query(
-                    "SELECT r.id, r.started_at, r.complete, r.kernel FROM runs r \
-                     JOIN run_tags t ON t.run_id = r.id WHERE t.tag = ? ORDER BY r.started_at, r.id",
-                    &[Value::text(tag)],
-                )?,
-                None => sql.query("SELECT id, started_at, complete, kernel FROM runs ORDER BY started_at, id", &[])?,
-            };
             out.clear();
-            for row in rows {
-                let id = text(&row[0]);
-                let tags = rows::tags_of(sql, &id)?;
-                let mut summary = RunSummary {
+            let mut index = HashMap::new();
+            let runs = sql.query(&format!("SELECT id, started_at, complete, kernel FROM runs {runs_where} ORDER BY started_at, id"), &args)?;
+            for row in runs {
+                index.insert(text(&row[0]), out.len());
+                out.push(RunSummary {
+                    id: text(&row[0]),
                     started_at: text(&row[1]),
                     complete: row[2].as_i64() == Some(1),
                     kernel: text(&row[3]),
-                    tags,
+                    tags: Vec::new(),
                     cases: 0,
                     failed: 0,
                     scenarios: Vec::new(),
                     targets: Vec::new(),
-                    id,
-                };
-                let cases = sql.query(
-                    "SELECT scenario, fs, status FROM cases WHERE run_id = ? ORDER BY ordinal",
-                    &[Value::text(&summary.id)],
-                )?;
-                for case in cases {
-                    summary.cases += 1;
-                    summary.failed += u64::from(case[2].as_str() == Some(Status::Failed.as_str()));
-                    push_new(&mut summary.scenarios, text(&case[0]));
-                    push_new(&mut summary.targets, text(&case[1]));
+                });
+            }
+            let summary_of = |row: &[Value]| index.get(row[0].as_str().unwrap_or_default()).copied();
+            for row in sql.query(&format!("SELECT run_id, tag FROM run_tags {rows_where} ORDER BY run_id, tag"), &args)? {
+                if let Some(i) = summary_of(&row) {
+                    out[i].tags.push(text(&row[1]));
                 }
-                out.push(summary);
+            }
+            let cases = sql.query(&format!("SELECT run_id, scenario, fs, status FROM cases {rows_where} ORDER BY run_id, ordinal"), &args)?;
+            for case in cases {
+                let Some(i) = summary_of(&case) else { continue };
+                let summary = &mut out[i];
+                summary.cases += 1;
+                summary.failed += u64::from(case[3].as_str() == Some(Status::Failed.as_str()));
+                push_new(&mut summary.scenarios, text(&case[1]));
+                push_new(&mut summary.targets, text(&case[2]));
             }
             Ok(())
         })?;
