@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 
 use common::{Lab, root_or_skip};
 use fslab::compare::{CompareOptions, Side, compare};
-use fslab::measure::Figure;
-use fslab::scenario::{Case, RunRecord};
+use fslab::record::Figure;
+use fslab::record::{Case, RunRecord};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 

@@ -183,7 +183,7 @@ fn whole_runs_round_trip_through_both_backends_alike() {
     // A record with every kind of field: a missing figure, a timeline, a
     // kept map with flags, a failed case, tags and verdicts.
     let dir = tempfile::tempdir().unwrap();
-    let record: fslab::scenario::RunRecord = serde_json::from_value(serde_json::json!({
+    let record: fslab::record::RunRecord = serde_json::from_value(serde_json::json!({
         "id": "20261121T000000Z-1-00000001", "tag": "a", "tags": ["a", "b"], "started_at": "2026-11-21T00:00:00Z",
         "command": ["fslab", "run", "x"], "complete": true,
         "environment": {"fslab_version": "0.1.0", "kernel": "6.18", "machine": "x86_64", "cpu": null, "cpus": 2,
@@ -284,7 +284,7 @@ fn many_writers_share_one_store() {
 }
 
 /// A small run record with two cases of three figures each.
-fn tiny_run(id: &str) -> fslab::scenario::RunRecord {
+fn tiny_run(id: &str) -> fslab::record::RunRecord {
     serde_json::from_value(serde_json::json!({
         "id": id, "tag": null, "started_at": "2026-11-21T00:00:00Z", "command": ["fslab"], "complete": true,
         "environment": {"fslab_version": "0.1.0", "kernel": "6.18", "machine": "x86_64", "cpu": null, "cpus": 2,

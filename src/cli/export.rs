@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use super::ExportArgs;
 use crate::error::{Error, Result};
-use crate::scenario::RunRecord;
+use crate::record::RunRecord;
 
 /// Run `fslab export`.
 pub fn run(args: &ExportArgs) -> Result<ExitCode> {

@@ -8,7 +8,7 @@
 
 use super::TargetArgs;
 use crate::error::{Error, Result};
-use crate::scenario::{Case, RunRecord, Verdict};
+use crate::record::{Case, RunRecord, Verdict};
 use crate::store::Store;
 
 /// The store side of one run.

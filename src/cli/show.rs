@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use super::{ShowArgs, table};
 use crate::error::Result;
-use crate::scenario::{Case, RunRecord};
+use crate::record::{Case, RunRecord};
 
 /// Figures every scenario table shows after its own headline figures.
 const COMMON: [&str; 7] =

@@ -4,8 +4,8 @@
 
 use std::fmt::Write as _;
 
-use crate::measure::Figures;
-use crate::scenario::{Case, Status};
+use crate::record::Figures;
+use crate::record::{Case, Status};
 
 /// Short column headers for figures; other names print as they are.
 fn header(name: &str) -> String {
@@ -137,7 +137,7 @@ pub fn missing(cases: &[&Case]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::{Better, Kind};
+    use crate::record::{Better, Kind};
 
     #[test]
     fn cells_scale_by_unit_and_missing_is_a_dash() {

@@ -9,7 +9,7 @@
 
 use super::stats::{self, SplitMix64};
 use super::{CompareOptions, Outcome, format};
-use crate::measure::{Better, Figure, Kind};
+use crate::record::{Better, Figure, Kind};
 
 /// What [`judge`] found; the figure's identity is added by the caller.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,7 +1,7 @@
 //! `fslab compare BASE NEW`: did anything get worse, or better, between two
 //! sets of runs — and can the repeats measured actually tell?
 //!
-//! Cases are matched by [`crate::store::case_key`] (scenario, target label,
+//! Cases are matched by [`Case::key`](crate::record::Case::key) (scenario, target label,
 //! parameters), so repeats pool and mount options or sysctls, which are
 //! what a comparison varies, do not split them. Per matched case and
 //! figure, the values of every ok repeat of every run on a side are
@@ -24,8 +24,8 @@ use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
-use crate::measure::{Better, Figure, Kind};
-use crate::scenario::{Case, RunRecord, Status};
+use crate::record::{Better, Figure, Kind};
+use crate::record::{Case, RunRecord, Status};
 
 /// How a comparison judges.
 #[derive(Debug, Clone, PartialEq)]
@@ -373,7 +373,7 @@ impl<'a> Pool<'a> {
     fn of(runs: &'a [RunRecord]) -> Pool<'a> {
         let mut pool = Pool { cases: Vec::new(), index: HashMap::new(), failed: HashSet::new() };
         for case in runs.iter().flat_map(|r| &r.cases) {
-            let key = crate::store::case_key(case);
+            let key = case.key();
             if case.status != Status::Ok {
                 pool.failed.insert(key);
                 continue;

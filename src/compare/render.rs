@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 
 use super::{Comparison, FigureComparison, Outcome, format, stats};
-use crate::measure::Kind;
+use crate::record::Kind;
 
 /// One row in words: what, how much, on what evidence.
 struct Cells {

@@ -2,8 +2,8 @@
 //! share.
 
 use super::*;
-use crate::measure::Figures;
-use crate::scenario::Environment;
+use crate::record::Figures;
+use crate::record::Environment;
 
 /// A run called `id` holding `cases`.
 pub(super) fn run(id: &str, cases: Vec<Case>) -> RunRecord {

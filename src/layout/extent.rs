@@ -1,104 +1,14 @@
-//! One extent record as FIEMAP reports it, in bytes, and its flags.
+//! Counting the flags of FIEMAP records, and turning the kernel's raw
+//! record into an [`Extent`].
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
+pub use crate::record::extent::{Extent, FLAG_NAMES};
 use crate::sys::fiemap::{self as fm, RawFiemapExtent};
-
-/// One FIEMAP record: `length` bytes of the file at `logical` live on the
-/// device at `physical`. Holes are never records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Extent {
-    /// Offset in the file, bytes.
-    pub logical: u64,
-    /// Offset on the device, bytes (0 and meaningless when the location is
-    /// unknown, e.g. delayed allocation).
-    pub physical: u64,
-    /// Length in bytes.
-    pub length: u64,
-    /// `FIEMAP_EXTENT_*` bits.
-    pub flags: u32,
-}
 
 impl From<&RawFiemapExtent> for Extent {
     fn from(raw: &RawFiemapExtent) -> Self {
         Extent { logical: raw.fe_logical, physical: raw.fe_physical, length: raw.fe_length, flags: raw.fe_flags }
-    }
-}
-
-/// Flag bits and the names fslab prints and counts them under.
-pub const FLAG_NAMES: [(u32, &str); 11] = [
-    (fm::FIEMAP_EXTENT_LAST, "last"),
-    (fm::FIEMAP_EXTENT_UNKNOWN, "unknown"),
-    (fm::FIEMAP_EXTENT_DELALLOC, "delalloc"),
-    (fm::FIEMAP_EXTENT_ENCODED, "encoded"),
-    (fm::FIEMAP_EXTENT_DATA_ENCRYPTED, "encrypted"),
-    (fm::FIEMAP_EXTENT_NOT_ALIGNED, "not_aligned"),
-    (fm::FIEMAP_EXTENT_DATA_INLINE, "inline"),
-    (fm::FIEMAP_EXTENT_DATA_TAIL, "tail"),
-    (fm::FIEMAP_EXTENT_UNWRITTEN, "unwritten"),
-    (fm::FIEMAP_EXTENT_MERGED, "merged"),
-    (fm::FIEMAP_EXTENT_SHARED, "shared"),
-];
-
-impl Extent {
-    /// First byte after the extent in the file.
-    pub fn logical_end(&self) -> u64 {
-        self.logical.saturating_add(self.length)
-    }
-
-    /// First byte after the extent on the device.
-    pub fn physical_end(&self) -> u64 {
-        self.physical.saturating_add(self.length)
-    }
-
-    /// Whether the record has a real device location (not delalloc, not
-    /// otherwise unknown).
-    pub fn location_known(&self) -> bool {
-        self.flags & fm::FIEMAP_EXTENT_UNKNOWN == 0
-    }
-
-    /// Whether the data sits in data blocks of its own at `physical`:
-    /// known, and not inline in metadata (btrfs reports inline data at
-    /// offset 0, which is no place a reader's head goes for it).
-    pub fn on_device(&self) -> bool {
-        self.flags & (fm::FIEMAP_EXTENT_UNKNOWN | fm::FIEMAP_EXTENT_DATA_INLINE) == 0
-    }
-
-    /// The names of the flags set, in a fixed order.
-    pub fn flag_names(&self) -> impl Iterator<Item = &'static str> + '_ {
-        FLAG_NAMES.iter().filter(move |(bit, _)| self.flags & bit != 0).map(|(_, name)| *name)
-    }
-}
-
-/// An extent as JSON has it everywhere (`map --json`, stored runs): bytes,
-/// and the flags by name.
-#[derive(Serialize, Deserialize)]
-struct ExtentJson {
-    logical: u64,
-    physical: u64,
-    length: u64,
-    #[serde(default)]
-    flags: Vec<String>,
-}
-
-impl Serialize for Extent {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let flags = self.flag_names().map(str::to_string).collect();
-        ExtentJson { logical: self.logical, physical: self.physical, length: self.length, flags }.serialize(serializer)
-    }
-}
-
-impl<'de> Deserialize<'de> for Extent {
-    /// Flag names fslab does not know are an error rather than dropped, so
-    /// a record never reads back as something it was not.
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let json = ExtentJson::deserialize(deserializer)?;
-        let mut flags = 0;
-        for name in &json.flags {
-            let bit = FLAG_NAMES.iter().find(|(_, n)| n == name).map(|(bit, _)| *bit);
-            flags |= bit.ok_or_else(|| serde::de::Error::custom(format!("unknown extent flag `{name}`")))?;
-        }
-        Ok(Extent { logical: json.logical, physical: json.physical, length: json.length, flags })
     }
 }
 
@@ -171,25 +81,34 @@ impl FlagCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::extent::flag;
 
     #[test]
-    fn flags_are_named_and_counted() {
-        let e = Extent { flags: fm::FIEMAP_EXTENT_UNWRITTEN | fm::FIEMAP_EXTENT_LAST, ..Default::default() };
-        assert_eq!(e.flag_names().collect::<Vec<_>>(), vec!["last", "unwritten"]);
+    fn flags_are_counted() {
         let mut c = FlagCounts::default();
-        c.add(e.flags);
+        c.add(fm::FIEMAP_EXTENT_UNWRITTEN | fm::FIEMAP_EXTENT_LAST);
         c.add(fm::FIEMAP_EXTENT_SHARED);
         assert_eq!((c.last, c.unwritten, c.shared, c.delalloc), (1, 1, 1, 0));
     }
 
     #[test]
-    fn extents_read_back_from_json_as_they_were() {
-        let e = Extent { logical: 4096, physical: 1 << 30, length: 8192, flags: fm::FIEMAP_EXTENT_UNWRITTEN | fm::FIEMAP_EXTENT_LAST };
-        let json = serde_json::to_value(e).unwrap();
-        assert_eq!(json, serde_json::json!({"logical": 4096, "physical": 1u64 << 30, "length": 8192, "flags": ["last", "unwritten"]}));
-        assert_eq!(serde_json::from_value::<Extent>(json).unwrap(), e);
-        let odd = serde_json::json!({"logical": 0, "physical": 0, "length": 1, "flags": ["sparkly"]});
-        let err = serde_json::from_value::<Extent>(odd).unwrap_err().to_string();
-        assert!(err.contains("unknown extent flag `sparkly`"), "{err}");
+    fn the_results_model_names_the_kernels_flag_bits() {
+        let pairs = [
+            (flag::LAST, fm::FIEMAP_EXTENT_LAST),
+            (flag::UNKNOWN, fm::FIEMAP_EXTENT_UNKNOWN),
+            (flag::DELALLOC, fm::FIEMAP_EXTENT_DELALLOC),
+            (flag::ENCODED, fm::FIEMAP_EXTENT_ENCODED),
+            (flag::DATA_ENCRYPTED, fm::FIEMAP_EXTENT_DATA_ENCRYPTED),
+            (flag::NOT_ALIGNED, fm::FIEMAP_EXTENT_NOT_ALIGNED),
+            (flag::DATA_INLINE, fm::FIEMAP_EXTENT_DATA_INLINE),
+            (flag::DATA_TAIL, fm::FIEMAP_EXTENT_DATA_TAIL),
+            (flag::UNWRITTEN, fm::FIEMAP_EXTENT_UNWRITTEN),
+            (flag::MERGED, fm::FIEMAP_EXTENT_MERGED),
+            (flag::SHARED, fm::FIEMAP_EXTENT_SHARED),
+        ];
+        for (model, kernel) in pairs {
+            assert_eq!(model, kernel);
+        }
+        assert_eq!(FLAG_NAMES.len(), pairs.len());
     }
 }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::layout::mounts;
-use crate::measure::{Better, Figures, Kind};
+use crate::record::{Better, Figures, Kind};
 
 /// Bytes per sector as the stat file counts them: always 512, whatever the
 /// device's logical block size (stat.rst: "standard UNIX 512-byte sectors").

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use super::blockstat::ios_per_mib;
 use crate::error::{Error, Result};
-use crate::measure::{Better, Figures, Kind};
+use crate::record::{Better, Figures, Kind};
 
 /// How the cache was made cold before a read-back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

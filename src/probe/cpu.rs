@@ -11,7 +11,7 @@
 
 use std::time::Instant;
 
-use crate::measure::{Better, Figures, Kind};
+use crate::record::{Better, Figures, Kind};
 use crate::sys::rusage::{CpuTimes, Who, cpu_times};
 
 /// A running clock: started before the work, stopped after it.

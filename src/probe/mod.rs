@@ -4,7 +4,7 @@
 //!
 //! Each probe returns typed counts of its own (a `BlockStat`, a
 //! `TraceCounts`, ...) and has an `add_figures` that turns them into named
-//! [`Figures`](crate::measure::Figures) with units. The one rule they all
+//! [`Figures`](crate::record::Figures) with units. The one rule they all
 //! keep: a figure that could not be measured (not root, no tracefs, no
 //! block device, events lost) is put in as missing with the reason, never
 //! as 0.

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::layout::mounts;
-use crate::measure::{Better, Figures, Kind};
+use crate::record::{Better, Figures, Kind};
 
 mod parse;
 

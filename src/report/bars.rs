@@ -13,7 +13,7 @@ use std::fmt::{self, Write as _};
 
 use super::axis::{Display, Ticks};
 use super::markup::{escape_xml, num, shorten};
-use crate::measure::{Better, Kind};
+use crate::record::{Better, Kind};
 
 /// Bar colours, one per target label, in order of first appearance: the
 /// Okabe–Ito set (told apart with the common colour-vision deficiencies),

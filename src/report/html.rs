@@ -19,7 +19,7 @@ use super::markup::{escape_xml as escape, shorten};
 use super::strip::StripBuilder;
 use super::timeline::{DropMark, TimelineChart};
 use crate::layout::figures::continues_filefrag;
-use crate::measure::Figure;
+use crate::record::Figure;
 use crate::scenario::{Case, KeptMap, RunRecord, SCENARIOS, Status};
 use crate::units::{bytes, bytes_or_count};
 
@@ -756,9 +756,9 @@ section.compare tr.too_few_repeats td, section.compare tr.only td { color: #5b64
 mod tests {
     use super::*;
     use crate::layout::Extent;
-    use crate::measure::{Better, Kind};
+    use crate::record::{Better, Kind};
     use crate::probe::timeline::TimelinePoint;
-    use crate::scenario::Environment;
+    use crate::record::Environment;
 
     fn environment() -> Environment {
         serde_json::from_value(serde_json::json!({

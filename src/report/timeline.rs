@@ -13,7 +13,7 @@ use std::fmt::{self, Write as _};
 
 use super::axis::{Ticks, short_number};
 use super::markup::{escape_xml, num};
-use crate::measure::Figures;
+use crate::record::Figures;
 use crate::probe::timeline::TimelinePoint;
 
 /// Points drawn per line, at most.
@@ -464,7 +464,7 @@ pub fn downsample(times: &[f64], values: &[Option<f64>], max: usize) -> Vec<Opti
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::{Better, Kind};
+    use crate::record::{Better, Kind};
 
     fn point(t_s: f64, write_mbps: f64) -> TimelinePoint {
         TimelinePoint {

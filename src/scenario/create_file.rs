@@ -55,7 +55,7 @@ use super::params::{ParamKind, ParamSpec, Params};
 use super::verdict::{self, Preset, Verdict};
 use super::{Case, Scenario, Work, WorkOutcome};
 use crate::error::{Error, Result};
-use crate::measure::{Better, Kind};
+use crate::record::{Better, Kind};
 use crate::sys::aligned::AlignedBuf;
 use crate::sys::prealloc::{self, Prealloc};
 
@@ -427,7 +427,7 @@ mod tests {
     }
 
     fn case(fs: &str, method: &str, extents: f64, perfection: f64) -> Case {
-        let mut figures = crate::measure::Figures::new();
+        let mut figures = crate::record::Figures::new();
         figures.set("extents", extents, "count", Better::Lower, Kind::Exact);
         figures.set("perfection", perfection, "count", Better::Lower, Kind::Exact);
         let mut params = serde_json::Map::new();

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 
-use serde::{Deserialize, Serialize};
+pub use crate::record::CommandOutput;
 
 use super::WorkOutcome;
 use crate::error::{Error, Result};
@@ -20,23 +20,6 @@ use crate::target::ledger::{self, Ledger, Resource};
 
 /// How much of each output stream is kept (the rest is counted).
 pub const KEPT_BYTES: usize = 1 << 20;
-
-/// How the command ended and what it printed.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct CommandOutput {
-    /// The argv run.
-    pub argv: Vec<String>,
-    /// Exit code, when it exited.
-    pub exit_code: Option<i32>,
-    /// The signal that ended it, when one did.
-    pub signal: Option<i32>,
-    /// Standard output (lossy UTF-8), up to [`KEPT_BYTES`].
-    pub stdout: String,
-    /// Standard error (lossy UTF-8), up to [`KEPT_BYTES`].
-    pub stderr: String,
-    /// Bytes of output beyond what was kept, both streams.
-    pub dropped_bytes: u64,
-}
 
 /// A command as measured work.
 #[derive(Debug)]

@@ -28,7 +28,7 @@ use super::params::{ParamKind, ParamSpec, Params};
 use super::verdict::{self, Preset, Verdict};
 use super::{Case, Scenario, Work, WorkOutcome};
 use crate::error::{Error, Result};
-use crate::measure::{Better, Figures, Kind};
+use crate::record::{Better, Figures, Kind};
 use crate::sys::mmap::{self, SharedMap};
 use crate::sys::prealloc::{self, Prealloc};
 

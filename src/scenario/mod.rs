@@ -23,16 +23,15 @@ mod tree_copy;
 pub mod verdict;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
-
-use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 pub use environment::Environment;
 pub use verdict::{Preset, Variant, Verdict};
 
 use crate::error::{Error, Result};
 use crate::layout::tree::{self, TreeOptions};
-use crate::measure::{Better, Figures, Kind};
+use crate::record::{Better, Figures, Kind};
+pub use crate::record::{Case, KeptMap, RunRecord, Status, TargetRecord, KEPT_MAPS, KEPT_RECORDS, run_id, utc_now};
 use crate::probe::blockstat::{self, BlockDevice, BlockStat};
 use crate::probe::cold::{self, ColdMethod};
 use crate::probe::cpu::CpuClock;
@@ -55,153 +54,6 @@ pub struct Plan {
     pub interval: Duration,
     /// Read everything back with a cold cache after the work.
     pub cold_read: bool,
-}
-
-/// A run's results: `run` in the `fslab/1` JSON, and what the store keeps.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RunRecord {
-    /// Unique id: UTC start time, process id and a random part (so runs
-    /// from many machines can share one store).
-    pub id: String,
-    /// The first of `tags` (the `fslab/1` field older readers know).
-    pub tag: Option<String>,
-    /// The user's names for the run (`--tag`, repeatable).
-    #[serde(default)]
-    pub tags: Vec<String>,
-    /// When it started, RFC 3339 UTC.
-    #[serde(default)]
-    pub started_at: String,
-    /// The command line that made it.
-    #[serde(default)]
-    pub command: Vec<String>,
-    /// Whether every case it planned ran (false for a run that was
-    /// interrupted or killed; its finished cases are kept).
-    #[serde(default = "yes")]
-    pub complete: bool,
-    /// What it ran on.
-    pub environment: Environment,
-    /// Sysctls in force, as asked.
-    pub sysctls: Vec<(String, String)>,
-    /// One per target (and repetition).
-    pub cases: Vec<Case>,
-    /// `--preset seeds`: per seed, whether this run still shows it.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub verdicts: Vec<Verdict>,
-}
-
-fn yes() -> bool {
-    true
-}
-
-/// Whether a case's work completed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    /// The work ran and succeeded.
-    Ok,
-    /// The target could not be made, the work failed, or a probe broke.
-    Failed,
-}
-
-impl Status {
-    /// The word JSON and the store use: `ok` or `failed`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Failed => "failed",
-        }
-    }
-}
-
-/// One scenario on one target, measured.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Case {
-    /// Scenario name (`exec` for a command).
-    pub scenario: String,
-    /// Target label: the fs name, or `dir`.
-    pub fs: String,
-    /// Parameters.
-    pub params: serde_json::Map<String, serde_json::Value>,
-    /// Repetition number, from 1.
-    pub repeat: u32,
-    /// Outcome.
-    pub status: Status,
-    /// What failed, when status is failed.
-    pub error: Option<String>,
-    /// How the target was made.
-    pub target: TargetRecord,
-    /// Every figure, by name.
-    pub figures: Figures,
-    /// The sampler's rows.
-    pub timeline: Vec<TimelinePoint>,
-    /// Extent maps of the most fragmented files the work left (at most
-    /// [`KEPT_MAPS`], each cut at [`KEPT_RECORDS`] records).
-    #[serde(default)]
-    pub maps: Vec<KeptMap>,
-    /// The command's exit and output (exec only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command: Option<exec::CommandOutput>,
-}
-
-/// How many files' extent maps a case keeps: the report draws them, and a
-/// tree of thousands of files must not make a run record of gigabytes.
-pub const KEPT_MAPS: usize = 3;
-
-/// Records kept per map; a file with more is marked `truncated` (its
-/// figures still count every record).
-pub const KEPT_RECORDS: usize = 65_536;
-
-/// The extent map of one file a case left, kept with the case.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct KeptMap {
-    /// Path below the work directory.
-    pub path: String,
-    /// File size in bytes.
-    pub size: u64,
-    /// File-system block size in bytes.
-    pub block_size: u32,
-    /// Size of the file system in bytes (the strip's colour scale).
-    pub device_bytes: u64,
-    /// Extents by filefrag's rule (all of them, kept or not).
-    pub extents: u64,
-    /// Whether `extent_list` stops short of the file's last record.
-    pub truncated: bool,
-    /// The records, in logical order.
-    pub extent_list: Vec<crate::layout::Extent>,
-}
-
-impl Case {
-    /// A case not yet measured: ok, with no figures, target or timeline.
-    pub fn new(scenario: &str, fs: &str, params: serde_json::Map<String, serde_json::Value>, repeat: u32) -> Case {
-        Case {
-            scenario: scenario.to_string(),
-            fs: fs.to_string(),
-            params,
-            repeat,
-            status: Status::Ok,
-            error: None,
-            target: TargetRecord::default(),
-            figures: Figures::new(),
-            timeline: Vec::new(),
-            maps: Vec::new(),
-            command: None,
-        }
-    }
-}
-
-/// How a case's target was made, for the record.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct TargetRecord {
-    /// File-system type the work landed on.
-    pub fs_type: String,
-    /// Block device, if fslab made or was given one.
-    pub device: Option<String>,
-    /// mkfs arguments.
-    pub mkfs_args: Vec<String>,
-    /// Mount options.
-    pub mount_opts: Option<String>,
-    /// How the cache was emptied before the read-back, if there was one.
-    pub cold_method: Option<String>,
 }
 
 /// What the work itself hands back.
@@ -707,80 +559,14 @@ fn sync_fs(dir: &Path) {
     }
 }
 
-/// A run id: UTC start time to the second, the process id and four random
-/// bytes, e.g. `20261121T093015Z-4242-9f03a1c2`. It sorts by time; the
-/// random part keeps ids apart when many machines share one store.
-pub fn run_id() -> String {
-    let (y, m, d, t) = utc_parts(now_secs());
-    let mut random = [0u8; 4];
-    // Without /dev/urandom the id is still unique on this machine.
-    let _ = std::fs::File::open("/dev/urandom").and_then(|mut f| std::io::Read::read_exact(&mut f, &mut random));
-    format!(
-        "{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z-{}-{:08x}",
-        t / 3600,
-        t / 60 % 60,
-        t % 60,
-        std::process::id(),
-        u32::from_be_bytes(random)
-    )
-}
-
-/// Now, RFC 3339 in UTC to the second (`2026-11-21T09:30:15Z`).
-pub fn utc_now() -> String {
-    let (y, m, d, t) = utc_parts(now_secs());
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", t / 3600, t / 60 % 60, t % 60)
-}
-
-fn now_secs() -> u64 {
-    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
-}
-
-/// Date and second of the day of a Unix time.
-fn utc_parts(secs: u64) -> (i64, u32, u32, u64) {
-    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
-    (y, m, d, secs % 86_400)
-}
-
-/// Days since 1970-01-01 to a proleptic Gregorian date (H. Hinnant's
-/// `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn civil_dates_are_right_at_known_days() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
-        assert_eq!(civil_from_days(20_778), (2026, 11, 21));
-        assert_eq!(civil_from_days(-1), (1969, 12, 31));
-    }
 
     #[test]
     fn images_grow_only_past_the_default() {
         assert_eq!(image_size_for(0), crate::target::DEFAULT_SIZE_BYTES);
         assert_eq!(image_size_for(1 << 30), crate::target::DEFAULT_SIZE_BYTES);
         assert_eq!(image_size_for(32 << 30), (40 << 30) + (256 << 20));
-    }
-
-    #[test]
-    fn run_ids_carry_the_pid() {
-        let id = run_id();
-        let pid = format!("Z-{}-", std::process::id());
-        assert!(id.contains(&pid), "{id}");
-        assert_eq!(id.len(), id.find(&pid).unwrap() + pid.len() + 8, "{id}");
-        assert_eq!(id.find('T'), Some(8));
-        assert_ne!(run_id(), id, "two ids in one second differ by their random part");
     }
 }

@@ -218,8 +218,8 @@ impl Work for Replace {
             "files_replaced",
             self.names.len() as f64,
             "count",
-            crate::measure::Better::Higher,
-            crate::measure::Kind::Exact,
+            crate::record::Better::Higher,
+            crate::record::Kind::Exact,
         );
         Ok(outcome)
     }

@@ -6,7 +6,7 @@
 //! the small lookups every judgement needs. Exact figures only: a verdict
 //! must come out the same when the run is repeated.
 
-use serde::{Deserialize, Serialize};
+pub use crate::record::Verdict;
 
 use super::Case;
 use crate::target::FsType;
@@ -33,36 +33,6 @@ pub struct Variant {
     pub mkfs_args: &'static [&'static str],
     /// Mount options replacing the run's, if any.
     pub mount_opts: Option<&'static str>,
-}
-
-/// Whether the seed's finding holds on this run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Verdict {
-    /// The scenario judged.
-    pub scenario: String,
-    /// Its seed report.
-    pub seed: String,
-    /// `true` the effect is there, `false` it is gone, `None` the cases
-    /// needed were missing or failed.
-    pub shows: Option<bool>,
-    /// The figures that decided it, in a sentence.
-    pub evidence: String,
-}
-
-impl Verdict {
-    /// A verdict that could not be reached, and why.
-    pub fn unknown(scenario: &'static str, seed: &'static str, why: impl Into<String>) -> Verdict {
-        Verdict { scenario: scenario.to_string(), seed: seed.to_string(), shows: None, evidence: why.into() }
-    }
-
-    /// One word for tables: `shows`, `gone`, `unknown`.
-    pub fn word(&self) -> &'static str {
-        match self.shows {
-            Some(true) => "shows",
-            Some(false) => "gone",
-            None => "unknown",
-        }
-    }
 }
 
 /// The successful cases on target `fs` whose parameters include every
@@ -99,7 +69,7 @@ pub fn median(cases: &[&Case], name: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::{Better, Figures, Kind};
+    use crate::record::{Better, Figures, Kind};
 
     fn case(fs: &str, strategy: &str, commits: f64) -> Case {
         let mut figures = Figures::new();

@@ -27,7 +27,7 @@ use serde::Serialize;
 pub use select::{Selection, open_for_reading, resolve};
 
 use crate::error::{Error, Result};
-use crate::scenario::{Case, RunRecord, Status, Verdict};
+use crate::record::{Case, RunRecord, Status, Verdict};
 
 /// The store used when `--store` is not given: a file in the current
 /// folder.
@@ -204,7 +204,7 @@ impl Store {
             sql.execute(
                 "UPDATE runs SET finished_at = ?, complete = ?, verdicts = ? WHERE id = ?",
                 &[
-                    Value::text(&crate::scenario::utc_now()),
+                    Value::text(&crate::record::utc_now()),
                     Value::Int(Some(i64::from(complete))),
                     Value::text(&to_json(verdicts)),
                     Value::text(run_id),
@@ -342,14 +342,6 @@ pub(super) fn int(v: u64) -> Value {
     Value::Int(Some(i64::try_from(v).unwrap_or(i64::MAX)))
 }
 
-/// The key cases are matched by across runs: scenario, target label and
-/// parameters (sorted), never the repetition or how the target was made
-/// (mount options and sysctls are what a comparison varies).
-pub fn case_key(case: &Case) -> String {
-    let sorted: std::collections::BTreeMap<&String, &serde_json::Value> = case.params.iter().collect();
-    format!("{} {} {}", case.scenario, case.fs, to_json(&sorted))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -359,18 +351,5 @@ mod tests {
         assert_eq!(shown_location("postgres://fslab:s3cret@db.example/lab"), "postgres://fslab@db.example/lab");
         assert_eq!(shown_location("postgresql://db/lab"), "postgresql://db/lab");
         assert_eq!(shown_location("./fslab.db"), "./fslab.db");
-    }
-
-    #[test]
-    fn case_keys_ignore_parameter_order_and_repeat() {
-        let mut a = Case::new("mmap-fill", "ext4", serde_json::Map::new(), 1);
-        a.params.insert("size".into(), "128M".into());
-        a.params.insert("order".into(), "seed".into());
-        let mut b = Case::new("mmap-fill", "ext4", serde_json::Map::new(), 3);
-        b.params.insert("order".into(), "seed".into());
-        b.params.insert("size".into(), "128M".into());
-        assert_eq!(case_key(&a), case_key(&b));
-        b.fs = "xfs".into();
-        assert_ne!(case_key(&a), case_key(&b));
     }
 }

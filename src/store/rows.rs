@@ -1,10 +1,10 @@
 //! How one case and one run become rows, and back: the SQL the store
 //! runs, written once for both backends.
 
-use super::{Sql, Value, case_key, from_json, int, text, to_json};
+use super::{Sql, Value, from_json, int, text, to_json};
 use crate::error::{Error, Result};
-use crate::measure::{Better, Figure, Figures, Kind};
-use crate::scenario::{Case, KeptMap, RunRecord, Status, TargetRecord};
+use crate::record::{Better, Figure, Figures, Kind};
+use crate::record::{Case, KeptMap, RunRecord, Status, TargetRecord};
 
 pub(super) fn insert_case(sql: &mut dyn Sql, run_id: &str, ordinal: usize, case: &Case) -> Result<()> {
     let rows = sql.query(
@@ -14,7 +14,7 @@ pub(super) fn insert_case(sql: &mut dyn Sql, run_id: &str, ordinal: usize, case:
         &[
             Value::text(run_id),
             int(ordinal as u64),
-            Value::text(&case_key(case)),
+            Value::text(&case.key()),
             Value::text(&case.scenario),
             Value::text(&case.fs),
             Value::text(&to_json(&case.params)),

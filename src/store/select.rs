@@ -11,7 +11,7 @@ use std::path::Path;
 
 use super::Store;
 use crate::error::{Error, Result};
-use crate::scenario::RunRecord;
+use crate::record::RunRecord;
 
 /// The runs a selector named.
 #[derive(Debug, Clone)]

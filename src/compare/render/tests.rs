@@ -2,14 +2,14 @@
 
 use super::*;
 use crate::compare::tests::{case, compare_runs, run};
-use crate::measure::{Better, Figures};
+use crate::record::{Better, Figures};
 
 /// Base and new runs of tree-copy on ext2-1k (size=64M): a rate that
 /// falls 8.8-fold, commits that fall from 21 to 2, a wall time that does
 /// not move, a nudge of 21 → 22 extents, and a sync time on 3 repeats.
 fn comparison() -> Comparison {
     let side = |rates: [f64; 5], commits: f64, extents: f64, sync: [f64; 3]| {
-        let cases: Vec<crate::scenario::Case> = (0..5)
+        let cases: Vec<crate::record::Case> = (0..5)
             .map(|i| {
                 case("tree-copy", "ext2-1k", &[("size", "64M")], i as u32 + 1, |f: &mut Figures| {
                     f.set("read_mbps", rates[i], "MB/s", Better::Higher, Kind::Timing);
@@ -33,7 +33,7 @@ fn comparison() -> Comparison {
 }
 
 /// A case of scenario `s` on ext4 with one exact count, lower better.
-fn counted(name: &str, value: f64) -> crate::scenario::Case {
+fn counted(name: &str, value: f64) -> crate::record::Case {
     case("s", "ext4", &[], 1, |f: &mut Figures| f.set(name, value, "count", Better::Lower, Kind::Exact))
 }
 

@@ -31,7 +31,7 @@ use super::params::{ParamKind, ParamSpec, Params};
 use super::verdict::{self, Preset, Verdict};
 use super::{Case, Scenario, Work, WorkOutcome};
 use crate::error::{Error, Result};
-use crate::measure::{Better, Figures, Kind};
+use crate::record::{Better, Figures, Kind};
 use crate::probe::timeline::TimelinePoint;
 use crate::sys::aligned::{ALIGN, AlignedBuf};
 use crate::sys::rusage::{self, Who};

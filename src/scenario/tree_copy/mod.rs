@@ -50,7 +50,7 @@ use super::params::{ParamKind, ParamSpec, Params};
 use super::verdict::{self, Preset, Variant, Verdict};
 use super::{Case, Scenario, Work, WorkOutcome};
 use crate::error::{Error, Result};
-use crate::measure::{Better, Figures, Kind};
+use crate::record::{Better, Figures, Kind};
 use crate::probe::timeline::TimelinePoint;
 use crate::target::FsType;
 use copy::{From, RECORD_BYTES, copy, warm};

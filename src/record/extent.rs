@@ -1,0 +1,152 @@
+//! One extent record of a file, in bytes, with its flags: the data an
+//! extent map is made of, and how it reads and writes as JSON.
+//!
+//! The flag bits are the kernel's `FIEMAP_EXTENT_*` values
+//! (`<linux/fiemap.h>`); they are repeated here, as data, so that what
+//! reads results never depends on the code that calls the ioctl. A test in
+//! `layout::extent` holds the two lists equal.
+
+use serde::{Deserialize, Serialize};
+
+/// The `FIEMAP_EXTENT_*` flag bits an [`Extent`] can carry.
+pub mod flag {
+    /// The last extent of the file.
+    pub const LAST: u32 = 0x0000_0001;
+    /// The location is not known yet.
+    pub const UNKNOWN: u32 = 0x0000_0002;
+    /// Delayed allocation, no blocks yet (sets UNKNOWN too).
+    pub const DELALLOC: u32 = 0x0000_0004;
+    /// The data is encoded (compressed) on disk.
+    pub const ENCODED: u32 = 0x0000_0008;
+    /// The data is encrypted.
+    pub const DATA_ENCRYPTED: u32 = 0x0000_0080;
+    /// Offsets are not block aligned.
+    pub const NOT_ALIGNED: u32 = 0x0000_0100;
+    /// The data lives in metadata (inline data).
+    pub const DATA_INLINE: u32 = 0x0000_0200;
+    /// Tail-packed data.
+    pub const DATA_TAIL: u32 = 0x0000_0400;
+    /// Allocated but unwritten (preallocated).
+    pub const UNWRITTEN: u32 = 0x0000_0800;
+    /// Merged by the file system from block mappings.
+    pub const MERGED: u32 = 0x0000_1000;
+    /// Blocks shared with other files (reflink, snapshots).
+    pub const SHARED: u32 = 0x0000_2000;
+}
+
+use flag as fm;
+
+/// One FIEMAP record: `length` bytes of the file at `logical` live on the
+/// device at `physical`. Holes are never records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Extent {
+    /// Offset in the file, bytes.
+    pub logical: u64,
+    /// Offset on the device, bytes (0 and meaningless when the location is
+    /// unknown, e.g. delayed allocation).
+    pub physical: u64,
+    /// Length in bytes.
+    pub length: u64,
+    /// `FIEMAP_EXTENT_*` bits.
+    pub flags: u32,
+}
+
+/// Flag bits and the names fslab prints and counts them under.
+pub const FLAG_NAMES: [(u32, &str); 11] = [
+    (fm::LAST, "last"),
+    (fm::UNKNOWN, "unknown"),
+    (fm::DELALLOC, "delalloc"),
+    (fm::ENCODED, "encoded"),
+    (fm::DATA_ENCRYPTED, "encrypted"),
+    (fm::NOT_ALIGNED, "not_aligned"),
+    (fm::DATA_INLINE, "inline"),
+    (fm::DATA_TAIL, "tail"),
+    (fm::UNWRITTEN, "unwritten"),
+    (fm::MERGED, "merged"),
+    (fm::SHARED, "shared"),
+];
+
+impl Extent {
+    /// First byte after the extent in the file.
+    pub fn logical_end(&self) -> u64 {
+        self.logical.saturating_add(self.length)
+    }
+
+    /// First byte after the extent on the device.
+    pub fn physical_end(&self) -> u64 {
+        self.physical.saturating_add(self.length)
+    }
+
+    /// Whether the record has a real device location (not delalloc, not
+    /// otherwise unknown).
+    pub fn location_known(&self) -> bool {
+        self.flags & fm::UNKNOWN == 0
+    }
+
+    /// Whether the data sits in data blocks of its own at `physical`:
+    /// known, and not inline in metadata (btrfs reports inline data at
+    /// offset 0, which is no place a reader's head goes for it).
+    pub fn on_device(&self) -> bool {
+        self.flags & (fm::UNKNOWN | fm::DATA_INLINE) == 0
+    }
+
+    /// The names of the flags set, in a fixed order.
+    pub fn flag_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        FLAG_NAMES.iter().filter(move |(bit, _)| self.flags & bit != 0).map(|(_, name)| *name)
+    }
+}
+
+/// An extent as JSON has it everywhere (`map --json`, stored runs): bytes,
+/// and the flags by name.
+#[derive(Serialize, Deserialize)]
+struct ExtentJson {
+    logical: u64,
+    physical: u64,
+    length: u64,
+    #[serde(default)]
+    flags: Vec<String>,
+}
+
+impl Serialize for Extent {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let flags = self.flag_names().map(str::to_string).collect();
+        ExtentJson { logical: self.logical, physical: self.physical, length: self.length, flags }.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Extent {
+    /// Flag names fslab does not know are an error rather than dropped, so
+    /// a record never reads back as something it was not.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let json = ExtentJson::deserialize(deserializer)?;
+        let mut flags = 0;
+        for name in &json.flags {
+            let bit = FLAG_NAMES.iter().find(|(_, n)| n == name).map(|(bit, _)| *bit);
+            flags |= bit.ok_or_else(|| serde::de::Error::custom(format!("unknown extent flag `{name}`")))?;
+        }
+        Ok(Extent { logical: json.logical, physical: json.physical, length: json.length, flags })
+    }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_are_named() {
+        let e = Extent { flags: fm::UNWRITTEN | fm::LAST, ..Default::default() };
+        assert_eq!(e.flag_names().collect::<Vec<_>>(), vec!["last", "unwritten"]);
+    }
+
+    #[test]
+    fn extents_read_back_from_json_as_they_were() {
+        let e = Extent { logical: 4096, physical: 1 << 30, length: 8192, flags: fm::UNWRITTEN | fm::LAST };
+        let json = serde_json::to_value(e).unwrap();
+        assert_eq!(json, serde_json::json!({"logical": 4096, "physical": 1u64 << 30, "length": 8192, "flags": ["last", "unwritten"]}));
+        assert_eq!(serde_json::from_value::<Extent>(json).unwrap(), e);
+        let odd = serde_json::json!({"logical": 0, "physical": 0, "length": 1, "flags": ["sparkly"]});
+        let err = serde_json::from_value::<Extent>(odd).unwrap_err().to_string();
+        assert!(err.contains("unknown extent flag `sparkly`"), "{err}");
+    }
+}

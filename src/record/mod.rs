@@ -1,0 +1,202 @@
+//! The results model: what a run measured, as plain data.
+//!
+//! A [`RunRecord`] holds [`Case`]s; a case holds [`Figures`], a timeline,
+//! kept extent maps and how its target was made. This is all that the
+//! store, `compare` and `report` read: nothing here knows how a figure was
+//! measured, so those modules never depend on the code that measures.
+//! Everything is serde data; `run --json` and a stored run are the same
+//! shape (schema `fslab/1`).
+
+mod command;
+mod environment;
+pub mod extent;
+mod figures;
+mod ids;
+mod timeline;
+mod verdict;
+
+use serde::{Deserialize, Serialize};
+
+pub use command::CommandOutput;
+pub use environment::{Disk, Environment};
+pub use extent::Extent;
+pub use figures::{Better, Figure, Figures, Kind};
+pub use ids::{run_id, utc_now};
+pub use timeline::TimelinePoint;
+pub use verdict::Verdict;
+
+/// A run's results: `run` in the `fslab/1` JSON, and what the store keeps.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Unique id: UTC start time, process id and a random part (so runs
+    /// from many machines can share one store).
+    pub id: String,
+    /// The first of `tags` (the `fslab/1` field older readers know).
+    pub tag: Option<String>,
+    /// The user's names for the run (`--tag`, repeatable).
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// When it started, RFC 3339 UTC.
+    #[serde(default)]
+    pub started_at: String,
+    /// The command line that made it.
+    #[serde(default)]
+    pub command: Vec<String>,
+    /// Whether every case it planned ran (false for a run that was
+    /// interrupted or killed; its finished cases are kept).
+    #[serde(default = "yes")]
+    pub complete: bool,
+    /// What it ran on.
+    pub environment: Environment,
+    /// Sysctls in force, as asked.
+    pub sysctls: Vec<(String, String)>,
+    /// One per target (and repetition).
+    pub cases: Vec<Case>,
+    /// `--preset seeds`: per seed, whether this run still shows it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verdicts: Vec<Verdict>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Whether a case's work completed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// The work ran and succeeded.
+    Ok,
+    /// The target could not be made, the work failed, or a probe broke.
+    Failed,
+}
+
+impl Status {
+    /// The word JSON and the store use: `ok` or `failed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Failed => "failed",
+        }
+    }
+}
+
+/// One scenario on one target, measured.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Case {
+    /// Scenario name (`exec` for a command).
+    pub scenario: String,
+    /// Target label: the fs name, or `dir`.
+    pub fs: String,
+    /// Parameters.
+    pub params: serde_json::Map<String, serde_json::Value>,
+    /// Repetition number, from 1.
+    pub repeat: u32,
+    /// Outcome.
+    pub status: Status,
+    /// What failed, when status is failed.
+    pub error: Option<String>,
+    /// How the target was made.
+    pub target: TargetRecord,
+    /// Every figure, by name.
+    pub figures: Figures,
+    /// The sampler's rows.
+    pub timeline: Vec<TimelinePoint>,
+    /// Extent maps of the most fragmented files the work left (at most
+    /// [`KEPT_MAPS`], each cut at [`KEPT_RECORDS`] records).
+    #[serde(default)]
+    pub maps: Vec<KeptMap>,
+    /// The command's exit and output (exec only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<CommandOutput>,
+}
+
+/// How many files' extent maps a case keeps: the report draws them, and a
+/// tree of thousands of files must not make a run record of gigabytes.
+pub const KEPT_MAPS: usize = 3;
+
+/// Records kept per map; a file with more is marked `truncated` (its
+/// figures still count every record).
+pub const KEPT_RECORDS: usize = 65_536;
+
+/// The extent map of one file a case left, kept with the case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KeptMap {
+    /// Path below the work directory.
+    pub path: String,
+    /// File size in bytes.
+    pub size: u64,
+    /// File-system block size in bytes.
+    pub block_size: u32,
+    /// Size of the file system in bytes (the strip's colour scale).
+    pub device_bytes: u64,
+    /// Extents by filefrag's rule (all of them, kept or not).
+    pub extents: u64,
+    /// Whether `extent_list` stops short of the file's last record.
+    pub truncated: bool,
+    /// The records, in logical order.
+    pub extent_list: Vec<Extent>,
+}
+
+impl Case {
+    /// A case not yet measured: ok, with no figures, target or timeline.
+    pub fn new(scenario: &str, fs: &str, params: serde_json::Map<String, serde_json::Value>, repeat: u32) -> Case {
+        Case {
+            scenario: scenario.to_string(),
+            fs: fs.to_string(),
+            params,
+            repeat,
+            status: Status::Ok,
+            error: None,
+            target: TargetRecord::default(),
+            figures: Figures::new(),
+            timeline: Vec::new(),
+            maps: Vec::new(),
+            command: None,
+        }
+    }
+}
+
+/// How a case's target was made, for the record.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TargetRecord {
+    /// File-system type the work landed on.
+    pub fs_type: String,
+    /// Block device, if fslab made or was given one.
+    pub device: Option<String>,
+    /// mkfs arguments.
+    pub mkfs_args: Vec<String>,
+    /// Mount options.
+    pub mount_opts: Option<String>,
+    /// How the cache was emptied before the read-back, if there was one.
+    pub cold_method: Option<String>,
+}
+
+impl Case {
+    /// The key `compare` matches cases by: scenario, target label and the
+    /// parameters in name order, so the repeat number, mount options and
+    /// sysctls (what a comparison varies) do not split them.
+    pub fn key(&self) -> String {
+        let sorted: std::collections::BTreeMap<&String, &serde_json::Value> = self.params.iter().collect();
+        let params = serde_json::to_string(&sorted).expect("plain data serialises");
+        format!("{} {} {}", self.scenario, self.fs, params)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn case_keys_ignore_parameter_order_and_repeat() {
+        let mut a = Case::new("mmap-fill", "ext4", serde_json::Map::new(), 1);
+        a.params.insert("size".into(), "128M".into());
+        a.params.insert("order".into(), "seed".into());
+        let mut b = Case::new("mmap-fill", "ext4", serde_json::Map::new(), 3);
+        b.params.insert("order".into(), "seed".into());
+        b.params.insert("size".into(), "128M".into());
+        assert_eq!(a.key(), b.key());
+        b.fs = "xfs".into();
+        assert_ne!(a.key(), b.key());
+    }
+}
