@@ -7,6 +7,7 @@
 //! Everything is serde data; `run --json` and a stored run are the same
 //! shape (schema `fslab/1`).
 
+pub mod catalog;
 mod command;
 mod environment;
 pub mod extent;
@@ -17,6 +18,7 @@ mod verdict;
 
 use serde::{Deserialize, Serialize};
 
+pub use catalog::{Catalog, FigureSpec, ScenarioInfo};
 pub use command::CommandOutput;
 pub use environment::{Disk, Environment};
 pub use extent::Extent;

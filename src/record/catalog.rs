@@ -1,0 +1,125 @@
+//! What the figures and scenarios are, as data: each figure declared once
+//! (name, unit, direction, kind, column heading, meaning) where it is
+//! measured, and gathered here for whoever prints results.
+//!
+//! The design decision: readers of results (tables, CSV, `compare`,
+//! `report`) get a [`Catalog`] handed to them instead of reaching into the
+//! scenario and probe registries, so they never depend on the code that
+//! measures. The CLI builds the catalog once from the registries.
+
+use super::figures::{Better, Kind};
+
+/// One figure's declaration: everything about it but its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FigureSpec {
+    /// The name in JSON, the store and `--set` lists (`journal_commits`).
+    pub name: &'static str,
+    /// The base unit (`s`, `bytes`, `count`, `MiB/s`, `ratio`).
+    pub unit: &'static str,
+    /// Which direction is an improvement.
+    pub better: Better,
+    /// Exact (repeats on a rerun) or timing.
+    pub kind: Kind,
+    /// A short column heading (`commits`); the name when empty.
+    pub heading: &'static str,
+    /// What it means, in a sentence (`fslab list`, report captions).
+    pub about: &'static str,
+}
+
+impl FigureSpec {
+    /// A figure of `name` with no heading or meaning of its own yet.
+    pub const fn new(name: &'static str, unit: &'static str, better: Better, kind: Kind) -> FigureSpec {
+        FigureSpec { name, unit, better, kind, heading: "", about: "" }
+    }
+
+    /// The same figure with a short column heading.
+    pub const fn heading(mut self, heading: &'static str) -> FigureSpec {
+        self.heading = heading;
+        self
+    }
+
+    /// The same figure with its meaning.
+    pub const fn about(mut self, about: &'static str) -> FigureSpec {
+        self.about = about;
+        self
+    }
+}
+
+/// Figures every scenario's table shows after its headline figures.
+pub const TABLE_COMMON: &[&str] =
+    &["written_bytes", "flushes", "journal_commits", "files", "extents", "perfection", "layout_score"];
+
+/// The columns of a command's (`exec`) table, in order: a command has no
+/// headline of its own.
+pub const EXEC_TABLE: &[&str] = &[
+    "wall_s",
+    "user_s",
+    "sys_s",
+    "written_bytes",
+    "write_ios",
+    "read_ios",
+    "flushes",
+    "journal_commits",
+    "files",
+    "extents",
+    "perfection",
+    "layout_score",
+    "seeks",
+    "cold_read_mbps",
+    "cold_read_ios_per_mib",
+];
+
+/// Figures the report charts for every scenario after its headline ones:
+/// fewer than a table shows, since each is a chart of its own.
+pub const CHART_COMMON: &[&str] = &["extents", "journal_commits", "wall_s"];
+
+/// What the report charts for a command's cases.
+pub const EXEC_CHART: &[&str] = &["wall_s", "user_s", "sys_s", "extents", "journal_commits"];
+
+/// One scenario as readers of results need it.
+#[derive(Debug, Clone)]
+pub struct ScenarioInfo {
+    /// Its name (`mmap-fill`).
+    pub name: &'static str,
+    /// The seed report it reproduces (`000`), if it has one.
+    pub seed: Option<&'static str>,
+    /// One line on what it shows.
+    pub about: &'static str,
+    /// Its parameters' names, in order.
+    pub params: Vec<&'static str>,
+    /// The figures its table shows first (the ones the seed printed).
+    pub headline: &'static [&'static str],
+    /// The figures it measures beyond the probes'.
+    pub figures: &'static [FigureSpec],
+}
+
+/// Every scenario and every declared figure, in registry order.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    /// The scenarios, in seed order.
+    pub scenarios: Vec<ScenarioInfo>,
+    /// Every figure: the probes', the layout's, then each scenario's.
+    pub figures: Vec<FigureSpec>,
+}
+
+impl Catalog {
+    /// The scenario called `name`, if this fslab knows it.
+    pub fn scenario(&self, name: &str) -> Option<&ScenarioInfo> {
+        self.scenarios.iter().find(|s| s.name == name)
+    }
+
+    /// The declaration of figure `name`, if any.
+    pub fn figure(&self, name: &str) -> Option<&FigureSpec> {
+        self.figures.iter().find(|f| f.name == name)
+    }
+
+    /// A column heading for `name`: its declared heading, else the name.
+    pub fn heading<'a>(&'a self, name: &'a str) -> &'a str {
+        self.figure(name).map(|f| f.heading).filter(|h| !h.is_empty()).unwrap_or(name)
+    }
+
+    /// What `name` means, when it was declared with a meaning.
+    pub fn about(&self, name: &str) -> Option<&'static str> {
+        self.figure(name).map(|f| f.about).filter(|a| !a.is_empty())
+    }
+}
