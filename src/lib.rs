@@ -34,12 +34,14 @@ pub fn json_document<T: serde::Serialize + ?Sized>(key: &str, value: &T) -> Vec<
 pub mod cli;
 pub mod compare;
 pub mod error;
+pub mod harness;
 pub mod layout;
 pub mod interrupt;
 pub mod probe;
 pub mod record;
 pub mod target;
 pub mod report;
+pub mod runner;
 pub mod scenario;
 pub mod store;
 pub mod sys;

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use super::CleanupArgs;
 use crate::error::Result;
-use crate::scenario::cleanup_dead_runs;
+use crate::harness::cleanup_dead_runs;
 use crate::target::ledger::CleanedRun;
 
 /// Run `fslab cleanup`.

@@ -28,14 +28,15 @@ fn kind(kind: ParamKind) -> String {
 fn render_text() -> String {
     let mut s = String::new();
     for scenario in SCENARIOS {
-        let _ = writeln!(s, "{} (seed {}): {}", scenario.name(), scenario.seed(), scenario.about());
+        let seed = scenario.seeded().map(|s| format!(" (seed {})", s.seed())).unwrap_or_default();
+        let _ = writeln!(s, "{}{seed}: {}", scenario.name(), scenario.about());
         for p in scenario.params() {
             let _ = writeln!(s, "  --set {}=<{}>", p.name, kind(p.kind));
             let _ = writeln!(s, "      {}", p.about);
             let _ = writeln!(s, "      small: {}  full: {}  seed: {}", p.small, p.full, p.seed);
         }
-        for (name, about) in scenario.own_figures() {
-            let _ = writeln!(s, "  figure {name}: {about}");
+        for f in scenario.figures() {
+            let _ = writeln!(s, "  figure {}: {}", f.name, f.about);
         }
         s.push('\n');
     }
@@ -55,8 +56,8 @@ fn render_json() -> Vec<u8> {
                 })
                 .collect();
             let figures: Vec<serde_json::Value> =
-                sc.own_figures().iter().map(|(n, a)| serde_json::json!({"name": n, "about": a})).collect();
-            serde_json::json!({"name": sc.name(), "seed": sc.seed(), "about": sc.about(),
+                sc.figures().iter().map(|f| serde_json::json!({"name": f.name, "about": f.about})).collect();
+            serde_json::json!({"name": sc.name(), "seed": sc.seeded().map(|s| s.seed()), "about": sc.about(),
                 "params": params, "figures": figures})
         })
         .collect();

@@ -10,7 +10,7 @@ mod cleanup;
 mod compare;
 mod exec;
 mod export;
-mod keep;
+mod plan;
 mod runs;
 mod show;
 mod list;

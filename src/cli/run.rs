@@ -4,15 +4,16 @@
 //! seed's own comparison and ends with a verdict per seed.
 
 use std::process::ExitCode;
-use std::time::Duration;
-
-use indicatif::{ProgressBar, ProgressStyle};
+use std::sync::Arc;
 
 use super::RunArgs;
 use crate::error::{Error, Result};
+use crate::harness::Run;
+use crate::record::{Case, Verdict};
+use crate::runner::WorkSpec;
 use crate::scenario::params::{self, Params, Setting};
-use crate::scenario::{self, Case, Phase, SCENARIOS, Scenario, Verdict};
-use crate::target::TargetSpec;
+use crate::scenario::{self, SCENARIOS, Scenario};
+use crate::target::{Scratch, TargetSpec};
 
 /// One scenario's share of the run: its parameter sets and targets.
 struct Job {
@@ -29,7 +30,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         args.scenarios.iter().map(|name| scenario::find(name)).collect::<Result<_>>()?
     };
     check_settings(&scenarios, &args.set)?;
-    let plan = super::exec::plan(&args.target, false)?;
+    let plan = super::plan::plan(&args.target, false)?;
     // Every value is parsed, and every scenario refuses what it cannot do,
     // before anything is made.
     let mut jobs = Vec::new();
@@ -43,46 +44,35 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         jobs.push(Job { scenario: *s, param_sets, targets });
     }
 
-    let (lab, header, mut keeper) = super::exec::start(plan, &args.target)?;
     let total: usize = jobs.iter().map(|j| j.param_sets.len() * j.targets.len()).sum::<usize>() * args.repeat as usize;
-    let bar = ProgressBar::new(total as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{pos}/{len}] {msg} ({elapsed}, about {eta} left)")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-    );
-    bar.enable_steady_tick(Duration::from_millis(200));
-    let mut cases: Vec<Case> = Vec::new();
+    let mut run = Run::start(plan, super::exec::store(&args.target), &args.target.tag, total)?;
     'all: for job in &jobs {
         for params in &job.param_sets {
-            for spec in &job.targets {
+            let spec = WorkSpec { scenario: job.scenario.name().into(), params: params.to_json() };
+            for target in &job.targets {
                 for repeat in 1..=args.repeat {
-                    if crate::interrupt::pending().is_some() {
+                    if run.interrupted() {
                         break 'all;
                     }
-                    let label = format!("{} on {}", job.scenario.name(), spec.label());
-                    let progress = |phase: Phase| bar.set_message(format!("{label}: {}", phase.as_str()));
+                    let what = format!("{} on {}", job.scenario.name(), target.label());
                     let mut work = job.scenario.work(params);
-                    let case = lab.measure(spec, job.scenario.name(), params.to_json(), repeat, &progress, work.as_mut());
-                    keeper.keep(&case);
-                    cases.push(case);
-                    bar.inc(1);
+                    run.measure(target, &spec, repeat, &what, work.as_mut());
                 }
             }
         }
     }
-    bar.finish_and_clear();
     let verdicts: Vec<Verdict> = if args.preset.is_some() {
         jobs.iter()
-            .map(|job| {
-                let mine: Vec<&Case> = cases.iter().filter(|c| c.scenario == job.scenario.name()).collect();
-                job.scenario.verdict(&mine)
+            .filter_map(|job| {
+                let seeded = job.scenario.seeded()?;
+                let mine: Vec<&Case> = run.cases().iter().filter(|c| c.scenario == job.scenario.name()).collect();
+                Some(seeded.verdict(&mine))
             })
             .collect()
     } else {
         Vec::new()
     };
-    let done = super::exec::Finished { header, cases, verdicts, planned: total, keeper };
-    super::exec::finish(lab, done, &args.target)
+    super::exec::print_run(run.finish(verdicts)?, &args.target)
 }
 
 /// Every setting must belong to some chosen scenario.
@@ -105,8 +95,8 @@ fn check_settings(scenarios: &[&'static dyn Scenario], settings: &[Setting]) -> 
 /// `--preset`), then the user's `--set`, which wins for the same key.
 fn settings_for(scenario: &dyn Scenario, args: &RunArgs) -> Result<Vec<Setting>> {
     let mut settings: Vec<Setting> = Vec::new();
-    if args.preset.is_some() {
-        for (key, values) in scenario.preset().settings {
+    if let (Some(_), Some(seeded)) = (&args.preset, scenario.seeded()) {
+        for (key, values) in seeded.preset().settings {
             // Read with the `--set` parser, so a preset means what the same
             // words would mean on the command line.
             let setting = format!("{key}={values}")
@@ -122,20 +112,20 @@ fn settings_for(scenario: &dyn Scenario, args: &RunArgs) -> Result<Vec<Setting>>
 /// The run's targets with the preset's variants of a file system placed
 /// right after it (only for file systems the run makes scratch).
 fn with_variants(targets: &[TargetSpec], scenario: &dyn Scenario) -> Vec<TargetSpec> {
+    let variants = scenario.seeded().map(|s| s.preset().variants).unwrap_or(&[]);
     let mut out = Vec::new();
     for spec in targets {
         out.push(spec.clone());
-        if let TargetSpec::Scratch(fs) = spec {
-            for v in scenario.preset().variants.iter().filter(|v| v.fs == *fs) {
-                out.push(TargetSpec::Variant {
-                    label: v.label.to_string(),
+        if let Some(fs) = spec.scratch_fs() {
+            for v in variants.iter().filter(|v| v.fs == fs) {
+                out.push(Arc::new(Scratch {
                     fs: v.fs,
+                    label: Some(v.label.to_string()),
                     mkfs_args: v.mkfs_args.iter().map(|a| a.to_string()).collect(),
                     mount_opts: v.mount_opts.map(String::from),
-                });
+                }));
             }
         }
     }
     out
 }
-

@@ -6,30 +6,8 @@ use std::process::ExitCode;
 
 use super::{ShowArgs, table};
 use crate::error::Result;
+use crate::record::catalog::{EXEC_TABLE, TABLE_COMMON};
 use crate::record::{Case, RunRecord};
-
-/// Figures every scenario table shows after its own headline figures.
-const COMMON: [&str; 7] =
-    ["written_bytes", "flushes", "journal_commits", "files", "extents", "perfection", "layout_score"];
-
-/// The columns of `exec`'s table, in order.
-const EXEC_COLUMNS: [&str; 15] = [
-    "wall_s",
-    "user_s",
-    "sys_s",
-    "written_bytes",
-    "write_ios",
-    "read_ios",
-    "flushes",
-    "journal_commits",
-    "files",
-    "extents",
-    "perfection",
-    "layout_score",
-    "seeks",
-    "cold_read_mbps",
-    "cold_read_ios_per_mib",
-];
 
 /// Run `fslab show`.
 pub fn run(args: &ShowArgs) -> Result<ExitCode> {
@@ -62,6 +40,7 @@ pub(super) fn render_text(record: &RunRecord) -> String {
         s.push_str("  INCOMPLETE: interrupted or killed; its finished cases follow");
     }
     s.push('\n');
+    let catalog = crate::harness::catalog();
     let mut names: Vec<&str> = Vec::new();
     for case in &record.cases {
         if !names.contains(&case.scenario.as_str()) {
@@ -70,22 +49,21 @@ pub(super) fn render_text(record: &RunRecord) -> String {
     }
     for name in names {
         let cases: Vec<&Case> = record.cases.iter().filter(|c| c.scenario == name).collect();
-        match crate::scenario::find(name) {
-            Ok(scenario) => {
-                let _ = writeln!(s, "\n{} (seed {}): {}", scenario.name(), scenario.seed(), scenario.about());
-                let params: Vec<&str> = scenario.params().iter().map(|p| p.name).collect();
-                let headline = scenario.headline();
-                let mut figures: Vec<&str> = headline.to_vec();
-                figures.extend(COMMON.iter().filter(|f| !headline.contains(f)));
-                s.push_str(&table::render_cases(&cases, &params, &figures));
+        match catalog.scenario(name) {
+            Some(scenario) => {
+                let seed = scenario.seed.map(|seed| format!(" (seed {seed})")).unwrap_or_default();
+                let _ = writeln!(s, "\n{}{seed}: {}", scenario.name, scenario.about);
+                let mut figures: Vec<&str> = scenario.headline.to_vec();
+                figures.extend(TABLE_COMMON.iter().filter(|f| !scenario.headline.contains(f)));
+                s.push_str(&table::render_cases(&catalog, &cases, &scenario.params, &figures));
             }
             // `exec`, or a scenario this fslab does not know (a store
             // written by another version).
-            Err(_) => {
+            None => {
                 if name != "exec" {
                     let _ = writeln!(s, "\n{name}:");
                 }
-                s.push_str(&table::render_cases(&cases, &[], &EXEC_COLUMNS));
+                s.push_str(&table::render_cases(&catalog, &cases, &[], EXEC_TABLE));
             }
         }
         s.push_str(&table::failures(&cases));

@@ -5,39 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::record::Figures;
-use crate::record::{Case, Status};
-
-/// Short column headers for figures; other names print as they are.
-fn header(name: &str) -> String {
-    let short = match name {
-        "wall_s" => "wall s",
-        "user_s" => "user s",
-        "sys_s" => "sys s",
-        "written_bytes" => "MB wr",
-        "read_bytes" => "MB rd",
-        "write_ios" => "wr I/Os",
-        "read_ios" => "rd I/Os",
-        "journal_commits" => "commits",
-        "perfection" => "perfect",
-        "layout_score" => "score",
-        "cold_read_mbps" => "cold MB/s",
-        "cold_read_ios_per_mib" => "cold rd/MiB",
-        "cold_read_s" => "cold s",
-        "cold_read_user_s" => "cold user s",
-        "cold_read_sys_s" => "cold sys s",
-        "create_s" => "create s",
-        "create_mbps" => "create MB/s",
-        "touch_s" => "touch s",
-        "msync_s" => "msync s",
-        "munmap_s" => "munmap s",
-        "close_s" => "close s",
-        "total_mbps" => "total MiB/s",
-        "copy_s" => "copy s",
-        "stream_mbps" => "MB/s",
-        other => other,
-    };
-    short.to_string()
-}
+use crate::record::{Case, Catalog, Status};
 
 /// A figure for a table cell, scaled by its unit.
 pub fn cell(figures: &Figures, name: &str) -> String {
@@ -53,7 +21,7 @@ pub fn cell(figures: &Figures, name: &str) -> String {
 
 /// The table: fs, the given parameters, repeat (if any case repeats),
 /// status, then the figures.
-pub fn render_cases(cases: &[&Case], params: &[&str], figures: &[&str]) -> String {
+pub fn render_cases(catalog: &Catalog, cases: &[&Case], params: &[&str], figures: &[&str]) -> String {
     let repeats = cases.iter().any(|c| c.repeat > 1);
     let mut head: Vec<String> = vec!["fs".into()];
     head.extend(params.iter().map(|p| p.to_string()));
@@ -62,7 +30,7 @@ pub fn render_cases(cases: &[&Case], params: &[&str], figures: &[&str]) -> Strin
     }
     head.push("status".into());
     let left = head.len();
-    head.extend(figures.iter().map(|f| header(f)));
+    head.extend(figures.iter().map(|f| catalog.heading(f).to_string()));
     let mut rows = vec![head];
     for case in cases {
         let mut row = vec![case.fs.clone()];

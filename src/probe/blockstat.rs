@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::layout::mounts;
-use crate::record::{Better, Figures, Kind};
+use super::{Probe, ProbeCtx, Reading, Running};
+use crate::record::{Better, FigureSpec, Figures, Kind};
 
 /// Bytes per sector as the stat file counts them: always 512, whatever the
 /// device's logical block size (stat.rst: "standard UNIX 512-byte sectors").
@@ -249,36 +250,117 @@ pub fn ios_per_mib(ios: u64, bytes: u64) -> Option<f64> {
     (bytes > 0).then(|| ios as f64 / (bytes as f64 / MIB))
 }
 
-/// Put a delta's figures into `figures`, each name led by `prefix` (`""`
-/// for the scratch device, `"backing_"` for the disk under its image).
-/// Without a delta (no counters for that device) the same figures are
-/// there, missing for `why_missing`.
-pub fn add_figures(delta: Option<&BlockStat>, prefix: &str, why_missing: &str, figures: &mut Figures) {
-    // `value` is `None` without a delta, `Some(None)` when the delta
-    // cannot give this figure (for `why`).
-    let mut put = |name: &str, value: Option<Option<f64>>, unit: &'static str, kind: Kind, why: &str| {
-        let (value, why) = match value {
-            None => (None, why_missing),
-            Some(v) => (v, why),
-        };
-        figures.set_opt(&format!("{prefix}{name}"), value, unit, Better::Lower, kind, why);
+/// Declares the block-layer figures once for each prefix (`""` for the
+/// scratch device, `"backing_"` for the disk under its image).
+macro_rules! block_figures {
+    ($p:literal, $what:literal, [$wr:literal, $rd:literal, $wios:literal, $rios:literal]) => {
+        &[
+            FigureSpec::new(concat!($p, "written_bytes"), "bytes", Better::Lower, Kind::Timing)
+                .heading($wr)
+                .about(concat!("bytes written to ", $what)),
+            FigureSpec::new(concat!($p, "read_bytes"), "bytes", Better::Lower, Kind::Timing)
+                .heading($rd)
+                .about(concat!("bytes read from ", $what)),
+            FigureSpec::new(concat!($p, "write_ios"), "count", Better::Lower, Kind::Timing)
+                .heading($wios)
+                .about(concat!("write I/Os completed by ", $what)),
+            FigureSpec::new(concat!($p, "read_ios"), "count", Better::Lower, Kind::Timing)
+                .heading($rios)
+                .about(concat!("read I/Os completed by ", $what)),
+            FigureSpec::new(concat!($p, "write_merges"), "count", Better::Lower, Kind::Timing)
+                .about(concat!("writes merged into others on ", $what)),
+            FigureSpec::new(concat!($p, "read_merges"), "count", Better::Lower, Kind::Timing)
+                .about(concat!("reads merged into others on ", $what)),
+            FigureSpec::new(concat!($p, "flushes"), "count", Better::Lower, Kind::Exact)
+                .about(concat!("cache flushes sent to ", $what)),
+            FigureSpec::new(concat!($p, "io_ticks_ms"), "ms", Better::Lower, Kind::Timing)
+                .about(concat!("time ", $what, " was busy")),
+            FigureSpec::new(concat!($p, "read_ios_per_mib"), "I/Os per MiB", Better::Lower, Kind::Timing)
+                .about(concat!("read I/Os per MiB read from ", $what, ": fragmentation as a reader meets it")),
+        ]
     };
-    let count = |get: fn(&BlockStat) -> u64| delta.map(|d| Some(get(d) as f64));
+}
+
+/// The scratch device's figures.
+pub const FIGURES: &[FigureSpec] = block_figures!("", "the scratch device", ["MB wr", "MB rd", "wr I/Os", "rd I/Os"]);
+
+/// The figures of the whole disk beneath the target: every user of that
+/// disk counts, not the work alone.
+pub const BACKING_FIGURES: &[FigureSpec] = block_figures!("backing_", "the disk under the target", ["", "", "", ""]);
+
+/// Put a delta's figures into `figures`: `specs` is [`FIGURES`] or
+/// [`BACKING_FIGURES`]. Without a delta (no counters for that device) the
+/// same figures are there, missing for `why_missing`.
+pub fn add_figures(delta: Option<&BlockStat>, specs: &[FigureSpec], why_missing: &str, figures: &mut Figures) {
     // Counted exactly, but shaped by when writeback, merging and readahead
-    // happened to run: two runs of one workload differ, so these are
+    // happened to run: two runs of one workload differ, so most are
     // `timing` (compared over repeats), not `exact`. Flushes are issued
     // by the file system for the work's own syncs, and stay exact.
-    put("written_bytes", count(BlockStat::written_bytes), "bytes", Kind::Timing, "");
-    put("read_bytes", count(BlockStat::read_bytes), "bytes", Kind::Timing, "");
-    put("write_ios", count(|d| d.write_ios), "count", Kind::Timing, "");
-    put("read_ios", count(|d| d.read_ios), "count", Kind::Timing, "");
-    put("write_merges", count(|d| d.write_merges), "count", Kind::Timing, "");
-    put("read_merges", count(|d| d.read_merges), "count", Kind::Timing, "");
     let no_flush = "this kernel's block stat has no flush counter (before 5.5)";
-    put("flushes", delta.map(|d| d.flush_ios.map(|n| n as f64)), "count", Kind::Exact, no_flush);
-    put("io_ticks_ms", count(|d| d.io_ticks_ms), "ms", Kind::Timing, "");
     let nothing_read = "nothing was read from the device";
-    put("read_ios_per_mib", delta.map(BlockStat::read_ios_per_mib), "I/Os per MiB", Kind::Timing, nothing_read);
+    let count = |n: u64| (Some(n as f64), "");
+    for spec in specs {
+        let Some(d) = delta else {
+            figures.put(spec, None, why_missing);
+            continue;
+        };
+        let (value, why) = match spec.name.trim_start_matches("backing_") {
+            "written_bytes" => count(d.written_bytes()),
+            "read_bytes" => count(d.read_bytes()),
+            "write_ios" => count(d.write_ios),
+            "read_ios" => count(d.read_ios),
+            "write_merges" => count(d.write_merges),
+            "read_merges" => count(d.read_merges),
+            "flushes" => (d.flush_ios.map(|n| n as f64), no_flush),
+            "io_ticks_ms" => count(d.io_ticks_ms),
+            "read_ios_per_mib" => (d.read_ios_per_mib(), nothing_read),
+            other => unreachable!("block figure {other} is declared but not measured"),
+        };
+        figures.put(spec, value, why);
+    }
+}
+
+/// The probe: deltas of `/sys/block/DEV/stat` for the scratch device and
+/// the disk beneath it.
+#[derive(Debug)]
+pub struct BlockCounters;
+
+/// Counters read when the probe started.
+struct Started {
+    devices: [Option<BlockDevice>; 2],
+    before: [Option<BlockStat>; 2],
+}
+
+impl Probe for BlockCounters {
+    fn name(&self) -> &'static str {
+        "block"
+    }
+
+    fn figures(&self) -> &'static [FigureSpec] {
+        // The backing disk's figures are declared too (see BACKING_FIGURES),
+        // but this is the list readers look names up in first.
+        FIGURES
+    }
+
+    fn start<'a>(&self, ctx: &ProbeCtx<'a>) -> Box<dyn Running + 'a> {
+        let devices = [ctx.scratch.cloned(), ctx.backing.cloned()];
+        let before = devices.each_ref().map(|d| d.as_ref().and_then(|d| d.read().ok()));
+        Box::new(Started { devices, before })
+    }
+}
+
+impl Running for Started {
+    fn stop(self: Box<Self>) -> Reading {
+        let mut reading = Reading::default();
+        let after = self.devices.each_ref().map(|d| d.as_ref().and_then(|d| d.read().ok()));
+        let sides = [(FIGURES, "the scratch device"), (BACKING_FIGURES, "the disk under it")];
+        for (i, (specs, what)) in sides.into_iter().enumerate() {
+            let delta = self.before[i].as_ref().zip(after[i].as_ref()).map(|(b, a)| a.since(b));
+            let why = format!("no block-layer counters for {what}");
+            add_figures(delta.as_ref(), specs, &why, &mut reading.figures);
+        }
+        reading
+    }
 }
 
 #[cfg(test)]
@@ -333,7 +415,7 @@ mod tests {
     fn figures_are_in_bytes_with_the_prefix_and_missing_not_zero() {
         let d = BlockStat::parse("4 0 2048 1 3 1 16 2 0 5 6").unwrap();
         let mut f = Figures::new();
-        add_figures(Some(&d), "backing_", "", &mut f);
+        add_figures(Some(&d), BACKING_FIGURES, "", &mut f);
         assert_eq!(f.value("backing_read_bytes"), Some(1048576.0));
         assert_eq!(f.value("backing_written_bytes"), Some(8192.0));
         assert_eq!(f.value("backing_write_merges"), Some(1.0));
@@ -342,15 +424,15 @@ mod tests {
         assert_eq!(f.value("backing_flushes"), None);
         assert!(f.get("backing_flushes").unwrap().missing.is_some());
         let mut f = Figures::new();
-        add_figures(Some(&BlockStat::default()), "", "", &mut f);
+        add_figures(Some(&BlockStat::default()), FIGURES, "", &mut f);
         assert_eq!(f.value("read_ios_per_mib"), None);
         assert_eq!(f.value("read_bytes"), Some(0.0));
         // No counters: the very same names, every one missing with the reason.
         let mut none = Figures::new();
-        add_figures(None, "backing_", "no counters", &mut none);
+        add_figures(None, BACKING_FIGURES, "no counters", &mut none);
         let names = |f: &Figures| f.iter().map(|(n, _)| n.to_string()).collect::<Vec<_>>();
         let mut some = Figures::new();
-        add_figures(Some(&d), "backing_", "", &mut some);
+        add_figures(Some(&d), BACKING_FIGURES, "", &mut some);
         assert_eq!(names(&none), names(&some));
         assert!(none.iter().all(|(_, f)| f.value.is_none() && f.missing.as_deref() == Some("no counters")));
     }
@@ -436,7 +518,7 @@ mod tests {
         // disk before dd returns rather than sitting in the page cache.
         assert!(bd.write_sectors >= 2048, "backing {backing:?}: {bd:?}");
         let mut f = Figures::new();
-        add_figures(Some(&d), "", "", &mut f);
+        add_figures(Some(&d), FIGURES, "", &mut f);
         assert!(f.value("written_bytes").unwrap() >= 1048576.0);
     }
 }

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use super::blockstat::ios_per_mib;
 use crate::error::{Error, Result};
-use crate::record::{Better, Figures, Kind};
+use crate::record::{Better, FigureSpec, Figures, Kind};
 
 /// How the cache was made cold before a read-back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -146,26 +146,48 @@ fn open(path: &Path) -> Result<File> {
     fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path).map_err(|e| Error::io(path, "open", e))
 }
 
+/// The read-back's figures, declared once.
+pub const FIGURES: &[FigureSpec] = &[
+    FigureSpec::new("cold_read_s", "s", Better::Lower, Kind::Timing)
+        .heading("cold s")
+        .about("time to read every file back with a cold cache, in tar order"),
+    FigureSpec::new("cold_read_user_s", "s", Better::Lower, Kind::Timing).heading("cold user s"),
+    FigureSpec::new("cold_read_sys_s", "s", Better::Lower, Kind::Timing).heading("cold sys s"),
+    FigureSpec::new("cold_read_mbps", "MB/s", Better::Higher, Kind::Timing).heading("cold MB/s"),
+    FigureSpec::new("cold_read_bytes", "bytes", Better::Lower, Kind::Exact),
+    FigureSpec::new("cold_read_ios", "count", Better::Lower, Kind::Timing)
+        .about("read I/Os the device completed during the read-back"),
+    FigureSpec::new("cold_read_ios_per_mib", "I/Os per MiB", Better::Lower, Kind::Timing)
+        .heading("cold rd/MiB")
+        .about("read I/Os per MiB read back: fragmentation as a reader meets it"),
+];
+
 /// Put the read-back's figures into `figures`: `cold_read_s`,
 /// `cold_read_mbps`, `cold_read_bytes`, and with the device's read I/Os
 /// during the read-back, `cold_read_ios` and `cold_read_ios_per_mib`.
 /// Returns the method's name, which the caller stores with the case.
 pub fn add_figures(rb: &ReadBack, method: ColdMethod, read_ios: Option<u64>, figures: &mut Figures) -> &'static str {
-    figures.set("cold_read_s", rb.wall_s, "s", Better::Lower, Kind::Timing);
-    figures.set("cold_read_user_s", rb.user_s, "s", Better::Lower, Kind::Timing);
-    figures.set("cold_read_sys_s", rb.sys_s, "s", Better::Lower, Kind::Timing);
-    let mbps = (rb.bytes > 0 && rb.wall_s > 0.0).then(|| rb.bytes as f64 / 1e6 / rb.wall_s);
-    figures.set_opt("cold_read_mbps", mbps, "MB/s", Better::Higher, Kind::Timing, "the tree has no data to read");
-    figures.set("cold_read_bytes", rb.bytes as f64, "bytes", Better::Lower, Kind::Exact);
+    let no_data = "the tree has no data to read";
     let no_device = "no block device under the tree to count read I/Os on";
+    let mbps = (rb.bytes > 0 && rb.wall_s > 0.0).then(|| rb.bytes as f64 / 1e6 / rb.wall_s);
     // Read I/Os follow the layout, but readahead's timing merges or splits
     // a few: timing, not exact.
-    figures.set_opt("cold_read_ios", read_ios.map(|n| n as f64), "count", Better::Lower, Kind::Timing, no_device);
     let (per_mib, why) = match read_ios {
         None => (None, no_device),
-        Some(n) => (ios_per_mib(n, rb.bytes), "the tree has no data to read"),
+        Some(n) => (ios_per_mib(n, rb.bytes), no_data),
     };
-    figures.set_opt("cold_read_ios_per_mib", per_mib, "I/Os per MiB", Better::Lower, Kind::Timing, why);
+    let values = [
+        (Some(rb.wall_s), ""),
+        (Some(rb.user_s), ""),
+        (Some(rb.sys_s), ""),
+        (mbps, no_data),
+        (Some(rb.bytes as f64), ""),
+        (read_ios.map(|n| n as f64), no_device),
+        (per_mib, why),
+    ];
+    for (spec, (value, why)) in FIGURES.iter().zip(values) {
+        figures.put(spec, value, why);
+    }
     method.as_str()
 }
 

@@ -11,7 +11,8 @@
 
 use std::time::Instant;
 
-use crate::record::{Better, Figures, Kind};
+use super::{Probe, ProbeCtx, Reading, Running, Window};
+use crate::record::{Better, FigureSpec, Figures, Kind};
 use crate::sys::rusage::{CpuTimes, Who, cpu_times};
 
 /// A running clock: started before the work, stopped after it.
@@ -60,12 +61,53 @@ fn read(who: Who) -> CpuTimes {
     cpu_times(who).expect("getrusage(RUSAGE_THREAD/CHILDREN) does not fail")
 }
 
+/// The figures of a [`CpuSpan`].
+pub const FIGURES: &[FigureSpec] = &[
+    FigureSpec::new("wall_s", "s", Better::Lower, Kind::Timing).heading("wall s").about("elapsed time of the work"),
+    FigureSpec::new("user_s", "s", Better::Lower, Kind::Timing)
+        .heading("user s")
+        .about("user CPU time of the work's thread and its waited-for children"),
+    FigureSpec::new("sys_s", "s", Better::Lower, Kind::Timing)
+        .heading("sys s")
+        .about("system CPU time of the work's thread and its waited-for children"),
+];
+
 impl CpuSpan {
     /// Put `wall_s`, `user_s` and `sys_s` into `figures`.
     pub fn add_figures(&self, figures: &mut Figures) {
-        figures.set("wall_s", self.wall_s, "s", Better::Lower, Kind::Timing);
-        figures.set("user_s", self.user_s, "s", Better::Lower, Kind::Timing);
-        figures.set("sys_s", self.sys_s, "s", Better::Lower, Kind::Timing);
+        for (spec, value) in FIGURES.iter().zip([self.wall_s, self.user_s, self.sys_s]) {
+            figures.put(spec, Some(value), "");
+        }
+    }
+}
+
+/// The probe: `time(1)`'s real, user and sys of the work alone.
+#[derive(Debug)]
+pub struct Cpu;
+
+impl Probe for Cpu {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn figures(&self) -> &'static [FigureSpec] {
+        FIGURES
+    }
+
+    fn window(&self) -> Window {
+        Window::Work
+    }
+
+    fn start<'a>(&self, _ctx: &ProbeCtx<'a>) -> Box<dyn Running + 'a> {
+        Box::new(CpuClock::start())
+    }
+}
+
+impl Running for CpuClock {
+    fn stop(self: Box<Self>) -> Reading {
+        let mut reading = Reading::default();
+        CpuClock::stop(&self).add_figures(&mut reading.figures);
+        reading
     }
 }
 

@@ -1,25 +1,101 @@
-//! Probes: what every scenario is measured with — CPU time, block-layer
-//! counters, tracepoints, a timeline sampler, and a cold cache before a
-//! read-back.
+//! Probes: what every case is measured with — CPU time, block-layer
+//! counters, tracepoints, a timeline sampler, the page cache's dirty peak —
+//! each behind one [`Probe`] trait and listed once in [`PROBES`]; the cold
+//! cache before a read-back lives here too, as the phase it is.
 //!
-//! Each probe returns typed counts of its own (a `BlockStat`, a
-//! `TraceCounts`, ...) and has an `add_figures` that turns them into named
-//! [`Figures`](crate::record::Figures) with units. The one rule they all
-//! keep: a figure that could not be measured (not root, no tracefs, no
-//! block device, events lost) is put in as missing with the reason, never
-//! as 0.
+//! The design decision: a probe is started before the work and stopped
+//! after it by a harness that only loops over [`PROBES`]; each probe
+//! declares its figures ([`FigureSpec`]) in its own file. A probe whose
+//! [`Window`] is [`Window::Work`] is started last and stopped first, so it
+//! covers the work alone; the others also cover the `syncfs` after it, so
+//! what the work left dirty counts as written by it. The one rule every
+//! probe keeps: a figure that could not be measured (not root, no tracefs,
+//! no block device, events lost) is put in as missing with the reason,
+//! never as 0. A new probe is one file plus one line in [`PROBES`].
 
 pub mod blockstat;
 pub mod cold;
 pub mod cpu;
+pub mod meminfo;
 pub mod timeline;
 pub mod trace;
 
 #[cfg(test)]
 mod testutil;
 
+use std::path::Path;
+use std::time::Duration;
+
 pub use blockstat::{BlockDevice, BlockStat};
 pub use cold::{ColdMethod, ReadBack};
 pub use cpu::{CpuClock, CpuSpan};
 pub use timeline::{Sampler, TimelinePoint};
 pub use trace::{TraceCounts, TraceRequest, TraceSession};
+
+use crate::record::{FigureSpec, Figures};
+use crate::target::{Caps, Ledger};
+
+/// What a probe may know of the case it measures.
+#[derive(Debug, Clone, Copy)]
+pub struct ProbeCtx<'a> {
+    /// The run's ledger, for anything a probe makes (a trace instance).
+    pub ledger: &'a Ledger,
+    /// A name unique to this case within the run (`RUNID-N`).
+    pub case_id: &'a str,
+    /// The file-system type the work lands on.
+    pub fs_type: &'a str,
+    /// What the target can do.
+    pub caps: Caps,
+    /// The block device the file system sits on, when there is one to count.
+    pub scratch: Option<&'a BlockDevice>,
+    /// The whole disk beneath the target.
+    pub backing: Option<&'a BlockDevice>,
+    /// The tracefs this run uses, or why there is none.
+    pub tracefs: Result<&'a Path, &'a str>,
+    /// The timeline's sampling interval.
+    pub interval: Duration,
+}
+
+/// Which part of a case a probe covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Window {
+    /// The work alone (wall, user and system time).
+    Work,
+    /// The work and the `syncfs` after it.
+    WorkAndSync,
+}
+
+/// What a stopped probe hands back.
+#[derive(Debug, Default)]
+pub struct Reading {
+    /// Its figures, measured or missing with a reason.
+    pub figures: Figures,
+    /// The timeline, from the probe that samples one.
+    pub timeline: Option<Vec<TimelinePoint>>,
+}
+
+/// Something that measures a case from outside the work.
+pub trait Probe: Sync {
+    /// A short name (`cpu`, `trace`).
+    fn name(&self) -> &'static str;
+    /// Every figure it can put in, declared once.
+    fn figures(&self) -> &'static [FigureSpec];
+    /// What part of the case it covers.
+    fn window(&self) -> Window {
+        Window::WorkAndSync
+    }
+    /// Start measuring. Never fails: a probe that cannot run says why in
+    /// the figures it hands back when stopped.
+    fn start<'a>(&self, ctx: &ProbeCtx<'a>) -> Box<dyn Running + 'a>;
+}
+
+/// A started probe.
+pub trait Running {
+    /// Stop and hand back what was measured.
+    fn stop(self: Box<Self>) -> Reading;
+}
+
+/// Every probe, in the order their figures are listed. Those covering the
+/// work alone start last and stop first.
+pub static PROBES: &[&dyn Probe] =
+    &[&cpu::Cpu, &blockstat::BlockCounters, &trace::Trace, &timeline::Timeline, &meminfo::DirtyPeak];

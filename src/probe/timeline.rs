@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 pub use crate::record::TimelinePoint;
 
 use super::blockstat::{BlockDevice, BlockStat};
+use super::{Probe, ProbeCtx, Reading, Running};
+use crate::record::FigureSpec;
 
 /// The all-CPU line of `/proc/stat`, in USER_HZ ticks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -222,6 +224,30 @@ fn advance(
             true
         }
         None => false,
+    }
+}
+
+/// The probe: the timeline of the work and the sync after it.
+#[derive(Debug)]
+pub struct Timeline;
+
+impl Probe for Timeline {
+    fn name(&self) -> &'static str {
+        "timeline"
+    }
+
+    fn figures(&self) -> &'static [FigureSpec] {
+        &[]
+    }
+
+    fn start<'a>(&self, ctx: &ProbeCtx<'a>) -> Box<dyn Running + 'a> {
+        Box::new(Sampler::start(ctx.interval, ctx.scratch.cloned()))
+    }
+}
+
+impl Running for Sampler {
+    fn stop(self: Box<Self>) -> Reading {
+        Reading { figures: Default::default(), timeline: Some(Sampler::stop(*self)) }
     }
 }
 

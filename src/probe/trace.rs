@@ -20,7 +20,9 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::layout::mounts;
-use crate::record::{Better, Figures, Kind};
+use super::{Probe, ProbeCtx, Reading, Running};
+use crate::record::{Better, FigureSpec, Figures, Kind};
+use crate::target::ledger::{Ledger, Resource, Token};
 
 mod parse;
 
@@ -286,6 +288,26 @@ pub fn remove_instance(dir: &Path) -> io::Result<()> {
     }
 }
 
+/// The trace figures, declared once; `log_forces` only for xfs.
+pub const FIGURES: &[FigureSpec] = &[
+    FigureSpec::new("journal_commits", "count", Better::Lower, Kind::Exact)
+        .heading("commits")
+        .about("journal commits: jbd2 commits on ext3/ext4, log buffer writes on xfs"),
+    FigureSpec::new("log_forces", "count", Better::Lower, Kind::Exact).about("xfs log forces"),
+    FigureSpec::new("block_requests", "count", Better::Lower, Kind::Timing)
+        .about("block requests issued to the scratch device"),
+    FigureSpec::new("seeks", "count", Better::Lower, Kind::Timing)
+        .about("requests that did not start where the previous one ended"),
+    FigureSpec::new("seek_distance_bytes", "bytes", Better::Lower, Kind::Timing)
+        .about("total distance between consecutive requests"),
+    FigureSpec::new("trace_lost_events", "count", Better::Lower, Kind::Exact)
+        .about("trace events the kernel dropped (the counts are missing when any were)"),
+];
+
+fn spec(name: &str) -> &'static FigureSpec {
+    FIGURES.iter().find(|f| f.name == name).expect("declared above")
+}
+
 /// Put the trace figures into `figures` for a file system of `fs_type`.
 /// With no counts (not root, no tracefs) every figure is missing for
 /// `why_missing`; when events were lost, so are the counts made from them:
@@ -302,35 +324,110 @@ pub fn add_figures(counts: Option<&TraceCounts>, fs_type: &str, why_missing: &st
         Some(reason) => (None, reason.clone()),
         None => (value.map(|v| v as f64), why.to_string()),
     };
+    let mut put = |name: &str, (value, why): (Option<f64>, String)| figures.put(spec(name), value, &why);
     let journal = match fs_type {
         "ext3" | "ext4" => pick(counts.and_then(|c| c.journal_commits), "this kernel has no jbd2 tracepoints"),
         // An xfs "commit" is a write of a log buffer to disk.
         "xfs" => pick(counts.and_then(|c| c.xfs_log_writes), "this kernel has no xfs/xlog_iclog_sync tracepoint"),
         _ => (None, format!("no journal tracepoints for {fs_type}")),
     };
-    set_count(figures, "journal_commits", "count", journal);
+    put("journal_commits", journal);
     if fs_type == "xfs" {
-        let forces = pick(counts.and_then(|c| c.xfs_log_forces), "this kernel has no xfs/xfs_log_force tracepoint");
-        set_count(figures, "log_forces", "count", forces);
+        put("log_forces", pick(counts.and_then(|c| c.xfs_log_forces), "this kernel has no xfs/xfs_log_force tracepoint"));
     }
     // Requests and seeks depend on when writeback ran and what merged:
     // timing, compared over repeats.
-    let timed = |f: &mut Figures, name, unit, (value, why): (Option<f64>, String)| {
-        f.set_opt(name, value, unit, Better::Lower, Kind::Timing, &why)
-    };
-    timed(figures, "block_requests", "count", pick(counts.map(|c| c.block_requests), ""));
-    timed(figures, "seeks", "count", pick(counts.map(|c| c.seeks), ""));
-    timed(figures, "seek_distance_bytes", "bytes", pick(counts.map(|c| c.seek_distance_bytes), ""));
+    put("block_requests", pick(counts.map(|c| c.block_requests), ""));
+    put("seeks", pick(counts.map(|c| c.seeks), ""));
+    put("seek_distance_bytes", pick(counts.map(|c| c.seek_distance_bytes), ""));
     // The lost count itself stays exact when the others are not.
     let lost = match counts {
         Some(TraceCounts { error: None, lost_events, .. }) => (Some(*lost_events as f64), String::new()),
         _ => (None, unusable.unwrap_or_default()),
     };
-    set_count(figures, "trace_lost_events", "count", lost);
+    put("trace_lost_events", lost);
 }
 
-fn set_count(figures: &mut Figures, name: &str, unit: &'static str, (value, why): (Option<f64>, String)) {
-    figures.set_opt(name, value, unit, Better::Lower, Kind::Exact, &why);
+/// A tracefs for a run: the system's, or a private mount made (and
+/// recorded in `ledger`) under `scratch` as `RUNID-tracefs`. The error
+/// says why there is none.
+pub fn tracefs_for_run(ledger: &Ledger, scratch: &Path, run_id: &str) -> std::result::Result<PathBuf, &'static str> {
+    if !rustix::process::geteuid().is_root() {
+        return Err("tracepoints need root");
+    }
+    if let Some(root) = find_tracefs() {
+        return Ok(root);
+    }
+    let unavailable = "tracefs is not available";
+    let dir = scratch.join(format!("{run_id}-tracefs"));
+    fs::create_dir_all(scratch).map_err(|_| unavailable)?;
+    ledger.record(Resource::MountPoint(dir.clone())).map_err(|_| unavailable)?;
+    fs::create_dir(&dir).map_err(|_| unavailable)?;
+    ledger.record(Resource::Mount(dir.clone())).map_err(|_| unavailable)?;
+    let ok = ledger.tool_command("mount").args(["-t", "tracefs", "nodev"]).arg(&dir).status().is_ok_and(|s| s.success());
+    if ok { Ok(dir) } else { Err(unavailable) }
+}
+
+/// The probe: journal commits and block requests of the scratch device,
+/// in a private tracefs instance recorded in the ledger.
+#[derive(Debug)]
+pub struct Trace;
+
+/// A trace that runs, or why none does, and what to release after.
+struct Tracing<'a> {
+    session: std::result::Result<TraceSession, String>,
+    fs_type: String,
+    ledger: &'a Ledger,
+    token: Option<Token>,
+}
+
+impl Probe for Trace {
+    fn name(&self) -> &'static str {
+        "trace"
+    }
+
+    fn figures(&self) -> &'static [FigureSpec] {
+        FIGURES
+    }
+
+    fn start<'a>(&self, ctx: &ProbeCtx<'a>) -> Box<dyn Running + 'a> {
+        let mut tracing = Tracing { session: Err(String::new()), fs_type: ctx.fs_type.to_string(), ledger: ctx.ledger, token: None };
+        tracing.session = match (ctx.tracefs, ctx.scratch.filter(|_| ctx.caps.trace)) {
+            (Err(why), _) => Err(why.to_string()),
+            (Ok(_), None) => Err("no block device to trace".to_string()),
+            (Ok(root), Some(device)) => {
+                let request = TraceRequest {
+                    tracefs: root.to_path_buf(),
+                    instance: format!("fslab-{}", ctx.case_id),
+                    dev_t_kernel: device.dev_t_kernel(),
+                };
+                match ctx.ledger.record(Resource::TraceInstance(request.instance_dir())) {
+                    Err(e) => Err(e.to_string()),
+                    Ok(token) => {
+                        tracing.token = Some(token);
+                        TraceSession::start(&request).map_err(|e| e.to_string())
+                    }
+                }
+            }
+        };
+        Box::new(tracing)
+    }
+}
+
+impl Running for Tracing<'_> {
+    fn stop(self: Box<Self>) -> Reading {
+        let mut reading = Reading::default();
+        match self.session {
+            Ok(session) => add_figures(Some(&session.stop()), &self.fs_type, "", &mut reading.figures),
+            Err(why) => add_figures(None, &self.fs_type, &why, &mut reading.figures),
+        }
+        // The session removed its instance; the ledger entry goes with it
+        // (a release of a removed instance is a no-op).
+        if let Some(token) = self.token {
+            let _ = self.ledger.release(token);
+        }
+        reading
+    }
 }
 
 #[cfg(test)]

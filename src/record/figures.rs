@@ -141,6 +141,14 @@ impl Figures {
         self.insert(name, Figure { value, unit: Cow::Borrowed(unit), better, kind, missing });
     }
 
+    /// Add (or replace) the figure `spec` declares: measured when `value`
+    /// is `Some`, missing for `why` when it is `None`.
+    pub fn put(&mut self, spec: &super::FigureSpec, value: Option<f64>, why: &str) {
+        let missing = value.is_none().then(|| why.to_string());
+        let figure = Figure { value, unit: Cow::Borrowed(spec.unit), better: spec.better, kind: spec.kind, missing };
+        self.insert(spec.name, figure);
+    }
+
     /// Add (or replace) a figure that could not be measured, and why.
     pub fn set_missing(&mut self, name: &str, unit: &'static str, better: Better, kind: Kind, why: &str) {
         self.set_opt(name, None, unit, better, kind, why);

@@ -20,7 +20,8 @@ use super::strip::StripBuilder;
 use super::timeline::{DropMark, TimelineChart};
 use crate::layout::figures::continues_filefrag;
 use crate::record::Figure;
-use crate::scenario::{Case, KeptMap, RunRecord, SCENARIOS, Status};
+use crate::record::{Case, KeptMap, RunRecord, Status};
+use crate::scenario::SCENARIOS;
 use crate::units::{bytes, bytes_or_count};
 
 /// Figures charted for every scenario after its headline ones, when its
@@ -139,7 +140,7 @@ impl<'a> Page<'a> {
         writeln!(out, r#"<section class="scenario" id="{}" data-scenario="{}">"#, section_id(name), escape(name))?;
         match scenario {
             Some(s) => {
-                writeln!(out, r#"<h2>{} <span class="seed">seed {}</span></h2>"#, escape(name), escape(s.seed()))?;
+                writeln!(out, r#"<h2>{} <span class="seed">seed {}</span></h2>"#, escape(name), escape(s.seeded().map_or("", |x| x.seed())))?;
                 writeln!(out, r#"<p class="about">{}</p>"#, escape(s.about()))?;
             }
             None => writeln!(out, "<h2>{}</h2>", escape(name))?,
@@ -403,7 +404,7 @@ fn write_figures(out: &mut String, name: &str, cases: &[(usize, &Case)], groups:
     writeln!(out, r#"<div class="grid">"#)?;
     let mut missing = Vec::new();
     for (figure, model) in &charted {
-        let about = scenario.and_then(|s| s.own_figures().iter().find(|(n, _)| n == figure)).map(|(_, a)| *a);
+        let about = scenario.and_then(|s| s.figures().iter().find(|f| f.name == figure)).map(|f| f.about);
         let chart = BarChart {
             scenario: name,
             figure,

@@ -52,10 +52,11 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::params::{ParamKind, ParamSpec, Params};
-use super::verdict::{self, Preset, Verdict};
-use super::{Case, Scenario, Work, WorkOutcome};
+use super::seeds::{self, Preset, Verdict};
+use super::{Case, Scenario, Seeded, Work, WorkOutcome};
 use crate::error::{Error, Result};
-use crate::record::{Better, Kind};
+use crate::record::{Better, FigureSpec, Kind};
+use crate::target::Ledger;
 use crate::sys::aligned::AlignedBuf;
 use crate::sys::prealloc::{self, Prealloc};
 
@@ -143,12 +144,19 @@ impl Method {
 #[derive(Debug)]
 pub struct CreateFile;
 
+/// The figures it measures beyond the probes', declared once.
+const FIGURES: &[FigureSpec] = &[
+    FigureSpec::new("create_s", "s", Better::Lower, Kind::Timing).heading("create s")
+        .about("seconds making the file (its writes and close, not the later syncfs)"),
+    FigureSpec::new("create_mbps", "MB/s", Better::Higher, Kind::Timing).heading("create MB/s")
+        .about("size / create_s in MB/s (10^6 bytes), as dd prints it"),
+    FigureSpec::new("fallocate_emulated", "count", Better::Lower, Kind::Exact)
+        .about("fallocate only: 1 if glibc wrote every block (no fallocate(2), ext2/ext3), 0 if not"),
+];
+
 impl Scenario for CreateFile {
     fn name(&self) -> &'static str {
         "create-file"
-    }
-    fn seed(&self) -> &'static str {
-        "003"
     }
     fn about(&self) -> &'static str {
         "make one big file six ways (xfs_mkfile's O_DIRECT 256 KiB writes vs dd); extents and a cold 64 KiB scan"
@@ -156,15 +164,11 @@ impl Scenario for CreateFile {
     fn params(&self) -> &'static [ParamSpec] {
         &PARAMS
     }
-    fn own_figures(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("create_s", "seconds making the file (its writes and close, not the later syncfs)"),
-            ("create_mbps", "size / create_s in MB/s (10^6 bytes), as dd prints it"),
-            (
-                "fallocate_emulated",
-                "fallocate only: 1 if glibc wrote every block (no fallocate(2), ext2/ext3), 0 if not",
-            ),
-        ]
+    fn figures(&self) -> &'static [FigureSpec] {
+        FIGURES
+    }
+    fn seeded(&self) -> Option<&dyn Seeded> {
+        Some(self)
     }
     fn headline(&self) -> &'static [&'static str] {
         &["create_s", "create_mbps", "extents", "perfection", "layout_score", "cold_read_mbps", "cold_read_ios_per_mib"]
@@ -183,6 +187,12 @@ impl Scenario for CreateFile {
     fn work(&self, params: &Params) -> Box<dyn Work> {
         Box::new(Create { size: params.number("size"), method: Method::parse(params.word("method")), buf: None })
     }
+}
+
+impl Seeded for CreateFile {
+    fn seed(&self) -> &'static str {
+        "003"
+    }
     fn preset(&self) -> Preset {
         Preset {
             settings: &[("method", "fallocate,write-1g,write-64k,mkfile,odirect-64k,truncate-fill")],
@@ -194,7 +204,7 @@ impl Scenario for CreateFile {
     /// mkfile's extents are more than twice write-1g's and more than two
     /// above perfection (the fewest extents the file system allows).
     fn verdict(&self, cases: &[&Case]) -> Verdict {
-        let figure = |fs, method, name| verdict::median(&verdict::cases_of(cases, fs, &[("method", method)]), name);
+        let figure = |fs, method, name| seeds::median(&seeds::cases_of(cases, fs, &[("method", method)]), name);
         let (mkfile, write_1g) = (figure("xfs", "mkfile", "extents"), figure("xfs", "write-1g", "extents"));
         let (Some(mkfile), Some(write_1g)) = (mkfile, write_1g) else {
             return Verdict::unknown(self.name(), self.seed(), "no xfs extent counts for both mkfile and write-1g");
@@ -298,7 +308,7 @@ impl Work for Create {
         Ok(())
     }
 
-    fn run(&mut self, dir: &Path) -> Result<WorkOutcome> {
+    fn run(&mut self, dir: &Path, _ledger: &Ledger) -> Result<WorkOutcome> {
         let path = dir.join(FILE_NAME);
         let block = self.buf.as_ref().map_or(&[][..], AlignedBuf::as_slice);
         let started = Instant::now();
@@ -369,7 +379,7 @@ mod tests {
             CreateFile.check(&p).unwrap();
             let mut work = CreateFile.work(&p);
             work.prepare(dir.path()).unwrap();
-            let outcome = match work.run(dir.path()) {
+            let outcome = match work.run(dir.path(), &crate::target::Ledger::for_tests()) {
                 Ok(o) => o,
                 // A directory on a file system without O_DIRECT.
                 Err(e) if Method::parse(method).direct() && e.message.contains("nvalid argument") => continue,

@@ -21,18 +21,44 @@ use crate::target::ledger::{self, Ledger, Resource};
 /// How much of each output stream is kept (the rest is counted).
 pub const KEPT_BYTES: usize = 1 << 20;
 
+/// The scenario name a command's cases go under.
+pub const NAME: &str = "exec";
+
 /// A command as measured work.
-#[derive(Debug)]
-pub struct CommandWork<'a> {
-    /// The run's ledger, where the command's process group is recorded.
-    pub ledger: &'a Ledger,
+#[derive(Debug, Clone)]
+pub struct CommandWork {
     /// The command and its arguments.
-    pub argv: &'a [OsString],
+    pub argv: Vec<OsString>,
+    /// Whether to read everything back with a cold cache after it.
+    pub cold_read: bool,
 }
 
-impl super::Work for CommandWork<'_> {
-    fn run(&mut self, dir: &Path) -> Result<WorkOutcome> {
-        run_command(self.ledger, self.argv, dir)
+impl CommandWork {
+    /// The parameters a command's case records: its argv (as UTF-8, lossy)
+    /// and whether it is read back cold.
+    pub fn params(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut params = serde_json::Map::new();
+        let argv: Vec<String> = self.argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        params.insert("command".into(), argv.into());
+        params.insert("cold_read".into(), self.cold_read.into());
+        params
+    }
+
+    /// The work a command's recorded parameters name.
+    pub fn from_params(params: &serde_json::Map<String, serde_json::Value>) -> Result<CommandWork> {
+        let argv = params
+            .get("command")
+            .and_then(|c| c.as_array())
+            .and_then(|words| words.iter().map(|w| w.as_str().map(OsString::from)).collect::<Option<Vec<_>>>())
+            .ok_or_else(|| Error::usage("exec: the parameter `command` is not a list of words"))?;
+        let cold_read = params.get("cold_read").and_then(|c| c.as_bool()).unwrap_or(false);
+        Ok(CommandWork { argv, cold_read })
+    }
+}
+
+impl super::Work for CommandWork {
+    fn run(&mut self, dir: &Path, ledger: &Ledger) -> Result<WorkOutcome> {
+        run_command(ledger, &self.argv, dir)
     }
 }
 

@@ -25,10 +25,11 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::params::{ParamKind, ParamSpec, Params};
-use super::verdict::{self, Preset, Verdict};
-use super::{Case, Scenario, Work, WorkOutcome};
+use super::seeds::{self, Preset, Verdict};
+use super::{Case, Scenario, Seeded, Work, WorkOutcome};
 use crate::error::{Error, Result};
-use crate::record::{Better, Figures, Kind};
+use crate::record::{Better, FigureSpec, Figures, Kind};
+use crate::target::Ledger;
 use crate::sys::mmap::{self, SharedMap};
 use crate::sys::prealloc::{self, Prealloc};
 
@@ -84,12 +85,33 @@ const FILE_NAME: &str = "big";
 #[derive(Debug)]
 pub struct MmapFill;
 
+/// The figures it measures beyond the probes', declared once.
+const FIGURES: &[FigureSpec] = &[
+    FigureSpec::new("prealloc_s", "s", Better::Lower, Kind::Timing)
+        .about("seconds in posix_fallocate (before the mapping; not in total_mbps)"),
+    FigureSpec::new("prealloc_emulated", "count", Better::Lower, Kind::Exact)
+        .about("1 when glibc emulated posix_fallocate by writing every block, 0 when the fs reserved it"),
+    FigureSpec::new("pretouch_s", "s", Better::Lower, Kind::Timing)
+        .about("seconds of the pass over every page before the stores"),
+    FigureSpec::new("touch_s", "s", Better::Lower, Kind::Timing).heading("touch s")
+        .about("seconds of the stores, one per page"),
+    FigureSpec::new("touch_us_per_page", "us", Better::Lower, Kind::Timing)
+        .about("microseconds per store, as alloctest prints it"),
+    FigureSpec::new("page_hits", "count", Better::Lower, Kind::Exact)
+        .about("stores that found their page already written (alloctest's 'hit' lines; 0 for a permutation)"),
+    FigureSpec::new("msync_s", "s", Better::Lower, Kind::Timing).heading("msync s")
+        .about("seconds in msync(MS_SYNC)"),
+    FigureSpec::new("munmap_s", "s", Better::Lower, Kind::Timing).heading("munmap s")
+        .about("seconds in munmap"),
+    FigureSpec::new("close_s", "s", Better::Lower, Kind::Timing).heading("close s")
+        .about("seconds in close"),
+    FigureSpec::new("total_mbps", "MB/s", Better::Higher, Kind::Timing).heading("total MiB/s")
+        .about("MiB/s from the start of the pretouch (or the stores) to after close, as alloctest prints it"),
+];
+
 impl Scenario for MmapFill {
     fn name(&self) -> &'static str {
         "mmap-fill"
-    }
-    fn seed(&self) -> &'static str {
-        "000"
     }
     fn about(&self) -> &'static str {
         "fill a file through mmap(MAP_SHARED) in a scattered page order, then msync; extents vs perfection"
@@ -97,19 +119,11 @@ impl Scenario for MmapFill {
     fn params(&self) -> &'static [ParamSpec] {
         &PARAMS
     }
-    fn own_figures(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("prealloc_s", "seconds in posix_fallocate (before the mapping; not in total_mbps)"),
-            ("prealloc_emulated", "1 when glibc emulated posix_fallocate by writing every block, 0 when the fs reserved it"),
-            ("pretouch_s", "seconds of the pass over every page before the stores"),
-            ("touch_s", "seconds of the stores, one per page"),
-            ("touch_us_per_page", "microseconds per store, as alloctest prints it"),
-            ("page_hits", "stores that found their page already written (alloctest's 'hit' lines; 0 for a permutation)"),
-            ("msync_s", "seconds in msync(MS_SYNC)"),
-            ("munmap_s", "seconds in munmap"),
-            ("close_s", "seconds in close"),
-            ("total_mbps", "MiB/s from the start of the pretouch (or the stores) to after close, as alloctest prints it"),
-        ]
+    fn figures(&self) -> &'static [FigureSpec] {
+        FIGURES
+    }
+    fn seeded(&self) -> Option<&dyn Seeded> {
+        Some(self)
     }
     fn headline(&self) -> &'static [&'static str] {
         &[
@@ -155,6 +169,12 @@ impl Scenario for MmapFill {
             prealloc: params.word("prealloc") == "posix_fallocate",
         })
     }
+}
+
+impl Seeded for MmapFill {
+    fn seed(&self) -> &'static str {
+        "000"
+    }
     fn preset(&self) -> Preset {
         Preset { settings: &[("prealloc", "none,posix_fallocate")], variants: &[] }
     }
@@ -167,7 +187,7 @@ impl Scenario for MmapFill {
     fn verdict(&self, cases: &[&Case]) -> Verdict {
         let figure = |fs: &str, prealloc: &str, name: &str| {
             let seed_way = [("order", "seed"), ("pretouch", "none"), ("prealloc", prealloc)];
-            verdict::median(&verdict::cases_of(cases, fs, &seed_way), name)
+            seeds::median(&seeds::cases_of(cases, fs, &seed_way), name)
         };
         let ext3 = |name| figure("ext3", "none", name);
         let (Some(extents), Some(perfection), Some(bytes)) = (ext3("extents"), ext3("perfection"), ext3("bytes")) else {
@@ -324,7 +344,7 @@ fn ensure_room(file: &File, path: &Path, size: u64) -> Result<()> {
 }
 
 impl Work for Fill {
-    fn run(&mut self, dir: &Path) -> Result<WorkOutcome> {
+    fn run(&mut self, dir: &Path, _ledger: &Ledger) -> Result<WorkOutcome> {
         let path = dir.join(FILE_NAME);
         // O_RDWR|O_CREAT as the seed, without O_TRUNC: ftruncate sets the
         // length next.
@@ -472,7 +492,7 @@ mod tests {
         ] {
             let dir = tempfile::tempdir().unwrap();
             let mut work = Fill { size: pages * page, order, pretouch, prealloc };
-            let outcome = work.run(dir.path()).unwrap();
+            let outcome = work.run(dir.path(), &crate::target::Ledger::for_tests()).unwrap();
             assert_eq!(outcome.figures.value("page_hits"), Some(0.0));
             assert!(outcome.figures.value("total_mbps").is_some());
             assert_eq!(outcome.figures.value("prealloc_emulated").is_some(), prealloc);

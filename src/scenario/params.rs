@@ -72,6 +72,26 @@ impl Params {
         }
     }
 
+    /// The parameters a case recorded, checked again against `specs`: how
+    /// work is built again from a record in another process. Every
+    /// declared parameter must be there, and nothing else.
+    pub fn from_json(specs: &[ParamSpec], map: &serde_json::Map<String, serde_json::Value>) -> Result<Params, String> {
+        if let Some(unknown) = map.keys().find(|k| !specs.iter().any(|s| s.name == k.as_str())) {
+            return Err(format!("no parameter `{unknown}`"));
+        }
+        let mut params = BTreeMap::new();
+        for spec in specs {
+            let text = match map.get(spec.name) {
+                Some(serde_json::Value::Number(n)) => n.to_string(),
+                Some(serde_json::Value::String(s)) => s.clone(),
+                Some(other) => return Err(format!("parameter `{}` is {other}, not a number or a word", spec.name)),
+                None => return Err(format!("parameter `{}` is missing", spec.name)),
+            };
+            params.insert(spec.name.to_string(), parse_value(spec, &text)?);
+        }
+        Ok(Params(params))
+    }
+
     /// As a JSON object, for the case record.
     pub fn to_json(&self) -> serde_json::Map<String, serde_json::Value> {
         match serde_json::to_value(self) {
@@ -180,6 +200,22 @@ mod tests {
             about: "",
         },
     ];
+
+    #[test]
+    fn params_read_back_from_a_record_as_they_were() {
+        let sets = ["size=3M".parse().unwrap(), "order=sequential".parse().unwrap()];
+        let params = expand(&SPECS, &sets, Scale::Small).unwrap().remove(0);
+        assert_eq!(Params::from_json(&SPECS, &params.to_json()).unwrap(), params);
+        let mut extra = params.to_json();
+        extra.insert("colour".into(), "blue".into());
+        assert_eq!(Params::from_json(&SPECS, &extra).unwrap_err(), "no parameter `colour`");
+        let mut short = params.to_json();
+        short.remove("order");
+        assert_eq!(Params::from_json(&SPECS, &short).unwrap_err(), "parameter `order` is missing");
+        let mut bad = params.to_json();
+        bad.insert("order".into(), "random".into());
+        assert!(Params::from_json(&SPECS, &bad).unwrap_err().contains("choose one of seed, sequential"));
+    }
 
     #[test]
     fn defaults_follow_the_scale_and_sets_make_a_matrix() {

@@ -15,9 +15,11 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::params::{ParamKind, ParamSpec, Params};
-use super::verdict::{self, Preset, Verdict};
-use super::{Case, Scenario, Work, WorkOutcome};
+use super::seeds::{self, Preset, Verdict};
+use super::{Case, Scenario, Seeded, Work, WorkOutcome};
 use crate::error::{Error, Result};
+use crate::record::{Better, FigureSpec, Kind};
+use crate::target::Ledger;
 use crate::sys::sync_range;
 
 /// The seed's package: which names exist before the upgrade, and the
@@ -56,12 +58,15 @@ const WRITE_BYTES: usize = 1024;
 #[derive(Debug)]
 pub struct ReplaceFiles;
 
+/// The figures it measures beyond the probes', declared once.
+const FIGURES: &[FigureSpec] = &[
+    FigureSpec::new("files_replaced", "count", Better::Higher, Kind::Exact)
+        .about("files renamed into place (existing and new)"),
+];
+
 impl Scenario for ReplaceFiles {
     fn name(&self) -> &'static str {
         "replace-files"
-    }
-    fn seed(&self) -> &'static str {
-        "002"
     }
     fn about(&self) -> &'static str {
         "replace a package's files the dpkg way; fsync storms vs batched writeback"
@@ -69,14 +74,23 @@ impl Scenario for ReplaceFiles {
     fn params(&self) -> &'static [ParamSpec] {
         &PARAMS
     }
-    fn own_figures(&self) -> &'static [(&'static str, &'static str)] {
-        &[("files_replaced", "files renamed into place (existing and new)")]
+    fn figures(&self) -> &'static [FigureSpec] {
+        FIGURES
+    }
+    fn seeded(&self) -> Option<&dyn Seeded> {
+        Some(self)
     }
     fn headline(&self) -> &'static [&'static str] {
         &["wall_s", "user_s", "sys_s", "journal_commits", "flushes"]
     }
     fn work(&self, params: &Params) -> Box<dyn Work> {
         Box::new(Replace { names: names(params.number("files") as usize), strategy: params.word("strategy").to_string() })
+    }
+}
+
+impl Seeded for ReplaceFiles {
+    fn seed(&self) -> &'static str {
+        "002"
     }
     fn preset(&self) -> Preset {
         Preset { settings: &[("strategy", "fsync-each,writeback-batch")], variants: &[] }
@@ -85,7 +99,7 @@ impl Scenario for ReplaceFiles {
     /// jbd2 commits. It still shows if fsync-each makes at least twice the
     /// commits of writeback-batch.
     fn verdict(&self, cases: &[&Case]) -> Verdict {
-        let commits = |strategy| verdict::median(&verdict::cases_of(cases, "ext4", &[("strategy", strategy)]), "journal_commits");
+        let commits = |strategy| seeds::median(&seeds::cases_of(cases, "ext4", &[("strategy", strategy)]), "journal_commits");
         match (commits("fsync-each"), commits("writeback-batch")) {
             (Some(each), Some(batch)) => Verdict {
                 scenario: self.name().into(),
@@ -167,7 +181,7 @@ impl Work for Replace {
         Ok(())
     }
 
-    fn run(&mut self, dir: &Path) -> Result<WorkOutcome> {
+    fn run(&mut self, dir: &Path, _ledger: &Ledger) -> Result<WorkOutcome> {
         let batch = self.strategy == "writeback-batch";
         for name in &self.names {
             write_file(&Self::new_name(dir, name), false, batch)?;
@@ -246,7 +260,7 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let mut work = Replace { names: names(20), strategy: strategy.to_string() };
             work.prepare(dir.path()).unwrap();
-            work.run(dir.path()).unwrap();
+            work.run(dir.path(), &crate::target::Ledger::for_tests()).unwrap();
             let mut left: Vec<String> =
                 std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
             left.sort();

@@ -213,6 +213,14 @@ impl Drop for Ledger {
 
 #[cfg(test)]
 impl Ledger {
+    /// A ledger of its own in a folder that is gone again, for unit tests
+    /// that run work directly: what the work records is released when the
+    /// ledger is dropped, as in a run.
+    pub fn for_tests() -> Ledger {
+        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").expect("a temporary folder");
+        Ledger::create(dir.path(), "unit-test").expect("a ledger in a fresh folder")
+    }
+
     /// Act as if the process died: unlock and forget, releasing nothing.
     fn abandon(self) {
         let mut inner = self.inner.lock().unwrap();

@@ -28,10 +28,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::params::{ParamKind, ParamSpec, Params};
-use super::verdict::{self, Preset, Verdict};
-use super::{Case, Scenario, Work, WorkOutcome};
+use super::seeds::{self, Preset, Verdict};
+use super::{Case, Scenario, Seeded, Work, WorkOutcome};
 use crate::error::{Error, Result};
-use crate::record::{Better, Figures, Kind};
+use crate::record::{Better, FigureSpec, Figures, Kind};
+use crate::target::Ledger;
 use crate::probe::timeline::TimelinePoint;
 use crate::sys::aligned::{ALIGN, AlignedBuf};
 use crate::sys::rusage::{self, Who};
@@ -87,12 +88,41 @@ const FILE_NAME: &str = "stream";
 #[derive(Debug)]
 pub struct DirectStream;
 
+/// The figures it measures beyond the probes', declared once.
+const FIGURES: &[FigureSpec] = &[
+    FigureSpec::new("bytes_written", "bytes", Better::Higher, Kind::Exact)
+        .about("bytes the loop wrote"),
+    FigureSpec::new("stream_mbps", "MB/s", Better::Higher, Kind::Timing).heading("MB/s")
+        .about("bytes written / loop seconds, MB/s (10^6 bytes)"),
+    FigureSpec::new("prepared_extents", "count", Better::Lower, Kind::Exact)
+        .about("overwrite: extents of the file laid down before the run"),
+    FigureSpec::new("drop_detected", "count", Better::Lower, Kind::Timing)
+        .about("1 if the device write rate fell over 40% below its median before and stayed there to the end (one interval excepted), else 0"),
+    FigureSpec::new("drop_at_s", "s", Better::Higher, Kind::Timing)
+        .about("seconds into the run where the drop began"),
+    FigureSpec::new("drop_depth", "ratio", Better::Higher, Kind::Timing)
+        .about("median write rate after the drop over the median before"),
+    FigureSpec::new("mbps_before", "MB/s", Better::Higher, Kind::Timing)
+        .about("median device write rate before the drop, MB/s"),
+    FigureSpec::new("mbps_after", "MB/s", Better::Higher, Kind::Timing)
+        .about("median device write rate from the drop to the end, MB/s"),
+    FigureSpec::new("sys_pct_before", "%", Better::Lower, Kind::Timing)
+        .about("system-wide system CPU before the drop, % of all CPUs"),
+    FigureSpec::new("sys_pct_after", "%", Better::Lower, Kind::Timing)
+        .about("system-wide system CPU after the drop, % of all CPUs"),
+    FigureSpec::new("iowait_pct_before", "%", Better::Lower, Kind::Timing)
+        .about("system-wide iowait before the drop, % of all CPUs"),
+    FigureSpec::new("iowait_pct_after", "%", Better::Lower, Kind::Timing)
+        .about("system-wide iowait after the drop, % of all CPUs"),
+    FigureSpec::new("proc_sys_pct_before", "%", Better::Lower, Kind::Timing)
+        .about("the loop's own system CPU before the drop, % of one CPU"),
+    FigureSpec::new("proc_sys_pct_after", "%", Better::Lower, Kind::Timing)
+        .about("the loop's own system CPU after the drop, % of one CPU"),
+];
+
 impl Scenario for DirectStream {
     fn name(&self) -> &'static str {
         "direct-stream"
-    }
-    fn seed(&self) -> &'static str {
-        "004"
     }
     fn about(&self) -> &'static str {
         "stream O_DIRECT writes of 512 KiB from /dev/zero; does throughput drop and stay down?"
@@ -100,23 +130,11 @@ impl Scenario for DirectStream {
     fn params(&self) -> &'static [ParamSpec] {
         &PARAMS
     }
-    fn own_figures(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("bytes_written", "bytes the loop wrote"),
-            ("stream_mbps", "bytes written / loop seconds, MB/s (10^6 bytes)"),
-            ("prepared_extents", "overwrite: extents of the file laid down before the run"),
-            ("drop_detected", "1 if the device write rate fell over 40% below its median before and stayed there to the end (one interval excepted), else 0"),
-            ("drop_at_s", "seconds into the run where the drop began"),
-            ("drop_depth", "median write rate after the drop over the median before"),
-            ("mbps_before", "median device write rate before the drop, MB/s"),
-            ("mbps_after", "median device write rate from the drop to the end, MB/s"),
-            ("sys_pct_before", "system-wide system CPU before the drop, % of all CPUs"),
-            ("sys_pct_after", "system-wide system CPU after the drop, % of all CPUs"),
-            ("iowait_pct_before", "system-wide iowait before the drop, % of all CPUs"),
-            ("iowait_pct_after", "system-wide iowait after the drop, % of all CPUs"),
-            ("proc_sys_pct_before", "the loop's own system CPU before the drop, % of one CPU"),
-            ("proc_sys_pct_after", "the loop's own system CPU after the drop, % of one CPU"),
-        ]
+    fn figures(&self) -> &'static [FigureSpec] {
+        FIGURES
+    }
+    fn seeded(&self) -> Option<&dyn Seeded> {
+        Some(self)
     }
     fn headline(&self) -> &'static [&'static str] {
         &["stream_mbps", "bytes_written", "sys_s", "drop_detected", "drop_at_s", "drop_depth", "proc_sys_pct_after"]
@@ -162,6 +180,12 @@ impl Scenario for DirectStream {
             prepared_extents: None,
             marks: Vec::new(),
         })
+    }
+}
+
+impl Seeded for DirectStream {
+    fn seed(&self) -> &'static str {
+        "004"
     }
     /// A byte limit rather than the small scale's time limit, so what is
     /// written — and so the file's layout — is the same on every run: 8 GiB
@@ -296,7 +320,7 @@ impl Work for Stream {
         Ok(())
     }
 
-    fn run(&mut self, dir: &Path) -> Result<WorkOutcome> {
+    fn run(&mut self, dir: &Path, _ledger: &Ledger) -> Result<WorkOutcome> {
         let path = Self::path(dir);
         let mut out = open(&path, !self.overwrite)?;
         let started = Instant::now();
@@ -425,29 +449,29 @@ const SYS_RISE: f64 = 1.25;
 /// with rising CPU needs xfs, which must then have none.
 fn judge(name: &'static str, seed: &'static str, cases: &[&Case]) -> Verdict {
     let new = [("file", "new")];
-    let ext3 = verdict::cases_of(cases, "ext3", &new);
-    let xfs = verdict::cases_of(cases, "xfs", &new);
+    let ext3 = seeds::cases_of(cases, "ext3", &new);
+    let xfs = seeds::cases_of(cases, "xfs", &new);
     let why_missing = |cs: &[&Case], fs: &str| {
         let reason = cs.iter().find_map(|c| c.figures.get("drop_detected").and_then(|f| f.missing.clone()));
         format!("no drop judgement on {fs}: {}", reason.unwrap_or_else(|| "no successful file=new case".into()))
     };
-    let mbps = |cs: &[&Case]| verdict::median(cs, "stream_mbps").map_or("?".into(), |v| format!("{v:.0}"));
+    let mbps = |cs: &[&Case]| seeds::median(cs, "stream_mbps").map_or("?".into(), |v| format!("{v:.0}"));
     let rule = "(drop: a fall of over 40% below the median before, lasting to the end, one interval excepted)";
     let decided = |shows: bool, evidence: String| Verdict { scenario: name.into(), seed: seed.into(), shows: Some(shows), evidence };
 
-    let Some(ext3_drop) = verdict::median(&ext3, "drop_detected") else {
+    let Some(ext3_drop) = seeds::median(&ext3, "drop_detected") else {
         return Verdict::unknown(name, seed, why_missing(&ext3, "ext3"));
     };
     if ext3_drop < 0.5 {
-        let xfs_text = match verdict::median(&xfs, "drop_detected") {
+        let xfs_text = match seeds::median(&xfs, "drop_detected") {
             Some(x) => format!("xfs: drop_detected={}, {} MB/s", u8::from(x >= 0.5), mbps(&xfs)),
             None => "xfs not judged".into(),
         };
         return decided(false, format!("ext3: drop_detected=0, {} MB/s; {xfs_text} {rule}", mbps(&ext3)));
     }
-    let fig = |n: &str| verdict::median(&ext3, n).map_or("?".into(), |v| format!("{v:.2}"));
-    let sys_before = verdict::median(&ext3, "proc_sys_pct_before");
-    let sys_after = verdict::median(&ext3, "proc_sys_pct_after");
+    let fig = |n: &str| seeds::median(&ext3, n).map_or("?".into(), |v| format!("{v:.2}"));
+    let sys_before = seeds::median(&ext3, "proc_sys_pct_before");
+    let sys_after = seeds::median(&ext3, "proc_sys_pct_after");
     let sys_rises = matches!((sys_before, sys_after), (Some(b), Some(a)) if a >= SYS_RISE * b);
     let ext3_text = format!(
         "ext3: drop_detected=1 at {} s, drop_depth {}, the loop's system CPU {} -> {} % of a CPU ({})",
@@ -460,7 +484,7 @@ fn judge(name: &'static str, seed: &'static str, cases: &[&Case]) -> Verdict {
     if !sys_rises {
         return decided(false, format!("{ext3_text} {rule}"));
     }
-    let Some(xfs_drop) = verdict::median(&xfs, "drop_detected") else {
+    let Some(xfs_drop) = seeds::median(&xfs, "drop_detected") else {
         return Verdict::unknown(name, seed, format!("{ext3_text}; {}", why_missing(&xfs, "xfs")));
     };
     let xfs_drops = xfs_drop >= 0.5;
@@ -505,7 +529,7 @@ mod tests {
         let mut work = s.work(&p);
         assert_eq!(work.space_needed(), 10 * 64 * 1024);
         work.prepare(dir.path()).unwrap();
-        let out = work.run(dir.path()).unwrap();
+        let out = work.run(dir.path(), &crate::target::Ledger::for_tests()).unwrap();
         assert_eq!(out.figures.value("bytes_written"), Some(655_360.0));
         assert!(out.figures.value("stream_mbps").unwrap() > 0.0);
         assert_eq!(out.figures.get("prepared_extents"), None);
@@ -517,7 +541,7 @@ mod tests {
         over.prepare(dir.path()).unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 4 * 65_536);
         std::fs::write(&path, vec![7u8; 8 * 65_536]).unwrap();
-        let out = over.run(dir.path()).unwrap();
+        let out = over.run(dir.path(), &crate::target::Ledger::for_tests()).unwrap();
         assert_eq!(out.figures.value("bytes_written"), Some(4.0 * 65_536.0));
         assert!(out.figures.value("prepared_extents").is_some());
         let data = std::fs::read(&path).unwrap();
@@ -530,7 +554,7 @@ mod tests {
         let dir = tempfile::tempdir_in("/var/tmp").unwrap();
         let mut work = stream(4096, u64::MAX, 1, false);
         let started = Instant::now();
-        let out = work.run(dir.path()).unwrap();
+        let out = work.run(dir.path(), &crate::target::Ledger::for_tests()).unwrap();
         let took = started.elapsed().as_secs_f64();
         assert!((1.0..3.0).contains(&took), "{took}");
         let written = out.figures.value("bytes_written").unwrap();

@@ -47,10 +47,11 @@ use std::time::Instant;
 use rustix::fs::{Mode, OFlags};
 
 use super::params::{ParamKind, ParamSpec, Params};
-use super::verdict::{self, Preset, Variant, Verdict};
-use super::{Case, Scenario, Work, WorkOutcome};
+use super::seeds::{self, Preset, Variant, Verdict};
+use super::{Case, Scenario, Seeded, Work, WorkOutcome};
 use crate::error::{Error, Result};
-use crate::record::{Better, Figures, Kind};
+use crate::record::{Better, FigureSpec, Figures, Kind};
+use crate::target::Ledger;
 use crate::probe::timeline::TimelinePoint;
 use crate::target::FsType;
 use copy::{From, RECORD_BYTES, copy, warm};
@@ -94,12 +95,29 @@ const TOP: &CStr = c"srcs";
 #[derive(Debug)]
 pub struct TreeCopy;
 
+/// The figures it measures beyond the probes', declared once.
+const FIGURES: &[FigureSpec] = &[
+    FigureSpec::new("copy_s", "s", Better::Lower, Kind::Timing).heading("copy s")
+        .about("seconds to copy the tree and sync it (the seed's untar real time)"),
+    FigureSpec::new("files_copied", "count", Better::Higher, Kind::Exact)
+        .about("regular files copied"),
+    FigureSpec::new("dirs", "count", Better::Higher, Kind::Exact)
+        .about("directories made, the top one included"),
+    FigureSpec::new("symlinks", "count", Better::Higher, Kind::Exact)
+        .about("symlinks made"),
+    FigureSpec::new("source_bytes", "bytes", Better::Higher, Kind::Exact)
+        .about("bytes of file data copied"),
+    FigureSpec::new("read_order_contiguous", "ratio", Better::Higher, Kind::Timing)
+        .about("of consecutive files in tar order, the share that start where the previous ended"),
+    FigureSpec::new("read_order_gap_bytes", "bytes", Better::Lower, Kind::Timing)
+        .about("device distance between consecutive files in tar order, summed"),
+    FigureSpec::new("read_order_seek_bytes", "bytes", Better::Lower, Kind::Timing)
+        .about("device distance a reader in tar order travels: the gaps and every jump in a file"),
+];
+
 impl Scenario for TreeCopy {
     fn name(&self) -> &'static str {
         "tree-copy"
-    }
-    fn seed(&self) -> &'static str {
-        "001"
     }
     fn about(&self) -> &'static str {
         "copy a source tree like tar x onto a fresh fs, remount, read it back in tar order"
@@ -107,23 +125,11 @@ impl Scenario for TreeCopy {
     fn params(&self) -> &'static [ParamSpec] {
         &PARAMS
     }
-    fn own_figures(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("copy_s", "seconds to copy the tree and sync it (the seed's untar real time)"),
-            ("files_copied", "regular files copied"),
-            ("dirs", "directories made, the top one included"),
-            ("symlinks", "symlinks made"),
-            ("source_bytes", "bytes of file data copied"),
-            (
-                "read_order_contiguous",
-                "of consecutive files in tar order, the share that start where the previous ended",
-            ),
-            ("read_order_gap_bytes", "device distance between consecutive files in tar order, summed"),
-            (
-                "read_order_seek_bytes",
-                "device distance a reader in tar order travels: the gaps and every jump in a file",
-            ),
-        ]
+    fn figures(&self) -> &'static [FigureSpec] {
+        FIGURES
+    }
+    fn seeded(&self) -> Option<&dyn Seeded> {
+        Some(self)
     }
     fn headline(&self) -> &'static [&'static str] {
         &[
@@ -148,6 +154,12 @@ impl Scenario for TreeCopy {
             dir => TreeCopyWork::from_dir(PathBuf::from(dir)),
         })
     }
+}
+
+impl Seeded for TreeCopy {
+    fn seed(&self) -> &'static str {
+        "001"
+    }
     fn preset(&self) -> Preset {
         Preset {
             settings: &[],
@@ -160,7 +172,7 @@ impl Scenario for TreeCopy {
     /// file's blocks do not follow their predecessor (layout score under
     /// 0.5) and the read-back needs at least twice ext4's I/Os per MiB.
     fn verdict(&self, cases: &[&Case]) -> Verdict {
-        let figure = |fs, name| verdict::median(&verdict::cases_of(cases, fs, &[]), name);
+        let figure = |fs, name| seeds::median(&seeds::cases_of(cases, fs, &[]), name);
         let Some(ext4_ios) = figure("ext4", "cold_read_ios_per_mib") else {
             return Verdict::unknown(self.name(), self.seed(), "no ext4 read-back I/O count to compare with");
         };
@@ -291,7 +303,7 @@ impl Work for TreeCopyWork {
         Ok(())
     }
 
-    fn run(&mut self, dir: &Path) -> Result<WorkOutcome> {
+    fn run(&mut self, dir: &Path, _ledger: &Ledger) -> Result<WorkOutcome> {
         let started = Instant::now();
         let root = open_dir(dir)?;
         let top_path = dir.join("srcs");
@@ -413,7 +425,7 @@ mod tests {
 
     fn run_work(work: &mut TreeCopyWork, dir: &Path) -> Figures {
         work.prepare(dir).unwrap();
-        let mut figures = work.run(dir).unwrap().figures;
+        let mut figures = work.run(dir, &crate::target::Ledger::for_tests()).unwrap().figures;
         work.review(&[], &mut figures);
         figures
     }

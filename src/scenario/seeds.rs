@@ -8,7 +8,7 @@
 
 pub use crate::record::Verdict;
 
-use super::Case;
+use crate::record::Case;
 use crate::target::FsType;
 
 /// The comparison a seed made, as the preset runs it.
@@ -41,7 +41,7 @@ pub fn cases_of<'a>(cases: &[&'a Case], fs: &str, params: &[(&str, &str)]) -> Ve
     cases
         .iter()
         .copied()
-        .filter(|c| c.fs == fs && c.status == super::Status::Ok)
+        .filter(|c| c.fs == fs && c.status == crate::record::Status::Ok)
         .filter(|c| params.iter().all(|(k, v)| c.params.get(*k).is_some_and(|p| value_is(p, v))))
         .collect()
 }

@@ -4,29 +4,27 @@
 use std::path::Path;
 use std::process::Command;
 
-pub use crate::record::{Disk, Environment};
+use crate::record::{Disk, Environment};
 
-impl Environment {
-    /// Read the environment; `scratch` is where images live (its disk is
-    /// described).
-    pub fn read(scratch: &Path) -> Environment {
-        let uname = rustix::system::uname();
-        let mut tools = serde_json::Map::new();
-        for (program, flag) in [("mke2fs", "-V"), ("mkfs.xfs", "-V"), ("mkfs.btrfs", "--version")] {
-            if let Some(version) = tool_version(program, flag) {
-                tools.insert(program.to_string(), version.into());
-            }
+/// Read the environment; `scratch` is where images live (its disk is
+/// described).
+pub fn read_environment(scratch: &Path) -> Environment {
+    let uname = rustix::system::uname();
+    let mut tools = serde_json::Map::new();
+    for (program, flag) in [("mke2fs", "-V"), ("mkfs.xfs", "-V"), ("mkfs.btrfs", "--version")] {
+        if let Some(version) = tool_version(program, flag) {
+            tools.insert(program.to_string(), version.into());
         }
-        Environment {
-            fslab_version: env!("CARGO_PKG_VERSION").to_string(),
-            kernel: uname.release().to_string_lossy().into_owned(),
-            machine: uname.machine().to_string_lossy().into_owned(),
-            cpu: cpu_model(),
-            cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
-            memory_bytes: memory_bytes(),
-            tools,
-            disk: disk_under(scratch),
-        }
+    }
+    Environment {
+        fslab_version: env!("CARGO_PKG_VERSION").to_string(),
+        kernel: uname.release().to_string_lossy().into_owned(),
+        machine: uname.machine().to_string_lossy().into_owned(),
+        cpu: cpu_model(),
+        cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        memory_bytes: memory_bytes(),
+        tools,
+        disk: disk_under(scratch),
     }
 }
 

@@ -6,13 +6,12 @@
 //! is said once on stderr, the run goes on and prints its results, and
 //! the exit code says that not everything was kept.
 
-use super::TargetArgs;
 use crate::error::{Error, Result};
 use crate::record::{Case, RunRecord, Verdict};
 use crate::store::Store;
 
 /// The store side of one run.
-pub(super) struct Keeper {
+pub struct Keeper {
     store: Option<Store>,
     run_id: String,
     next: usize,
@@ -20,15 +19,19 @@ pub(super) struct Keeper {
 }
 
 impl Keeper {
-    /// Open the store the arguments name (none with `--no-store`), before
-    /// anything is made, so a bad store is an error that costs nothing.
-    pub(super) fn open(args: &TargetArgs) -> Result<Keeper> {
-        let store = if args.no_store { None } else { Some(Store::open(&args.store.location)?) };
+    /// Open the store at `location` (none for `None`: `--no-store`),
+    /// before anything is made, so a bad store is an error that costs
+    /// nothing.
+    pub fn open(location: Option<&str>) -> Result<Keeper> {
+        let store = match location {
+            Some(location) => Some(Store::open(location)?),
+            None => None,
+        };
         Ok(Keeper { store, run_id: String::new(), next: 0, broken: None })
     }
 
     /// Record the run's start; `header` has no cases yet.
-    pub(super) fn begin(&mut self, header: &RunRecord) -> Result<()> {
+    pub fn begin(&mut self, header: &RunRecord) -> Result<()> {
         self.run_id = header.id.clone();
         match self.store.as_mut() {
             Some(store) => store.begin_run(header),
@@ -37,7 +40,7 @@ impl Keeper {
     }
 
     /// Store a finished case.
-    pub(super) fn keep(&mut self, case: &Case) {
+    pub fn keep(&mut self, case: &Case) {
         let ordinal = self.next;
         self.next += 1;
         if self.broken.is_some() {
@@ -53,7 +56,7 @@ impl Keeper {
 
     /// Mark the run finished. Returns where it was stored, or the error
     /// that kept it from being stored whole.
-    pub(super) fn finish(mut self, complete: bool, verdicts: &[Verdict]) -> std::result::Result<Option<String>, Error> {
+    pub fn finish(mut self, complete: bool, verdicts: &[Verdict]) -> std::result::Result<Option<String>, Error> {
         let Some(store) = self.store.as_mut() else { return Ok(None) };
         if let Some(why) = self.broken.take() {
             return Err(Error::failed(format!("run {} is only partly stored in {}: {why}", self.run_id, store.location())));

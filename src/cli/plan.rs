@@ -1,0 +1,72 @@
+//! Turning the target flags into a [`Plan`]: file systems, device or
+//! folder, mkfs and mount options, sysctls, the sampling interval. Every
+//! contradiction is refused here, with the flag named, before anything is
+//! made.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::TargetArgs;
+use crate::error::{Error, Result};
+use crate::harness::Plan;
+use crate::target::{self, Device, Dir, Scratch, TargetOptions, TargetSpec};
+
+/// Turn the arguments into a plan, refusing contradictions with the flag
+/// named.
+pub fn plan(args: &TargetArgs, cold_read: bool) -> Result<Plan> {
+    let mut target_options = TargetOptions {
+        scratch: args.scratch.clone(),
+        size_bytes: args.size,
+        ..Default::default()
+    };
+    for (fs, value) in &args.mkfs_opt {
+        let words = shell_words::split(value)
+            .map_err(|e| Error::usage(format!("--mkfs-opt {fs}={value}: {e} (quote as in a shell)")))?;
+        target_options.mkfs_args.entry(*fs).or_default().extend(words);
+    }
+    for (fs, value) in &args.mount_opt {
+        let opts = target_options.mount_opts.entry(*fs).or_default();
+        if !opts.is_empty() {
+            opts.push(',');
+        }
+        opts.push_str(value);
+    }
+    let fs_list = if args.fs.is_empty() && args.dir.is_none() && args.device.is_none() {
+        target::fs_type::ALL.to_vec()
+    } else {
+        args.fs.clone()
+    };
+    let targets: Vec<TargetSpec> = match (&args.dir, &args.device) {
+        (Some(dir), None) => vec![Arc::new(Dir { path: dir.clone() })],
+        (None, Some(device)) => {
+            let named = args.destroy_data_on.as_ref();
+            let same = named.is_some_and(|n| {
+                std::fs::canonicalize(n).ok().zip(std::fs::canonicalize(device).ok()).is_some_and(|(a, b)| a == b)
+            });
+            if !same {
+                return Err(Error::usage(format!(
+                    "--device {} would be formatted: name the same device with --destroy-data-on {} to agree",
+                    device.display(),
+                    device.display()
+                )));
+            }
+            if fs_list.is_empty() {
+                return Err(Error::usage("--device needs --fs to say what to make on it"));
+            }
+            fs_list.iter().map(|fs| Arc::new(Device { fs: *fs, device: device.clone() }) as TargetSpec).collect()
+        }
+        (None, None) => fs_list.iter().map(|fs| Arc::new(Scratch::new(*fs)) as TargetSpec).collect(),
+        (Some(_), Some(_)) => unreachable!("clap keeps --dir and --device apart"),
+    };
+    if args.interval <= 0.0 || !args.interval.is_finite() {
+        return Err(Error::usage(format!("--interval {}: give a positive number of seconds", args.interval)));
+    }
+    Ok(Plan {
+        targets,
+        target_options,
+        sysctls: args.sysctl.clone(),
+        interval: Duration::from_secs_f64(args.interval),
+        cold_read,
+    })
+}
+

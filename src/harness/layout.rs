@@ -1,0 +1,100 @@
+//! The layout a case's work left: the `frag` walk's totals over the work
+//! folder as figures, and the extent maps of its most fragmented files to
+//! keep with the case.
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::layout::tree::{self, TreeOptions};
+use crate::record::{Better, FigureSpec, Figures, KEPT_MAPS, KEPT_RECORDS, KeptMap, Kind};
+
+/// The layout figures, declared once.
+pub const FIGURES: &[FigureSpec] = &[
+    FigureSpec::new("files", "count", Better::Lower, Kind::Exact).about("regular files the work left"),
+    FigureSpec::new("bytes", "bytes", Better::Lower, Kind::Exact).about("their bytes"),
+    FigureSpec::new("extents", "count", Better::Lower, Kind::Exact)
+        .about("extents as filefrag counts them, summed over the files"),
+    FigureSpec::new("records", "count", Better::Lower, Kind::Exact).about("FIEMAP records (xfs_bmap's rows)"),
+    FigureSpec::new("perfection", "count", Better::Lower, Kind::Exact)
+        .heading("perfect")
+        .about("the fewest extents the files could have on this file system"),
+    FigureSpec::new("fragmented_files", "count", Better::Lower, Kind::Exact)
+        .about("files with more extents than perfection"),
+    FigureSpec::new("layout_score", "ratio", Better::Higher, Kind::Exact)
+        .heading("score")
+        .about("share of blocks right after their logical predecessor, by bytes (1 is perfect)"),
+    // Where one file lands after another depends on which CPU wrote it
+    // (ext4's and xfs's per-CPU allocation groups), so the gaps between
+    // files are timings, not exact figures: they vary run to run.
+    FigureSpec::new("next_file_contiguous", "ratio", Better::Higher, Kind::Timing)
+        .about("share of files that start right where the previous file in their directory ended"),
+    FigureSpec::new("next_file_seek_bytes", "bytes", Better::Lower, Kind::Timing)
+        .about("distance from each file's end to the next file's start, summed"),
+];
+
+fn spec(name: &str) -> &'static FigureSpec {
+    FIGURES.iter().find(|f| f.name == name).expect("declared above")
+}
+
+/// Layout of everything under `dir`: the `frag` walk's totals as figures,
+/// and the maps of its most fragmented files to keep.
+pub(super) fn add_layout_figures(dir: &Path, figures: &mut Figures) -> Result<Vec<KeptMap>> {
+    let options = TreeOptions { threads: 2, top: KEPT_MAPS, largest: KEPT_MAPS, cross_mounts: false };
+    let report = tree::scan(&[dir.to_path_buf()], &options).map_err(|e| Error::io(dir, "map the layout", e))?;
+    let s = &report.summary;
+    let mut put = |name: &str, value: Option<f64>, why: &str| figures.put(spec(name), value, why);
+    put("files", Some(s.files as f64), "");
+    put("bytes", Some(s.bytes as f64), "");
+    put("extents", Some(s.extents as f64), "");
+    put("records", Some(s.records as f64), "");
+    let perfection = (s.perfection_unknown_files == 0).then_some(s.perfection_extents as f64);
+    put("perfection", perfection, "perfection unknown for some files");
+    put("fragmented_files", Some(s.fragmented_files as f64), "");
+    put("layout_score", s.layout_score_bytes, "no file with data");
+    let why = "no two files with data in one directory";
+    put("next_file_contiguous", s.next_file_contiguous, why);
+    let seek = (s.next_file_pairs > 0).then_some(s.next_file_seek_bytes as f64);
+    put("next_file_seek_bytes", seek, why);
+    if s.errors > 0 {
+        let first = report.errors.first().map(|e| format!("{}: {}", e.path, e.error)).unwrap_or_default();
+        return Err(Error::failed(format!("{} files could not be mapped; first: {first}", s.errors)));
+    }
+    // The most fragmented files first; when fewer are fragmented, the
+    // largest of the rest, so a run that left one contiguous file still
+    // shows where it went.
+    let mut keep: Vec<&str> = report.worst.iter().map(|w| w.path.as_str()).collect();
+    for large in &report.largest {
+        if keep.len() < KEPT_MAPS && !keep.contains(&large.path.as_str()) {
+            keep.push(&large.path);
+        }
+    }
+    keep.iter().map(|path| keep_map(dir, Path::new(path))).collect()
+}
+
+/// Read the extent map of `path` (one of the files under `dir`) to keep.
+fn keep_map(dir: &Path, path: &Path) -> Result<KeptMap> {
+    let (file, meta) = crate::layout::open_regular(path)?;
+    let fs = crate::layout::FsInfo::probe(&file).map_err(|e| Error::io(path, "statfs", e))?;
+    let mut buffer = crate::sys::fiemap::FiemapBuffer::new(crate::layout::extent_map::DEFAULT_BATCH);
+    let mut extent_list = Vec::new();
+    let mut truncated = false;
+    let acc = crate::layout::map_open_file(&file, fs.block_size, &mut buffer, false, |e, _| {
+        if extent_list.len() < KEPT_RECORDS {
+            extent_list.push(*e);
+        } else {
+            truncated = true;
+        }
+        Ok(())
+    })
+    .map_err(|e| Error::io(path, "FIEMAP", e))?;
+    let figures = acc.finish(meta.len());
+    Ok(KeptMap {
+        path: path.strip_prefix(dir).unwrap_or(path).display().to_string(),
+        size: meta.len(),
+        block_size: fs.block_size,
+        device_bytes: fs.total_bytes,
+        extents: figures.extents,
+        truncated,
+        extent_list,
+    })
+}

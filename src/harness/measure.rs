@@ -1,0 +1,260 @@
+//! One case, measured: make the target, prepare the work, start every
+//! probe, run the work through the lab's runner, sync, stop the probes,
+//! read back cold if asked, map the layout, release — and hand back a
+//! [`Case`] whatever happened, so one failing target never stops the
+//! others.
+//!
+//! What is timed: the probes whose window is the work alone (wall, user
+//! and system seconds) cover the work; the others also cover one `syncfs`
+//! after it, so that data the work left dirty is counted as written by it
+//! (its cost is reported as `sync_s`).
+
+use std::path::Path;
+
+use super::Lab;
+use super::layout::add_layout_figures;
+use crate::error::{Error, Result};
+use crate::probe::blockstat::BlockDevice;
+use crate::probe::cold::{self, ColdMethod};
+use crate::probe::{PROBES, ProbeCtx, Reading, Window};
+use crate::record::{Better, Case, FigureSpec, Kind, Status};
+use crate::runner::WorkSpec;
+use crate::scenario::Work;
+use crate::target::{Made, TargetOptions, TargetSpec};
+
+/// The cost of the `syncfs` after the work, declared once.
+pub const SYNC_FIGURE: FigureSpec = FigureSpec::new("sync_s", "s", Better::Lower, Kind::Timing)
+    .heading("sync s")
+    .about("time of the syncfs after the work, which writes what it left dirty");
+
+/// The phases [`Lab::measure`] reports to a progress display.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Making the target (image, mkfs, mount).
+    Make,
+    /// Running the work.
+    Work,
+    /// Reading back with a cold cache.
+    ColdRead,
+    /// Mapping the layout.
+    Layout,
+    /// Releasing the target.
+    Release,
+}
+
+impl Phase {
+    /// A word for progress lines.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Make => "making",
+            Phase::Work => "running",
+            Phase::ColdRead => "cold read",
+            Phase::Layout => "mapping layout",
+            Phase::Release => "releasing",
+        }
+    }
+}
+
+impl Lab {
+    /// Make `spec`, run `work` (built from `job`) in it with every probe
+    /// around, read back and map, release. Never fails: failures are the
+    /// case's status.
+    pub fn measure(
+        &self,
+        spec: &TargetSpec,
+        job: &WorkSpec,
+        repeat: u32,
+        progress: &dyn Fn(Phase),
+        work: &mut dyn Work,
+    ) -> Case {
+        let mut case = Case::new(&job.scenario, &spec.label(), job.params.clone(), repeat);
+        progress(Phase::Make);
+        let options = self.options_for(&*work);
+        let made = crate::interrupt::check().and_then(|()| spec.make(self.ledger(), &options, &self.id));
+        let mut target = match made {
+            Ok(t) => t,
+            Err(e) => {
+                case.status = Status::Failed;
+                case.error = Some(e.to_string());
+                return case;
+            }
+        };
+        case.target = target.record();
+        if let Err(e) = self.measure_on(target.as_mut(), job, &mut case, progress, work) {
+            case.status = Status::Failed;
+            case.error = Some(e.to_string());
+        }
+        progress(Phase::Release);
+        if let Err(e) = target.release() {
+            case.status = Status::Failed;
+            case.error.get_or_insert_with(|| format!("releasing the target: {e}"));
+        }
+        case
+    }
+
+    /// The target options for `work`: the plan's, with an image large
+    /// enough for what the work writes when the user gave no `--size`.
+    fn options_for(&self, work: &dyn Work) -> TargetOptions {
+        let mut options = self.plan.target_options.clone();
+        if options.size_bytes.is_none() {
+            options.size_bytes = Some(image_size_for(work.space_needed()));
+        }
+        options
+    }
+
+    fn measure_on(
+        &self,
+        target: &mut dyn Made,
+        job: &WorkSpec,
+        case: &mut Case,
+        progress: &dyn Fn(Phase),
+        work: &mut dyn Work,
+    ) -> Result<()> {
+        crate::interrupt::check()?;
+        let devices = Devices::of(target);
+        let dir = target.work_dir().to_path_buf();
+        work.prepare(&dir)?;
+        // Whatever mkfs and mount left in flight is not the work's.
+        sync_fs(&dir);
+
+        progress(Phase::Work);
+        let n = self.cases_started.get() + 1;
+        self.cases_started.set(n);
+        let case_id = format!("{}-{n}", self.id);
+        let fs_type = target.fs_type().to_string();
+        let ctx = ProbeCtx {
+            ledger: self.ledger(),
+            case_id: &case_id,
+            fs_type: &fs_type,
+            caps: target.caps(),
+            scratch: devices.scratch.as_ref(),
+            backing: devices.backing.as_ref(),
+            tracefs: self.tracefs.as_deref().map_err(|why| *why),
+            interval: self.plan.interval,
+        };
+        // The probes of the work alone start last and stop first.
+        let order: Vec<usize> = (0..PROBES.len())
+            .filter(|&i| PROBES[i].window() == Window::WorkAndSync)
+            .chain((0..PROBES.len()).filter(|&i| PROBES[i].window() == Window::Work))
+            .collect();
+        let mut running: Vec<_> = order.iter().map(|&i| (i, PROBES[i].start(&ctx))).collect();
+        let outcome = self.runner.run(job, work, &dir, self.ledger());
+        let mut readings: Vec<Option<Reading>> = (0..PROBES.len()).map(|_| None).collect();
+        while running.last().is_some_and(|(i, _)| PROBES[*i].window() == Window::Work) {
+            let (i, probe) = running.pop().expect("checked");
+            readings[i] = Some(probe.stop());
+        }
+        let sync_started = std::time::Instant::now();
+        sync_fs(&dir);
+        let sync_s = sync_started.elapsed().as_secs_f64();
+        while let Some((i, probe)) = running.pop() {
+            readings[i] = Some(probe.stop());
+        }
+        let outcome = outcome?;
+
+        // Figures in the probes' order, the sync's cost after the work's
+        // own time.
+        let figures = &mut case.figures;
+        let last_of_work = PROBES.iter().rposition(|p| p.window() == Window::Work);
+        if last_of_work.is_none() {
+            figures.put(&SYNC_FIGURE, Some(sync_s), "");
+        }
+        let mut timeline = Vec::new();
+        for (i, reading) in readings.into_iter().enumerate() {
+            let reading = reading.expect("every probe was stopped");
+            figures.extend(reading.figures);
+            if Some(i) == last_of_work {
+                figures.put(&SYNC_FIGURE, Some(sync_s), "");
+            }
+            timeline.extend(reading.timeline.unwrap_or_default());
+        }
+        case.command = outcome.command;
+        figures.extend(outcome.figures);
+        work.review(&timeline, figures);
+        case.timeline = timeline;
+        if let Some(failure) = outcome.failure {
+            case.status = Status::Failed;
+            case.error = Some(failure);
+        }
+
+        if self.plan.cold_read || work.wants_cold_read() {
+            crate::interrupt::check()?;
+            progress(Phase::ColdRead);
+            let method = make_cold(target)?;
+            case.target.cold_method = Some(method.as_str().to_string());
+            let before = devices.scratch.as_ref().and_then(|d| d.read().ok());
+            let read_back = cold::read_tree(&dir, work.cold_read_bytes())?;
+            let after = devices.scratch.as_ref().and_then(|d| d.read().ok());
+            let read_ios = before.zip(after).map(|(b, a)| a.since(&b).read_ios);
+            cold::add_figures(&read_back, method, read_ios, figures);
+        }
+
+        crate::interrupt::check()?;
+        progress(Phase::Layout);
+        case.maps = add_layout_figures(&dir, figures)?;
+        Ok(())
+    }
+}
+
+/// The scratch device and the disk under it (the image's, or the folder's).
+struct Devices {
+    scratch: Option<BlockDevice>,
+    backing: Option<BlockDevice>,
+}
+
+impl Devices {
+    fn of(target: &dyn Made) -> Devices {
+        if !target.caps().block_stats {
+            return Devices { scratch: None, backing: None };
+        }
+        let scratch = match target.device() {
+            Some(device) => device.file_name().and_then(|n| BlockDevice::from_name(&n.to_string_lossy()).ok()),
+            None => BlockDevice::holding(target.work_dir()).ok().flatten(),
+        };
+        let backing =
+            target.backing_path().and_then(|p| BlockDevice::holding(p).ok().flatten()).map(|d| d.whole_disk());
+        Devices { scratch, backing }
+    }
+}
+
+/// An image size for work that writes `needed` bytes: the default, or
+/// room for the data plus a quarter and 256 MiB for metadata and journal,
+/// in whole MiB.
+fn image_size_for(needed: u64) -> u64 {
+    let wanted = needed + needed / 4 + (256 << 20);
+    crate::target::DEFAULT_SIZE_BYTES.max(wanted.div_ceil(1 << 20) << 20)
+}
+
+/// Empty the cache the right way for this target.
+fn make_cold(target: &mut dyn Made) -> Result<ColdMethod> {
+    if target.caps().remount {
+        target.remount()?;
+        Ok(ColdMethod::Remount)
+    } else if rustix::process::geteuid().is_root() {
+        cold::drop_caches().map_err(|e| Error::io(Path::new("/proc/sys/vm/drop_caches"), "write", e))?;
+        Ok(ColdMethod::DropCaches)
+    } else {
+        cold::fadvise_tree(target.work_dir())?;
+        Ok(ColdMethod::Fadvise)
+    }
+}
+
+/// `syncfs` on the file system holding `dir`; a failure only means less
+/// is flushed, so it is not an error.
+fn sync_fs(dir: &Path) {
+    if let Ok(fd) = rustix::fs::open(dir, rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY, rustix::fs::Mode::empty()) {
+        let _ = rustix::fs::syncfs(&fd);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn images_grow_only_past_the_default() {
+        assert_eq!(image_size_for(0), crate::target::DEFAULT_SIZE_BYTES);
+        assert_eq!(image_size_for(1 << 30), crate::target::DEFAULT_SIZE_BYTES);
+        assert_eq!(image_size_for(32 << 30), (40 << 30) + (256 << 20));
+    }
+}

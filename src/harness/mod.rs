@@ -1,0 +1,43 @@
+//! The harness: how a run goes, from a plan to a stored record. It is the
+//! one place that knows the order of things — make the target, start the
+//! probes, run the work through a runner, sync, stop, read back, map,
+//! release, store — so `exec`, `run` (and `hunt` to come) are short loops
+//! over [`Run::measure`].
+//!
+//! The design decision: everything here sits above scenarios, probes,
+//! targets, runners and the store, and below the command line; it prints
+//! nothing but a progress line on a terminal.
+
+mod environment;
+mod keep;
+mod lab;
+mod layout;
+mod measure;
+mod run;
+
+pub use environment::read_environment;
+pub use keep::Keeper;
+pub use lab::{Lab, Plan, cleanup_dead_runs};
+pub use measure::{Phase, SYNC_FIGURE};
+pub use run::{Finished, Run};
+
+use crate::record::Catalog;
+
+/// Every scenario and every figure this fslab declares: the probes', the
+/// harness's own, the cold read's, the layout's, and each scenario's.
+pub fn catalog() -> Catalog {
+    let mut lists: Vec<&'static [crate::record::FigureSpec]> = Vec::new();
+    for probe in crate::probe::PROBES {
+        lists.push(probe.figures());
+        if probe.name() == "cpu" {
+            lists.push(std::slice::from_ref(&SYNC_FIGURE));
+        }
+    }
+    lists.push(crate::probe::blockstat::BACKING_FIGURES);
+    lists.push(crate::probe::cold::FIGURES);
+    lists.push(layout::FIGURES);
+    crate::scenario::catalog(&lists)
+}
+
+#[cfg(test)]
+mod tests;

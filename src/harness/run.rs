@@ -1,0 +1,121 @@
+//! A run's lifecycle: open the store, then the lab, record the header;
+//! measure cases one by one, each stored the moment it is measured; then
+//! mark the run complete (or not), release everything, and hand the whole
+//! record back for printing.
+//!
+//! The store comes first so a bad `--store` costs nothing; what the
+//! machine cannot do is said before any store is touched; releasing comes
+//! before printing, so a closed stdout or an interruption never leaves
+//! anything behind.
+
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::{Keeper, Lab, Phase, Plan, read_environment};
+use crate::error::{Error, Result};
+use crate::record::{Case, RunRecord, Verdict};
+use crate::runner::WorkSpec;
+use crate::scenario::Work;
+use crate::target::TargetSpec;
+
+/// One run under way.
+pub struct Run {
+    lab: Lab,
+    keeper: Keeper,
+    header: RunRecord,
+    cases: Vec<Case>,
+    planned: usize,
+    bar: ProgressBar,
+}
+
+/// A run ended: its whole record, and where it was stored (or why it was
+/// not stored whole).
+pub struct Finished {
+    /// The record, cases and verdicts included.
+    pub record: RunRecord,
+    /// The store's location, `None` with `--no-store`, or the error that
+    /// kept the run from being stored whole.
+    pub stored: std::result::Result<Option<String>, Error>,
+}
+
+impl Run {
+    /// Start a run of `planned` cases: check the targets, open the store
+    /// (`None`: keep nothing), then the lab, and record the header.
+    pub fn start(plan: Plan, store: Option<&str>, tags: &[String], planned: usize) -> Result<Run> {
+        // What the machine cannot do is said before any store is touched.
+        crate::target::check(&plan.targets)?;
+        let mut keeper = Keeper::open(store)?;
+        let lab = Lab::open(plan)?;
+        // Sorted and without repeats, as the store gives them back.
+        let tags: Vec<String> = tags.iter().cloned().collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+        let header = RunRecord {
+            id: lab.id.clone(),
+            tag: tags.first().cloned(),
+            tags,
+            started_at: lab.started_at.clone(),
+            command: std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect(),
+            complete: false,
+            environment: read_environment(&lab.plan().target_options.scratch),
+            sysctls: lab.plan().sysctls.iter().map(|s| (s.key.clone(), s.value.clone())).collect(),
+            cases: Vec::new(),
+            verdicts: Vec::new(),
+        };
+        if let Err(e) = keeper.begin(&header) {
+            let _ = lab.close();
+            return Err(e);
+        }
+        Ok(Run { lab, keeper, header, cases: Vec::new(), planned, bar: progress_bar(planned) })
+    }
+
+    /// The run's lab.
+    pub fn lab(&self) -> &Lab {
+        &self.lab
+    }
+
+    /// The cases measured so far, in order.
+    pub fn cases(&self) -> &[Case] {
+        &self.cases
+    }
+
+    /// Whether the user asked the run to stop: no more cases then.
+    pub fn interrupted(&self) -> bool {
+        crate::interrupt::pending().is_some()
+    }
+
+    /// Measure `work` (built from `job`) on `spec` as repetition `repeat`,
+    /// store the case and keep it; `what` names it on the progress line.
+    pub fn measure(&mut self, spec: &TargetSpec, job: &WorkSpec, repeat: u32, what: &str, work: &mut dyn Work) {
+        let bar = &self.bar;
+        let progress = |phase: Phase| bar.set_message(format!("{what}: {}", phase.as_str()));
+        let case = self.lab.measure(spec, job, repeat, &progress, work);
+        self.keeper.keep(&case);
+        self.cases.push(case);
+        self.bar.inc(1);
+    }
+
+    /// End the run: mark it in the store, release everything, and return
+    /// the record. An interruption or a failed release is the error.
+    pub fn finish(self, verdicts: Vec<Verdict>) -> Result<Finished> {
+        let Run { lab, keeper, header, cases, planned, bar } = self;
+        bar.finish_and_clear();
+        let complete = cases.len() == planned && crate::interrupt::pending().is_none();
+        let record = RunRecord { cases, verdicts, complete, ..header };
+        let stored = keeper.finish(complete, &record.verdicts);
+        let closed = lab.close();
+        crate::interrupt::check()?;
+        closed?;
+        Ok(Finished { record, stored })
+    }
+}
+
+/// The progress line: on a terminal only (indicatif hides it elsewhere).
+fn progress_bar(planned: usize) -> ProgressBar {
+    let bar = ProgressBar::new(planned as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{pos}/{len}] {msg} ({elapsed}, about {eta} left)")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}

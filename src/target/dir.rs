@@ -1,0 +1,92 @@
+//! The directory kind: a new folder inside an existing directory
+//! (`--dir PATH`), for measuring without root on whatever file system
+//! holds it. Nothing is formatted; its cache is emptied without a remount.
+
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use super::TargetOptions;
+use super::held::Held;
+use super::kind::{Caps, Made, TargetKind};
+use super::ledger::{Ledger, Resource};
+use crate::error::{Error, Result};
+use crate::record::TargetRecord;
+
+/// A new folder inside an existing directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dir {
+    /// The directory the work folder is made in.
+    pub path: PathBuf,
+}
+
+impl TargetKind for Dir {
+    fn label(&self) -> String {
+        "dir".to_string()
+    }
+
+    fn needs_root(&self) -> bool {
+        false
+    }
+
+    fn check(&self) -> Result<()> {
+        match fs::metadata(&self.path) {
+            Ok(m) if m.is_dir() => Ok(()),
+            Ok(_) => Err(Error::usage(format!("--dir {}: not a directory", self.path.display()))),
+            Err(e) => Err(Error::io(&self.path, "--dir", e)),
+        }
+    }
+
+    fn make<'l>(&self, ledger: &'l Ledger, _options: &TargetOptions, run_id: &str) -> Result<Box<dyn Made + 'l>> {
+        let mut held = Held::new(ledger);
+        let work = self.path.join(format!("fslab-{run_id}"));
+        held.record(Resource::WorkDir(work.clone()))?;
+        fs::create_dir(&work).map_err(|e| Error::io(&work, "create a work folder in --dir", e))?;
+        let meta = fs::metadata(&work).map_err(|e| Error::io(&work, "stat", e))?;
+        let (major, minor) = (rustix::fs::major(meta.dev()), rustix::fs::minor(meta.dev()));
+        let fs_type = crate::layout::mounts::find_by_device(major, minor)
+            .map(|m| m.fs_type)
+            .unwrap_or_else(|| "unknown".to_string());
+        Ok(Box::new(DirMade { held, work_dir: work, fs_type }))
+    }
+}
+
+/// A work folder made in `--dir`.
+#[derive(Debug)]
+struct DirMade<'l> {
+    held: Held<'l>,
+    work_dir: PathBuf,
+    fs_type: String,
+}
+
+impl Made for DirMade<'_> {
+    fn work_dir(&self) -> &Path {
+        &self.work_dir
+    }
+
+    fn fs_type(&self) -> &str {
+        &self.fs_type
+    }
+
+    fn record(&self) -> TargetRecord {
+        TargetRecord { fs_type: self.fs_type.clone(), ..TargetRecord::default() }
+    }
+
+    fn caps(&self) -> Caps {
+        // Whatever device holds the folder is counted and traced; the other
+        // users of that file system are counted with it.
+        Caps { remount: false, block_stats: true, trace: true }
+    }
+
+    fn backing_path(&self) -> Option<&Path> {
+        Some(&self.work_dir)
+    }
+
+    fn remount(&mut self) -> Result<()> {
+        Err(Error::failed("a --dir target cannot be remounted"))
+    }
+
+    fn release(mut self: Box<Self>) -> Result<()> {
+        self.held.release()
+    }
+}

@@ -1,0 +1,90 @@
+//! The seam every kind of target sits behind: a [`TargetKind`] is what was
+//! asked for (a scratch ext4, a device, a folder), and [`Made`] is the
+//! target once made, ready for work.
+//!
+//! The design decision: a made target says what it can do in [`Caps`]
+//! (remount for a cold cache, block statistics, tracepoints) and names its
+//! devices, so the harness never inspects which fields a target happens to
+//! have. A new kind is one file implementing these two traits, plus its
+//! `mod` line in `target/mod.rs`.
+
+use std::fmt::Debug;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::{FsType, Ledger, TargetOptions};
+use crate::error::Result;
+use crate::record::TargetRecord;
+
+/// What a made target can do for the measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Caps {
+    /// Unmount and mount again to empty its cache (seed 001's way).
+    pub remount: bool,
+    /// Block-layer counters of the device under it are worth reading.
+    pub block_stats: bool,
+    /// Its device may be traced (journal commits, block requests).
+    pub trace: bool,
+}
+
+/// A kind of target, as planned: everything needed to make it, and
+/// nothing made yet.
+pub trait TargetKind: Debug + Send + Sync {
+    /// The name its rows of results go under (`ext4`, `ext2-1k`, `dir`).
+    fn label(&self) -> String;
+
+    /// The file system fslab makes on a fresh scratch image, for kinds that
+    /// make one (a preset adds its variants beside these).
+    fn scratch_fs(&self) -> Option<FsType> {
+        None
+    }
+
+    /// Whether making it needs root.
+    fn needs_root(&self) -> bool;
+
+    /// Refuse, before anything is made, what cannot be made here (the
+    /// mkfs tool missing, the device mounted, the folder not a folder).
+    fn check(&self) -> Result<()>;
+
+    /// Make it for run `run_id`, recording every step in `ledger` before
+    /// it is taken.
+    fn make<'l>(&self, ledger: &'l Ledger, options: &TargetOptions, run_id: &str) -> Result<Box<dyn Made + 'l>>;
+}
+
+/// One planned target (shared, so a plan can be cloned cheaply).
+pub type TargetSpec = Arc<dyn TargetKind>;
+
+/// A made target, ready for work in [`work_dir`](Made::work_dir).
+/// Dropping it releases what it made; [`release`](Made::release) does the
+/// same and says what failed.
+pub trait Made: Debug {
+    /// Where the work runs.
+    fn work_dir(&self) -> &Path;
+
+    /// The file-system type the work lands on.
+    fn fs_type(&self) -> &str;
+
+    /// How it was made, for the case's record.
+    fn record(&self) -> TargetRecord;
+
+    /// What it can do.
+    fn caps(&self) -> Caps;
+
+    /// The block device node the file system sits on, when fslab made or
+    /// was given one.
+    fn device(&self) -> Option<&Path> {
+        None
+    }
+
+    /// A path on the disk beneath the target (the image file, or the work
+    /// folder itself), whose whole disk's counters are the `backing_`
+    /// figures; `None` when nothing lies beneath (a real device).
+    fn backing_path(&self) -> Option<&Path>;
+
+    /// Empty its cache by unmounting and mounting again; only called when
+    /// [`Caps::remount`] is set.
+    fn remount(&mut self) -> Result<()>;
+
+    /// Release everything it made, newest first.
+    fn release(self: Box<Self>) -> Result<()>;
+}
