@@ -6,6 +6,8 @@
 //! Unsafe code lives in `sys` only, behind safe functions; everything
 //! above it is safe Rust.
 
+#![deny(unsafe_code)]
+
 /// The JSON schema name every `--json` output carries (and a stored run's
 /// JSON export).
 pub const SCHEMA: &str = "fslab/1";
@@ -44,5 +46,6 @@ pub mod report;
 pub mod runner;
 pub mod scenario;
 pub mod store;
+#[allow(unsafe_code)]
 pub mod sys;
 pub mod units;

@@ -14,17 +14,9 @@ use std::path::Path;
 pub use in_process::InProcess;
 
 use crate::error::Result;
+pub use crate::scenario::WorkSpec;
 use crate::scenario::{Work, WorkOutcome};
 use crate::target::Ledger;
-
-/// The work of a case as data: what another process needs to build it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct WorkSpec {
-    /// Scenario name, or `exec` for a command.
-    pub scenario: String,
-    /// Its parameters, as the case records them.
-    pub params: serde_json::Map<String, serde_json::Value>,
-}
 
 /// Where a case's measured work runs.
 pub trait Runner: Sync {

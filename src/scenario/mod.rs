@@ -29,7 +29,6 @@ use crate::error::{Error, Result};
 use crate::probe::cold;
 use crate::probe::timeline::TimelinePoint;
 use crate::record::{Catalog, Case, FigureSpec, Figures, ScenarioInfo, Verdict};
-use crate::runner::WorkSpec;
 use crate::target::Ledger;
 
 /// What the work itself hands back.
@@ -76,6 +75,15 @@ pub trait Work {
     /// Look at the run's timeline once sampling stopped, and add figures
     /// drawn from it (direct-stream's drop detector).
     fn review(&mut self, _timeline: &[TimelinePoint], _figures: &mut Figures) {}
+}
+
+/// The work of a case as data: what another process needs to build it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkSpec {
+    /// Scenario name, or `exec` for a command.
+    pub scenario: String,
+    /// Its parameters, as the case records them.
+    pub params: serde_json::Map<String, serde_json::Value>,
 }
 
 /// A workload: its parameters, and the work for one set of values.

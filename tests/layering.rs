@@ -1,0 +1,90 @@
+//! The layering test: no module imports one above it. Each top-level
+//! module of `src/` may name (as `crate::X`) only the modules listed for
+//! it here; the list is the layering `docs/DESIGN.md` draws, and this test
+//! is what keeps the two the same.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// Each module and what it may use, lowest first. `record`, `error`,
+/// `units` and `interrupt` are the foundation every layer may use.
+const ALLOWED: &[(&str, &[&str])] = &[
+    ("sys", &[]),
+    ("error", &[]),
+    ("units", &[]),
+    ("interrupt", &["error", "sys"]),
+    ("record", &["error", "units"]),
+    ("layout", &["sys", "record", "error", "units"]),
+    ("target", &["layout", "sys", "record", "error", "units", "interrupt"]),
+    ("probe", &["target", "layout", "sys", "record", "error", "units", "interrupt"]),
+    ("scenario", &["probe", "target", "layout", "sys", "record", "error", "units", "interrupt"]),
+    ("runner", &["scenario", "target", "record", "error"]),
+    ("store", &["record", "error", "units"]),
+    ("compare", &["store", "record", "error", "units"]),
+    ("report", &["compare", "store", "record", "error", "units"]),
+    (
+        "harness",
+        &["runner", "scenario", "probe", "target", "layout", "sys", "store", "record", "error", "units", "interrupt"],
+    ),
+];
+
+/// The modules `crate::X` names in one file's code (comments skipped).
+fn named_modules(text: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    for line in text.lines().map(str::trim_start).filter(|l| !l.starts_with("//")) {
+        let mut rest = line;
+        while let Some(at) = rest.find("crate::") {
+            rest = &rest[at + "crate::".len()..];
+            let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            // `crate::{a, b}` is not used in this code base; a name is a module.
+            if !name.is_empty() {
+                names.insert(name);
+            }
+        }
+    }
+    names
+}
+
+fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn no_module_imports_one_above_it() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut all = Vec::new();
+    files(&src, &mut all);
+    let mut wrong = Vec::new();
+    for path in &all {
+        let rel = path.strip_prefix(&src).unwrap();
+        let top = rel.components().next().unwrap().as_os_str().to_string_lossy().trim_end_matches(".rs").to_string();
+        if ["lib", "main", "cli"].contains(&top.as_str()) {
+            continue; // the command line may use everything
+        }
+        let allowed = ALLOWED.iter().find(|(m, _)| *m == top).map(|(_, a)| *a);
+        let Some(allowed) = allowed else {
+            wrong.push(format!("{}: module `{top}` has no place in the layering test", rel.display()));
+            continue;
+        };
+        for name in named_modules(&std::fs::read_to_string(path).unwrap()) {
+            if name != top && !allowed.contains(&name.as_str()) && name != "SCHEMA" && name != "json_document" {
+                wrong.push(format!("{}: `{top}` uses `crate::{name}`", rel.display()));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "imports against the layering:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_scanner_sees_code_and_skips_comments() {
+    let text = "use crate::record::Case;\n// crate::cli in a comment\nlet x = crate::units::bytes(1);\n";
+    let names: Vec<String> = named_modules(text).into_iter().collect();
+    assert_eq!(names, ["record", "units"]);
+}
