@@ -1,7 +1,7 @@
 //! Errors that tell the user what went wrong and what to do about it.
 //!
 //! Every error carries the exit code the command-line contract gives it
-//! (DESIGN.md): 2 for bad input, 3 when the environment cannot do the job,
+//! (`docs/DESIGN.md`): 2 for bad input, 3 when the environment cannot do the job,
 //! 4 when the work itself failed. System errors name the path they concern
 //! and turn the errno into advice.
 

@@ -1,10 +1,13 @@
 //! fslab: a laboratory for file-system layout and write-path performance.
 //!
-//! The crate is layered so that arrows only point down:
-//! `cli` → `report`, `compare` → `store` → `scenario` → `target`, `probe`,
-//! `layout` → `sys`.
-//! Unsafe code lives in `sys` only, behind safe functions; everything
-//! above it is safe Rust.
+//! The crate is layered so that arrows only point down (`docs/DESIGN.md`
+//! draws it, and `tests/layering.rs` holds the code to it):
+//! `cli` → `report` → `compare` → `store` → `record`, and
+//! `cli` → `harness` → `runner` → `scenario` → `probe` → `target` →
+//! `layout` → `sys`. `record` (the results model: plain data), `error`,
+//! `units` and `interrupt` are the foundation any layer may use.
+//! Unsafe code lives in `sys` only, behind safe functions; the crate
+//! denies it everywhere else.
 
 #![deny(unsafe_code)]
 

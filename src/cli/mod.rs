@@ -3,7 +3,7 @@
 //! Each subcommand is one file here that turns its arguments into calls on
 //! `layout` (or `report`) and prints what comes back. Results go to stdout,
 //! errors to stderr as `fslab: PATH: what went wrong (what to do)`, and the
-//! exit code is the contract's (DESIGN.md): 0 done, 2 usage, 3 environment,
+//! exit code is the contract's (`docs/DESIGN.md`): 0 done, 2 usage, 3 environment,
 //! 4 failed. A closed stdout (`fslab ... | head`) is not an error.
 
 mod cleanup;

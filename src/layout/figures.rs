@@ -42,7 +42,7 @@ pub struct LayoutAccumulator {
     last_physical_end: Option<u64>,
 }
 
-/// The figures of one file (DESIGN.md "Layout figures").
+/// The figures of one file (`docs/DESIGN.md` "Layout figures").
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LayoutFigures {
     /// Extents as filefrag counts them.

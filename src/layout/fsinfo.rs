@@ -1,7 +1,7 @@
 //! What kind of file system a file is on, and the longest extent that file
 //! system can hand out — the divisor of the "perfection" figure.
 //!
-//! DESIGN.md's rule, per file system: block-mapped ext2/ext3 files, one
+//! `docs/DESIGN.md`'s rule, per file system: block-mapped ext2/ext3 files, one
 //! block group's data blocks (this reproduces seed 000's "perfection would
 //! be 9" for 1 GiB on 4 KiB-block ext3); ext4 extents, 32,768 blocks; xfs,
 //! the smaller of the largest extent record (2^21 - 1 blocks) and an
