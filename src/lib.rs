@@ -36,6 +36,11 @@ pub fn json_document<T: serde::Serialize + ?Sized>(key: &str, value: &T) -> Vec<
     out
 }
 
+// The test helpers shared with the integration tests (tests/common) name
+// the library `fslab::`, as that crate must; this makes the name good here.
+#[cfg(test)]
+extern crate self as fslab;
+
 pub mod cli;
 pub mod compare;
 pub mod error;

@@ -6,8 +6,6 @@
 //! only when whole, so a failure never leaves a partial file that looks
 //! finished.
 
-use std::io::Write as _;
-use std::path::Path;
 use std::process::ExitCode;
 
 use super::ExportArgs;
@@ -32,24 +30,15 @@ pub fn run(args: &ExportArgs) -> Result<ExitCode> {
         }
     };
     match &args.output {
-        Some(path) => write_whole(path, &rendered)?,
+        Some(path) => {
+            if path.file_name().is_none() {
+                return Err(Error::usage(format!("-o {}: give a file name", path.display())));
+            }
+            super::output::write_whole(path, &rendered, "write")?
+        }
         None => super::print(&rendered)?,
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Write `bytes` to a temporary file beside `path`, then rename it over
-/// `path`.
-pub(super) fn write_whole(path: &Path, bytes: &[u8]) -> Result<()> {
-    let name = path.file_name().ok_or_else(|| Error::usage(format!("-o {}: give a file name", path.display())))?;
-    let temp = path.with_file_name(format!(".{}.{}.part", name.to_string_lossy(), std::process::id()));
-    let written = std::fs::File::create(&temp)
-        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
-        .and_then(|()| std::fs::rename(&temp, path));
-    written.map_err(|e| {
-        let _ = std::fs::remove_file(&temp);
-        Error::io(path, "write", e)
-    })
 }
 
 /// The header of the CSV export.
@@ -115,17 +104,5 @@ mod tests {
         assert_eq!(csv_cell("size=1M;order=seed"), "size=1M;order=seed");
         assert_eq!(csv_cell("a,b"), "\"a,b\"");
         assert_eq!(csv_cell("say \"hi\""), "\"say \"\"hi\"\"\"");
-    }
-
-    #[test]
-    fn a_failed_write_leaves_no_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let target = dir.path().join("missing-folder").join("out.csv");
-        assert!(write_whole(&target, b"x").is_err());
-        let whole = dir.path().join("out.csv");
-        write_whole(&whole, b"whole\n").unwrap();
-        assert_eq!(std::fs::read(&whole).unwrap(), b"whole\n");
-        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
-        assert_eq!(names.len(), 1, "{names:?}");
     }
 }

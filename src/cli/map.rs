@@ -7,7 +7,6 @@
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -207,7 +206,8 @@ impl Mapper<'_> {
             }
         }
         if let (Some(strip), Some(svg)) = (strip, svg) {
-            write_atomically(svg, &strip.finish()).map_err(|e| OneFailure::Output(Failure::Fatal(e)))?;
+            super::output::write_whole(svg, &strip.finish(), "write SVG")
+                .map_err(|e| OneFailure::Output(Failure::Fatal(e)))?;
         }
         Ok(())
     }
@@ -315,27 +315,6 @@ fn numbered(base: &Path, index: usize, count: usize) -> PathBuf {
         None => format!("{stem}-{}", index + 1),
     };
     base.with_file_name(name)
-}
-
-/// Write `bytes` to `path` through a temporary file and a rename, so a
-/// failure never leaves a partial file that looks whole.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.fslab-tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut f = File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::io(path, "write SVG", e)
-    })
 }
 
 #[cfg(test)]

@@ -21,14 +21,16 @@ mod format;
 mod frag;
 mod free;
 mod map;
+mod output;
 
-use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::error::{Error, ErrorKind};
+use crate::error::ErrorKind;
+
+pub(crate) use output::{Out, print, write_error};
 
 pub use crate::SCHEMA;
 
@@ -401,49 +403,6 @@ pub fn main() -> ExitCode {
     // Everything is released by now; an interrupted run dies of its signal.
     crate::interrupt::die_if_interrupted();
     code
-}
-
-/// A buffered, locked stdout whose write errors become fslab errors; a
-/// closed pipe is reported as [`Closed`] so the caller can stop quietly.
-pub(crate) struct Out {
-    inner: io::BufWriter<io::StdoutLock<'static>>,
-}
-
-/// The reader went away (EPIPE): stop writing, exit 0.
-#[derive(Debug)]
-pub(crate) struct Closed;
-
-impl Out {
-    pub(crate) fn stdout() -> Self {
-        Out { inner: io::BufWriter::with_capacity(64 * 1024, io::stdout().lock()) }
-    }
-
-    pub(crate) fn writer(&mut self) -> &mut impl Write {
-        &mut self.inner
-    }
-
-    pub(crate) fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-/// Write a rendered output to stdout; a reader that went away is not an
-/// error.
-pub(crate) fn print(rendered: &[u8]) -> std::result::Result<(), Error> {
-    let mut out = Out::stdout();
-    if let Err(e) = out.writer().write_all(rendered).and_then(|()| out.flush()) {
-        write_error(e)?;
-    }
-    Ok(())
-}
-
-/// Turn a write error into `Ok(Closed)` for a broken pipe, else an error.
-pub(crate) fn write_error(e: io::Error) -> std::result::Result<Closed, Error> {
-    if e.kind() == io::ErrorKind::BrokenPipe {
-        Ok(Closed)
-    } else {
-        Err(Error::failed(format!("writing output: {}", crate::error::describe_io(&e))))
-    }
 }
 
 #[cfg(test)]

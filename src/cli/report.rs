@@ -32,7 +32,7 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
     };
     let title = format!("fslab report: {}", selection.label);
     let page = crate::report::html::render(&selection.runs, &title, compared.as_deref());
-    super::export::write_whole(&args.output, &page)?;
+    super::output::write_whole(&args.output, &page, "write")?;
     eprintln!("fslab: wrote {} ({} KiB)", args.output.display(), page.len().div_ceil(1024));
     Ok(ExitCode::SUCCESS)
 }

@@ -12,6 +12,7 @@ pub mod figures;
 pub mod freespace;
 pub mod fsinfo;
 pub mod mounts;
+pub mod tar_order;
 pub mod tree;
 
 use std::fs::File;

@@ -486,7 +486,7 @@ mod tests {
             return;
         }
         let mut lo = LoopDevice::new(256);
-        let mnt = lo.format_and_mount("btrfs", &["-q", "-f"]);
+        let mnt = lo.format_and_mount("btrfs", &["-q", "-f"], None);
         let st = rustix::fs::stat(&mnt).unwrap();
         // The premise: btrfs hands out an anonymous device number.
         assert_eq!(rustix::fs::major(st.st_dev), 0);

@@ -5,17 +5,19 @@
 //! depth first, each directory's entries in readdir order, symlinks not
 //! followed, one file system — because the read-back measures how well the
 //! file system laid files out for the order it hands them out in, and
-//! readdir order is that order.
+//! readdir order is that order. The walk itself is
+//! [`crate::layout::tar_order`], which tree-copy shares.
 
 use std::fs::{self, File};
 use std::io::{self, Read};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use serde::Serialize;
 
 use super::blockstat::ios_per_mib;
 use crate::error::{Error, Result};
+use crate::layout::tar_order;
 use crate::record::{Better, FigureSpec, Figures, Kind};
 
 /// How the cache was made cold before a read-back.
@@ -118,32 +120,17 @@ fn walk(root: &Path, visit: &mut dyn FnMut(&Path, File) -> Result<()>) -> Result
     if meta.is_file() {
         return visit(root, open(root)?);
     }
-    walk_dir(root, meta.dev(), visit)
+    tar_order::walk(root, meta.dev(), &mut |entry| {
+        if entry.meta.is_file() {
+            visit(entry.path, open(entry.path)?)?;
+        }
+        Ok(())
+    })
 }
 
-fn walk_dir(dir: &Path, dev: u64, visit: &mut dyn FnMut(&Path, File) -> Result<()>) -> Result<()> {
-    // The names first, as tar's savedir does, so no directory stays open
-    // while its subdirectories are walked.
-    let paths = fs::read_dir(dir)
-        .and_then(|entries| entries.map(|e| e.map(|e| e.path())).collect::<io::Result<Vec<_>>>())
-        .map_err(|e| Error::io(dir, "read directory", e))?;
-    for path in paths {
-        let meta = fs::symlink_metadata(&path).map_err(|e| Error::io(&path, "stat", e))?;
-        if meta.dev() != dev {
-            continue; // a mount point: another file system
-        }
-        if meta.is_dir() {
-            walk_dir(&path, dev, visit)?;
-        } else if meta.is_file() {
-            visit(&path, open(&path)?)?;
-        }
-    }
-    Ok(())
-}
-
-/// Open without following a symlink swapped in since the lstat.
+/// [`tar_order::open`], failing with the path and what was being done.
 fn open(path: &Path) -> Result<File> {
-    fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path).map_err(|e| Error::io(path, "open", e))
+    tar_order::open(path).map_err(|e| Error::io(path, "open", e))
 }
 
 /// The read-back's figures, declared once.

@@ -555,7 +555,7 @@ mod tests {
         let tracefs = Tracefs::get();
         let mut lo = LoopDevice::new(256);
         // No lazy init: its background writes would race the counters.
-        let mnt = lo.format_and_mount("ext4", &["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"]);
+        let mnt = lo.format_and_mount("ext4", &["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"], None);
         let dev = BlockDevice::from_dev(lo.major, lo.minor).unwrap();
         let file = mnt.join("f");
         let mut stat = None;
@@ -611,7 +611,7 @@ mod tests {
         let tracefs = Tracefs::get();
         // mkfs.xfs refuses file systems under 300 MiB.
         let mut lo = LoopDevice::new(512);
-        let mnt = lo.format_and_mount("xfs", &["-q", "-f"]);
+        let mnt = lo.format_and_mount("xfs", &["-q", "-f"], None);
         let dev = BlockDevice::from_dev(lo.major, lo.minor).unwrap();
         let synced = traced(&tracefs.path, &dev, || appends(&mnt.join("f"), true));
         assert!(synced.xfs_log_writes.unwrap() >= 20, "{synced:?}");

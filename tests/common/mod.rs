@@ -6,8 +6,12 @@
 
 #![allow(dead_code)]
 
+mod loop_device;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+pub use loop_device::LoopDevice;
 
 /// Run `fslab` with `args`; on an unexpected status, panic with the whole
 /// story (command, stdout, stderr).
@@ -73,9 +77,8 @@ pub fn have(program: &str) -> bool {
     fslab::target::fs_type::find_program(program).is_some()
 }
 
-/// A file system on a loop device over a sparse image, mounted on a fresh
-/// directory. Dropping it unmounts, detaches and deletes, also when the test
-/// panics.
+/// A file system on a [`LoopDevice`], mounted on a fresh directory.
+/// Dropping it unmounts, detaches and deletes, also when the test panics.
 pub struct ScratchFs {
     /// The file-system type name.
     pub fs: String,
@@ -83,8 +86,10 @@ pub struct ScratchFs {
     pub device: String,
     /// The mount point.
     pub mount: PathBuf,
-    dir: Option<tempfile::TempDir>,
     mounted: bool,
+    // Dropped after `drop` below has unmounted: it then detaches the
+    // device and deletes the image and the mount point's folder.
+    lo: LoopDevice,
 }
 
 impl ScratchFs {
@@ -114,33 +119,14 @@ impl ScratchFs {
             eprintln!("skipping {test} on {fs}: {mkfs} is not installed");
             return None;
         }
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").expect("tempdir");
-        let image = dir.path().join("image");
-        let mount = dir.path().join("mnt");
-        std::fs::create_dir(&mount).unwrap();
-        let f = std::fs::File::create(&image).unwrap();
-        f.set_len(size_mib << 20).unwrap();
-        drop(f);
-        let mut scratch = ScratchFs { fs: fs.to_string(), device: String::new(), mount, dir: Some(dir), mounted: false };
-        scratch.device = run("losetup", &["--find", "--show", "--direct-io=on", image.to_str().unwrap()])
-            .trim()
-            .to_string();
+        let mut lo = LoopDevice::new(size_mib);
         let mut args: Vec<&str> = match fs {
             "xfs" | "btrfs" => vec!["-f", "-q"],
             _ => vec!["-F", "-q"],
         };
         args.extend_from_slice(mkfs_args);
-        args.push(&scratch.device);
-        run(&mkfs, &args);
-        let mount_str = scratch.mount.to_str().unwrap().to_string();
-        let mut margs = vec!["-t", fs];
-        if let Some(o) = opts {
-            margs.extend(["-o", o]);
-        }
-        margs.extend([scratch.device.as_str(), mount_str.as_str()]);
-        run("mount", &margs);
-        scratch.mounted = true;
-        Some(scratch)
+        let mount = lo.format_and_mount(fs, &args, opts);
+        Some(ScratchFs { fs: fs.to_string(), device: lo.device.clone(), mount, mounted: true, lo })
     }
 
     /// A path inside the mount.
@@ -195,10 +181,6 @@ impl Drop for ScratchFs {
                 eprintln!("{e}");
             }
         }
-        if let Some(dir) = &self.dir {
-            detach_loops_over(&dir.path().join("image"));
-        }
-        drop(self.dir.take());
     }
 }
 

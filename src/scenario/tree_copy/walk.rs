@@ -1,50 +1,25 @@
-//! Walks in tar order — depth first, each directory's entries in readdir
-//! order, one file system, symlinks not followed — the order the seed's
-//! `tar cf` read its source and its copy in (and the order fslab's cold
-//! read-back uses): listing a source directory to copy, and mapping where
-//! the copy's files landed relative to each other in that order.
+//! Tree-copy's two uses of tar order — the order the seed's `tar cf` read
+//! its source and its copy in: listing a source directory to copy, and
+//! mapping where the copy's files landed relative to each other in that
+//! order. The walk itself is [`crate::layout::tar_order`], the one fslab's
+//! cold read-back uses too, so "tar order" means the same thing in both.
 
 use std::ffi::CString;
-use std::fs::{self, File};
+use std::fs;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use super::{Entry, EntryKind};
-use crate::layout::map_open_file;
+use crate::layout::{map_open_file, tar_order};
 use crate::sys::fiemap::{FIEMAP_EXTENT_DATA_INLINE, FiemapBuffer};
 
-/// Call `visit` with every entry under `root` (not `root` itself), its
-/// path relative to `root` and its metadata, in tar order.
-fn walk(root: &Path, visit: &mut dyn FnMut(&Path, &fs::Metadata) -> io::Result<()>) -> io::Result<()> {
+/// Call `visit` with every entry under `root` (not `root` itself), in tar
+/// order, staying on `root`'s file system.
+fn walk(root: &Path, visit: &mut dyn FnMut(&tar_order::Entry) -> io::Result<()>) -> io::Result<()> {
     let dev = fs::symlink_metadata(root)?.dev();
-    walk_dir(root, Path::new(""), dev, visit)
-}
-
-fn walk_dir(
-    root: &Path,
-    rel: &Path,
-    dev: u64,
-    visit: &mut dyn FnMut(&Path, &fs::Metadata) -> io::Result<()>,
-) -> io::Result<()> {
-    let dir = root.join(rel);
-    // The names first, as tar does, so no directory stays open below.
-    let names = fs::read_dir(&dir)
-        .and_then(|entries| entries.map(|e| e.map(|e| e.file_name())).collect::<io::Result<Vec<_>>>())
-        .map_err(|e| with_path(&dir, e))?;
-    for name in names {
-        let rel = rel.join(&name);
-        let meta = fs::symlink_metadata(root.join(&rel)).map_err(|e| with_path(&root.join(&rel), e))?;
-        if meta.dev() != dev {
-            continue; // a mount point: another file system
-        }
-        visit(&rel, &meta)?;
-        if meta.is_dir() {
-            walk_dir(root, &rel, dev, visit)?;
-        }
-    }
-    Ok(())
+    tar_order::walk(root, dev, visit)
 }
 
 fn with_path(path: &Path, e: io::Error) -> io::Error {
@@ -67,13 +42,13 @@ pub struct Listing {
 /// List everything under `root` to copy it.
 pub fn list(root: &Path) -> io::Result<Listing> {
     let mut listing = Listing::default();
-    walk(root, &mut |rel, meta| {
+    walk(root, &mut |&tar_order::Entry { path, rel, meta }| {
         let kind = if meta.is_dir() {
             EntryKind::Dir
         } else if meta.is_file() {
             EntryKind::File { len: meta.len(), offset: 0 }
         } else if meta.file_type().is_symlink() {
-            let target = fs::read_link(root.join(rel)).map_err(|e| with_path(&root.join(rel), e))?;
+            let target = fs::read_link(path).map_err(|e| with_path(path, e))?;
             EntryKind::Symlink(c_path(&target))
         } else {
             listing.skipped += 1;
@@ -110,19 +85,17 @@ pub fn read_order(root: &Path) -> io::Result<ReadOrder> {
     let mut buffer = FiemapBuffer::new(crate::layout::extent_map::DEFAULT_BATCH);
     let mut order = ReadOrder::default();
     let mut previous_end: Option<u64> = None;
-    walk(root, &mut |rel, meta| {
+    walk(root, &mut |&tar_order::Entry { path, meta, .. }| {
         if !meta.is_file() {
             return Ok(());
         }
-        let path = root.join(rel);
-        let file =
-            File::options().read(true).custom_flags(libc::O_NOFOLLOW).open(&path).map_err(|e| with_path(&path, e))?;
+        let file = tar_order::open(path).map_err(|e| with_path(path, e))?;
         let mut inline = false;
         let acc = map_open_file(&file, block_size, &mut buffer, false, |e, _| {
             inline |= e.flags & FIEMAP_EXTENT_DATA_INLINE != 0;
             Ok(())
         })
-        .map_err(|e| with_path(&path, e))?;
+        .map_err(|e| with_path(path, e))?;
         let figures = acc.finish(meta.len());
         if inline {
             order.inline_files += 1;

@@ -1,0 +1,123 @@
+//! Contiguity between consecutive files in directory order, kept exact
+//! although a directory's files are mapped in batches on several threads.
+//!
+//! The design decision: a batch reports only its edges (where its first
+//! data file starts, where its last one ends), and a per-directory chain
+//! joins batches strictly by index as they finish, whatever order that
+//! is; so the pairs counted are those a single reader in directory order
+//! would see, and no per-file state outlives its batch.
+
+use std::collections::BTreeMap;
+
+/// Joins per-batch edges in directory order.
+#[derive(Default)]
+pub(super) struct Chain {
+    next: u64,
+    ready: BTreeMap<u64, Option<Edges>>,
+    carry_end: Option<u64>,
+}
+
+/// The first data file's start and the last data file's end in a batch.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Edges {
+    first_start: Option<u64>,
+    last_end: Option<u64>,
+}
+
+/// What the next file's start is compared with.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct PairCounts {
+    pub(super) pairs: u64,
+    pub(super) contiguous: u64,
+    pub(super) seek_bytes: u64,
+}
+
+impl PairCounts {
+    fn pair(&mut self, previous_end: Option<u64>, next_start: Option<u64>) {
+        if let (Some(end), Some(start)) = (previous_end, next_start) {
+            self.pairs += 1;
+            if end == start {
+                self.contiguous += 1;
+            }
+            self.seek_bytes = self.seek_bytes.saturating_add(end.abs_diff(start));
+        }
+    }
+
+    /// Add another's counts (a batch's into its walk's).
+    pub(super) fn add(&mut self, other: &PairCounts) {
+        self.pairs += other.pairs;
+        self.contiguous += other.contiguous;
+        self.seek_bytes = self.seek_bytes.saturating_add(other.seek_bytes);
+    }
+}
+
+impl Edges {
+    /// Take the next data file of a batch (`first_start`..`last_end` on
+    /// the device), pairing it with the file before it in the batch; the
+    /// batch's first data file starts its edges and has no pair yet (the
+    /// chain pairs it with the previous batch).
+    pub(super) fn add_file(
+        edges: &mut Option<Edges>,
+        first_start: Option<u64>,
+        last_end: Option<u64>,
+        counts: &mut PairCounts,
+    ) {
+        match edges.as_mut() {
+            Some(e) => {
+                counts.pair(e.last_end, first_start);
+                e.last_end = last_end;
+            }
+            None => *edges = Some(Edges { first_start, last_end }),
+        }
+    }
+}
+
+impl Chain {
+    /// Record batch `index`'s edges (None: no file with data) and fold all
+    /// batches now in order into `counts`.
+    pub(super) fn finish_batch(&mut self, index: u64, edges: Option<Edges>, counts: &mut PairCounts) {
+        self.ready.insert(index, edges);
+        while let Some(edges) = self.ready.remove(&self.next) {
+            if let Some(edges) = edges {
+                counts.pair(self.carry_end, edges.first_start);
+                self.carry_end = edges.last_end;
+            }
+            self.next += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_chain_joins_batches_in_order_whatever_order_they_finish() {
+        let mut chain = Chain::default();
+        let mut counts = PairCounts::default();
+        let e = |s, l| Some(Edges { first_start: Some(s), last_end: Some(l) });
+        // Batch 2 finishes first; nothing can be joined yet.
+        chain.finish_batch(2, e(300, 400), &mut counts);
+        assert_eq!(counts.pairs, 0);
+        chain.finish_batch(0, e(0, 100), &mut counts);
+        assert_eq!(counts.pairs, 0, "batch 0 has no predecessor");
+        // Batch 1 has no data: 0's end meets 2's start (100 vs 300).
+        chain.finish_batch(1, None, &mut counts);
+        assert_eq!((counts.pairs, counts.contiguous, counts.seek_bytes), (1, 0, 200));
+        chain.finish_batch(3, e(400, 500), &mut counts);
+        assert_eq!((counts.pairs, counts.contiguous), (2, 1));
+    }
+
+    #[test]
+    fn a_batch_pairs_its_own_files_and_keeps_its_outer_edges() {
+        let mut edges = None;
+        let mut counts = PairCounts::default();
+        Edges::add_file(&mut edges, Some(0), Some(100), &mut counts);
+        assert_eq!(counts.pairs, 0, "the first file is paired by the chain, not the batch");
+        Edges::add_file(&mut edges, Some(100), Some(200), &mut counts);
+        Edges::add_file(&mut edges, Some(500), Some(600), &mut counts);
+        assert_eq!((counts.pairs, counts.contiguous, counts.seek_bytes), (2, 1, 300));
+        let edges = edges.unwrap();
+        assert_eq!((edges.first_start, edges.last_end), (Some(0), Some(600)));
+    }
+}
