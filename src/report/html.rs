@@ -18,9 +18,9 @@ use super::bars::{Bar, BarChart};
 use super::markup::{escape_xml as escape, shorten};
 use super::strip::StripBuilder;
 use super::timeline::{DropMark, TimelineChart};
-use crate::layout::figures::continues_filefrag;
-use crate::record::Figure;
-use crate::scenario::{Case, KeptMap, RunRecord, SCENARIOS, Status};
+use crate::record::extent::continues_filefrag;
+use crate::record::{Case, Figure, KeptMap, RunRecord, Status};
+use crate::scenario::SCENARIOS;
 use crate::units::{bytes, bytes_or_count};
 
 /// Figures charted for every scenario after its headline ones, when its
@@ -755,10 +755,7 @@ section.compare tr.too_few_repeats td, section.compare tr.only td { color: #5b64
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::layout::Extent;
-    use crate::record::{Better, Kind};
-    use crate::probe::timeline::TimelinePoint;
-    use crate::record::Environment;
+    use crate::record::{Better, Environment, Extent, Kind, TimelinePoint};
 
     fn environment() -> Environment {
         serde_json::from_value(serde_json::json!({

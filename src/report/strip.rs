@@ -40,9 +40,9 @@
 use std::fmt::{self, Write as _};
 
 use super::markup::{escape_xml, num, shorten};
-use crate::layout::Extent;
+use crate::record::extent::flag;
+use crate::record::Extent;
 use crate::units::bytes_short;
-use crate::sys::fiemap::{FIEMAP_EXTENT_SHARED, FIEMAP_EXTENT_UNWRITTEN};
 
 /// Pixel columns across the strip: one user unit each at the default size,
 /// fine enough to see a jump per 0.1 % of the file.
@@ -220,11 +220,11 @@ impl StripBuilder {
             kind |= KIND_UNKNOWN;
             self.unknown_records += 1;
         }
-        if extent.flags & FIEMAP_EXTENT_UNWRITTEN != 0 {
+        if extent.flags & flag::UNWRITTEN != 0 {
             kind |= KIND_UNWRITTEN;
             self.unwritten_records += 1;
         }
-        if extent.flags & FIEMAP_EXTENT_SHARED != 0 {
+        if extent.flags & flag::SHARED != 0 {
             kind |= KIND_SHARED;
             self.shared_records += 1;
         }
@@ -737,7 +737,6 @@ fn hex([r, g, b]: [u8; 3]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sys::fiemap::{FIEMAP_EXTENT_DELALLOC, FIEMAP_EXTENT_UNKNOWN};
 
     const KIB: u64 = 1024;
     const MIB: u64 = 1024 * KIB;
@@ -805,8 +804,8 @@ mod tests {
             GIB,
             &[
                 (ext(0, 100 * MIB, MIB), true),
-                (Extent { flags: FIEMAP_EXTENT_UNWRITTEN, ..ext(MIB, 900 * MIB, MIB) }, true),
-                (Extent { flags: FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC, ..ext(3 * MIB, 0, MIB) }, true),
+                (Extent { flags: flag::UNWRITTEN, ..ext(MIB, 900 * MIB, MIB) }, true),
+                (Extent { flags: flag::UNKNOWN | flag::DELALLOC, ..ext(3 * MIB, 0, MIB) }, true),
             ],
         );
         assert_well_formed(&svg);
@@ -874,7 +873,7 @@ mod tests {
         // fallocate KEEP_SIZE: 1 MiB written, 1 GiB preallocated past EOF.
         let mut builder = StripBuilder::new(MIB, GIB, "keep-size");
         builder.add(&ext(0, 0, MIB), true);
-        builder.add(&Extent { flags: FIEMAP_EXTENT_UNWRITTEN, ..ext(MIB, MIB, GIB) }, false);
+        builder.add(&Extent { flags: flag::UNWRITTEN, ..ext(MIB, MIB, GIB) }, false);
         assert_eq!(builder.columns.len(), COLUMNS);
         assert!(COLUMNS as u64 * builder.column_bytes >= GIB + MIB);
         let svg = String::from_utf8(builder.finish()).expect("UTF-8");
