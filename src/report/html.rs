@@ -1,6 +1,6 @@
 //! `fslab report`'s page: one or more runs as a single self-contained HTML5
-//! file. A header says what the runs ran on; then, per scenario (in
-//! [`SCENARIOS`] order, then `exec`), a bar chart per headline figure, the
+//! file. A header says what the runs ran on; then, per scenario (in the
+//! [`Catalog`]'s order, then `exec`), a bar chart per headline figure, the
 //! extent maps the cases kept, and each case's timeline; last, the
 //! comparison table when one is given.
 //!
@@ -19,27 +19,21 @@ use super::markup::{escape_xml as escape, shorten};
 use super::strip::StripBuilder;
 use super::timeline::{DropMark, TimelineChart};
 use crate::record::extent::continues_filefrag;
-use crate::record::{Case, Figure, KeptMap, RunRecord, Status};
-use crate::scenario::SCENARIOS;
+use crate::record::catalog::{CHART_COMMON, EXEC_CHART};
+use crate::record::{Case, Catalog, Figure, KeptMap, RunRecord, Status};
 use crate::units::{bytes, bytes_or_count};
-
-/// Figures charted for every scenario after its headline ones, when its
-/// cases have them.
-const COMMON: [&str; 3] = ["extents", "journal_commits", "wall_s"];
-
-/// What `exec` cases chart (a command has no headline of its own).
-const EXEC_FIGURES: [&str; 5] = ["wall_s", "user_s", "sys_s", "extents", "journal_commits"];
 
 /// Extent-map strips drawn on one page at most: each is bounded (about
 /// 100 KB at worst), and so must their number be.
 const MAX_STRIPS: usize = 48;
 
 /// The page for `runs`, titled `title`, with `compare_html` (an HTML
-/// fragment made elsewhere, embedded as it is) in a section of its own.
+/// fragment made elsewhere, embedded as it is) in a section of its own;
+/// `catalog` orders the scenarios and describes them and their figures.
 /// UTF-8 bytes of a complete HTML5 document.
-pub fn render(runs: &[RunRecord], title: &str, compare_html: Option<&str>) -> Vec<u8> {
+pub fn render(catalog: &Catalog, runs: &[RunRecord], title: &str, compare_html: Option<&str>) -> Vec<u8> {
     let mut page = String::with_capacity(256 * 1024);
-    Page::new(runs).write(&mut page, title, compare_html).expect("fmt::Write for String never fails");
+    Page::new(catalog, runs).write(&mut page, title, compare_html).expect("fmt::Write for String never fails");
     page.into_bytes()
 }
 
@@ -64,6 +58,7 @@ impl Group<'_> {
 
 /// The page being written: the runs and what is shared across sections.
 struct Page<'a> {
+    catalog: &'a Catalog,
     runs: &'a [RunRecord],
     /// Target labels in order of first appearance: their bar colour.
     colours: Vec<&'a str>,
@@ -72,18 +67,18 @@ struct Page<'a> {
 }
 
 impl<'a> Page<'a> {
-    fn new(runs: &'a [RunRecord]) -> Page<'a> {
+    fn new(catalog: &'a Catalog, runs: &'a [RunRecord]) -> Page<'a> {
         let mut colours: Vec<&str> = Vec::new();
         for case in runs.iter().flat_map(|r| &r.cases) {
             if !colours.contains(&case.fs.as_str()) {
                 colours.push(&case.fs);
             }
         }
-        Page { runs, colours, strips_left: MAX_STRIPS }
+        Page { catalog, runs, colours, strips_left: MAX_STRIPS }
     }
 
     fn write(mut self, out: &mut String, title: &str, compare_html: Option<&str>) -> fmt::Result {
-        let scenarios = scenario_order(self.runs);
+        let scenarios = scenario_order(self.catalog, self.runs);
         writeln!(out, "<!DOCTYPE html>")?;
         writeln!(out, r#"<html lang="en">"#)?;
         writeln!(out, "<head>")?;
@@ -126,7 +121,7 @@ impl<'a> Page<'a> {
 
     /// One scenario's section: what it is, its charts, maps and timelines.
     fn write_scenario(&mut self, out: &mut String, name: &str) -> fmt::Result {
-        let scenario = SCENARIOS.iter().find(|s| s.name() == name);
+        let scenario = self.catalog.scenario(name);
         let cases: Vec<(usize, &Case)> = self
             .runs
             .iter()
@@ -137,12 +132,12 @@ impl<'a> Page<'a> {
         let groups = self.groups(&cases, &varying);
 
         writeln!(out, r#"<section class="scenario" id="{}" data-scenario="{}">"#, section_id(name), escape(name))?;
-        match scenario {
-            Some(s) => {
-                writeln!(out, r#"<h2>{} <span class="seed">seed {}</span></h2>"#, escape(name), escape(s.seed()))?;
-                writeln!(out, r#"<p class="about">{}</p>"#, escape(s.about()))?;
-            }
+        match scenario.and_then(|s| s.seed) {
+            Some(seed) => writeln!(out, r#"<h2>{} <span class="seed">seed {}</span></h2>"#, escape(name), escape(seed))?,
             None => writeln!(out, "<h2>{}</h2>", escape(name))?,
+        }
+        if let Some(s) = scenario {
+            writeln!(out, r#"<p class="about">{}</p>"#, escape(s.about))?;
         }
         let commands: Vec<String> = unique(cases.iter().filter_map(|(_, c)| c.command.as_ref()).map(|c| shell_words::join(&c.argv)));
         for command in commands {
@@ -165,7 +160,7 @@ impl<'a> Page<'a> {
         self.write_verdicts(out, name)?;
         write_failures(out, &groups)?;
 
-        write_figures(out, name, &cases, &groups)?;
+        write_figures(out, self.catalog, name, &cases, &groups)?;
         self.write_maps(out, &groups)?;
         write_timelines(out, name, &groups)?;
         writeln!(out, "</section>")
@@ -257,11 +252,12 @@ impl<'a> Page<'a> {
     }
 }
 
-/// Scenario names with cases, in [`SCENARIOS`] order, then `exec`, then
+/// Scenario names with cases, in the catalog's order, then `exec`, then
 /// any other name (a newer fslab's) alphabetically.
-fn scenario_order(runs: &[RunRecord]) -> Vec<String> {
+fn scenario_order(catalog: &Catalog, runs: &[RunRecord]) -> Vec<String> {
     let present: Vec<&str> = unique(runs.iter().flat_map(|r| r.cases.iter().map(|c| c.scenario.as_str())));
-    let mut order: Vec<String> = SCENARIOS.iter().map(|s| s.name()).filter(|n| present.contains(n)).map(str::to_string).collect();
+    let mut order: Vec<String> =
+        catalog.scenarios.iter().map(|s| s.name).filter(|n| present.contains(n)).map(str::to_string).collect();
     if present.contains(&"exec") {
         order.push("exec".to_string());
     }
@@ -348,11 +344,11 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 }
 
 /// The figures to chart, with the first measured (or else first) copy of
-/// each for its unit and direction: `headline` then [`COMMON`], each
-/// when some case has it.
+/// each for its unit and direction: `headline` then [`CHART_COMMON`],
+/// each when some case has it.
 fn chart_figures<'c>(headline: &[&str], cases: &[(usize, &'c Case)]) -> Vec<(String, &'c Figure)> {
     let mut charted: Vec<(String, &Figure)> = Vec::new();
-    for name in headline.iter().chain(&COMMON) {
+    for name in headline.iter().chain(CHART_COMMON) {
         if charted.iter().any(|(n, _)| n == name) {
             continue;
         }
@@ -393,17 +389,16 @@ fn bar(group: &Group, figure: &str) -> Bar {
 
 /// The bar charts of a scenario's headline (and common) figures, then
 /// the reasons of their missing marks in words.
-fn write_figures(out: &mut String, name: &str, cases: &[(usize, &Case)], groups: &[Group]) -> fmt::Result {
-    let scenario = SCENARIOS.iter().find(|s| s.name() == name);
+fn write_figures(out: &mut String, catalog: &Catalog, name: &str, cases: &[(usize, &Case)], groups: &[Group]) -> fmt::Result {
     writeln!(out, "<h3>Figures</h3>")?;
-    let charted = chart_figures(scenario.map_or(&EXEC_FIGURES[..], |s| s.headline()), cases);
+    let charted = chart_figures(catalog.scenario(name).map_or(EXEC_CHART, |s| s.headline), cases);
     if charted.is_empty() {
         return writeln!(out, r#"<p class="note">No figures to chart.</p>"#);
     }
     writeln!(out, r#"<div class="grid">"#)?;
     let mut missing = Vec::new();
     for (figure, model) in &charted {
-        let about = scenario.and_then(|s| s.own_figures().iter().find(|(n, _)| n == figure)).map(|(_, a)| *a);
+        let about = catalog.about(figure);
         let chart = BarChart {
             scenario: name,
             figure,
@@ -755,7 +750,7 @@ section.compare tr.too_few_repeats td, section.compare tr.only td { color: #5b64
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Better, Environment, Extent, Kind, TimelinePoint};
+    use crate::record::{Better, Environment, Extent, FigureSpec, Kind, ScenarioInfo, TimelinePoint};
 
     fn environment() -> Environment {
         serde_json::from_value(serde_json::json!({
@@ -789,8 +784,29 @@ mod tests {
         c
     }
 
+    /// A catalog of three scenarios, written out here so the page's tests
+    /// do not depend on the scenario registry the report must not read.
+    fn catalog() -> Catalog {
+        let info = |name, seed, headline| ScenarioInfo {
+            name,
+            seed: Some(seed),
+            about: "what it shows",
+            params: vec!["size"],
+            headline,
+            figures: &[],
+        };
+        Catalog {
+            scenarios: vec![
+                info("mmap-fill", "000", &["touch_s", "msync_s"]),
+                info("replace-files", "002", &["wall_s", "user_s", "sys_s", "journal_commits", "flushes"]),
+                info("direct-stream", "004", &["stream_mbps", "sys_s", "drop_detected"]),
+            ],
+            figures: vec![FigureSpec::new("touch_s", "s", Better::Lower, Kind::Timing).about("seconds of the stores")],
+        }
+    }
+
     fn page(runs: &[RunRecord], compare: Option<&str>) -> String {
-        String::from_utf8(render(runs, "fslab report", compare)).expect("UTF-8")
+        String::from_utf8(render(&catalog(), runs, "fslab report", compare)).expect("UTF-8")
     }
 
     /// Values of attribute `name` on elements whose tag has `marker`.
@@ -910,7 +926,7 @@ mod tests {
         assert!(html.contains(r#"data-fs="d&lt;i&gt;r&amp;&quot;""#));
         let title = page(&[], None);
         assert!(title.contains("<title>fslab report</title>"));
-        assert!(String::from_utf8(render(&[], "a<b", None)).unwrap().contains("<title>a&lt;b</title>"));
+        assert!(String::from_utf8(render(&catalog(), &[], "a<b", None)).unwrap().contains("<title>a&lt;b</title>"));
         assert!(html.contains("<table><tr><td>kept as is</td></tr></table>"), "the compare fragment is embedded as it is");
     }
 
@@ -976,6 +992,23 @@ mod tests {
         assert_eq!(attrs(wall, r#"class="bar""#, "data-run"), ["base", "tuned"], "one bar per run");
         assert_eq!(html.matches(r#"<tr class="run""#).count(), 2);
         assert_eq!(html.matches("<dl class=\"env\">").count(), 1, "one machine, described once");
+    }
+
+    #[test]
+    fn the_catalog_orders_names_and_describes() {
+        let mut mmap = case("mmap-fill", "ext4", 1, 1.0);
+        mmap.figures.set("touch_s", 0.5, "s", Better::Lower, Kind::Timing);
+        let cases = vec![case("newer", "ext4", 1, 1.0), mmap, case("replace-files", "ext4", 1, 1.0)];
+        let html = page(&[run(cases.clone())], None);
+        assert!(chart(&html, "mmap-fill", "touch_s").contains("<title>touch_s: seconds of the stores</title>"));
+        assert!(html.contains(r#"<h2>newer</h2>"#), "a scenario the catalog lacks has no seed");
+        assert_eq!(html.matches(r#"<p class="about">what it shows</p>"#).count(), 2, "nor a description");
+        let mut unseeded = catalog();
+        unseeded.scenarios[1].seed = None;
+        let html = String::from_utf8(render(&unseeded, &[run(cases)], "t", None)).expect("UTF-8");
+        assert!(html.contains("<h2>replace-files</h2>\n<p class=\"about\">what it shows</p>"), "described, with no seed");
+        let at = |s: &str| html.find(&format!(r#"<section class="scenario" id="scenario-{s}""#)).unwrap_or_else(|| panic!("{s}"));
+        assert!(at("mmap-fill") < at("replace-files") && at("replace-files") < at("newer"), "catalog order, then others");
     }
 
     #[test]

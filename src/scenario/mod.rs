@@ -141,6 +141,30 @@ pub static SCENARIOS: &[&dyn Scenario] = &[
     &direct_stream::DirectStream,
 ];
 
+/// The registry as data, for readers of results (the report) that must
+/// not depend on the code that measures. Scenario figures carry only their
+/// meaning here: no reader of the catalog asks them for more yet.
+pub fn catalog() -> crate::record::Catalog {
+    use crate::record::{Catalog, FigureSpec, ScenarioInfo};
+    let scenarios = SCENARIOS
+        .iter()
+        .map(|s| ScenarioInfo {
+            name: s.name(),
+            seed: Some(s.seed()),
+            about: s.about(),
+            params: s.params().iter().map(|p| p.name).collect(),
+            headline: s.headline(),
+            figures: &[],
+        })
+        .collect();
+    let figures = SCENARIOS
+        .iter()
+        .flat_map(|s| s.own_figures())
+        .map(|&(name, about)| FigureSpec { name, unit: "", better: Better::Lower, kind: Kind::Exact, heading: "", about })
+        .collect();
+    Catalog { scenarios, figures }
+}
+
 /// The scenario called `name`, or a usage error listing them.
 pub fn find(name: &str) -> Result<&'static dyn Scenario> {
     SCENARIOS.iter().copied().find(|s| s.name() == name).ok_or_else(|| {
