@@ -31,7 +31,7 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
         None => None,
     };
     let title = format!("fslab report: {}", selection.label);
-    let page = crate::report::html::render(&selection.runs, &title, compared.as_deref());
+    let page = crate::report::html::render(&crate::harness::catalog(), &selection.runs, &title, compared.as_deref());
     super::output::write_whole(&args.output, &page, "write")?;
     eprintln!("fslab: wrote {} ({} KiB)", args.output.display(), page.len().div_ceil(1024));
     Ok(ExitCode::SUCCESS)

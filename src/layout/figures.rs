@@ -11,6 +11,9 @@
 use serde::Serialize;
 
 use super::extent::{Extent, FlagCounts};
+// filefrag's rule lives with the extent records, so the report, which
+// must not depend on layout, applies the very same one.
+pub use crate::record::extent::continues_filefrag;
 
 /// What one record meant for the figures; the text map prints it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,18 +174,6 @@ impl LayoutAccumulator {
             last_physical_end: self.last_physical_end,
         }
     }
-}
-
-/// filefrag's test: does record `e` continue the extent `previous` ended?
-/// Its expectations, from a zeroed record when there is none: densely
-/// (`prev.physical + prev.length`) or across a hole (`prev.physical +
-/// e.logical - prev.logical`). A record at logical 0 always continues.
-pub fn continues_filefrag(previous: Option<&Extent>, e: &Extent) -> bool {
-    let zero = Extent::default();
-    let prev = previous.unwrap_or(&zero);
-    let expected_dense = prev.physical.wrapping_add(prev.length);
-    let expected = prev.physical.wrapping_add(e.logical).wrapping_sub(prev.logical);
-    e.logical == 0 || e.physical == expected || e.physical == expected_dense
 }
 
 #[cfg(test)]

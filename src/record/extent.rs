@@ -1,5 +1,6 @@
 //! One extent record of a file, in bytes, with its flags: the data an
-//! extent map is made of, and how it reads and writes as JSON.
+//! extent map is made of, how it reads and writes as JSON, and filefrag's
+//! rule for when two records are one extent.
 //!
 //! The flag bits are the kernel's `FIEMAP_EXTENT_*` values
 //! (`<linux/fiemap.h>`); they are repeated here, as data, so that what
@@ -128,6 +129,17 @@ impl<'de> Deserialize<'de> for Extent {
     }
 }
 
+/// filefrag's test (e2fsprogs `misc/filefrag.c`): does record `e` continue the extent `previous` ended?
+/// Its expectations, from a zeroed record when there is none: densely
+/// (`prev.physical + prev.length`) or across a hole (`prev.physical +
+/// e.logical - prev.logical`). A record at logical 0 always continues.
+pub fn continues_filefrag(previous: Option<&Extent>, e: &Extent) -> bool {
+    let zero = Extent::default();
+    let prev = previous.unwrap_or(&zero);
+    let expected_dense = prev.physical.wrapping_add(prev.length);
+    let expected = prev.physical.wrapping_add(e.logical).wrapping_sub(prev.logical);
+    e.logical == 0 || e.physical == expected || e.physical == expected_dense
+}
 
 #[cfg(test)]
 mod tests {
@@ -148,5 +160,18 @@ mod tests {
         let odd = serde_json::json!({"logical": 0, "physical": 0, "length": 1, "flags": ["sparkly"]});
         let err = serde_json::from_value::<Extent>(odd).unwrap_err().to_string();
         assert!(err.contains("unknown extent flag `sparkly`"), "{err}");
+    }
+
+    #[test]
+    fn filefrag_continues_densely_across_a_stride_keeping_hole_and_at_zero() {
+        let prev = Extent { logical: 0, physical: 100 << 12, length: 4 << 12, flags: 0 };
+        let dense = Extent { logical: 4 << 12, physical: 104 << 12, length: 1 << 12, flags: 0 };
+        let stride = Extent { logical: 6 << 12, physical: 106 << 12, length: 1 << 12, flags: 0 };
+        let jump = Extent { logical: 4 << 12, physical: 50 << 12, length: 1 << 12, flags: 0 };
+        assert!(continues_filefrag(Some(&prev), &dense));
+        assert!(continues_filefrag(Some(&prev), &stride));
+        assert!(!continues_filefrag(Some(&prev), &jump));
+        assert!(continues_filefrag(None, &prev), "a record at logical 0 always continues");
+        assert!(!continues_filefrag(None, &jump), "measured from a zeroed record when there is none");
     }
 }

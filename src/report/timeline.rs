@@ -13,8 +13,7 @@ use std::fmt::{self, Write as _};
 
 use super::axis::{Ticks, short_number};
 use super::markup::{escape_xml, num};
-use crate::record::Figures;
-use crate::probe::timeline::TimelinePoint;
+use crate::record::{Figures, TimelinePoint};
 
 /// Points drawn per line, at most.
 pub const MAX_POINTS: usize = 600;

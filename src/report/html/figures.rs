@@ -1,0 +1,136 @@
+//! A scenario's bar charts: one per headline figure (then the common
+//! ones), a bar per group at the median of its repeats, and the reasons
+//! for missing bars in words below.
+//!
+//! The design decision: a figure some case lacks is never drawn as zero.
+//! Its group gets a "missing" mark with the reason (the probe's, or the
+//! case's failure), and because a chart has room for a few words only,
+//! the reasons are listed again under the charts, one line per reason.
+
+use std::fmt::{self, Write as _};
+
+use super::section::Group;
+use super::{escape, unique};
+use crate::record::catalog::{CHART_COMMON, EXEC_CHART};
+use crate::record::{Case, Catalog, Figure, Status};
+use crate::report::bars::{Bar, BarChart};
+
+/// The figures to chart, with the first measured (or else first) copy of
+/// each for its unit and direction: `headline` then [`CHART_COMMON`],
+/// each when some case has it.
+fn chart_figures<'c>(headline: &[&str], cases: &[(usize, &'c Case)]) -> Vec<(String, &'c Figure)> {
+    let mut charted: Vec<(String, &Figure)> = Vec::new();
+    for name in headline.iter().chain(CHART_COMMON) {
+        if charted.iter().any(|(n, _)| n == name) {
+            continue;
+        }
+        let copies = || cases.iter().filter_map(|(_, c)| c.figures.get(name));
+        if let Some(model) = copies().find(|f| f.value.is_some()).or_else(|| copies().next()) {
+            charted.push((name.to_string(), model));
+        }
+    }
+    charted
+}
+
+/// The bar of `figure` for `group`: its measured repeats, and why the
+/// others are missing.
+fn bar(group: &Group, figure: &str) -> Bar {
+    let mut values = Vec::new();
+    let mut missing = Vec::new();
+    for case in &group.cases {
+        match case.figures.get(figure) {
+            Some(Figure { value: Some(v), .. }) => values.push(*v),
+            Some(f) => missing.push(f.missing.clone().unwrap_or_else(|| "not measured".to_string())),
+            None => missing.push(match (&case.status, &case.error) {
+                (Status::Failed, Some(e)) => format!("the case failed: {e}"),
+                (Status::Failed, None) => "the case failed".to_string(),
+                _ => "not measured".to_string(),
+            }),
+        }
+    }
+    Bar {
+        fs: group.fs.to_string(),
+        params: group.params.clone(),
+        run: group.run.clone(),
+        colour: group.colour,
+        values,
+        repeats: group.cases.len(),
+        missing: unique(missing),
+    }
+}
+
+/// The bar charts of a scenario's headline (and common) figures, then
+/// the reasons of their missing marks in words.
+pub(super) fn write_figures(out: &mut String, catalog: &Catalog, name: &str, cases: &[(usize, &Case)], groups: &[Group]) -> fmt::Result {
+    writeln!(out, "<h3>Figures</h3>")?;
+    let charted = chart_figures(catalog.scenario(name).map_or(EXEC_CHART, |s| s.headline), cases);
+    if charted.is_empty() {
+        return writeln!(out, r#"<p class="note">No figures to chart.</p>"#);
+    }
+    writeln!(out, r#"<div class="grid">"#)?;
+    let mut missing = Vec::new();
+    for (figure, model) in &charted {
+        let about = catalog.about(figure);
+        let chart = BarChart {
+            scenario: name,
+            figure,
+            unit: &model.unit,
+            better: model.better,
+            kind: model.kind,
+            about,
+            bars: groups.iter().map(|g| bar(g, figure)).collect(),
+        };
+        for (bar, group) in chart.bars.iter().zip(groups) {
+            for reason in &bar.missing {
+                note_missing(&mut missing, reason, figure, &group.label());
+            }
+        }
+        writeln!(out, r#"<div class="card">{}</div>"#, chart.render())?;
+    }
+    writeln!(out, "</div>")?;
+    write_missing(out, &missing)
+}
+
+/// Figures missing for one reason, and on which targets.
+struct Missing {
+    reason: String,
+    figures: Vec<String>,
+    targets: Vec<String>,
+}
+
+/// Add `figure` on `target` to the list of figures missing for `reason`.
+fn note_missing(missing: &mut Vec<Missing>, reason: &str, figure: &str, target: &str) {
+    let at = match missing.iter().position(|m| m.reason == reason) {
+        Some(at) => at,
+        None => {
+            missing.push(Missing { reason: reason.to_string(), figures: Vec::new(), targets: Vec::new() });
+            missing.len() - 1
+        }
+    };
+    let entry = &mut missing[at];
+    if !entry.figures.iter().any(|f| f == figure) {
+        entry.figures.push(figure.to_string());
+    }
+    if !entry.targets.iter().any(|t| t == target) {
+        entry.targets.push(target.to_string());
+    }
+}
+
+/// The charts' missing marks in words, one line per reason: a chart has
+/// room for a few words of it only.
+fn write_missing(out: &mut String, missing: &[Missing]) -> fmt::Result {
+    if missing.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, r#"<ul class="missing-list">"#)?;
+    for m in missing {
+        writeln!(
+            out,
+            "<li><b>{}</b> missing on {}: {}</li>",
+            escape(&m.figures.join(", ")),
+            escape(&m.targets.join(", ")),
+            escape(&m.reason)
+        )?;
+    }
+    writeln!(out, "</ul>")
+}

@@ -1,0 +1,88 @@
+//! The page's first section: the runs shown, one row each, and the
+//! machines they ran on.
+//!
+//! The design decision: a machine is described once when every run shares
+//! it (kernel, CPU, tools and sysctls alike), else once per run, so a
+//! page comparing machines says how they differ and a page of one machine
+//! does not repeat it.
+
+use std::fmt::{self, Write as _};
+
+use super::{escape, plural};
+use crate::record::RunRecord;
+use crate::units::bytes;
+
+/// The runs, one row each, then what they ran on: once when they share
+/// a machine and software, else per run.
+pub(super) fn write_runs(out: &mut String, runs: &[RunRecord]) -> fmt::Result {
+    writeln!(out, r#"<section class="runs" id="runs">"#)?;
+    writeln!(out, "<h2>{}</h2>", if runs.len() == 1 { "Run" } else { "Runs" })?;
+    writeln!(out, r#"<table class="runs"><thead><tr><th>run</th><th>started</th><th>tags</th><th>status</th><th>command line</th></tr></thead><tbody>"#)?;
+    for run in runs {
+        let (badge, word) = if run.complete { ("ok", "complete") } else { ("bad", "incomplete") };
+        let tip = if run.complete { "every planned case ran" } else { "interrupted or killed: only its finished cases are shown" };
+        writeln!(
+            out,
+            r#"<tr class="run" data-run="{id}" data-complete="{complete}"><td><code>{id}</code></td><td>{started}</td><td>{tags}</td><td><span class="badge {badge}" title="{tip}">{word}</span></td><td><code>{command}</code></td></tr>"#,
+            id = escape(&run.id),
+            complete = run.complete,
+            started = escape(&run.started_at),
+            tags = escape(&run.tags.join(", ")),
+            command = escape(&shell_words::join(&run.command)),
+        )?;
+    }
+    writeln!(out, "</tbody></table>")?;
+    let shared = runs.windows(2).all(|w| same_environment(&w[0], &w[1]));
+    if shared {
+        writeln!(out, r#"<h3>Machine</h3>"#)?;
+        write_environment(out, &runs[0])?;
+    } else {
+        for run in runs {
+            writeln!(out, r#"<h3>Machine of run <code>{}</code></h3>"#, escape(&run.id))?;
+            write_environment(out, run)?;
+        }
+    }
+    writeln!(out, "</section>")
+}
+
+/// Whether two runs ran on the same machine and software, sysctls
+/// included.
+fn same_environment(a: &RunRecord, b: &RunRecord) -> bool {
+    let environment = |r: &RunRecord| serde_json::to_value(&r.environment).ok();
+    environment(a) == environment(b) && a.sysctls == b.sysctls
+}
+
+/// What one run ran on: kernel, CPU, memory, disk, tool versions, sysctls.
+fn write_environment(out: &mut String, run: &RunRecord) -> fmt::Result {
+    let env = &run.environment;
+    writeln!(out, r#"<dl class="env">"#)?;
+    let mut row = |key: &str, value: &str| writeln!(out, "<dt>{}</dt><dd>{}</dd>", escape(key), escape(value));
+    row("kernel", &format!("Linux {} ({})", env.kernel, env.machine))?;
+    let cpu = env.cpu.as_deref().unwrap_or("unknown model");
+    row("CPU", &format!("{cpu} · {}", plural(env.cpus, "CPU online", "CPUs online")))?;
+    row("memory", &env.memory_bytes.map_or_else(|| "unknown".to_string(), bytes))?;
+    if let Some(disk) = &env.disk {
+        let mut text = disk.name.clone();
+        if let Some(model) = &disk.model {
+            let _ = write!(text, " ({model})");
+        }
+        match disk.rotational {
+            Some(true) => text.push_str(" · rotational"),
+            Some(false) => text.push_str(" · non-rotational"),
+            None => {}
+        }
+        if let Some(scheduler) = &disk.scheduler {
+            let _ = write!(text, " · scheduler {scheduler}");
+        }
+        row("disk under scratch", &text)?;
+    }
+    let tools: Vec<String> =
+        env.tools.values().map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string)).collect();
+    if !tools.is_empty() {
+        row("fs tools", &tools.join(" · "))?;
+    }
+    row("fslab", &env.fslab_version)?;
+    let sysctls: Vec<String> = run.sysctls.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    row("sysctls", &if sysctls.is_empty() { "none set: the machine's own".to_string() } else { sysctls.join(", ") })?;
+    writeln!(out, "</dl>")
+}
