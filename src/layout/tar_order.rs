@@ -98,6 +98,20 @@ pub fn open(path: &Path) -> io::Result<File> {
     File::options().read(true).custom_flags(libc::O_NOFOLLOW).open(path)
 }
 
+/// What `tar -cf - . | tar -tf -` lists under `root`, each name without
+/// its leading `./` (directories keep their trailing `/`): the order the
+/// tests hold the walk to.
+#[cfg(test)]
+pub(crate) fn tar_listing(root: &Path) -> Vec<String> {
+    let listing = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("tar -cf - -C '{}' . | tar -tf -", root.display()))
+        .output()
+        .unwrap();
+    assert!(listing.status.success());
+    String::from_utf8(listing.stdout).unwrap().lines().map(|l| l.trim_start_matches("./").to_string()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,17 +137,10 @@ mod tests {
             Ok(())
         })
         .unwrap();
-        let listing = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!("tar -cf - -C '{}' . | tar -tf -", root.display()))
-            .output()
-            .unwrap();
-        assert!(listing.status.success());
-        let tars: Vec<PathBuf> = String::from_utf8(listing.stdout)
-            .unwrap()
-            .lines()
-            .filter(|l| *l != "./")
-            .map(|l| PathBuf::from(l.trim_start_matches("./").trim_end_matches('/')))
+        let tars: Vec<PathBuf> = tar_listing(root)
+            .iter()
+            .filter(|l| !l.is_empty())
+            .map(|l| PathBuf::from(l.trim_end_matches('/')))
             .collect();
         assert_eq!(ours.len(), 3 + 45 + 1);
         assert_eq!(ours, tars);

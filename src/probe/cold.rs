@@ -279,17 +279,10 @@ mod tests {
             Ok(())
         })
         .unwrap();
-        let listing = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!("tar -cf - -C '{}' . | tar -tf -", root.display()))
-            .output()
-            .unwrap();
-        assert!(listing.status.success());
-        let tars: Vec<PathBuf> = String::from_utf8(listing.stdout)
-            .unwrap()
-            .lines()
-            .filter(|l| !l.ends_with('/'))
-            .map(|l| PathBuf::from(l.trim_start_matches("./")))
+        let tars: Vec<PathBuf> = crate::layout::tar_order::tar_listing(root)
+            .iter()
+            .filter(|l| !l.is_empty() && !l.ends_with('/'))
+            .map(PathBuf::from)
             .collect();
         assert_eq!(ours.len(), 45);
         assert_eq!(ours, tars);
