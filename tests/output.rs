@@ -4,11 +4,10 @@
 
 mod common;
 
-use std::io::Read as _;
 use std::os::unix::fs::{FileTypeExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::root_or_skip;
 
@@ -42,36 +41,15 @@ impl Folder {
 
     /// Every name in the folder, for "nothing was left beside it".
     fn names(&self) -> Vec<String> {
-        let mut names: Vec<String> =
-            std::fs::read_dir(self.dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-        names.sort();
-        names
+        common::names(self.dir.path())
     }
-}
-
-/// Run `c` to its end within 30 s (a hang is a failure, not a stuck
-/// test); its exit code and stderr.
-fn finish(c: &mut Command) -> (Option<i32>, String) {
-    let mut child = c.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            panic!("fslab hung: {c:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let mut stderr = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
-    (child.wait().unwrap().code(), stderr)
 }
 
 #[test]
 fn a_full_device_is_written_through_and_its_enospc_is_exit_4() {
     let f = Folder::new();
     // The real /dev/full: ENOSPC, exit 4, and it is still the device.
-    let (code, err) = finish(&mut f.export(Path::new("/dev/full")));
+    let (code, err) = common::finish(&mut f.export(Path::new("/dev/full")));
     assert_eq!(code, Some(4), "{err}");
     assert!(err.contains("/dev/full: write: No space left on device"), "{err}");
     assert!(std::fs::symlink_metadata("/dev/full").unwrap().file_type().is_char_device());
@@ -82,11 +60,11 @@ fn a_full_device_is_written_through_and_its_enospc_is_exit_4() {
     // with a regular file (the real one is not risked for that).
     let full = f.path("full");
     common::run("mknod", &[full.to_str().unwrap(), "c", "1", "7"]);
-    let (code, err) = finish(&mut f.export(&full));
+    let (code, err) = common::finish(&mut f.export(&full));
     assert_eq!(code, Some(4), "{err}");
     assert!(std::fs::symlink_metadata(&full).unwrap().file_type().is_char_device(), "the device node was replaced");
     assert_eq!(f.names(), ["full", "run.json"], "nothing left beside it");
-    let (code, err) = finish(&mut f.export(Path::new("/dev/null")));
+    let (code, err) = common::finish(&mut f.export(Path::new("/dev/null")));
     assert_eq!(code, Some(0), "{err}");
     assert!(std::fs::symlink_metadata("/dev/null").unwrap().file_type().is_char_device());
 }
@@ -122,7 +100,7 @@ fn a_fifo_is_written_through_to_its_reader_and_one_without_is_refused() {
     let fifo = f.path("fifo");
     common::run("mkfifo", &[fifo.to_str().unwrap()]);
     // Nobody reads it: refused at once (exit 3), no wait, nothing made.
-    let (code, err) = finish(&mut f.export(&fifo));
+    let (code, err) = common::finish(&mut f.export(&fifo));
     assert_eq!(code, Some(3), "{err}");
     assert!(err.contains("no process reads this FIFO"), "{err}");
     let reader = {
@@ -132,7 +110,7 @@ fn a_fifo_is_written_through_to_its_reader_and_one_without_is_refused() {
     // The reader's open waits for the writer's; fslab's non-blocking open
     // must find it there, so give it a moment to get there first.
     std::thread::sleep(Duration::from_millis(300));
-    let (code, err) = finish(&mut f.export(&fifo));
+    let (code, err) = common::finish(&mut f.export(&fifo));
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(reader.join().unwrap(), f.csv());
     assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO was replaced");
@@ -147,7 +125,7 @@ fn a_link_to_a_regular_file_replaces_the_file_and_keeps_the_link() {
     std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
     let link = f.path("link.csv");
     std::os::unix::fs::symlink("real.csv", &link).unwrap();
-    let (code, err) = finish(&mut f.export(&link));
+    let (code, err) = common::finish(&mut f.export(&link));
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(std::fs::read(&real).unwrap(), f.csv());
     assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("real.csv"));
@@ -164,7 +142,7 @@ fn folders_block_devices_and_dangling_links_are_refused_untouched() {
     let dangling = f.path("dangling");
     std::os::unix::fs::symlink("nowhere", &dangling).unwrap();
     for (out, says) in [(&folder, "a directory"), (&dangling, "a symbolic link to nothing")] {
-        let (code, err) = finish(&mut f.export(out));
+        let (code, err) = common::finish(&mut f.export(out));
         assert_eq!(code, Some(2), "{err}");
         assert!(err.contains(says), "{err}");
     }
@@ -174,7 +152,7 @@ fn folders_block_devices_and_dangling_links_are_refused_untouched() {
     if let Some(block) = ["/dev/loop0", "/dev/sda", "/dev/vda"].into_iter().find(|p| {
         std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_block_device())
     }) {
-        let (code, err) = finish(&mut f.export(Path::new(block)));
+        let (code, err) = common::finish(&mut f.export(Path::new(block)));
         assert_eq!(code, Some(2), "{err}");
         assert!(err.contains("a block device"), "{err}");
     }
@@ -200,7 +178,7 @@ fn a_write_that_runs_out_of_space_leaves_the_old_file_whole() {
     std::fs::write(&out, "old\n").unwrap();
     // Fill what is left, so the new file cannot be written whole.
     let _ = std::fs::write(small.join("filler"), vec![0u8; 16 * 1024]);
-    let (code, err) = finish(&mut f.export(&out));
+    let (code, err) = common::finish(&mut f.export(&out));
     assert_eq!(code, Some(4), "{err}");
     assert!(err.contains("No space left on device"), "{err}");
     assert_eq!(std::fs::read(&out).unwrap(), b"old\n", "the old file is whole");

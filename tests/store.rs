@@ -303,32 +303,6 @@ fn tiny_run(id: &str) -> fslab::record::RunRecord {
     .unwrap()
 }
 
-/// Run `c` to its end within 30 s (SQLite on a FIFO could wait forever);
-/// its exit code and stderr.
-fn finish(c: &mut std::process::Command) -> (Option<i32>, String) {
-    let mut child = c.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            panic!("fslab hung: {c:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
-    (child.wait().unwrap().code(), stderr)
-}
-
-/// Every name in `dir`, sorted.
-fn names(dir: &std::path::Path) -> Vec<String> {
-    let mut names: Vec<String> =
-        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    names.sort();
-    names
-}
-
 #[test]
 fn a_store_that_is_not_a_regular_file_is_refused_and_nothing_is_made_beside_it() {
     let dir = tempfile::Builder::new().prefix("fslab-test-store-kind-").tempdir_in("/var/tmp").unwrap();
@@ -342,17 +316,17 @@ fn a_store_that_is_not_a_regular_file_is_refused_and_nothing_is_made_beside_it()
     for (store, kind) in [(fifo.as_path(), "a FIFO"), (folder.as_path(), "a directory"), (std::path::Path::new("/dev/null"), "a character device")] {
         let mut c = common::fslab_command();
         c.env("FSLAB_STATE_DIR", dir.path().join("state")).arg("exec").arg("--dir").arg(&work).arg("--store").arg(store);
-        let (code, err) = finish(c.args(["--", "true"]));
+        let (code, err) = common::finish(c.args(["--", "true"]));
         assert_eq!(code, Some(2), "exec --store {}: {err}", store.display());
         assert!(err.contains(&format!("{kind}, not a regular file")), "{err}");
-        let (code, err) = finish(common::fslab_command().arg("runs").arg("--store").arg(store));
+        let (code, err) = common::finish(common::fslab_command().arg("runs").arg("--store").arg(store));
         assert_eq!(code, Some(2), "runs --store {}: {err}", store.display());
         assert!(err.contains(&format!("{kind}, not a regular file")), "{err}");
     }
-    assert!(names(&work).is_empty(), "nothing was made: {:?}", names(&work));
-    let made: Vec<String> = names(dir.path()).into_iter().filter(|n| n != "state").collect();
+    assert!(common::names(&work).is_empty(), "nothing was made: {:?}", common::names(&work));
+    let made: Vec<String> = common::names(dir.path()).into_iter().filter(|n| n != "state").collect();
     assert_eq!(made, ["fifo.db", "folder.db", "work"], "nothing beside the stores");
-    assert!(names(&folder).is_empty());
+    assert!(common::names(&folder).is_empty());
     if !journal_before {
         assert!(!std::path::Path::new("/dev/null-journal").exists(), "a journal was made beside /dev/null");
     }
@@ -407,7 +381,7 @@ fn a_store_one_may_read_but_not_write_serves_reading_commands_and_refuses_runs()
         let mut c = std::process::Command::new("setpriv");
         c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", env!("CARGO_BIN_EXE_fslab")]).args(args);
         c.env("FSLAB_STATE_DIR", &state).current_dir(&out);
-        finish(&mut c)
+        common::finish(&mut c)
     };
     for args in &reading {
         let (code, err) = as_nobody(args);
@@ -421,7 +395,7 @@ fn a_store_one_may_read_but_not_write_serves_reading_commands_and_refuses_runs()
     assert_eq!(code, Some(3), "{err}");
     assert!(err.contains("may not write") && err.contains("--no-store"), "{err}");
     assert_eq!(std::fs::read(&store).unwrap(), before, "the store is unchanged");
-    assert_eq!(names(dir.path()), ["out", "s.db", "state"], "nothing was made beside the store");
+    assert_eq!(common::names(dir.path()), ["out", "s.db", "state"], "nothing was made beside the store");
 
     // Root, on a read-only bind mount of the folder: the same.
     let ro = tempfile::Builder::new().prefix("fslab-test-store-ro-mount-").tempdir_in("/var/tmp").unwrap();
@@ -436,7 +410,7 @@ fn a_store_one_may_read_but_not_write_serves_reading_commands_and_refuses_runs()
     }
     let mut c = common::fslab_command();
     c.env("FSLAB_STATE_DIR", dir.path().join("root-state")).args(["exec", "--dir", work.to_str().unwrap(), "--store", r, "--", "true"]);
-    let (code, err) = finish(&mut c);
+    let (code, err) = common::finish(&mut c);
     assert_eq!(code, Some(3), "{err}");
     assert!(err.contains("may not write"), "{err}");
 }

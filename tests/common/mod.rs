@@ -449,3 +449,33 @@ pub fn crafted_case(scenario: &str, fs: &str, repeat: u32, error: Option<&str>) 
         "figures": figures, "timeline": []
     })
 }
+
+/// Run `c` to its end within 30 s, its stdout dropped (a hang is a
+/// failure, not a stuck test: SQLite on a FIFO, a FIFO nobody reads); its
+/// exit code and stderr.
+pub fn finish(c: &mut Command) -> (Option<i32>, String) {
+    use std::io::Read as _;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let mut child = c.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("fslab hung: {c:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    (child.wait().unwrap().code(), stderr)
+}
+
+/// Every name in `dir`, sorted: for "nothing was left beside it".
+pub fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
+}
