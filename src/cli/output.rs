@@ -117,6 +117,13 @@ fn destination(path: &Path, what: &str) -> Result<Destination> {
                 _ => Ok(Destination::Absent),
             };
         }
+        Err(rustix::io::Errno::ACCESS) if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) => {
+            return Err(Error::environment(format!(
+                "{}: {what}: the kernel does not follow this symbolic link (fs.protected_symlinks: another \
+                 user's link in a shared folder); name the file it points to",
+                path.display()
+            )));
+        }
         Err(e) => return Err(Error::io(path, what, e.into())),
     };
     let stat = rustix::fs::fstat(&found).map_err(|e| Error::io(path, what, e.into()))?;

@@ -229,3 +229,31 @@ impl Backend for SqliteBackend {
         tx.commit().map_err(|e| sqlite_error(&self.path, &e))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uri_paths_escape_what_a_uri_would_read() {
+        assert_eq!(uri_path(Path::new("/var/tmp/fslab.db")), "/var/tmp/fslab.db");
+        assert_eq!(uri_path(Path::new("/a b/x?y#z%.db")), "/a%20b/x%3Fy%23z%25.db");
+    }
+
+    #[test]
+    fn a_read_only_open_changes_nothing_and_refuses_what_is_not_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        drop(SqliteBackend::open(&path).unwrap());
+        let before = std::fs::read(&path).unwrap();
+        let mut backend = SqliteBackend::open_read_only(&path).unwrap();
+        let written = backend.transaction(&mut |sql| sql.execute("CREATE TABLE t (x INTEGER)", &[]));
+        assert!(written.is_err(), "a read-only store took a write");
+        drop(backend);
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        let err = SqliteBackend::open_read_only(dir.path()).err().unwrap();
+        assert!(err.message.contains("a directory, not a regular file"), "{err}");
+        assert!(SqliteBackend::open_read_only(&dir.path().join("none.db")).is_err());
+        assert!(!dir.path().join("none.db").exists());
+    }
+}
