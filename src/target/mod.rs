@@ -18,6 +18,7 @@ mod held;
 pub mod kind;
 pub mod ledger;
 mod mounted;
+pub mod options;
 mod scratch;
 pub mod sysctl;
 
@@ -51,6 +52,43 @@ pub const DEFAULT_SCRATCH: &str = "/var/tmp/fslab";
 /// system (mkfs.xfs wants at least 300 MiB). Images are sparse, so only
 /// what is written takes space.
 pub const DEFAULT_SIZE_BYTES: u64 = 2 << 30;
+
+/// The largest image size: a file's length is an `off_t`.
+pub const MAX_SIZE_BYTES: u64 = i64::MAX as u64;
+
+/// Refuse an image size no file system in `fs_list` can be made in, or no
+/// file can have, with the smallest (or largest) that works.
+pub fn check_size(size: u64, fs_list: &[FsType]) -> crate::error::Result<()> {
+    if size > MAX_SIZE_BYTES {
+        return Err(crate::error::Error::usage(format!(
+            "--size {size}: more than the largest file there can be ({}); images are sparse, but give a size the scratch folder's file system can hold, such as 2G (the default)",
+            crate::units::bytes_short(MAX_SIZE_BYTES)
+        )));
+    }
+    if let Some(fs) = fs_list.iter().filter(|fs| size < fs.min_image_bytes()).max_by_key(|fs| fs.min_image_bytes()) {
+        let smallest = fs.min_image_bytes();
+        return Err(crate::error::Error::usage(format!(
+            "--size {}: too small for {fs}, whose smallest image fslab can make is {} ({smallest} bytes): give --size {} or more, or leave {fs} out of --fs",
+            size_word(size),
+            crate::units::bytes_short(smallest),
+            size_word(smallest)
+        )));
+    }
+    Ok(())
+}
+
+/// A size as `--size` takes it: `300M`, `104K`.
+fn size_word(bytes: u64) -> String {
+    if bytes == 0 {
+        return "0".into();
+    }
+    for (shift, suffix) in [(30, "G"), (20, "M"), (10, "K")] {
+        if bytes % (1 << shift) == 0 {
+            return format!("{}{suffix}", bytes >> shift);
+        }
+    }
+    bytes.to_string()
+}
 
 /// Parse `FS=VALUE` (the form of `--mkfs-opt` and `--mount-opt`).
 pub fn parse_fs_value(text: &str) -> Result<(FsType, String), String> {
