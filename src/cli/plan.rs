@@ -68,7 +68,6 @@ pub fn plan(args: &TargetArgs, cold_read: bool) -> Result<Plan> {
     })
 }
 
-
 /// The shortest and longest sampling interval, in seconds: below a tick
 /// every sample would be empty, above an hour a timeline has no points.
 const INTERVAL_RANGE: (f64, f64) = (0.01, 3600.0);

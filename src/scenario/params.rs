@@ -125,6 +125,7 @@ pub fn parse_value(spec: &ParamSpec, text: &str) -> Result<ParamValue, String> {
         },
         ParamKind::Count { max } => match whole_number(text.trim()) {
             Some(n) if (1..=i128::from(max)).contains(&n) => Ok(ParamValue::Number(n as u64)),
+            Some(n) if n < 1 => Err(bad(format!("must be more than 0: give a whole number from 1 to {max}"))),
             Some(_) => Err(bad(format!("out of range: give a whole number from 1 to {max}"))),
             None => Err(bad(format!("not a whole number: give one from 1 to {max}"))),
         },
@@ -270,9 +271,13 @@ mod tests {
         let seconds = ParamSpec { name: "seconds", kind: ParamKind::Count { max: 86_400 }, ..SPECS[0] };
         assert_eq!(parse_value(&seconds, "60"), Ok(ParamValue::Number(60)));
         assert_eq!(parse_value(&seconds, "1e3"), Ok(ParamValue::Number(1000)));
-        for text in ["1e9", "0", "-3", "86401", "99999999999999999999999999999999999999999"] {
+        for text in ["1e9", "86401", "99999999999999999999999999999999999999999"] {
             let e = parse_value(&seconds, text).unwrap_err();
             assert!(e.contains("out of range") && e.contains("from 1 to 86400"), "{text}: {e}");
+        }
+        for text in ["0", "-3"] {
+            let e = parse_value(&seconds, text).unwrap_err();
+            assert!(e.contains("more than 0") && e.contains("from 1 to 86400"), "{text}: {e}");
         }
         for text in ["1.5", "ten", "inf", "NaN"] {
             let e = parse_value(&seconds, text).unwrap_err();
