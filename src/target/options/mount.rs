@@ -150,9 +150,13 @@ impl KernelLog {
             let text = String::from_utf8_lossy(&record[..n]);
             // `PRIORITY,SEQUENCE,MICROSECONDS,FLAGS;MESSAGE`, then
             // continuation lines.
-            let message = text.split_once(';').map_or(&*text, |(_, m)| m).lines().next().unwrap_or("").trim();
+            let Some((header, body)) = text.split_once(';') else { continue };
+            let message = body.lines().next().unwrap_or("").trim();
+            // Warnings and worse only (level = priority & 7): a mount
+            // elsewhere on the machine logs at info.
+            let level = header.split(',').next().and_then(|p| p.parse::<u32>().ok()).map(|p| p & 7);
             let lower = message.to_ascii_lowercase();
-            if lower.contains(tag) || message.contains(key) {
+            if level.is_some_and(|l| l <= 4) && (lower.contains(tag) || message.contains(key)) {
                 found.push(message.to_string());
             }
         }
