@@ -77,11 +77,13 @@ const INTERVAL_RANGE: (f64, f64) = (0.01, 3600.0);
 /// path, or that the kernel does not know; an image size below the file
 /// system's smallest; an interval out of range.
 fn check_input(args: &TargetArgs) -> Result<()> {
+    let mut mkfs_args: std::collections::BTreeMap<target::FsType, Vec<String>> = Default::default();
     for (fs, value) in &args.mkfs_opt {
         let words = shell_words::split(value)
             .map_err(|e| Error::usage(format!("--mkfs-opt {fs}={value}: {e} (quote as in a shell)")))?;
         target::options::check_mkfs_args(*fs, &words)
             .map_err(|e| Error::usage(format!("--mkfs-opt {fs}={value}: {e}")))?;
+        mkfs_args.entry(*fs).or_default().extend(words);
     }
     for (fs, value) in &args.mount_opt {
         let for_fs = target::options::check_mount_opts(*fs, value)
@@ -90,7 +92,7 @@ fn check_input(args: &TargetArgs) -> Result<()> {
     }
     if let (Some(size), None, None) = (args.size, &args.dir, &args.device) {
         let fs_list = if args.fs.is_empty() { target::fs_type::ALL.to_vec() } else { args.fs.clone() };
-        target::check_size(size, &fs_list)?;
+        target::check_size(size, &fs_list, &mkfs_args)?;
     }
     let (shortest, longest) = INTERVAL_RANGE;
     if !(shortest..=longest).contains(&args.interval) {
