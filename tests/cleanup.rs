@@ -131,8 +131,10 @@ fn sysctl_is_restored_after_exit_error_sigint_and_sigkill() {
     assert_eq!(common::cases(&json)[0]["command"]["stdout"].as_str().unwrap().trim(), value);
     assert_eq!(read_sysctl(key), original, "after a normal exit");
 
-    // An error: mkfs refuses its options; the case fails (exit 4).
-    let out = lab.exec(&["--fs", "ext4", "--mkfs-opt", "ext4=--no-such-option", "--sysctl", &setting, "--", "true"]);
+    // An error: mkfs refuses a value fslab passes on (its options are
+    // checked before anything is made, their values are mkfs's to judge);
+    // the case fails (exit 4).
+    let out = lab.exec(&["--fs", "ext4", "--mkfs-opt", "ext4=-m 60", "--sysctl", &setting, "--", "true"]);
     assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stdout));
     assert_eq!(read_sysctl(key), original, "after a failed run");
 
