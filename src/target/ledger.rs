@@ -377,7 +377,7 @@ pub fn release(resource: &Resource) -> Result<()> {
         },
         Resource::MountPoint(p) | Resource::TraceInstance(p) => ignore_missing(fs::remove_dir(p), p, "remove"),
         Resource::Image(p) => ignore_missing(fs::remove_file(p), p, "delete the image"),
-        Resource::WorkDir(p) => ignore_missing(fs::remove_dir_all(p), p, "remove the work folder"),
+        Resource::WorkDir(p) => super::remove::remove_work_folder(p),
         Resource::Loop(image) => {
             for device in loops_over(image) {
                 let out = Command::new("losetup").arg("-d").arg(&device).output();

@@ -18,6 +18,7 @@ mod held;
 pub mod kind;
 pub mod ledger;
 mod mounted;
+mod remove;
 mod scratch;
 pub mod sysctl;
 
