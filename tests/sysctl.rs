@@ -22,6 +22,25 @@ fn work(lab: &Lab) -> String {
     work.to_str().unwrap().to_string()
 }
 
+/// A child killed (if still running) when dropped, so a failing test
+/// leaves no fslab running on to change sysctls later.
+struct Killed(Option<Child>);
+
+impl Killed {
+    fn child(&mut self) -> &mut Child {
+        self.0.as_mut().expect("a child")
+    }
+}
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        if let Some(child) = self.0.as_mut() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 fn spawn_sleeper(lab: &Lab, setting: &str) -> Child {
     let mut c = lab.command();
     c.args(["exec", "--dir", &work(lab), "--sysctl", setting, "--", "sleep", "60"]);
@@ -84,32 +103,27 @@ fn a_run_waiting_for_the_lock_saves_old_values_only_after_a_killed_holder_is_und
     let lab = Lab::new();
 
     // A holds the lock with its value set.
-    let mut a = spawn_sleeper(&lab, &format!("{key}={held}"));
-    wait_for(key, &held, &mut a);
+    let mut a = Killed(Some(spawn_sleeper(&lab, &format!("{key}={held}"))));
+    wait_for(key, &held, a.child());
     // B waits for the lock; its command reads the value twice, a moment apart.
     let script = format!("cat {p}; sleep 2; cat {p}", p = path(key));
-    let b = lab
-        .command()
-        .args(["exec", "--json", "--dir", &work(&lab), "--sysctl", &format!("{key}={waiting}"), "--", "sh", "-c", &script])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut b = lab.command();
+    b.args(["exec", "--json", "--dir", &work(&lab), "--sysctl", &format!("{key}={waiting}"), "--", "sh", "-c", &script]);
+    let mut b = Killed(Some(b.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()));
     let deadline = Instant::now() + Duration::from_secs(30);
-    let waiter = format!(" {} ", b.id());
+    let waiter = format!(" {} ", b.child().id());
     while !std::fs::read_to_string("/proc/locks").unwrap().lines().any(|l| l.contains("->") && l.contains(&waiter)) {
         assert!(Instant::now() < deadline, "the second run never waited for the sysctl lock");
         std::thread::sleep(Duration::from_millis(20));
     }
-    a.kill().unwrap();
-    a.wait().unwrap();
+    a.child().kill().unwrap();
+    a.child().wait().unwrap();
     // While B measures, another start must not put A's old value back
     // under it.
-    let mut b = b;
-    wait_for(key, &waiting, &mut b);
+    wait_for(key, &waiting, b.child());
     let out = lab.expect(&["cleanup"], 0);
     assert_eq!(read(key), waiting, "cleanup changed a live run's sysctl: {}", String::from_utf8_lossy(&out.stdout));
-    let out = b.wait_with_output().unwrap();
+    let out = b.0.take().unwrap().wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -8,13 +8,15 @@
 
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsFd;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use rustix::fs::FlockOperation;
 
 use crate::error::{Error, Result};
+use crate::target::ledger::start_ticks;
 
 /// How many [`SysctlLock`]s this process holds now.
 static HELD: AtomicUsize = AtomicUsize::new(0);
@@ -27,9 +29,27 @@ pub struct SysctlLock {
 }
 
 impl SysctlLock {
+    /// The lock, taken: the file says who holds it (pid and start time),
+    /// so one who finds it held can tell a live run from a dead one's
+    /// straggler.
     fn taken(file: File) -> SysctlLock {
+        let pid = std::process::id() as i32;
+        let owner = format!("{pid} {}\n", start_ticks(pid).unwrap_or(0));
+        let _ = file.set_len(0).and_then(|()| file.write_all_at(owner.as_bytes(), 0));
         HELD.fetch_add(1, Ordering::SeqCst);
         SysctlLock { _file: file }
+    }
+}
+
+/// Whether the process the lock file names is gone.
+fn owner_is_dead(file: &File) -> bool {
+    let mut buf = [0u8; 64];
+    let len = file.read_at(&mut buf, 0).unwrap_or(0);
+    let text = String::from_utf8_lossy(&buf[..len]);
+    let mut fields = text.split_whitespace().map(str::parse::<u64>);
+    match (fields.next(), fields.next()) {
+        (Some(Ok(pid)), Some(Ok(ticks))) => i32::try_from(pid).is_ok_and(|pid| start_ticks(pid) != Some(ticks)),
+        _ => false,
     }
 }
 
@@ -49,6 +69,7 @@ fn open(state_dir: &Path) -> Result<File> {
     OpenOptions::new()
         .create(true)
         .truncate(false)
+        .read(true)
         .write(true)
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW)
@@ -71,14 +92,22 @@ pub fn lock(state_dir: &Path) -> Result<SysctlLock> {
 
 /// Take the sysctl lock if no live run holds it; `None` if one does (it
 /// put back what dead runs changed when it took the lock), or if there is
-/// no state folder (no run ever changed anything here).
+/// no state folder (no run ever changed anything here). A run that is
+/// dead may hold it for a moment through a child it was starting (forked,
+/// not yet past exec): that is waited for, a few seconds at most.
 pub fn try_lock(state_dir: &Path) -> Option<SysctlLock> {
     if !state_dir.is_dir() {
         return None;
     }
     let file = open(state_dir).ok()?;
-    rustix::fs::flock(file.as_fd(), FlockOperation::NonBlockingLockExclusive).ok()?;
-    Some(SysctlLock::taken(file))
+    let take = || rustix::fs::flock(file.as_fd(), FlockOperation::NonBlockingLockExclusive).is_ok();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut taken = take();
+    while !taken && Instant::now() < deadline && owner_is_dead(&file) {
+        std::thread::sleep(Duration::from_millis(50));
+        taken = take();
+    }
+    taken.then(|| SysctlLock::taken(file))
 }
 
 #[cfg(test)]
@@ -97,5 +126,29 @@ mod tests {
         drop(first);
         let again = try_lock(dir.path());
         assert!(again.is_some());
+    }
+
+    #[test]
+    fn a_dead_holders_straggler_is_waited_for_and_a_live_holder_is_not() {
+        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        // Held by a live process (this one): not waited for.
+        let live = lock(dir.path()).unwrap();
+        let started = Instant::now();
+        assert!(try_lock(dir.path()).is_none());
+        assert!(started.elapsed() < Duration::from_secs(1));
+        // Its owner gone (a finished child), held a moment longer by a
+        // straggler: waited for, then taken.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id() as i32;
+        let ticks = start_ticks(pid).unwrap_or(1);
+        child.wait().unwrap();
+        live._file.set_len(0).unwrap();
+        live._file.write_all_at(format!("{pid} {ticks}\n").as_bytes(), 0).unwrap();
+        let straggler = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            drop(live);
+        });
+        assert!(try_lock(dir.path()).is_some());
+        straggler.join().unwrap();
     }
 }
