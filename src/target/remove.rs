@@ -31,7 +31,10 @@ use crate::error::{Error, Result};
 /// A folder already gone is removed; one that is no longer a folder (a
 /// symlink put in its place) is refused.
 pub fn remove_work_folder(path: &Path) -> Result<()> {
-    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+    // Work folders are `--dir/fslab-RUN`, named by their absolute path:
+    // a ledger naming anything else did not come from a run.
+    let made_by_fslab = path.is_absolute() && path.file_name().is_some_and(|n| n.as_bytes().starts_with(b"fslab-"));
+    let (true, Some(parent), Some(name)) = (made_by_fslab, path.parent(), path.file_name()) else {
         return Err(Error::failed(format!("{}: not a work folder fslab made; not removed", path.display())));
     };
     let parent_fd = match open_parent(parent) {
@@ -310,6 +313,12 @@ mod tests {
         assert!(decoy.kept());
         // Gone already: released.
         remove_work_folder(&work).unwrap();
+        // Not a work folder's name, or not absolute: never touched.
+        for other in [decoy.source.clone(), PathBuf::from("fslab-run")] {
+            let e = remove_work_folder(&other).unwrap_err();
+            assert!(e.message.contains("not a work folder"), "{e}");
+        }
+        assert!(decoy.kept());
     }
 
     #[test]
