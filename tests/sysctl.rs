@@ -126,6 +126,9 @@ fn a_run_waiting_for_the_lock_saves_old_values_only_after_a_killed_holder_is_und
     let out = b.0.take().unwrap().wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // It waited, then put back what the killed holder had set, itself.
+    assert!(stderr.contains("waiting for another fslab run"), "{stderr}");
+    assert!(stderr.contains(&format!("released sysctl {key}")), "{stderr}");
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let seen = common::cases(&json)[0]["command"]["stdout"].as_str().unwrap().to_string();
     assert_eq!(seen, format!("{waiting}\n{waiting}\n"), "{stderr}");
