@@ -74,6 +74,7 @@ fn lock_sysctls(state: &std::path::Path) -> Result<SysctlLock> {
         for r in &run.failed {
             eprintln!("  FAILED   {r}");
         }
+        // `ledger::describe` names a sysctl entry `sysctl KEY (...)`.
         stuck.extend(run.failed.iter().filter(|f| f.starts_with("sysctl ")));
     }
     if let Some(first) = stuck.first() {
