@@ -9,27 +9,12 @@ mod common;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::sysctl::{read as read_sysctl, wait_for as wait_for_sysctl};
 use common::{Lab, root_or_skip};
-
-fn read_sysctl(key: &str) -> String {
-    std::fs::read_to_string(format!("/proc/sys/{}", key.replace('.', "/"))).unwrap().trim().to_string()
-}
 
 /// A value different from the current one, valid for a centisecs knob.
 fn other_value(current: &str) -> String {
     (current.parse::<u64>().unwrap() + 7).to_string()
-}
-
-/// Wait until `key` reads `value` (the run set it), or panic.
-fn wait_for_sysctl(key: &str, value: &str, child: &mut Child) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while read_sysctl(key) != value {
-        if let Ok(Some(status)) = child.try_wait() {
-            panic!("fslab ended ({status}) before setting {key}");
-        }
-        assert!(Instant::now() < deadline, "{key} never became {value}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Trace instances a run of fslab process `pid` made (their names carry

@@ -49,11 +49,57 @@ impl std::fmt::Debug for Lab {
 }
 
 /// Release what dead runs left (fslab's start-up duty and `fslab cleanup`).
+/// Their sysctls are put back only under the sysctl lock: if a live run
+/// holds it, that run put them back when it took it, and any left are
+/// reported as not yet put back.
 pub fn cleanup_dead_runs() -> Result<Vec<CleanedRun>> {
-    ledger::cleanup_dead(&ledger::state_dir())
+    let state = ledger::state_dir();
+    let _lock = sysctl::try_lock(&state);
+    ledger::cleanup_dead(&state)
+}
+
+/// Take the sysctl lock, then, holding it, release what dead runs left:
+/// a killed holder's values are back before this run reads "old" ones, and
+/// no later start can put them back under this run's own. A dead run's
+/// sysctl that cannot be put back now stops the run (exit 3).
+fn lock_sysctls(state: &std::path::Path) -> Result<SysctlLock> {
+    let lock = sysctl::lock(state)?;
+    let cleaned = ledger::cleanup_dead(state)?;
+    let mut stuck = Vec::new();
+    for run in cleaned.iter().filter(|r| !r.released.is_empty() || !r.failed.is_empty()) {
+        eprintln!("fslab: a dead run left resources: {}", run.ledger.display());
+        for r in &run.released {
+            eprintln!("  released {r}");
+        }
+        for r in &run.failed {
+            eprintln!("  FAILED   {r}");
+        }
+        // `ledger::describe` names a sysctl entry `sysctl KEY (...)`.
+        stuck.extend(run.failed.iter().filter(|f| f.starts_with("sysctl ")));
+    }
+    if let Some(first) = stuck.first() {
+        return Err(Error::environment(format!(
+            "a dead run's sysctl is not back to its old value ({first}), so the value now is not the machine's own: fix that, then run `fslab cleanup`"
+        )));
+    }
+    Ok(lock)
 }
 
 impl Lab {
+    /// Check, before anything is made, that the plan can run here: every
+    /// target, and every sysctl (root, the key exists, can be read and
+    /// written).
+    pub fn check(plan: &Plan) -> Result<()> {
+        crate::target::check(&plan.targets)?;
+        if plan.sysctls.is_empty() {
+            return Ok(());
+        }
+        if !rustix::process::geteuid().is_root() {
+            return Err(Error::environment("--sysctl needs root: run as root, or leave --sysctl out"));
+        }
+        sysctl::check(&plan.sysctls)
+    }
+
     /// Check the plan can run here, then start the run: ledger, sysctls,
     /// tracefs. Nothing is made before every target passed its checks.
     pub fn open(plan: Plan) -> Result<Lab> {
@@ -64,17 +110,12 @@ impl Lab {
     /// of their own).
     pub fn open_in(plan: Plan, state: &std::path::Path) -> Result<Lab> {
         crate::interrupt::install();
-        crate::target::check(&plan.targets)?;
-        let root = rustix::process::geteuid().is_root();
-        if !plan.sysctls.is_empty() && !root {
-            return Err(Error::environment("--sysctl needs root: run as root, or leave --sysctl out"));
-        }
-        for setting in &plan.sysctls {
-            sysctl::read(&setting.key)?;
-        }
+        Lab::check(&plan)?;
         let id = crate::record::run_id();
-        let sysctl_lock = if plan.sysctls.is_empty() { None } else { Some(sysctl::lock(state)?) };
+        let sysctl_lock = if plan.sysctls.is_empty() { None } else { Some(lock_sysctls(state)?) };
         let ledger = Ledger::create(state, &id)?;
+        // A value the kernel refuses ends the run here, before any target
+        // is made; the ledger puts back what was already written.
         sysctl::apply(&ledger, &plan.sysctls)?;
         let tracefs = trace::tracefs_for_run(&ledger, &plan.target_options.scratch, &id);
         Ok(Lab {

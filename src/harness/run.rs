@@ -44,7 +44,7 @@ impl Run {
     /// (`None`: keep nothing), then the lab, and record the header.
     pub fn start(plan: Plan, store: Option<&str>, tags: &[String], planned: usize) -> Result<Run> {
         // What the machine cannot do is said before any store is touched.
-        crate::target::check(&plan.targets)?;
+        Lab::check(&plan)?;
         let mut keeper = Keeper::open(store)?;
         let lab = Lab::open(plan)?;
         // Sorted and without repeats, as the store gives them back.

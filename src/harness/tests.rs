@@ -65,7 +65,7 @@ fn a_case_on_a_target_without_devices_has_every_probe_figure() {
     let names: Vec<&str> = case.figures.iter().map(|(n, _)| n).collect();
     assert_eq!(&names[..4], ["wall_s", "user_s", "sys_s", "sync_s"]);
     assert!(!case.timeline.is_empty());
-    let work_dir = dir.path().join(format!("fake-{}", lab.id));
+    let work_dir = dir.path().join(format!("fslab-fake-{}", lab.id));
     assert!(!work_dir.exists(), "the target was released");
     lab.close().unwrap();
 }
@@ -103,7 +103,7 @@ fn failing_work_is_a_failed_case_and_its_target_is_released() {
     assert_eq!(case.status, Status::Failed);
     assert_eq!(case.error.as_deref(), Some("the disk caught fire"));
     assert_eq!(*phases.borrow(), [Phase::Make, Phase::Work, Phase::Release]);
-    assert!(!dir.path().join(format!("fake-{}", lab.id)).exists());
+    assert!(!dir.path().join(format!("fslab-fake-{}", lab.id)).exists());
     lab.close().unwrap();
 }
 

@@ -6,6 +6,8 @@ use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use rustix::fs::{Access, AtFlags, CWD};
+
 use super::TargetOptions;
 use super::held::Held;
 use super::kind::{Caps, Made, TargetKind};
@@ -31,17 +33,25 @@ impl TargetKind for Dir {
 
     fn check(&self) -> Result<()> {
         match fs::metadata(&self.path) {
-            Ok(m) if m.is_dir() => Ok(()),
-            Ok(_) => Err(Error::usage(format!("--dir {}: not a directory", self.path.display()))),
-            Err(e) => Err(Error::io(&self.path, "--dir", e)),
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return Err(Error::usage(format!("--dir {}: not a directory", self.path.display()))),
+            Err(e) => return Err(Error::io(&self.path, "--dir", e)),
         }
+        // Asked of the kernel with this process's effective ids: for root
+        // that still fails on a read-only file system or bind mount.
+        let access = Access::WRITE_OK | Access::EXEC_OK;
+        rustix::fs::accessat(CWD, &self.path, access, AtFlags::EACCESS).map_err(|e| unwritable(&self.path, e.into()))
     }
 
     fn make<'l>(&self, ledger: &'l Ledger, _options: &TargetOptions, run_id: &str) -> Result<Box<dyn Made + 'l>> {
         let mut held = Held::new(ledger);
-        let work = self.path.join(format!("fslab-{run_id}"));
+        // Resolved once: the ledger names the folder by a path without
+        // symlinks, which its release (here or by a later cleanup, from any
+        // working directory) refuses to go through.
+        let dir = fs::canonicalize(&self.path).map_err(|e| Error::io(&self.path, "--dir", e))?;
+        let work = dir.join(format!("fslab-{run_id}"));
         held.record(Resource::WorkDir(work.clone()))?;
-        fs::create_dir(&work).map_err(|e| Error::io(&work, "create a work folder in --dir", e))?;
+        fs::create_dir(&work).map_err(|e| unwritable(&self.path, e))?;
         let meta = fs::metadata(&work).map_err(|e| Error::io(&work, "stat", e))?;
         let (major, minor) = (rustix::fs::major(meta.dev()), rustix::fs::minor(meta.dev()));
         let fs_type = crate::layout::mounts::find_by_device(major, minor)
@@ -49,6 +59,21 @@ impl TargetKind for Dir {
             .unwrap_or_else(|| "unknown".to_string());
         Ok(Box::new(DirMade { held, work_dir: work, fs_type }))
     }
+}
+
+/// `--dir` cannot take a new folder: the environment's fault (exit 3).
+fn unwritable(dir: &Path, e: std::io::Error) -> Error {
+    let why = match e.raw_os_error() {
+        Some(libc::EROFS) => "its file system is mounted read-only".to_string(),
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            format!("no permission to make a folder there as uid {}", rustix::process::geteuid().as_raw())
+        }
+        _ => crate::error::describe_io(&e),
+    };
+    Error::environment(format!(
+        "--dir {}: cannot make the work folder there ({why}): give a directory this user can write in",
+        dir.display()
+    ))
 }
 
 /// A work folder made in `--dir`.

@@ -39,7 +39,7 @@ impl TargetKind for Fake {
             return Err(Error::failed(why));
         }
         let mut held = Held::new(ledger);
-        let dir = self.parent.join(format!("fake-{run_id}"));
+        let dir = self.parent.join(format!("fslab-fake-{run_id}"));
         held.record(Resource::WorkDir(dir.clone()))?;
         std::fs::create_dir(&dir).map_err(|e| Error::io(&dir, "create", e))?;
         Ok(Box::new(FakeMade { held, dir }))

@@ -50,6 +50,11 @@ pub enum Resource {
         key: String,
         /// The value read before the change.
         old: String,
+        /// For a writeback pair (`vm.dirty_bytes` and `vm.dirty_ratio`,
+        /// ...), the other member and its value before: setting one zeroes
+        /// the other, so both are put back together.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        partner: Option<(String, String)>,
     },
     /// A tracefs instance directory; removed.
     TraceInstance(PathBuf),
@@ -359,7 +364,10 @@ pub fn describe(resource: &Resource) -> String {
         Resource::Loop(p) => format!("loop device over {}", p.display()),
         Resource::MountPoint(p) => format!("mount point {}", p.display()),
         Resource::Mount(p) => format!("mount on {}", p.display()),
-        Resource::Sysctl { key, old } => format!("sysctl {key} (back to {old})"),
+        Resource::Sysctl { key, old, partner: None } => format!("sysctl {key} (back to {old})"),
+        Resource::Sysctl { key, old, partner: Some((other, was)) } => {
+            format!("sysctl {key} (back to {old}, with {other} {was})")
+        }
         Resource::TraceInstance(p) => format!("trace instance {}", p.display()),
         Resource::WorkDir(p) => format!("work folder {}", p.display()),
         Resource::Child { pid, .. } => format!("process group {pid}"),
@@ -377,7 +385,7 @@ pub fn release(resource: &Resource) -> Result<()> {
         },
         Resource::MountPoint(p) | Resource::TraceInstance(p) => ignore_missing(fs::remove_dir(p), p, "remove"),
         Resource::Image(p) => ignore_missing(fs::remove_file(p), p, "delete the image"),
-        Resource::WorkDir(p) => ignore_missing(fs::remove_dir_all(p), p, "remove the work folder"),
+        Resource::WorkDir(p) => super::remove::remove_work_folder(p),
         Resource::Loop(image) => {
             for device in loops_over(image) {
                 let out = Command::new("losetup").arg("-d").arg(&device).output();
@@ -411,7 +419,7 @@ pub fn release(resource: &Resource) -> Result<()> {
             Ok(())
         }
         Resource::Mount(p) => unmount(p),
-        Resource::Sysctl { key, old } => super::sysctl::write(key, old),
+        Resource::Sysctl { key, old, partner } => super::sysctl::restore(key, old, partner.as_ref()),
         Resource::Child { pid, start_ticks } => {
             kill_group(*pid, *start_ticks);
             Ok(())

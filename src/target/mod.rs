@@ -19,6 +19,7 @@ pub mod kind;
 pub mod ledger;
 mod mounted;
 pub mod options;
+mod remove;
 mod scratch;
 pub mod sysctl;
 

@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 mod loop_device;
+pub mod sysctl;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,0 +1,75 @@
+//! Real sysctls in tests: read, write, wait for a run to set one, and a
+//! guard that puts the machine back however a test ends.
+
+use std::process::Child;
+use std::time::{Duration, Instant};
+
+/// The writeback limits given two ways; setting one member zeroes the other.
+pub const PAIRS: [(&str, &str); 2] =
+    [("vm.dirty_bytes", "vm.dirty_ratio"), ("vm.dirty_background_bytes", "vm.dirty_background_ratio")];
+
+/// `/proc/sys/...` for a dotted key.
+pub fn path(key: &str) -> String {
+    format!("/proc/sys/{}", key.replace('.', "/"))
+}
+
+/// The value now.
+pub fn read(key: &str) -> String {
+    std::fs::read_to_string(path(key)).unwrap().trim().to_string()
+}
+
+/// Set it, or panic.
+pub fn write(key: &str, value: &str) {
+    std::fs::write(path(key), value).unwrap_or_else(|e| panic!("{key}={value}: {e}"));
+}
+
+/// The four writeback values, as found; dropping puts them back (the
+/// member of each pair that was set) and a few other knobs as well.
+pub struct Saved(Vec<(String, String)>);
+
+impl Saved {
+    /// The four, and `others`, as they are now.
+    pub fn now(others: &[&str]) -> Saved {
+        let keys = PAIRS.iter().flat_map(|(a, b)| [*a, *b]).chain(others.iter().copied());
+        Saved(keys.map(|k| (k.to_string(), read(k))).collect())
+    }
+
+    /// One saved value.
+    pub fn get(&self, key: &str) -> &str {
+        &self.0.iter().find(|(k, _)| k == key).unwrap().1
+    }
+
+    /// Every saved value against the machine's now, or the differences.
+    pub fn differences(&self) -> Vec<String> {
+        self.0.iter().filter(|(k, v)| read(k) != *v).map(|(k, v)| format!("{k} is {}, was {v}", read(k))).collect()
+    }
+}
+
+impl Drop for Saved {
+    fn drop(&mut self) {
+        for (bytes, ratio) in PAIRS {
+            let _ = if self.get(bytes) != "0" {
+                std::fs::write(path(bytes), self.get(bytes))
+            } else {
+                // Writing the ratio zeroes the bytes only if the ratio changes.
+                let _ = std::fs::write(path(ratio), if self.get(ratio) == "1" { "2" } else { "1" });
+                std::fs::write(path(ratio), self.get(ratio))
+            };
+        }
+        for (key, value) in self.0.iter().filter(|(k, _)| !k.starts_with("vm.dirty_")) {
+            let _ = std::fs::write(path(key), value);
+        }
+    }
+}
+
+/// Wait until `key` reads `value` (the run set it), or panic.
+pub fn wait_for(key: &str, value: &str, child: &mut Child) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while read(key) != value {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("fslab ended ({status}) before setting {key}");
+        }
+        assert!(Instant::now() < deadline, "{key} never became {value}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -1,0 +1,200 @@
+//! Sysctls come back exactly, whatever was set and however the run ended:
+//! the writeback pairs as pairs, a killed holder's values before the next
+//! run reads "old" ones, and keys that cannot be set are refused before
+//! anything is made. Real sysctls; the machine is put back by a guard even
+//! when a test fails.
+
+mod common;
+
+use std::process::{Child, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use common::sysctl::{Saved, path, read, wait_for, write};
+use common::{Lab, root_or_skip};
+
+/// The tests here change the same knobs: one at a time.
+static KNOBS: Mutex<()> = Mutex::new(());
+
+fn work(lab: &Lab) -> String {
+    let work = lab.dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    work.to_str().unwrap().to_string()
+}
+
+/// A child killed (if still running) when dropped, so a failing test
+/// leaves no fslab running on to change sysctls later.
+struct Killed(Option<Child>);
+
+impl Killed {
+    fn child(&mut self) -> &mut Child {
+        self.0.as_mut().expect("a child")
+    }
+}
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        if let Some(child) = self.0.as_mut() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn spawn_sleeper(lab: &Lab, setting: &str) -> Child {
+    let mut c = lab.command();
+    c.args(["exec", "--dir", &work(lab), "--sysctl", setting, "--", "sleep", "60"]);
+    c.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap()
+}
+
+#[test]
+fn each_writeback_member_comes_back_with_its_partner() {
+    if !root_or_skip("sysctl_pairs") {
+        return;
+    }
+    let _one = KNOBS.lock().unwrap_or_else(|p| p.into_inner());
+    let lab = Lab::new();
+    let saved = Saved::now(&[]);
+    // From the machine as it is (ratios in force), and from a machine
+    // whose limits are given in bytes.
+    for bytes_first in [false, true] {
+        let _restore = Saved::now(&[]);
+        if bytes_first {
+            write("vm.dirty_bytes", "268435456");
+            write("vm.dirty_background_bytes", "134217728");
+        }
+        let baseline = Saved::now(&[]);
+        for (key, value, reads) in [
+            ("vm.dirty_bytes", "96M", "100663296"),
+            ("vm.dirty_ratio", "33", "33"),
+            ("vm.dirty_background_bytes", "64M", "67108864"),
+            ("vm.dirty_background_ratio", "7", "7"),
+        ] {
+            let setting = format!("{key}={value}");
+            let json = lab.exec_json(&["--dir", &work(&lab), "--sysctl", &setting, "--", "cat", &path(key)], 0);
+            assert_eq!(common::cases(&json)[0]["command"]["stdout"].as_str().unwrap().trim(), reads);
+            assert_eq!(baseline.differences(), Vec::<String>::new(), "after a run with {setting}");
+
+            let mut child = spawn_sleeper(&lab, &setting);
+            wait_for(key, reads, &mut child);
+            child.kill().unwrap();
+            child.wait().unwrap();
+            let out = lab.expect(&["cleanup"], 0);
+            let said = String::from_utf8_lossy(&out.stdout);
+            assert!(said.contains(key), "{said}");
+            assert_eq!(baseline.differences(), Vec::<String>::new(), "after SIGKILL with {setting} and cleanup: {said}");
+        }
+    }
+    assert_eq!(saved.differences(), Vec::<String>::new());
+    lab.assert_nothing_left("after the pair runs");
+}
+
+#[test]
+fn a_run_waiting_for_the_lock_saves_old_values_only_after_a_killed_holder_is_undone() {
+    if !root_or_skip("sysctl_lock_race") {
+        return;
+    }
+    let _one = KNOBS.lock().unwrap_or_else(|p| p.into_inner());
+    let key = "vm.stat_interval";
+    let saved = Saved::now(&[key]);
+    let original = saved.get(key).to_string();
+    let n: u64 = original.parse().unwrap();
+    let (held, waiting) = ((n + 7).to_string(), (n + 3).to_string());
+    let lab = Lab::new();
+
+    // A holds the lock with its value set.
+    let mut a = Killed(Some(spawn_sleeper(&lab, &format!("{key}={held}"))));
+    wait_for(key, &held, a.child());
+    // B waits for the lock; its command reads the value twice, a moment apart.
+    let script = format!("cat {p}; sleep 2; cat {p}", p = path(key));
+    let mut b = lab.command();
+    b.args(["exec", "--json", "--dir", &work(&lab), "--sysctl", &format!("{key}={waiting}"), "--", "sh", "-c", &script]);
+    let mut b = Killed(Some(b.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let waiter = format!(" {} ", b.child().id());
+    while !std::fs::read_to_string("/proc/locks").unwrap().lines().any(|l| l.contains("->") && l.contains(&waiter)) {
+        assert!(Instant::now() < deadline, "the second run never waited for the sysctl lock");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    a.child().kill().unwrap();
+    a.child().wait().unwrap();
+    // While B measures, another start must not put A's old value back
+    // under it.
+    wait_for(key, &waiting, b.child());
+    let out = lab.expect(&["cleanup"], 0);
+    assert_eq!(read(key), waiting, "cleanup changed a live run's sysctl: {}", String::from_utf8_lossy(&out.stdout));
+    let out = b.0.take().unwrap().wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // It waited, then put back what the killed holder had set, itself.
+    assert!(stderr.contains("waiting for another fslab run"), "{stderr}");
+    assert!(stderr.contains(&format!("released sysctl {key}")), "{stderr}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let seen = common::cases(&json)[0]["command"]["stdout"].as_str().unwrap().to_string();
+    assert_eq!(seen, format!("{waiting}\n{waiting}\n"), "{stderr}");
+    // Back to the machine's own value, with no cleanup in between.
+    assert_eq!(read(key), original, "the second run restored the killed run's value: {stderr}");
+    assert_eq!(saved.differences(), Vec::<String>::new());
+    lab.assert_nothing_left("after the two runs");
+}
+
+#[test]
+fn keys_that_cannot_be_set_are_refused_before_anything_is_made() {
+    if !root_or_skip("sysctl_refused") {
+        return;
+    }
+    let _one = KNOBS.lock().unwrap_or_else(|p| p.into_inner());
+    let saved = Saved::now(&["vm.swappiness"]);
+    let lab = Lab::new();
+    let work = work(&lab);
+    let check = |setting: &str, code: i32, says: &str| {
+        let out = lab.exec(&["--dir", &work, "--sysctl", setting, "--", "true"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{setting}: {stderr}");
+        assert!(stderr.contains(says), "{setting}: {stderr}");
+        assert_eq!(saved.differences(), Vec::<String>::new(), "{setting}");
+        assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0, "{setting}: a work folder was made");
+    };
+    check("kernel.ostype=Plan9", 2, "read-only");
+    check("vm.no_such_knob=1", 2, "no such sysctl");
+    check("vm.dirty_ratio=30", 0, "");
+    check("vm=1", 2, "group");
+    // Refused only at the write, under the lock, before any target is made;
+    // what was written before it is put back.
+    check("vm.swappiness=lots", 2, "refused");
+    let out = lab.exec(&["--dir", &work, "--sysctl", "vm.swappiness=17", "--sysctl", "vm.dirty_bytes=1", "--", "true"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(saved.differences(), Vec::<String>::new());
+    lab.assert_nothing_left("after refused sysctls");
+}
+
+#[test]
+fn an_entry_that_can_never_be_released_is_reported_once_then_dropped() {
+    if !root_or_skip("sysctl_unreleasable") {
+        return;
+    }
+    let _one = KNOBS.lock().unwrap_or_else(|p| p.into_inner());
+    let saved = Saved::now(&[]);
+    let lab = Lab::new();
+    // A dead run's ledger (unlocked: its run is gone) that names a
+    // read-only key, a key this kernel lacks, and the old form of a pair
+    // entry whose value the kernel refuses.
+    let lines = [
+        r#"{"make":{"sysctl":{"key":"kernel.ostype","old":"Plan9"}}}"#,
+        r#"{"make":{"sysctl":{"key":"vm.no_such_knob","old":"1"}}}"#,
+        r#"{"make":{"sysctl":{"key":"vm.dirty_background_bytes","old":"0"}}}"#,
+    ];
+    std::fs::write(lab.state().join("dead.ledger"), lines.join("\n") + "\n").unwrap();
+    let out = lab.expect(&["cleanup"], 0);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for says in ["kernel.ostype is read-only", "vm.no_such_knob no longer exists", "vm.dirty_background_ratio"] {
+        assert!(stderr.contains(says), "{says}: {stderr}");
+    }
+    assert!(!lab.state().join("dead.ledger").exists());
+    // Said once: the next command has nothing to say.
+    let out = lab.expect(&["cleanup"], 0);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "nothing to clean up\n");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    assert_eq!(read("kernel.ostype"), "Linux");
+    assert_eq!(saved.differences(), Vec::<String>::new());
+}
