@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::error::{Error, Result};
 use crate::probe::trace;
 use crate::runner::{InProcess, Runner};
+use crate::target::folder::{FolderRole, OwnedDir};
 use crate::target::ledger::{self, CleanedRun, Ledger};
 use crate::target::sysctl::{self, SysctlLock, SysctlSetting};
 use crate::target::{TargetOptions, TargetSpec};
@@ -62,7 +63,7 @@ impl Lab {
 
     /// [`open`](Lab::open) with the ledger in `state` (tests use a folder
     /// of their own).
-    pub fn open_in(plan: Plan, state: &std::path::Path) -> Result<Lab> {
+    pub fn open_in(mut plan: Plan, state: &std::path::Path) -> Result<Lab> {
         crate::interrupt::install();
         crate::target::check(&plan.targets)?;
         let root = rustix::process::geteuid().is_root();
@@ -72,11 +73,27 @@ impl Lab {
         for setting in &plan.sysctls {
             sysctl::read(&setting.key)?;
         }
+        // fslab's own folders: made if absent, refused unless they are this
+        // user's alone — before anything is made in them. The scratch
+        // folder is resolved once, here, to the canonical path every later
+        // step (and a later cleanup) uses.
+        drop(OwnedDir::open_or_make(state, FolderRole::State)?);
+        let needs_scratch = plan.targets.iter().any(|t| t.needs_scratch()) || (root && trace::find_tracefs().is_none());
+        let scratch = match needs_scratch {
+            true => Some(OwnedDir::open_or_make(&plan.target_options.scratch, FolderRole::Scratch)?),
+            false => None,
+        };
+        if let Some(dir) = &scratch {
+            plan.target_options.scratch = dir.path().to_path_buf();
+        }
         let id = crate::record::run_id();
         let sysctl_lock = if plan.sysctls.is_empty() { None } else { Some(sysctl::lock(state)?) };
         let ledger = Ledger::create(state, &id)?;
+        if let Some(dir) = scratch {
+            ledger.set_scratch(dir)?;
+        }
         sysctl::apply(&ledger, &plan.sysctls)?;
-        let tracefs = trace::tracefs_for_run(&ledger, &plan.target_options.scratch, &id);
+        let tracefs = trace::tracefs_for_run(&ledger, &id);
         Ok(Lab {
             id,
             started_at: crate::record::utc_now(),
