@@ -77,7 +77,7 @@ impl Lab {
         // user's alone — before anything is made in them. The scratch
         // folder is resolved once, here, to the canonical path every later
         // step (and a later cleanup) uses.
-        drop(OwnedDir::open_or_make(state, FolderRole::State)?);
+        let state_dir = OwnedDir::open_or_make(state, FolderRole::State)?;
         let needs_scratch = plan.targets.iter().any(|t| t.needs_scratch()) || (root && trace::find_tracefs().is_none());
         let scratch = match needs_scratch {
             true => Some(OwnedDir::open_or_make(&plan.target_options.scratch, FolderRole::Scratch)?),
@@ -88,7 +88,7 @@ impl Lab {
         }
         let id = crate::record::run_id();
         let sysctl_lock = if plan.sysctls.is_empty() { None } else { Some(sysctl::lock(state)?) };
-        let ledger = Ledger::create(state, &id)?;
+        let ledger = Ledger::create_in(state_dir, &id)?;
         if let Some(dir) = scratch {
             ledger.set_scratch(dir)?;
         }

@@ -145,7 +145,12 @@ pub fn state_dir() -> PathBuf {
 impl Ledger {
     /// Start the ledger of run `run_id` in `dir`, locked for this process.
     pub fn create(dir: &Path, run_id: &str) -> Result<Ledger> {
-        let state = OwnedDir::open_or_make(dir, FolderRole::State)?;
+        Ledger::create_in(OwnedDir::open_or_make(dir, FolderRole::State)?, run_id)
+    }
+
+    /// [`create`](Ledger::create) in a state folder already opened and
+    /// checked.
+    pub fn create_in(state: OwnedDir, run_id: &str) -> Result<Ledger> {
         // Created under a name cleanup ignores, locked, then renamed: a
         // cleaner never sees an unlocked ledger of a live run.
         let tmp_name = format!(".{run_id}.tmp");
@@ -433,7 +438,7 @@ fn release_ledger(state: &OwnedDir, name: &str, mut file: File) -> CleanedRun {
         None => None,
         Some((path, id)) => match OwnedDir::reopen(&path, id, FolderRole::Scratch) {
             Ok(dir) => Some(dir),
-            Err(e) if e.message.contains("No such file") => None,
+            Err(e) if e.message.contains("no such folder") => None,
             Err(e) => {
                 run.failed.push(format!("scratch folder {}: {e}", path.display()));
                 None

@@ -8,7 +8,7 @@
 //! refused ("not made by fslab: ..."), and left alone.
 
 use std::io;
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -81,7 +81,9 @@ pub fn remove_dir(scratch: Option<&OwnedDir>, path: &Path, proof: Option<&Proof>
         return refuse(format!("{} is not a folder", path.display()));
     }
     if id.dev != parent.id().dev {
-        return Err(Error::failed(format!("{}: something is still mounted on it", path.display())));
+        // A mount of the run's own is released before its mount point; one
+        // still there is not provably fslab's.
+        return refuse(format!("{} has a mount on it that fslab did not release", path.display()));
     }
     match proof {
         Some(Proof::File(want)) if *want != id => {
@@ -118,12 +120,17 @@ pub fn remove_image(scratch: Option<&OwnedDir>, path: &Path, proof: Option<&Proo
     }
 }
 
-/// Loop devices attached to the image `image` whose backing file is still
-/// the one recorded (`want`): sysfs names the candidates by path, the
-/// device itself confirms device and inode.
+/// Loop devices whose backing file is the one recorded (`want`), as each
+/// attached device says (`LOOP_GET_STATUS64`).
 fn loops_backed_by(image: &Path, want: FileId) -> Vec<(PathBuf, std::fs::File)> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/sys/block") else { return found };
+    loops_at(image, want).0
+}
+
+/// Loop devices whose backing file is at `image`: those backed by `want`,
+/// and the others (another file now at that path).
+fn loops_at(image: &Path, want: FileId) -> (Vec<(PathBuf, std::fs::File)>, Vec<PathBuf>) {
+    let (mut found, mut others) = (Vec::new(), Vec::new());
+    let Ok(entries) = std::fs::read_dir("/sys/block") else { return (found, others) };
     for entry in entries.flatten() {
         let name = entry.file_name();
         if !name.as_bytes().starts_with(b"loop") {
@@ -134,16 +141,18 @@ fn loops_backed_by(image: &Path, want: FileId) -> Vec<(PathBuf, std::fs::File)> 
             backing.pop();
         }
         let backing = backing.strip_suffix(b" (deleted)").unwrap_or(&backing);
-        if backing != image.as_os_str().as_bytes() {
-            continue;
-        }
+        // Every attached device is asked: the path sysfs shows follows
+        // renames of the folders above the image, so only device and inode
+        // decide.
         let device = Path::new("/dev").join(&name);
         let Ok(file) = std::fs::File::open(&device) else { continue };
         if crate::sys::loop_dev::backing(&file).ok().flatten() == Some((want.dev, want.ino)) {
             found.push((device, file));
+        } else if backing == image.as_os_str().as_bytes() {
+            others.push(device);
         }
     }
-    found
+    (found, others)
 }
 
 /// Detach every loop device over the recorded image, and wait until they
@@ -155,7 +164,12 @@ pub fn detach_loops(scratch: Option<&OwnedDir>, image: &Path, proof: Option<&Pro
     if let Err(why) = place(scratch, image) {
         return refuse(why);
     }
-    for (device, file) in loops_backed_by(image, *want) {
+    let (ours, others) = loops_at(image, *want);
+    if ours.is_empty() && !others.is_empty() {
+        let names: Vec<String> = others.iter().map(|d| d.display().to_string()).collect();
+        return refuse(format!("{} over {} is backed by another file than the image made", names.join(", "), image.display()));
+    }
+    for (device, file) in ours {
         match crate::sys::loop_dev::detach(&file) {
             Ok(()) => {}
             Err(e) if matches!(e.raw_os_error(), Some(libc::ENXIO)) => {}
@@ -177,8 +191,10 @@ pub fn detach_loops(scratch: Option<&OwnedDir>, image: &Path, proof: Option<&Pro
 }
 
 /// Unmount what is mounted at `path` if it is the mount recorded: found
-/// from the held scratch folder without following symlinks, its mount id
-/// looked up in mountinfo, and unmounted through the held parent folder.
+/// from the held scratch folder without following symlinks, a mount when
+/// its mount id differs from its parent folder's, checked against the
+/// proof by that id in mountinfo (no path is compared: folders above may
+/// have been renamed), and unmounted through the held parent folder.
 /// Busy, it is retried for five seconds, then detached lazily.
 pub fn unmount(scratch: Option<&OwnedDir>, path: &Path, proof: Option<&Proof>) -> Outcome {
     let Some(Proof::Mount { source, fs_type, backing }) = proof else {
@@ -189,6 +205,12 @@ pub fn unmount(scratch: Option<&OwnedDir>, path: &Path, proof: Option<&Proof>) -
         Err(why) => return refuse(why),
     };
     let Some(parent) = parent else { return Ok(None) };
+    let mount_id = |fd: BorrowedFd| {
+        rustix::fs::statx(fd, "", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID)
+            .map(|s| s.stx_mnt_id)
+            .map_err(|e| Error::io(path, "statx", e.into()))
+    };
+    let parent_mount = mount_id(parent.fd())?;
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
@@ -198,14 +220,12 @@ pub fn unmount(scratch: Option<&OwnedDir>, path: &Path, proof: Option<&Proof>) -
             Err(rustix::io::Errno::NOENT) => return Ok(None),
             Err(e) => return Err(Error::io(path, "open the mount point", e.into())),
         };
-        let mnt_id = rustix::fs::statx(&fd, "", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID)
-            .map_err(|e| Error::io(path, "statx", e.into()))?
-            .stx_mnt_id;
+        let mnt_id = mount_id(fd.as_fd())?;
         drop(fd); // an open descriptor would keep the mount busy
-        let Some(mount) = crate::layout::mounts::find_by_id(mnt_id) else { return Ok(None) };
-        if mount.mount_point != path {
+        if mnt_id == parent_mount {
             return Ok(None); // nothing is mounted on it
         }
+        let Some(mount) = crate::layout::mounts::find_by_id(mnt_id) else { return Ok(None) };
         if mount.source != *source || mount.fs_type != *fs_type {
             return refuse(format!("{} has {} ({}) mounted on it, not {source}", path.display(), mount.source, mount.fs_type));
         }

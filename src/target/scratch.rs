@@ -93,7 +93,15 @@ fn make_image(held: &mut Held, folder: &OwnedDir, name: &str, size: u64) -> Resu
             let id = FileId::of(&fd).map_err(|e| Error::io(&path, "stat the image", e))?;
             held.prove(token, Proof::File(id))?;
             rustix::fs::linkat(&fd, "", folder.fd(), name, AtFlags::EMPTY_PATH).map_err(|e| fail("name the image", e))?;
-            fd
+            // Opened again by its name, so the loop device shows it (an
+            // unnamed file's descriptor keeps showing `#INODE (deleted)`):
+            // the same inode, or nothing.
+            let named = rustix::fs::openat(folder.fd(), name, OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC, mode)
+                .map_err(|e| fail("open the image", e))?;
+            if FileId::of(&named).ok() != Some(id) {
+                return Err(Error::failed(format!("{}: not the image just made", path.display())));
+            }
+            named
         }
         Err(rustix::io::Errno::OPNOTSUPP | rustix::io::Errno::ISDIR | rustix::io::Errno::INVAL) => {
             let flags = OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::RDWR | OFlags::CLOEXEC;
