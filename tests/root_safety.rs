@@ -256,11 +256,7 @@ fn attacker() {
         0 => {
             let _ = std::os::unix::fs::symlink(&targets[next(targets.len())], at);
         }
-        1 => {
-            if std::fs::create_dir(at).is_ok() {
-                chmod(at, 0o777);
-            }
-        }
+        1 if std::fs::create_dir(at).is_ok() => chmod(at, 0o777),
         _ => {}
     };
     let mut swaps = 0u64;
