@@ -96,6 +96,38 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// Write a message to stderr, dropping it if stderr cannot take it (a
+/// closed pipe, a full disk): what the crate's `eprintln!` calls. A lost
+/// warning is no reason to stop a run half-way; the exit code still
+/// carries the outcome.
+pub fn to_stderr(message: fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let _ = io::stderr().lock().write_fmt(message);
+}
+
+/// What a file that is not a regular one is, in words (`a character
+/// device`), for refusals that say what was found.
+pub fn file_type_words(file_type: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt as _;
+    if file_type.is_dir() {
+        "a directory"
+    } else if file_type.is_char_device() {
+        "a character device"
+    } else if file_type.is_block_device() {
+        "a block device"
+    } else if file_type.is_fifo() {
+        "a FIFO"
+    } else if file_type.is_socket() {
+        "a socket"
+    } else if file_type.is_symlink() {
+        "a symbolic link"
+    } else if file_type.is_file() {
+        "a regular file"
+    } else {
+        "an unknown kind of file"
+    }
+}
+
 /// An io::Error's text without Rust's "(os error N)" suffix, which tells a
 /// user nothing the words do not.
 pub fn describe_io(err: &io::Error) -> String {

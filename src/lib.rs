@@ -41,6 +41,30 @@ pub fn json_document<T: serde::Serialize + ?Sized>(key: &str, value: &T) -> Vec<
 #[cfg(test)]
 extern crate self as fslab;
 
+/// `eprintln!` for the whole crate, shadowing the standard one in every
+/// module (a `macro_rules!` defined before the modules wins over the
+/// prelude's). The standard macro panics when stderr is a closed pipe
+/// (`fslab frag / 2>&1 | head`: EPIPE), which killed fslab with exit 101 —
+/// mid-run, as root, with its mounts and sysctls left for `cleanup`. This
+/// one drops a line nobody can read and goes on
+/// ([`error::to_stderr`]).
+macro_rules! eprintln {
+    () => {
+        $crate::error::to_stderr(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::error::to_stderr(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `eprint!` likewise: never panics on a closed stderr.
+#[allow(unused_macros)]
+macro_rules! eprint {
+    ($($arg:tt)*) => {
+        $crate::error::to_stderr(format_args!($($arg)*))
+    };
+}
+
 pub mod cli;
 pub mod compare;
 pub mod error;

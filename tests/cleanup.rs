@@ -131,8 +131,10 @@ fn sysctl_is_restored_after_exit_error_sigint_and_sigkill() {
     assert_eq!(common::cases(&json)[0]["command"]["stdout"].as_str().unwrap().trim(), value);
     assert_eq!(read_sysctl(key), original, "after a normal exit");
 
-    // An error: mkfs refuses its options; the case fails (exit 4).
-    let out = lab.exec(&["--fs", "ext4", "--mkfs-opt", "ext4=--no-such-option", "--sysctl", &setting, "--", "true"]);
+    // An error: mkfs refuses a value fslab passes on (its options are
+    // checked before anything is made, their values are mkfs's to judge);
+    // the case fails (exit 4).
+    let out = lab.exec(&["--fs", "ext4", "--mkfs-opt", "ext4=-m 60", "--sysctl", &setting, "--", "true"]);
     assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stdout));
     assert_eq!(read_sysctl(key), original, "after a failed run");
 
@@ -189,8 +191,66 @@ fn the_next_start_releases_what_a_killed_run_left() {
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(!common::mounts_under(&lab.scratch()).is_empty(), "the mount outlives a SIGKILL");
-    // Any fslab command is a start.
+    // A reading command is no start: it leaves the dead run alone.
     let out = lab.command().args(["map", "/proc/self/exe"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("dead run"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!common::mounts_under(&lab.scratch()).is_empty(), "map released a dead run's mount");
+    // A command that makes targets is.
+    let work = tempfile::Builder::new().prefix("fslab-test-next-start-").tempdir_in("/var/tmp").unwrap();
+    let out = lab.command().arg("exec").arg("--dir").arg(work.path()).args(["--no-store", "--", "true"]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("dead run"), "{}", String::from_utf8_lossy(&out.stderr));
     lab.assert_nothing_left("after the next start");
+}
+
+/// A dead run's ledger, crafted: its owner long gone (no process holds its
+/// lock) and one empty folder it "made".
+fn dead_ledger(state: &std::path::Path, made: &std::path::Path) -> std::path::PathBuf {
+    std::fs::create_dir_all(state).unwrap();
+    std::fs::create_dir(made).unwrap();
+    let ledger = state.join("20261121T000000Z-1-deadbeef.ledger");
+    let lines = [
+        serde_json::json!({"owner": {"pid": i32::MAX, "start_ticks": 1}}),
+        serde_json::json!({"make": {"mount_point": made}}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&ledger, text).unwrap();
+    ledger
+}
+
+#[test]
+fn reading_commands_leave_dead_runs_alone_and_cleanup_releases_them() {
+    let dir = tempfile::Builder::new().prefix("fslab-test-dead-ledger-").tempdir_in("/var/tmp").unwrap();
+    let state = dir.path().join("state");
+    let made = dir.path().join("made");
+    let ledger = dead_ledger(&state, &made);
+    let before = std::fs::read(&ledger).unwrap();
+    let run = dir.path().join("run.json");
+    std::fs::write(&run, common::crafted_run_json("20261121T000000Z-2-00000001", true)).unwrap();
+    let run = run.to_str().unwrap();
+    let store = dir.path().join("none.db");
+    let store = store.to_str().unwrap();
+    let fslab = |args: &[&str]| {
+        let out = common::fslab_command().env("FSLAB_STATE_DIR", &state).args(args).output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    for args in [
+        vec!["map", "/proc/self/exe"],
+        vec!["frag", "/proc/self/exe"],
+        vec!["free", "/"],
+        vec!["list"],
+        vec!["runs", "--store", store],
+        vec!["show", run],
+        vec!["export", run, "--csv"],
+        vec!["compare", run, run],
+    ] {
+        let (code, stderr) = fslab(&args);
+        assert!(code.is_some_and(|c| c != 101), "{args:?}: {code:?} {stderr}");
+        assert!(!stderr.contains("dead run") && !stderr.contains("deadbeef"), "{args:?} spoke of the dead run: {stderr}");
+        assert_eq!(std::fs::read(&ledger).ok().as_deref(), Some(&before[..]), "{args:?} touched the dead run's ledger");
+        assert!(made.is_dir(), "{args:?} released what the dead run made");
+    }
+    let out = common::fslab_command().env("FSLAB_STATE_DIR", &state).arg("cleanup").output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("deadbeef"), "cleanup names the dead run: {stdout}");
+    assert!(!ledger.exists() && !made.exists(), "cleanup released it: {stdout}");
 }

@@ -1,6 +1,8 @@
 //! `fslab compare` end to end on real runs: a setup made slower on purpose
 //! (an ext4 mounted `sync`) is a regression and exits 1; two runs of the
-//! same setup are not and exit 0.
+//! same setup are not and exit 0. And on crafted runs: a case that newly
+//! failed is a regression, sides with nothing in common exit 2, and an
+//! incomplete run is named.
 
 mod common;
 
@@ -96,4 +98,83 @@ fn bad_compare_arguments_are_usage_errors() {
         let out = common::fslab_expect(&args, 2);
         assert!(String::from_utf8_lossy(&out.stderr).contains(says), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
+}
+
+/// Write a crafted run's `--json` output into `dir` as `NAME.json`; its
+/// path, for `compare`'s sides.
+fn crafted(dir: &std::path::Path, name: &str, complete: bool, cases: Vec<Value>) -> String {
+    let path = dir.join(format!("{name}.json"));
+    let id = format!("20261121T00000{}Z-1-0000000{}", name.len() % 10, name.len() % 10);
+    std::fs::write(&path, common::crafted_run(&id, complete, cases).to_string()).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+fn ok(scenario: &str, fs: &str, repeat: u32) -> Value {
+    common::crafted_case(scenario, fs, repeat, None)
+}
+
+#[test]
+fn a_case_ok_in_base_and_failed_in_new_is_a_regression() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = crafted(dir.path(), "base", true, vec![ok("replace-files", "ext4", 1), ok("replace-files", "xfs", 1)]);
+    let failed = common::crafted_case("replace-files", "xfs", 1, Some("mkfs.xfs: cannot\nformat"));
+    let new = crafted(dir.path(), "newer", true, vec![ok("replace-files", "ext4", 1), failed]);
+    let out = common::fslab_expect(&["compare", &base, &new, "--json"], 1);
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let failed = &c["compare"]["newly_failed"];
+    assert_eq!(failed.as_array().map(Vec::len), Some(1), "{c}");
+    assert_eq!((&failed[0]["fs"], &failed[0]["failed"], &failed[0]["repeats"]), (&Value::from("xfs"), &Value::from(1), &Value::from(1)));
+    assert_eq!(failed[0]["error"], "mkfs.xfs: cannot\nformat");
+    assert!(c["compare"]["only_base"].as_array().unwrap().is_empty(), "listed once, as a regression: {c}");
+
+    let out = common::fslab_expect(&["compare", &base, &new], 1);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Newly failed (ok in "), "{text}");
+    assert!(text.contains("  replace-files on xfs (files=20): failed in its only repeat in "), "{text}");
+    assert!(text.contains(": mkfs.xfs: cannot format\n"), "{text}");
+    assert!(text.lines().last().unwrap().starts_with("1 regression (1 newly failed case), "), "{text}");
+    let out = common::fslab_expect(&["compare", &base, &new, "--markdown"], 1);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("- replace-files on xfs (files=20): failed in its only repeat"));
+    // The other way round, the case is fixed, not a regression.
+    common::fslab_expect(&["compare", &new, &base], 0);
+}
+
+#[test]
+fn runs_with_no_case_in_common_are_a_usage_error_that_says_what_each_has() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = crafted(dir.path(), "base", true, vec![ok("tree-copy", "ext4", 1)]);
+    let new = crafted(dir.path(), "newer", true, vec![ok("mmap-fill", "xfs", 1), ok("mmap-fill", "btrfs", 1)]);
+    for format in ["--json", "--markdown", "--all"] {
+        let out = common::fslab_expect(&["compare", &base, &new, format], 2);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("no case in common"), "{err}");
+        assert!(err.contains("has 1 case: tree-copy on ext4 (files=20)"), "{err}");
+        assert!(err.contains("has 2 cases: mmap-fill on xfs (files=20), mmap-fill on btrfs (files=20)"), "{err}");
+        assert!(out.stdout.is_empty(), "no verdict is printed");
+    }
+    // A killed run that stored no case has nothing in common either.
+    let empty = crafted(dir.path(), "empty", false, vec![]);
+    let out = common::fslab_expect(&["compare", &base, &empty], 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("has no case at all"));
+}
+
+#[test]
+fn an_incomplete_run_is_named_in_every_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = crafted(dir.path(), "base", true, vec![ok("replace-files", "ext4", 1), ok("replace-files", "ext4", 2)]);
+    let killed = crafted(dir.path(), "killed", false, vec![ok("replace-files", "ext4", 1)]);
+    let id = "20261121T000006Z-1-00000006";
+    let out = common::fslab_expect(&["compare", &base, &killed], 0);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&format!("INCOMPLETE: run {id} of ")) && text.contains("killed or interrupted"), "{text}");
+    let out = common::fslab_expect(&["compare", &base, &killed, "--markdown"], 0);
+    let markdown = String::from_utf8_lossy(&out.stdout);
+    assert!(markdown.contains(&format!("**Incomplete:** run {id} of ")), "{markdown}");
+    let out = common::fslab_expect(&["compare", &base, &killed, "--json"], 0);
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(c["compare"]["new_incomplete"], serde_json::json!([id]), "{c}");
+    assert_eq!(c["compare"]["base_incomplete"], serde_json::json!([]));
+    // Complete runs say nothing of it.
+    let out = common::fslab_expect(&["compare", &base, &base], 0);
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("INCOMPLETE"));
 }

@@ -237,6 +237,35 @@ fn bad_paths_are_refused_with_exit_2() {
 }
 
 #[test]
+fn a_named_fifo_or_device_is_refused_as_map_refuses_it() {
+    let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+    let fifo = dir.path().join("fifo");
+    run("mkfifo", &[fifo.to_str().unwrap()]);
+    for path in [fifo.to_str().unwrap(), "/dev/null"] {
+        let out = fslab_expect(&["frag", path], 2);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(path) && stderr.contains("not a directory or regular file"), "{stderr}");
+        assert!(out.stdout.is_empty(), "nothing walked, no figures printed");
+        fslab_expect(&["map", path], 2);
+    }
+}
+
+#[test]
+fn a_huge_thread_count_is_capped_and_said_once() {
+    let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+    for i in 0..53 {
+        std::fs::write(dir.path().join(format!("f{i:02}")), b"x").unwrap();
+    }
+    let started = std::time::Instant::now();
+    let out = fslab_expect(&["frag", "--threads", "20000", dir.path().to_str().unwrap()], 0);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("--threads 20000: using 64").count(), 1, "{stderr}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "took {:?}", started.elapsed());
+    let out = fslab_expect(&["frag", "--threads", "8", dir.path().to_str().unwrap()], 0);
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
 fn a_tree_on_a_file_system_without_fiemap_is_exit_3() {
     let out = fslab_expect(&["frag", "/proc/self/net"], 3);
     assert!(!out.stderr.is_empty());

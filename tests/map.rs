@@ -198,6 +198,35 @@ fn extents_and_records_match_filefrag_and_fiemap_on_every_file_system() {
 }
 
 #[test]
+fn compressed_btrfs_records_are_not_read_as_backward_jumps() {
+    let Some(fs) = ScratchFs::with_mount_opts("map_compressed", "btrfs", 256, &[], Some("compress-force=zstd")) else {
+        return;
+    };
+    // 32 MiB of one line: 256 records of 128 KiB, each zstd'd into a
+    // block or so, which btrfs lays down back to back.
+    let path = fs.path("compressible");
+    let mut file = File::create(&path).unwrap();
+    let line = b"fslab writes this compressible line again and again\n";
+    let chunk: Vec<u8> = line.iter().copied().cycle().take(1 << 20).collect();
+    for _ in 0..32 {
+        file.write_all(&chunk).unwrap();
+    }
+    file.sync_all().unwrap();
+    drop(file);
+
+    let f = map_one(&path);
+    let records = f["records"].as_u64().unwrap();
+    assert!(records >= 200, "compressed records are at most 128 KiB: {f}");
+    assert_eq!(f["flags"]["encoded"].as_u64().unwrap(), records, "{f}");
+    assert_eq!(f["extents"].as_u64().unwrap(), filefrag_extents(&path), "extents stay filefrag's");
+    // FIEMAP gives the logical 128 KiB; taken as the length on the
+    // device, each next record would be a 124 KiB backward jump.
+    assert!(f["backward_jumps"].as_u64().unwrap() <= records / 50, "{f}");
+    assert!(f["seek_distance"].as_u64().unwrap() < 4 << 20, "{f}");
+    assert!(f["layout_score"].as_f64().unwrap() > 0.99, "{f}");
+}
+
+#[test]
 fn perfection_of_1_gib_on_4k_ext3_is_the_seeds_9() {
     let Some(fs) = ScratchFs::new("perfection_ext3", "ext3", 256, &["-b", "4096"]) else { return };
     let path = fs.path("big");

@@ -1,6 +1,7 @@
 //! The store end to end: runs read back exactly as they were printed, from
 //! SQLite and from PostgreSQL; a killed run keeps its finished cases and
-//! reads back incomplete; bad stores are refused before anything is made.
+//! reads back incomplete; bad stores are refused before anything is made;
+//! a store one may only read serves every reading command.
 
 mod common;
 
@@ -300,4 +301,116 @@ fn tiny_run(id: &str) -> fslab::record::RunRecord {
         })).collect::<Vec<_>>()
     }))
     .unwrap()
+}
+
+#[test]
+fn a_store_that_is_not_a_regular_file_is_refused_and_nothing_is_made_beside_it() {
+    let dir = tempfile::Builder::new().prefix("fslab-test-store-kind-").tempdir_in("/var/tmp").unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let fifo = dir.path().join("fifo.db");
+    common::run("mkfifo", &[fifo.to_str().unwrap()]);
+    let folder = dir.path().join("folder.db");
+    std::fs::create_dir(&folder).unwrap();
+    let journal_before = std::path::Path::new("/dev/null-journal").exists();
+    for (store, kind) in [(fifo.as_path(), "a FIFO"), (folder.as_path(), "a directory"), (std::path::Path::new("/dev/null"), "a character device")] {
+        let mut c = common::fslab_command();
+        c.env("FSLAB_STATE_DIR", dir.path().join("state")).arg("exec").arg("--dir").arg(&work).arg("--store").arg(store);
+        let (code, err) = common::finish(c.args(["--", "true"]));
+        assert_eq!(code, Some(2), "exec --store {}: {err}", store.display());
+        assert!(err.contains(&format!("{kind}, not a regular file")), "{err}");
+        let (code, err) = common::finish(common::fslab_command().arg("runs").arg("--store").arg(store));
+        assert_eq!(code, Some(2), "runs --store {}: {err}", store.display());
+        assert!(err.contains(&format!("{kind}, not a regular file")), "{err}");
+    }
+    assert!(common::names(&work).is_empty(), "nothing was made: {:?}", common::names(&work));
+    let made: Vec<String> = common::names(dir.path()).into_iter().filter(|n| n != "state").collect();
+    assert_eq!(made, ["fifo.db", "folder.db", "work"], "nothing beside the stores");
+    assert!(common::names(&folder).is_empty());
+    if !journal_before {
+        assert!(!std::path::Path::new("/dev/null-journal").exists(), "a journal was made beside /dev/null");
+    }
+}
+
+/// A mount made for a test, unmounted however the test ends.
+struct Mounted(std::path::PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = common::unmount(&self.0);
+    }
+}
+
+#[test]
+fn a_store_one_may_read_but_not_write_serves_reading_commands_and_refuses_runs() {
+    if !root_or_skip("store_read_only") {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::Builder::new().prefix("fslab-test-store-ro-").tempdir_in("/var/tmp").unwrap();
+    let chmod = |path: &std::path::Path, mode: u32| std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    chmod(dir.path(), 0o755);
+    let store = dir.path().join("s.db");
+    let (first, second) = ("20261121T000001Z-1-00000001", "20261121T000002Z-1-00000002");
+    {
+        let mut s = fslab::store::Store::open(store.to_str().unwrap()).unwrap();
+        s.put_run(&tiny_run(first)).unwrap();
+        s.put_run(&tiny_run(second)).unwrap();
+    }
+    chmod(&store, 0o444);
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    chmod(&out, 0o777);
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    std::os::unix::fs::chown(&state, Some(65534), Some(65534)).unwrap();
+    chmod(&state, 0o700);
+    let before = std::fs::read(&store).unwrap();
+    let s = store.to_str().unwrap();
+    let (csv, html) = (out.join("x.csv"), out.join("r.html"));
+    let reading: Vec<Vec<&str>> = vec![
+        vec!["runs", "--store", s],
+        vec!["show", first, "--store", s],
+        vec!["export", first, "--json", "--store", s],
+        vec!["export", first, "--csv", "-o", csv.to_str().unwrap(), "--store", s],
+        vec!["compare", first, second, "--store", s],
+        vec!["report", second, "--compare", first, "-o", html.to_str().unwrap(), "--store", s],
+        vec!["show", s],
+    ];
+    let as_nobody = |args: &[&str]| {
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", env!("CARGO_BIN_EXE_fslab")]).args(args);
+        c.env("FSLAB_STATE_DIR", &state).current_dir(&out);
+        common::finish(&mut c)
+    };
+    for args in &reading {
+        let (code, err) = as_nobody(args);
+        assert_eq!(code, Some(0), "as nobody, fslab {args:?}: {err}");
+    }
+    assert!(csv.is_file() && html.is_file());
+    let work = out.join("work");
+    std::fs::create_dir(&work).unwrap();
+    chmod(&work, 0o777);
+    let (code, err) = as_nobody(&["exec", "--dir", work.to_str().unwrap(), "--store", s, "--", "true"]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("may not write") && err.contains("--no-store"), "{err}");
+    assert_eq!(std::fs::read(&store).unwrap(), before, "the store is unchanged");
+    assert_eq!(common::names(dir.path()), ["out", "s.db", "state"], "nothing was made beside the store");
+
+    // Root, on a read-only bind mount of the folder: the same.
+    let ro = tempfile::Builder::new().prefix("fslab-test-store-ro-mount-").tempdir_in("/var/tmp").unwrap();
+    common::run("mount", &["--bind", dir.path().to_str().unwrap(), ro.path().to_str().unwrap()]);
+    let _mounted = Mounted(ro.path().to_path_buf());
+    common::run("mount", &["-o", "remount,bind,ro", ro.path().to_str().unwrap()]);
+    let ro_store = ro.path().join("s.db");
+    let r = ro_store.to_str().unwrap();
+    for args in [vec!["runs", "--store", r], vec!["compare", first, second, "--store", r], vec!["export", second, "--csv", "--store", r]] {
+        let out = common::fslab_command().env("FSLAB_STATE_DIR", &state).args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "fslab {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let mut c = common::fslab_command();
+    c.env("FSLAB_STATE_DIR", dir.path().join("root-state")).args(["exec", "--dir", work.to_str().unwrap(), "--store", r, "--", "true"]);
+    let (code, err) = common::finish(&mut c);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("may not write"), "{err}");
 }

@@ -1,6 +1,8 @@
-//! `fslab cleanup`, and the same duty at every start: release what runs
-//! killed by SIGKILL (or a crash) left behind. Live runs hold a lock on
-//! their ledger and are never touched.
+//! `fslab cleanup`, and the same duty at the start of every command that
+//! makes targets (`run`, `exec`): release what runs killed by SIGKILL (or
+//! a crash) left behind. Live runs hold a lock on their ledger and are
+//! never touched. Reading commands (`map`, `runs`, `compare`, ...) neither
+//! release nor mention dead runs: they change nothing on the machine.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -24,8 +26,9 @@ pub fn run(args: &CleanupArgs) -> Result<ExitCode> {
     Ok(if failed { ExitCode::from(crate::error::ErrorKind::Failed.exit_code()) } else { ExitCode::SUCCESS })
 }
 
-/// At start-up: release dead runs' leftovers, saying so on stderr. A
-/// failure here must not stop the command the user asked for.
+/// Before `run` or `exec` make anything: release dead runs' leftovers,
+/// saying so on stderr. A failure here must not stop the command the user
+/// asked for.
 pub fn on_start() {
     match cleanup_dead_runs() {
         Ok(cleaned) => {

@@ -1,5 +1,7 @@
 //! `fslab compare BASE NEW`: regression verdicts between two runs, tags or
-//! stores; exit 1 when anything regressed, so CI can gate on it.
+//! stores; exit 1 when anything regressed (a figure, or a case that newly
+//! failed), so CI can gate on it; exit 2 when the sides share no case, as
+//! a gate that compared nothing must not pass.
 
 use std::process::ExitCode;
 
@@ -17,6 +19,18 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
         Side { label: &new.label, runs: &new.runs },
         &options,
     );
+    if comparison.cases_in_common == 0 {
+        return Err(Error::usage(format!(
+            "{} and {} have no case in common, so nothing can be compared: {} has {}; {} has {} \
+             (compare runs of the same scenarios on the same targets)",
+            base.label,
+            new.label,
+            base.label,
+            compare::summarise_cases(&base.runs),
+            new.label,
+            compare::summarise_cases(&new.runs)
+        )));
+    }
     let rendered = if args.json {
         render::json(&comparison)
     } else if args.markdown {

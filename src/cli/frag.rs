@@ -10,26 +10,59 @@ use super::{FragArgs, Out, SCHEMA, format, write_error};
 use crate::error::{Error, ErrorKind, Result};
 use crate::layout::tree::{self, TreeOptions, TreeReport};
 
+/// The most threads a walk uses: it waits on the disk and on directory
+/// locks, and past a few dozen threads more only add start-up time and
+/// contention (20000 took over a minute for 53 files).
+const MAX_THREADS: usize = 64;
+
+/// What a path that is neither a directory nor a regular file is.
+fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = meta.file_type();
+    if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else {
+        "not a file"
+    }
+}
+
 /// Run `fslab frag`.
 pub fn run(args: &FragArgs) -> Result<ExitCode> {
     if args.threads == Some(0) {
         return Err(Error::usage("--threads 0: give at least one thread"));
     }
-    let mut missing = Vec::new();
+    let mut refused = Vec::new();
     for path in &args.paths {
-        if let Err(e) = std::fs::symlink_metadata(path) {
-            missing.push(Error::io(path, "stat", e));
+        // As the walk itself does, a named symlink is followed.
+        match std::fs::metadata(path) {
+            Err(e) => refused.push(Error::io(path, "stat", e)),
+            Ok(meta) if !meta.is_dir() && !meta.is_file() => refused.push(Error::usage(format!(
+                "{}: is {}, not a directory or regular file; `fslab frag` walks directories and maps regular files",
+                path.display(),
+                file_kind(&meta)
+            ))),
+            Ok(_) => {}
         }
     }
-    if let Some(first) = missing.first() {
+    if let Some(first) = refused.first() {
         // Bad input is refused before any walking, so the figures are never
         // those of a partial set of what was asked for.
-        for e in &missing {
+        for e in &refused {
             eprintln!("fslab: {e}");
         }
-        return Err(Error { kind: first.kind, message: format!("{} path(s) cannot be walked", missing.len()) });
+        return Err(Error { kind: first.kind, message: format!("{} path(s) cannot be walked", refused.len()) });
     }
-    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let mut threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if threads > MAX_THREADS {
+        eprintln!("fslab: --threads {threads}: using {MAX_THREADS}, the most a walk uses");
+        threads = MAX_THREADS;
+    }
     let options = TreeOptions { threads, top: args.top, largest: 0, cross_mounts: args.cross_mounts };
     let report = tree::scan(&args.paths, &options).map_err(|e| Error::failed(format!("starting the walk: {e}")))?;
 

@@ -19,7 +19,7 @@ pub fn run(args: &ListArgs) -> Result<ExitCode> {
 fn kind(kind: ParamKind) -> String {
     match kind {
         ParamKind::Size => "size".into(),
-        ParamKind::Count => "count".into(),
+        ParamKind::Count { .. } => "count".into(),
         ParamKind::Choice(words) => words.join("|"),
         ParamKind::ChoiceOrPath(words) => format!("{}|PATH", words.join("|")),
     }
@@ -31,7 +31,11 @@ fn render_text() -> String {
         let seed = scenario.seeded().map(|s| format!(" (seed {})", s.seed())).unwrap_or_default();
         let _ = writeln!(s, "{}{seed}: {}", scenario.name(), scenario.about());
         for p in scenario.params() {
-            let _ = writeln!(s, "  --set {}=<{}>", p.name, kind(p.kind));
+            let range = match p.kind {
+                ParamKind::Count { max } => format!(" (1 to {max})"),
+                _ => String::new(),
+            };
+            let _ = writeln!(s, "  --set {}=<{}>{range}", p.name, kind(p.kind));
             let _ = writeln!(s, "      {}", p.about);
             let _ = writeln!(s, "      small: {}  full: {}  seed: {}", p.small, p.full, p.seed);
         }

@@ -376,7 +376,10 @@ pub fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { ErrorKind::Usage.exit_code() } else { 0 });
         }
     };
-    if !matches!(cli.command, Command::Cleanup(_)) {
+    // Only commands that make targets release dead runs first (`cleanup`
+    // does nothing else); reading commands leave other runs' leftovers,
+    // and what is said about them, to those.
+    if matches!(cli.command, Command::Run(_) | Command::Exec(_)) {
         cleanup::on_start();
     }
     let outcome = match &cli.command {

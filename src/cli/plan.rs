@@ -14,6 +14,7 @@ use crate::target::{self, Device, Dir, Scratch, TargetOptions, TargetSpec};
 /// Turn the arguments into a plan, refusing contradictions with the flag
 /// named.
 pub fn plan(args: &TargetArgs, cold_read: bool) -> Result<Plan> {
+    check_input(args)?;
     // Paths are resolved once, here and when the scratch folder is opened
     // (made first if absent, then canonical): the ledger records them so,
     // and a release or cleanup from any other folder finds them again.
@@ -64,9 +65,6 @@ pub fn plan(args: &TargetArgs, cold_read: bool) -> Result<Plan> {
         (None, None) => fs_list.iter().map(|fs| Arc::new(Scratch::new(*fs)) as TargetSpec).collect(),
         (Some(_), Some(_)) => unreachable!("clap keeps --dir and --device apart"),
     };
-    if args.interval <= 0.0 || !args.interval.is_finite() {
-        return Err(Error::usage(format!("--interval {}: give a positive number of seconds", args.interval)));
-    }
     Ok(Plan {
         targets,
         target_options,
@@ -76,3 +74,37 @@ pub fn plan(args: &TargetArgs, cold_read: bool) -> Result<Plan> {
     })
 }
 
+/// The shortest and longest sampling interval, in seconds: below a tick
+/// every sample would be empty, above an hour a timeline has no points.
+const INTERVAL_RANGE: (f64, f64) = (0.01, 3600.0);
+
+/// Refuse, before anything is made, values no target can be made or
+/// measured with: mkfs and mount options that name another device or a
+/// path, or that the kernel does not know; an image size below the file
+/// system's smallest; an interval out of range.
+fn check_input(args: &TargetArgs) -> Result<()> {
+    let mut mkfs_args: std::collections::BTreeMap<target::FsType, Vec<String>> = Default::default();
+    for (fs, value) in &args.mkfs_opt {
+        let words = shell_words::split(value)
+            .map_err(|e| Error::usage(format!("--mkfs-opt {fs}={value}: {e} (quote as in a shell)")))?;
+        target::options::check_mkfs_args(*fs, &words)
+            .map_err(|e| Error::usage(format!("--mkfs-opt {fs}={value}: {e}")))?;
+        mkfs_args.entry(*fs).or_default().extend(words);
+    }
+    for (fs, value) in &args.mount_opt {
+        let for_fs = target::options::check_mount_opts(*fs, value)
+            .map_err(|e| Error::usage(format!("--mount-opt {fs}={value}: {e}")))?;
+        target::options::kernel_accepts(*fs, &for_fs)?;
+    }
+    if let (Some(size), None, None) = (args.size, &args.dir, &args.device) {
+        let fs_list = if args.fs.is_empty() { target::fs_type::ALL.to_vec() } else { args.fs.clone() };
+        target::check_size(size, &fs_list, &mkfs_args)?;
+    }
+    let (shortest, longest) = INTERVAL_RANGE;
+    if !(shortest..=longest).contains(&args.interval) {
+        // 1e300 would print as 301 digits.
+        let shown = if args.interval.abs() >= 1e6 { format!("{:e}", args.interval) } else { args.interval.to_string() };
+        return Err(Error::usage(format!("--interval {shown}: give a number of seconds from {shortest} to {longest}")));
+    }
+    Ok(())
+}

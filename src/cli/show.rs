@@ -27,6 +27,34 @@ pub fn run(args: &ShowArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// A line per target made with options beyond fslab's own (`--mkfs-opt`,
+/// `--mount-opt`, a preset's variant), so the header says how every
+/// target was made; the record has the whole argument lists.
+fn target_options(record: &RunRecord) -> String {
+    let mut s = String::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for case in &record.cases {
+        if seen.contains(&case.fs.as_str()) {
+            continue;
+        }
+        seen.push(&case.fs);
+        let target = &case.target;
+        let base = target.fs_type.parse::<crate::target::FsType>().map(|fs| fs.base_mkfs_args()).unwrap_or_default();
+        let extra = target.mkfs_args.strip_prefix(base.as_slice()).unwrap_or(&target.mkfs_args);
+        let mut parts = Vec::new();
+        if !extra.is_empty() {
+            parts.push(format!("mkfs.{} {}", target.fs_type, shell_words::join(extra)));
+        }
+        if let Some(opts) = &target.mount_opts {
+            parts.push(format!("mount -o {opts}"));
+        }
+        if !parts.is_empty() {
+            let _ = writeln!(s, "{} made with {}", case.fs, parts.join(", "));
+        }
+    }
+    s
+}
+
 /// A run's tables: one per scenario, in the order the run took them, with
 /// the parameters, the seed's figures, then the common ones; `exec` cases
 /// get exec's columns; the verdicts last.
@@ -40,6 +68,7 @@ pub(super) fn render_text(record: &RunRecord) -> String {
         s.push_str("  INCOMPLETE: interrupted or killed; its finished cases follow");
     }
     s.push('\n');
+    s.push_str(&target_options(record));
     let catalog = crate::harness::catalog();
     let mut names: Vec<&str> = Vec::new();
     for case in &record.cases {

@@ -11,21 +11,28 @@
 //! significance level; when the repeats are too few for the test to ever
 //! be significant, the comparison says so and how many are needed.
 //!
+//! A case ok on every base repeat that fails in the new side is a
+//! regression by itself (`failed`); runs that did not finish are named,
+//! since only the cases they stored take part.
+//!
 //! Significance is decided on Benjamini–Hochberg q-values over all the
 //! figures tested, not on each p alone: two runs of one setup compare
 //! hundreds of timings, and a few p under 0.05 among them are chance.
 
+mod failed;
 mod format;
 mod judge;
 pub mod render;
 pub mod stats;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use serde::Serialize;
 
 use crate::record::{Better, Figure, Kind};
 use crate::record::{Case, RunRecord, Status};
+
+pub use failed::{FailedCase, case_labels, summarise_cases};
 
 /// How a comparison judges.
 #[derive(Debug, Clone, PartialEq)]
@@ -175,6 +182,17 @@ pub struct Comparison {
     pub only_base: Vec<String>,
     /// What only the new side measured, likewise.
     pub only_new: Vec<String>,
+    /// Cases ok on every base repeat that failed in the new side: each is
+    /// a regression.
+    pub newly_failed: Vec<FailedCase>,
+    /// Base runs that did not finish (killed or interrupted): only the
+    /// cases they stored are compared.
+    pub base_incomplete: Vec<String>,
+    /// New runs that did not finish, likewise.
+    pub new_incomplete: Vec<String>,
+    /// Cases (by key) that both sides ran, ok or failed; 0 means the sides
+    /// have nothing to compare.
+    pub cases_in_common: usize,
 }
 
 impl Comparison {
@@ -183,9 +201,10 @@ impl Comparison {
         self.rows.iter().filter(|r| r.outcome == outcome).count()
     }
 
-    /// How many figures regressed.
+    /// How many regressions: figures that got worse, and cases that newly
+    /// failed.
     pub fn regressions(&self) -> usize {
-        self.count(Outcome::Regression)
+        self.count(Outcome::Regression) + self.newly_failed.len()
     }
 
     /// How many figures improved.
@@ -201,9 +220,19 @@ pub fn compare(base: Side<'_>, new: Side<'_>, options: &CompareOptions) -> Compa
     let mut rows = Vec::new();
     let mut only_base = Vec::new();
     let mut only_new = Vec::new();
+    let mut newly_failed = Vec::new();
     for (key, b) in &base_pool.cases {
+        let failed_anew = match new_pool.failed.get(key) {
+            Some(f) if !base_pool.failed.contains_key(key) => {
+                newly_failed.push(FailedCase::new(f.first, f.count, f.count + new_pool.ok_repeats(key)));
+                true
+            }
+            _ => false,
+        };
         let Some(n) = new_pool.get(key) else {
-            only_base.push(one_sided_case(b.case, new_pool.failed.contains(key), new.label));
+            if !failed_anew {
+                only_base.push(one_sided_case(b.case, new_pool.failed.contains_key(key), new.label));
+            }
             continue;
         };
         for bf in &b.figures {
@@ -221,8 +250,10 @@ pub fn compare(base: Side<'_>, new: Side<'_>, options: &CompareOptions) -> Compa
         }
     }
     for (key, n) in new_pool.cases.iter().filter(|(key, _)| base_pool.get(key).is_none()) {
-        only_new.push(one_sided_case(n.case, base_pool.failed.contains(key), base.label));
+        only_new.push(one_sided_case(n.case, base_pool.failed.contains_key(key), base.label));
     }
+    let cases_in_common = base_pool.keys().filter(|key| new_pool.has(key)).count();
+    let incomplete = |runs: &[RunRecord]| runs.iter().filter(|r| !r.complete).map(|r| r.id.clone()).collect();
     control_false_discoveries(&mut rows, options.alpha);
     rows.sort_by(by_effect);
     Comparison {
@@ -237,6 +268,10 @@ pub fn compare(base: Side<'_>, new: Side<'_>, options: &CompareOptions) -> Compa
         rows,
         only_base,
         only_new,
+        newly_failed,
+        base_incomplete: incomplete(base.runs),
+        new_incomplete: incomplete(new.runs),
+        cases_in_common,
     }
 }
 
@@ -343,12 +378,20 @@ fn one_sided_figure(case: &Case, name: &str, there: Option<&PooledFigure<'_>>, o
     }
 }
 
-/// One side's ok cases, pooled by case key, in the order first seen.
+/// One side's ok cases, pooled by case key, in the order first seen, and
+/// its failed ones counted.
 struct Pool<'a> {
     cases: Vec<(String, Pooled<'a>)>,
     index: HashMap<String, usize>,
-    /// Keys with a failed case and no ok one.
-    failed: HashSet<String>,
+    /// Keys with a failed case, ok ones or not.
+    failed: HashMap<String, Failures<'a>>,
+}
+
+/// The failed repeats of one case key.
+struct Failures<'a> {
+    /// The first of them (its labels and error).
+    first: &'a Case,
+    count: usize,
 }
 
 /// Every ok repeat of one case key.
@@ -356,6 +399,8 @@ struct Pooled<'a> {
     /// The first such case: its scenario, target label and parameters.
     case: &'a Case,
     figures: Vec<PooledFigure<'a>>,
+    /// How many ok cases were pooled.
+    repeats: usize,
 }
 
 /// One figure's values over every repeat.
@@ -371,30 +416,45 @@ struct PooledFigure<'a> {
 
 impl<'a> Pool<'a> {
     fn of(runs: &'a [RunRecord]) -> Pool<'a> {
-        let mut pool = Pool { cases: Vec::new(), index: HashMap::new(), failed: HashSet::new() };
+        let mut pool = Pool { cases: Vec::new(), index: HashMap::new(), failed: HashMap::new() };
         for case in runs.iter().flat_map(|r| &r.cases) {
             let key = case.key();
             if case.status != Status::Ok {
-                pool.failed.insert(key);
+                pool.failed.entry(key).or_insert(Failures { first: case, count: 0 }).count += 1;
                 continue;
             }
             let at = *pool.index.entry(key.clone()).or_insert_with(|| {
-                pool.cases.push((key.clone(), Pooled { case, figures: Vec::new() }));
+                pool.cases.push((key.clone(), Pooled { case, figures: Vec::new(), repeats: 0 }));
                 pool.cases.len() - 1
             });
             pool.cases[at].1.add(case);
         }
-        pool.failed.retain(|key| !pool.index.contains_key(key));
         pool
     }
 
     fn get(&self, key: &str) -> Option<&Pooled<'a>> {
         self.index.get(key).map(|&at| &self.cases[at].1)
     }
+
+    /// Every case key this side ran, ok or failed.
+    fn keys(&self) -> impl Iterator<Item = &String> {
+        self.cases.iter().map(|(key, _)| key).chain(self.failed.keys().filter(|key| !self.index.contains_key(*key)))
+    }
+
+    /// Whether this side ran `key` at all, ok or failed.
+    fn has(&self, key: &str) -> bool {
+        self.index.contains_key(key) || self.failed.contains_key(key)
+    }
+
+    /// How many ok repeats of `key` this side has.
+    fn ok_repeats(&self, key: &str) -> usize {
+        self.get(key).map_or(0, |p| p.repeats)
+    }
 }
 
 impl<'a> Pooled<'a> {
     fn add(&mut self, case: &'a Case) {
+        self.repeats += 1;
         for (name, figure) in case.figures.iter() {
             let at = match self.figures.iter().position(|f| f.name == name) {
                 Some(at) => at,

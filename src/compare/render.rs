@@ -78,10 +78,12 @@ fn headline(row: &FigureComparison) -> String {
 /// too-few-repeats counts when there are any.
 pub fn verdict(c: &Comparison) -> String {
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    let mut parts = vec![
-        plural(c.regressions(), "regression", "regressions"),
-        plural(c.improvements(), "improvement", "improvements"),
-    ];
+    let mut regressions = plural(c.regressions(), "regression", "regressions");
+    if !c.newly_failed.is_empty() {
+        let failed = plural(c.newly_failed.len(), "newly failed case", "newly failed cases");
+        regressions = format!("{regressions} ({failed})");
+    }
+    let mut parts = vec![regressions, plural(c.improvements(), "improvement", "improvements")];
     for (outcome, words) in [(Outcome::Changed, "changed within the threshold"), (Outcome::Unchanged, "unchanged")] {
         let n = c.count(outcome);
         if n > 0 || outcome == Outcome::Unchanged {
@@ -145,6 +147,24 @@ fn runs_line(label: &str, runs: &[String]) -> String {
     format!("{label} ({count}: {ids})")
 }
 
+/// A sentence per run that did not finish: what it means for the
+/// comparison.
+fn incomplete(c: &Comparison) -> Vec<String> {
+    [(&c.base_label, &c.base_incomplete), (&c.new_label, &c.new_incomplete)]
+        .into_iter()
+        .flat_map(|(label, ids)| {
+            ids.iter().map(move |id| {
+                format!("run {id} of {label} is incomplete (killed or interrupted): only the cases it stored are compared")
+            })
+        })
+        .collect()
+}
+
+/// `Newly failed (ok in v1, failed in v2)`.
+fn newly_failed_heading(c: &Comparison) -> String {
+    format!("Newly failed (ok in {}, failed in {}), each a regression", c.base_label, c.new_label)
+}
+
 fn settings(c: &Comparison) -> String {
     format!("threshold {}, alpha {}, {} bootstrap resamples", format::percent(c.threshold), c.alpha, c.resamples)
 }
@@ -163,6 +183,15 @@ pub fn text(c: &Comparison, all: bool) -> String {
     let _ = writeln!(out, "base {}", runs_line(&c.base_label, &c.base_runs));
     let _ = writeln!(out, "new  {}", runs_line(&c.new_label, &c.new_runs));
     let _ = writeln!(out, "{}", settings(c));
+    for line in incomplete(c) {
+        let _ = writeln!(out, "INCOMPLETE: {line}");
+    }
+    if !c.newly_failed.is_empty() {
+        let _ = writeln!(out, "\n{}:", newly_failed_heading(c));
+        for failed in &c.newly_failed {
+            let _ = writeln!(out, "  {}", failed.describe(&c.new_label));
+        }
+    }
     let level = format::percent(1.0 - c.alpha);
     for (heading, rows) in sections(c, all) {
         let _ = writeln!(out, "\n{heading}:");
@@ -214,9 +243,21 @@ pub fn markdown(c: &Comparison, all: bool) -> String {
     let (base, new) = (runs_line(&c.base_label, &c.base_runs), runs_line(&c.new_label, &c.new_runs));
     let _ = writeln!(out, "**{}** → **{}**", md(&base), md(&new));
     let _ = writeln!(out, "\n{}\n", settings(c));
+    for line in incomplete(c) {
+        let _ = writeln!(out, "**Incomplete:** {}\n", md(&line));
+    }
+    if !c.newly_failed.is_empty() {
+        let _ = writeln!(out, "{}:\n", md(&newly_failed_heading(c)));
+        for failed in &c.newly_failed {
+            let _ = writeln!(out, "- {}", md(&failed.describe(&c.new_label)));
+        }
+        out.push('\n');
+    }
     let rows: Vec<&FigureComparison> = sections(c, all).into_iter().flat_map(|(_, rows)| rows).collect();
-    if rows.is_empty() {
+    if rows.is_empty() && c.newly_failed.is_empty() {
         out.push_str("No regressions, improvements or changes.\n");
+    } else if rows.is_empty() {
+        out.push_str("No figure regressed, improved or changed.\n");
     } else {
         let level = format::percent(1.0 - c.alpha);
         let _ = writeln!(out, "| Outcome | Figure | Change | Base → new | {level} CI | p | Note |");
@@ -294,6 +335,10 @@ pub fn html_table(c: &Comparison) -> String {
     }
     out.push_str("</tr></thead>\n");
     out.push_str("<tbody>\n");
+    for failed in &c.newly_failed {
+        let item = escape(&failed.describe(&c.new_label));
+        let _ = writeln!(out, "<tr class=\"regression failed\"><td>newly failed</td><td colspan=\"6\">{item}</td></tr>");
+    }
     for row in &c.rows {
         let cells = cells(row);
         let _ = write!(out, "<tr class=\"{}\"><td>{}</td>", row.outcome.name(), escape(row.outcome.words()));
@@ -303,8 +348,12 @@ pub fn html_table(c: &Comparison) -> String {
         out.push_str("</tr>\n");
     }
     out.push_str("</tbody>\n");
-    if !c.only_base.is_empty() || !c.only_new.is_empty() {
+    let incomplete = incomplete(c);
+    if !c.only_base.is_empty() || !c.only_new.is_empty() || !incomplete.is_empty() {
         out.push_str("<tfoot>\n");
+        for line in &incomplete {
+            let _ = writeln!(out, "<tr class=\"incomplete\"><td>incomplete</td><td colspan=\"6\">{}</td></tr>", escape(line));
+        }
         for (label, items) in [(&c.base_label, &c.only_base), (&c.new_label, &c.only_new)] {
             for item in items {
                 let (label, item) = (escape(label), escape(item));

@@ -58,7 +58,10 @@ pub struct LayoutFigures {
     /// Breaks that go backwards on the device.
     pub backward_jumps: u64,
     /// Sum of the distances, in bytes, from the end of one record to the
-    /// start of the next at every break (a read's head travel).
+    /// start of the next at every break (a read's head travel). Encoded
+    /// (compressed) records count as [`Extent::gap_to`] says: their length
+    /// on the device is unknown, so one that the next follows within its
+    /// logical length counts no travel, and no backward jump.
     pub seek_distance: u64,
     /// Fraction of the file's blocks after the first that sit physically
     /// right after their predecessor (Conway et al., FAST 2017); `None` for
@@ -76,7 +79,8 @@ pub struct LayoutFigures {
     /// Device offset of the first record with a known location.
     #[serde(skip)]
     pub first_physical: Option<u64>,
-    /// Device offset just after the last record, when its location is known.
+    /// Device offset just after the last record, when its location is
+    /// known (for an encoded record, the least it can be: one block on).
     #[serde(skip)]
     pub last_physical_end: Option<u64>,
 }
@@ -128,11 +132,13 @@ impl LayoutAccumulator {
         let mut jump = None;
         if let Some(prev) = self.previous {
             let both_known = prev.on_device() && e.on_device();
-            if both_known && e.physical == prev.physical_end() {
+            // An encoded (compressed) record's length on the device is
+            // unknown: `gap_to` says how that is judged.
+            let gap = both_known.then(|| prev.gap_to(e, self.block_size));
+            if gap == Some(0) {
                 self.contiguous_blocks += 1;
             }
-            if starts_extent && both_known {
-                let distance = e.physical as i128 - prev.physical_end() as i128;
+            if let (true, Some(distance)) = (starts_extent, gap) {
                 jump = Some(distance.clamp(i64::MIN as i128, i64::MAX as i128) as i64);
                 if distance < 0 {
                     self.backward_jumps += 1;
@@ -140,7 +146,7 @@ impl LayoutAccumulator {
                 self.seek_distance = self.seek_distance.saturating_add(distance.unsigned_abs() as u64);
             }
         }
-        self.last_physical_end = e.on_device().then(|| e.physical_end());
+        self.last_physical_end = e.on_device().then(|| e.least_physical_end(self.block_size));
         self.records += 1;
         self.flags.add(e.flags);
         self.previous = Some(*e);
@@ -256,6 +262,28 @@ mod tests {
         assert_eq!(f.flags.delalloc, 2);
         assert_eq!(f.seek_distance, 0, "unknown locations make no seek figure");
         assert_eq!(f.layout_score, Some(0.0));
+    }
+
+    #[test]
+    fn compressed_records_back_to_back_are_no_jumps() {
+        // btrfs compress=zstd: 128 KiB records, each in one 4 KiB block,
+        // 4 KiB apart. FIEMAP gives the logical length, 32 blocks.
+        let flags = crate::sys::fiemap::FIEMAP_EXTENT_ENCODED;
+        let records: Vec<Extent> =
+            (0..1024).map(|i| Extent { logical: i * 32 * BS, physical: (3328 + i) * BS, length: 32 * BS, flags }).collect();
+        let f = figures(&records, 1024 * 32 * BS);
+        assert_eq!(f.extents, 1024, "filefrag counts every record");
+        assert_eq!((f.backward_jumps, f.seek_distance), (0, 0));
+        assert_eq!(f.layout_score, Some(1.0));
+        assert_eq!(f.last_physical_end, Some((3328 + 1024) * BS));
+        // One compressed record far behind the rest is still a jump.
+        let mut moved = records.clone();
+        moved[512].physical = 100 * BS;
+        let f = figures(&moved, 1024 * 32 * BS);
+        assert_eq!(f.backward_jumps, 1);
+        // Back from block 3840 (the least end of 511) to 100, then on
+        // from 132 (the most end of 512) to 3841.
+        assert_eq!(f.seek_distance, (3740 + 3709) * BS);
     }
 
     #[test]

@@ -78,6 +78,51 @@ impl Extent {
         self.physical.saturating_add(self.length)
     }
 
+    /// Whether the data is encoded (compressed, btrfs): FIEMAP then gives
+    /// the record's *logical* length, and how much it takes on the device
+    /// is not known.
+    pub fn encoded(&self) -> bool {
+        self.flags & fm::ENCODED != 0
+    }
+
+    /// The least the record can end at on the device: its physical end, or
+    /// for an encoded record one block past its start (it takes at least
+    /// one block, and its logical length is only an upper bound).
+    pub fn least_physical_end(&self, block_size: u64) -> u64 {
+        if self.encoded() { self.physical.saturating_add(block_size.min(self.length).max(1)) } else { self.physical_end() }
+    }
+
+    /// How far `next` starts on the device from where this record ends, in
+    /// bytes; negative when it starts before. Both must be
+    /// [`on_device`](Self::on_device).
+    ///
+    /// The design decision for encoded (compressed) records, whose length on
+    /// the device is unknown: it is at least one block and at most the
+    /// logical length (compressed data is never stored larger than it
+    /// reads). A next record starting inside that window — after this
+    /// one's first block, no further than the logical length on — is
+    /// taken to follow it directly (0: btrfs writes compressed extents
+    /// back to back), so it is neither a jump nor head travel. Anywhere
+    /// else it is a jump of the least distance it can be: forward from the
+    /// far end of the window, backward from the end of the first block.
+    /// FIEMAP cannot tell more; `filefrag` still counts each such record
+    /// as an extent, and so does fslab.
+    pub fn gap_to(&self, next: &Extent, block_size: u64) -> i128 {
+        let start = i128::from(next.physical);
+        if !self.encoded() {
+            return start - i128::from(self.physical_end());
+        }
+        let least_end = i128::from(self.least_physical_end(block_size));
+        let most_end = i128::from(self.physical_end());
+        if start < least_end {
+            start - least_end
+        } else if start <= most_end {
+            0
+        } else {
+            start - most_end
+        }
+    }
+
     /// Whether the record has a real device location (not delalloc, not
     /// otherwise unknown).
     pub fn location_known(&self) -> bool {
@@ -144,6 +189,22 @@ pub fn continues_filefrag(previous: Option<&Extent>, e: &Extent) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_encoded_record_is_followed_anywhere_within_its_logical_length() {
+        const BS: u64 = 4096;
+        let compressed = |block: u64| Extent { logical: 0, physical: block * BS, length: 32 * BS, flags: fm::ENCODED };
+        let plain = |block: u64| Extent { logical: 0, physical: block * BS, length: 32 * BS, flags: 0 };
+        // Back to back 4 KiB apart, as btrfs lays 128 KiB of zstd down.
+        assert_eq!(compressed(100).gap_to(&compressed(101), BS), 0);
+        assert_eq!(compressed(100).gap_to(&plain(132), BS), 0, "as far as the logical length reaches");
+        assert_eq!(compressed(100).gap_to(&plain(140), BS), 8 * BS as i128, "past it: from its far end");
+        assert_eq!(compressed(100).gap_to(&plain(90), BS), -11 * BS as i128, "before it: from its first block's end");
+        assert_eq!(compressed(100).gap_to(&plain(100), BS), -(BS as i128));
+        assert_eq!(plain(100).gap_to(&plain(101), BS), -31 * BS as i128, "a plain record's length is on the device");
+        assert_eq!(compressed(100).least_physical_end(BS), 101 * BS);
+        assert_eq!(plain(100).least_physical_end(BS), 132 * BS);
+    }
 
     #[test]
     fn flags_are_named() {

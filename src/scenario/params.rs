@@ -13,8 +13,12 @@ use serde::Serialize;
 pub enum ParamKind {
     /// A size in bytes (`512M`, `1GiB`), more than 0.
     Size,
-    /// A whole number, more than 0.
-    Count,
+    /// A whole number from 1 to `max`: the work must stay within what
+    /// the machine can do (a stream of a day, a million files).
+    Count {
+        /// The largest value taken.
+        max: u64,
+    },
     /// One of a fixed list of words.
     Choice(&'static [&'static str]),
     /// One of a fixed list of words, or else a path: absolute, or starting
@@ -119,10 +123,11 @@ pub fn parse_value(spec: &ParamSpec, text: &str) -> Result<ParamValue, String> {
             Ok(n) => Ok(ParamValue::Number(n)),
             Err(e) => Err(bad(e)),
         },
-        ParamKind::Count => match text.trim().parse::<u64>() {
-            Ok(0) => Err(bad("must be more than 0".into())),
-            Ok(n) => Ok(ParamValue::Number(n)),
-            Err(_) => Err(bad("not a whole number".into())),
+        ParamKind::Count { max } => match whole_number(text.trim()) {
+            Some(n) if (1..=i128::from(max)).contains(&n) => Ok(ParamValue::Number(n as u64)),
+            Some(n) if n < 1 => Err(bad(format!("must be more than 0: give a whole number from 1 to {max}"))),
+            Some(_) => Err(bad(format!("out of range: give a whole number from 1 to {max}"))),
+            None => Err(bad(format!("not a whole number: give one from 1 to {max}"))),
         },
         ParamKind::Choice(words) => match words.iter().find(|w| **w == text.trim()) {
             Some(w) => Ok(ParamValue::Word(w.to_string())),
@@ -134,6 +139,18 @@ pub fn parse_value(spec: &ParamSpec, text: &str) -> Result<ParamValue, String> {
             None => Err(bad(format!("choose one of {}, or give a path (/..., ./..., ../...)", words.join(", ")))),
         },
     }
+}
+
+/// A whole number as written, in digits or in exponent form (`1e9`),
+/// widened so that a value too large for any count still reads as a
+/// number, and so as out of range rather than malformed.
+fn whole_number(text: &str) -> Option<i128> {
+    if let Ok(n) = text.parse::<i128>() {
+        return Some(n);
+    }
+    let value: f64 = text.parse().ok()?;
+    // `as` saturates, and every value past i128 is out of range anyway.
+    (value.is_finite() && value.fract() == 0.0).then_some(value as i128)
 }
 
 /// One `--set key=v1,v2,...`.
@@ -247,5 +264,24 @@ mod tests {
         let e = parse_value(&source, "synthetc").unwrap_err();
         assert!(e.contains("or give a path"), "{e}");
         assert!("size=1M,".parse::<Setting>().is_err());
+    }
+
+    #[test]
+    fn counts_out_of_range_say_the_range() {
+        let seconds = ParamSpec { name: "seconds", kind: ParamKind::Count { max: 86_400 }, ..SPECS[0] };
+        assert_eq!(parse_value(&seconds, "60"), Ok(ParamValue::Number(60)));
+        assert_eq!(parse_value(&seconds, "1e3"), Ok(ParamValue::Number(1000)));
+        for text in ["1e9", "86401", "99999999999999999999999999999999999999999"] {
+            let e = parse_value(&seconds, text).unwrap_err();
+            assert!(e.contains("out of range") && e.contains("from 1 to 86400"), "{text}: {e}");
+        }
+        for text in ["0", "-3"] {
+            let e = parse_value(&seconds, text).unwrap_err();
+            assert!(e.contains("more than 0") && e.contains("from 1 to 86400"), "{text}: {e}");
+        }
+        for text in ["1.5", "ten", "inf", "NaN"] {
+            let e = parse_value(&seconds, text).unwrap_err();
+            assert!(e.contains("not a whole number") && e.contains("from 1 to 86400"), "{text}: {e}");
+        }
     }
 }

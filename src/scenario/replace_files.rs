@@ -34,7 +34,7 @@ const STRATEGIES: [&str; 5] = ["fsync-each", "writeback-batch", "fdatasync-each"
 const PARAMS: [ParamSpec; 2] = [
     ParamSpec {
         name: "files",
-        kind: ParamKind::Count,
+        kind: ParamKind::Count { max: 1_000_000 },
         small: "20",
         full: "20",
         seed: "20 (10 existing, 10 new)",

@@ -19,7 +19,7 @@ use crate::record::{Better, FigureSpec, Kind};
 use crate::target::Ledger;
 
 const PARAMS: [ParamSpec; 2] = [
-    ParamSpec { name: "files", kind: ParamKind::Count, small: "4", full: "64", seed: "-", about: "files to write" },
+    ParamSpec { name: "files", kind: ParamKind::Count { max: 1_000_000 }, small: "4", full: "64", seed: "-", about: "files to write" },
     ParamSpec { name: "size", kind: ParamKind::Size, small: "64K", full: "1M", seed: "-", about: "bytes per file" },
 ];
 

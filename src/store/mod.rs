@@ -155,13 +155,15 @@ impl Store {
         Ok(Store { backend, location: shown })
     }
 
-    /// Open an SQLite store that must already exist (one named as a
-    /// comparison side); a missing file is not silently created.
+    /// Open an SQLite store that must already exist, for reading (a
+    /// comparison side, `fslab runs`): read-only, so it is never created,
+    /// migrated or otherwise changed, and a store one may not write reads
+    /// all the same.
     pub fn open_existing(path: &Path) -> Result<Store> {
-        if !path.is_file() {
-            return Err(Error::usage(format!("{}: no such store file", path.display())));
-        }
-        Store::open(&path.to_string_lossy())
+        let mut backend = sqlite::SqliteBackend::open_read_only(path)?;
+        let shown = path.display().to_string();
+        schema::check(&mut backend, &shown)?;
+        Ok(Store { backend: Box::new(backend), location: shown })
     }
 
     /// Where the store is, for messages (a URL without its password).

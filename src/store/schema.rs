@@ -112,10 +112,7 @@ pub fn migrate(backend: &mut dyn Backend, location: &str) -> Result<()> {
         let rows = sql.query("SELECT MAX(version) FROM fslab_schema", &[])?;
         let found = rows.first().and_then(|r| r.first()).and_then(Value::as_i64).unwrap_or(0);
         if found > CURRENT {
-            return Err(Error::environment(format!(
-                "the store {location} has schema version {found}, written by a newer fslab; this fslab \
-                 reads up to version {CURRENT}: use a newer fslab, or give another --store"
-            )));
+            return Err(newer(location, found));
         }
         for version in found + 1..=CURRENT {
             let ddl = fill(MIGRATIONS[(version - 1) as usize], dialect);
@@ -124,6 +121,42 @@ pub fn migrate(backend: &mut dyn Backend, location: &str) -> Result<()> {
             }
             sql.execute("DELETE FROM fslab_schema", &[])?;
             sql.execute("INSERT INTO fslab_schema (version) VALUES (?)", &[Value::Int(Some(version))])?;
+        }
+        Ok(())
+    })
+}
+
+/// A store written by a newer fslab: refused, never guessed at.
+fn newer(location: &str, found: i64) -> Error {
+    Error::environment(format!(
+        "the store {location} has schema version {found}, written by a newer fslab; this fslab reads up to \
+         version {CURRENT}: use a newer fslab, or give another --store"
+    ))
+}
+
+/// Check, without changing anything, that a store opened read-only has
+/// this fslab's schema: a newer one is refused as [`migrate`] refuses it,
+/// an older one needs a writing command to migrate it first, and a file
+/// without fslab's tables holds no runs.
+pub fn check(backend: &mut dyn Backend, location: &str) -> Result<()> {
+    backend.transaction(&mut |sql| {
+        let tables = sql.query("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'fslab_schema'", &[])?;
+        if tables.first().and_then(|r| r.first()).and_then(Value::as_i64) != Some(1) {
+            return Err(Error::usage(format!(
+                "{location}: an SQLite file without fslab's tables, so it holds no run; give the store \
+                 `fslab run` or `fslab exec` wrote (--store)"
+            )));
+        }
+        let rows = sql.query("SELECT MAX(version) FROM fslab_schema", &[])?;
+        let found = rows.first().and_then(|r| r.first()).and_then(Value::as_i64).unwrap_or(0);
+        if found > CURRENT {
+            return Err(newer(location, found));
+        }
+        if found < CURRENT {
+            return Err(Error::environment(format!(
+                "the store {location} has schema version {found}, older than this fslab's {CURRENT}; a \
+                 command that stores runs (`fslab run`, `fslab exec`) with this --store migrates it"
+            )));
         }
         Ok(())
     })

@@ -1,9 +1,17 @@
 //! The SQLite backend: one file, WAL mode, so a reader (`fslab runs`) never
 //! waits for a run that is writing its cases.
+//!
+//! A store is a regular file or nothing yet: any other thing at the path
+//! (`/dev/null`, a FIFO, a folder) is refused before SQLite sees it, so
+//! nothing (a `-journal`, a `-wal`) is ever made beside it. Reading
+//! commands open the file read-only and change nothing in it; so a store
+//! one may read but not write (mode 444, a read-only mount) can still be
+//! read, and writing to it is refused up front with what to do.
 
 use std::path::Path;
 use std::time::Duration;
 
+use rusqlite::OpenFlags;
 use rusqlite::types::{ToSqlOutput, Value as Lite, ValueRef};
 
 use super::schema::Dialect;
@@ -14,24 +22,72 @@ use crate::error::{Error, Result};
 pub struct SqliteBackend {
     conn: rusqlite::Connection,
     path: String,
+    read_only: bool,
 }
 
 impl SqliteBackend {
-    /// Open or create the store file at `path`.
+    /// Open or create the store file at `path` for writing runs into.
     pub fn open(path: &Path) -> Result<SqliteBackend> {
         let shown = path.display().to_string();
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            if !parent.is_dir() {
-                return Err(Error::usage(format!(
-                    "--store {shown}: the folder {} does not exist; create it or give another path",
-                    parent.display()
+        let parent = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            Some(parent) => parent,
+            None => Path::new("."),
+        };
+        if !parent.is_dir() {
+            return Err(Error::usage(format!(
+                "--store {shown}: the folder {} does not exist; create it or give another path",
+                parent.display()
+            )));
+        }
+        let exists = refuse_non_regular(path, &shown)?;
+        // SQLite makes its -wal and -shm files beside the store.
+        let (what, at) = if exists { ("the store", path) } else { ("its folder", parent) };
+        for (what, at) in [(what, at), ("its folder, where SQLite keeps its -wal and -shm files,", parent)] {
+            if let Err(e) = rustix::fs::access(at, rustix::fs::Access::WRITE_OK) {
+                return Err(Error::environment(format!(
+                    "--store {shown}: this user may not write {what} ({}: {}); reading commands (runs, show, \
+                     export, compare, report) still read it; to store runs, give a --store you may write, or \
+                     --no-store",
+                    at.display(),
+                    crate::error::describe_io(&e.into())
                 )));
             }
         }
         let conn = rusqlite::Connection::open(path).map_err(|e| sqlite_error(&shown, &e))?;
-        let backend = SqliteBackend { conn, path: shown };
+        let backend = SqliteBackend { conn, path: shown, read_only: false };
         backend.setup().map_err(|e| sqlite_error(&backend.path, &e))?;
         Ok(backend)
+    }
+
+    /// Open the existing store file at `path` read-only: nothing in it or
+    /// beside it is changed, and a file one may not write is read all
+    /// the same.
+    pub fn open_read_only(path: &Path) -> Result<SqliteBackend> {
+        let shown = path.display().to_string();
+        if !refuse_non_regular(path, &shown)? {
+            return Err(Error::usage(format!("{shown}: no such store file")));
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+        let open = |immutable: bool| -> rusqlite::Result<SqliteBackend> {
+            let uri = format!("file:{}{}", uri_path(path), if immutable { "?immutable=1" } else { "" });
+            let conn = rusqlite::Connection::open_with_flags(uri, flags)?;
+            conn.busy_timeout(Duration::from_secs(30))?;
+            // The first read is where a WAL store that needs a -shm file
+            // it cannot make fails.
+            conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))?;
+            Ok(SqliteBackend { conn, path: shown.clone(), read_only: true })
+        };
+        match open(false) {
+            Ok(backend) => Ok(backend),
+            // A WAL store in a folder one may not write (or on a read-only
+            // mount) without its -shm file: no writer has it open (it
+            // would have made both files), and every committed page is in
+            // the file itself, so it is read as the immutable file it is.
+            Err(e) if is_cannot_open(&e) && !sibling(path, "-wal").exists() && !sibling(path, "-shm").exists() => {
+                open(true).map_err(|e| sqlite_error(&shown, &e))
+            }
+            Err(e) => Err(sqlite_error(&shown, &e)),
+        }
     }
 
     fn setup(&self) -> rusqlite::Result<()> {
@@ -43,12 +99,61 @@ impl SqliteBackend {
     }
 }
 
+/// Whether something is at `path` (following a link), refusing anything
+/// but a regular file: SQLite would open `/dev/null` or a FIFO and make
+/// its `-journal` beside it.
+fn refuse_non_regular(path: &Path, shown: &str) -> Result<bool> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => Ok(true),
+        Ok(meta) => Err(Error::usage(format!(
+            "--store {shown}: {}, not a regular file; a store is an SQLite file, or a path where one can be made",
+            crate::error::file_type_words(&meta.file_type())
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(Error::io(path, "look at the store", e)),
+    }
+}
+
+/// `path` with `suffix` added to its name: the store's `-wal` and `-shm`.
+fn sibling(path: &Path, suffix: &str) -> std::path::PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    name.into()
+}
+
+/// A path as the path part of an SQLite `file:` URI: every byte but the
+/// unreserved ones and `/` percent-encoded.
+fn uri_path(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt as _;
+    let mut out = String::new();
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The errors of a read-only open of a WAL store whose -shm file cannot
+/// be made.
+fn is_cannot_open(e: &rusqlite::Error) -> bool {
+    use rusqlite::ErrorCode::{CannotOpen, ReadOnly};
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if matches!(f.code, CannotOpen | ReadOnly))
+}
+
 /// An SQLite error as a user reads it: which store, what SQLite said, and
 /// for a file that is not a database, what to do.
 fn sqlite_error(path: &str, e: &rusqlite::Error) -> Error {
     let not_a_db = matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase);
+    let read_only = matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ReadOnly);
     if not_a_db {
         Error::usage(format!("--store {path}: the file is not an SQLite database; give another path"))
+    } else if read_only {
+        Error::environment(format!(
+            "store {path}: {e}: this user may not write it; give a --store you may write, or --no-store"
+        ))
     } else {
         Error::environment(format!("store {path}: {e}"))
     }
@@ -109,12 +214,46 @@ impl Backend for SqliteBackend {
 
     fn transaction(&mut self, work: &mut dyn FnMut(&mut dyn Sql) -> Result<()>) -> Result<()> {
         // IMMEDIATE takes the write lock up front, so two writers wait on
-        // the busy timeout instead of failing half-way.
+        // the busy timeout instead of failing half-way; a reader takes
+        // none.
+        let behavior = if self.read_only {
+            rusqlite::TransactionBehavior::Deferred
+        } else {
+            rusqlite::TransactionBehavior::Immediate
+        };
         let tx = self
             .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .transaction_with_behavior(behavior)
             .map_err(|e| sqlite_error(&self.path, &e))?;
         work(&mut Tx { tx: &tx, path: &self.path })?;
         tx.commit().map_err(|e| sqlite_error(&self.path, &e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uri_paths_escape_what_a_uri_would_read() {
+        assert_eq!(uri_path(Path::new("/var/tmp/fslab.db")), "/var/tmp/fslab.db");
+        assert_eq!(uri_path(Path::new("/a b/x?y#z%.db")), "/a%20b/x%3Fy%23z%25.db");
+    }
+
+    #[test]
+    fn a_read_only_open_changes_nothing_and_refuses_what_is_not_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        drop(SqliteBackend::open(&path).unwrap());
+        let before = std::fs::read(&path).unwrap();
+        let mut backend = SqliteBackend::open_read_only(&path).unwrap();
+        let written = backend.transaction(&mut |sql| sql.execute("CREATE TABLE t (x INTEGER)", &[]));
+        assert!(written.is_err(), "a read-only store took a write");
+        drop(backend);
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        let err = SqliteBackend::open_read_only(dir.path()).err().unwrap();
+        assert!(err.message.contains("a directory, not a regular file"), "{err}");
+        assert!(SqliteBackend::open_read_only(&dir.path().join("none.db")).is_err());
+        assert!(!dir.path().join("none.db").exists());
     }
 }

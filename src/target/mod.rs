@@ -21,6 +21,7 @@ mod held;
 pub mod kind;
 pub mod ledger;
 mod mounted;
+pub mod options;
 pub mod proof;
 mod scratch;
 pub mod sysctl;
@@ -57,6 +58,45 @@ pub const DEFAULT_SCRATCH: &str = "/var/tmp/fslab";
 /// what is written takes space.
 pub const DEFAULT_SIZE_BYTES: u64 = 2 << 30;
 
+/// The largest image size: a file's length is an `off_t`.
+pub const MAX_SIZE_BYTES: u64 = i64::MAX as u64;
+
+/// Refuse an image size no file system in `fs_list` can be made in (with
+/// its extra `mkfs_args`), or no file can have, with the smallest (or
+/// largest) that works.
+pub fn check_size(size: u64, fs_list: &[FsType], mkfs_args: &BTreeMap<FsType, Vec<String>>) -> crate::error::Result<()> {
+    if size > MAX_SIZE_BYTES {
+        return Err(crate::error::Error::usage(format!(
+            "--size {size}: more than the largest file there can be ({}); images are sparse, but give a size the scratch folder's file system can hold, such as 2G (the default)",
+            crate::units::bytes_short(MAX_SIZE_BYTES)
+        )));
+    }
+    let smallest = |fs: &FsType| fs.min_image_bytes(mkfs_args.get(fs).map_or(&[], Vec::as_slice));
+    if let Some(fs) = fs_list.iter().filter(|fs| size < smallest(fs)).max_by_key(|fs| smallest(fs)) {
+        let smallest = smallest(fs);
+        return Err(crate::error::Error::usage(format!(
+            "--size {}: too small for {fs}, whose smallest image fslab can make is {} ({smallest} bytes): give --size {} or more, or leave {fs} out of --fs",
+            size_word(size),
+            crate::units::bytes_short(smallest),
+            size_word(smallest)
+        )));
+    }
+    Ok(())
+}
+
+/// A size as `--size` takes it: `300M`, `104K`.
+fn size_word(bytes: u64) -> String {
+    if bytes == 0 {
+        return "0".into();
+    }
+    for (shift, suffix) in [(30, "G"), (20, "M"), (10, "K")] {
+        if bytes % (1 << shift) == 0 {
+            return format!("{}{suffix}", bytes >> shift);
+        }
+    }
+    bytes.to_string()
+}
+
 /// Parse `FS=VALUE` (the form of `--mkfs-opt` and `--mount-opt`).
 pub fn parse_fs_value(text: &str) -> Result<(FsType, String), String> {
     let (fs, value) = text
@@ -79,4 +119,25 @@ pub fn check(specs: &[TargetSpec]) -> crate::error::Result<()> {
         spec.check()?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_checked_against_the_smallest_of_each_file_system() {
+        let none = BTreeMap::new();
+        assert!(check_size(2 << 20, &[FsType::Ext4], &none).is_ok());
+        let e = check_size((2 << 20) - 1, &[FsType::Ext2, FsType::Ext4], &none).unwrap_err();
+        assert!(e.message.contains("too small for ext4") && e.message.contains("--size 2M or more"), "{}", e.message);
+        let e = check_size(64 << 20, &fs_type::ALL, &none).unwrap_err();
+        assert!(e.message.contains("--size 64M: too small for xfs"), "{}", e.message);
+        // btrfs --mixed fits in 16 MiB.
+        assert!(check_size(64 << 20, &[FsType::Btrfs], &none).is_err());
+        let mixed = BTreeMap::from([(FsType::Btrfs, vec!["--mixed".to_string()])]);
+        assert!(check_size(64 << 20, &[FsType::Btrfs], &mixed).is_ok());
+        let e = check_size(u64::MAX, &[FsType::Ext4], &none).unwrap_err();
+        assert!(e.message.contains("largest file"), "{}", e.message);
+    }
 }

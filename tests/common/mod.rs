@@ -411,3 +411,71 @@ impl Drop for TestDatabase {
         }
     }
 }
+
+/// The `--json` output of a small crafted run (`{"schema": "fslab/1",
+/// "run": ...}`), which `show`, `export`, `compare` and `report` take as a
+/// file: two ok repeats of replace-files on ext4 with three figures each.
+pub fn crafted_run_json(id: &str, complete: bool) -> String {
+    let cases: Vec<serde_json::Value> = (1..=2).map(|repeat| crafted_case("replace-files", "ext4", repeat, None)).collect();
+    crafted_run(id, complete, cases).to_string()
+}
+
+/// A crafted run record holding `cases`, as JSON output.
+pub fn crafted_run(id: &str, complete: bool, cases: Vec<serde_json::Value>) -> serde_json::Value {
+    serde_json::json!({"schema": "fslab/1", "run": {
+        "id": id, "tag": null, "started_at": "2026-11-21T00:00:00Z", "command": ["fslab"], "complete": complete,
+        "environment": {"fslab_version": "0.1.0", "kernel": "6.18", "machine": "x86_64", "cpu": null, "cpus": 2,
+                        "memory_bytes": null, "tools": {}, "disk": null},
+        "sysctls": [], "cases": cases
+    }})
+}
+
+/// A crafted case of `scenario` on `fs`: ok with three figures, or failed
+/// with `error`.
+pub fn crafted_case(scenario: &str, fs: &str, repeat: u32, error: Option<&str>) -> serde_json::Value {
+    let figures = if error.is_some() {
+        serde_json::json!({})
+    } else {
+        serde_json::json!({
+            "wall_s": {"value": 0.01 * f64::from(repeat), "unit": "s", "better": "lower", "kind": "timing"},
+            "journal_commits": {"value": 21.0, "unit": "count", "better": "lower", "kind": "exact"},
+            "flushes": {"value": 42.0, "unit": "count", "better": "lower", "kind": "exact"}
+        })
+    };
+    serde_json::json!({
+        "scenario": scenario, "fs": fs, "params": {"files": 20}, "repeat": repeat,
+        "status": if error.is_some() { "failed" } else { "ok" }, "error": error,
+        "target": {"fs_type": fs, "device": null, "mkfs_args": [], "mount_opts": null, "cold_method": null},
+        "figures": figures, "timeline": []
+    })
+}
+
+/// Run `c` to its end within 30 s, its stdout dropped (a hang is a
+/// failure, not a stuck test: SQLite on a FIFO, a FIFO nobody reads); its
+/// exit code and stderr.
+pub fn finish(c: &mut Command) -> (Option<i32>, String) {
+    use std::io::Read as _;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let mut child = c.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("fslab hung: {c:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    (child.wait().unwrap().code(), stderr)
+}
+
+/// Every name in `dir`, sorted: for "nothing was left beside it".
+pub fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
+}

@@ -150,3 +150,29 @@ fn nothing_eventful_says_so() {
     assert_eq!(text(&c, false).lines().last(), Some("0 regressions, 0 improvements, 1 unchanged"));
 }
 
+
+#[test]
+fn newly_failed_cases_and_incomplete_runs_are_said_everywhere() {
+    let ok = counted("files", 1.0);
+    let mut failed = counted("files", 1.0);
+    failed.status = crate::record::Status::Failed;
+    failed.error = Some("mkfs | failed <here>".into());
+    let mut killed = run("k", vec![failed]);
+    killed.complete = false;
+    let c = compare_runs(&[run("b", vec![ok])], &[killed]);
+    let out = text(&c, false);
+    assert!(out.contains("INCOMPLETE: run k of v2 is incomplete (killed or interrupted)"), "{out}");
+    assert!(out.contains("Newly failed (ok in v1, failed in v2), each a regression:\n  s on ext4: failed in its only repeat in v2: mkfs | failed <here>\n"), "{out}");
+    assert_eq!(out.lines().last(), Some("1 regression (1 newly failed case), 0 improvements, 0 unchanged"));
+    let md = markdown(&c, false);
+    assert!(md.contains("**Incomplete:** run k of v2"), "{md}");
+    assert!(md.contains("- s on ext4: failed in its only repeat in v2: mkfs \\| failed <here>\n"), "{md}");
+    assert!(md.contains("No figure regressed, improved or changed."), "{md}");
+    let html = html_table(&c);
+    assert!(html.contains("<tr class=\"regression failed\"><td>newly failed</td>"), "{html}");
+    assert!(html.contains("<tr class=\"incomplete\"><td>incomplete</td>"), "{html}");
+    assert!(html.contains("&lt;here&gt;") && !html.contains("<here>"));
+    let v: serde_json::Value = serde_json::from_slice(&json(&c)).unwrap();
+    assert_eq!(v["compare"]["newly_failed"][0]["error"], "mkfs | failed <here>");
+    assert_eq!(v["compare"]["new_incomplete"][0], "k");
+}

@@ -53,7 +53,7 @@ const PARAMS: [ParamSpec; 4] = [
     },
     ParamSpec {
         name: "seconds",
-        kind: ParamKind::Count,
+        kind: ParamKind::Count { max: 86_400 },
         small: "8",
         full: "60",
         seed: "over 30 (vmstat shows 32 s; the drop came at ~15 s)",

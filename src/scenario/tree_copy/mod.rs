@@ -79,7 +79,7 @@ const PARAMS: [ParamSpec; 3] = [
     },
     ParamSpec {
         name: "tree_seed",
-        kind: ParamKind::Count,
+        kind: ParamKind::Count { max: u64::MAX },
         small: "1",
         full: "1",
         seed: "none (a real tree)",
