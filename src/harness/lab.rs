@@ -78,10 +78,15 @@ impl Lab {
         // folder is resolved once, here, to the canonical path every later
         // step (and a later cleanup) uses.
         let state_dir = OwnedDir::open_or_make(state, FolderRole::State)?;
-        let needs_scratch = plan.targets.iter().any(|t| t.needs_scratch()) || (root && trace::find_tracefs().is_none());
-        let scratch = match needs_scratch {
-            true => Some(OwnedDir::open_or_make(&plan.target_options.scratch, FolderRole::Scratch)?),
-            false => None,
+        let open_scratch = || OwnedDir::open_or_make(&plan.target_options.scratch, FolderRole::Scratch);
+        let scratch = if plan.targets.iter().any(|t| t.needs_scratch()) {
+            Some(open_scratch()?)
+        } else if root && trace::find_tracefs().is_none() {
+            // Only for a tracefs of the run's own: without a scratch folder
+            // that is ours alone, the run goes on without tracepoints.
+            open_scratch().ok()
+        } else {
+            None
         };
         if let Some(dir) = &scratch {
             plan.target_options.scratch = dir.path().to_path_buf();

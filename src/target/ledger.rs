@@ -530,21 +530,8 @@ pub fn detach_loops_over(image: &Path) -> Result<()> {
             Err(e) => return Err(Error::io(Path::new("losetup"), "run", e)),
         }
     }
-    // A device still open somewhere is only marked to detach on its
-    // last close (autoclear), and `losetup -d` succeeds at once:
-    // released means gone, so wait for that.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while let Some(device) = loops_over(image).first() {
-        if Instant::now() >= deadline {
-            return Err(Error::failed(format!(
-                "{} is still attached to {}: something holds it open; it detaches when closed",
-                device.display(),
-                image.display()
-            )));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Ok(())
+    // `losetup -d` succeeds at once on a device still open somewhere.
+    proof::wait_detached(image, || loops_over(image).into_iter().next())
 }
 
 fn ignore_missing(result: io::Result<()>, path: &Path, what: &str) -> Result<()> {

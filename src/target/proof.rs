@@ -67,16 +67,29 @@ fn place(scratch: Option<&OwnedDir>, path: &Path) -> std::result::Result<(Option
     }
 }
 
+/// What stands at `path` in the scratch folder: its folder held, its name,
+/// identity and type. `Err(Ok(None))` when nothing does (released),
+/// `Err(Ok(Some(why)))` when `path` is not in the scratch folder.
+type Found = (OwnedDir, PathBuf, FileId, FileType);
+
+fn find(scratch: Option<&OwnedDir>, path: &Path) -> std::result::Result<Found, Outcome> {
+    let (parent, name) = place(scratch, path).map_err(refuse)?;
+    let Some(parent) = parent else { return Err(Ok(None)) };
+    match parent.stat_child(&name) {
+        Ok(Some((id, kind))) => Ok((parent, name, id, kind)),
+        Ok(None) => Err(Ok(None)),
+        Err(e) => Err(Err(Error::io(path, "stat", e))),
+    }
+}
+
 /// Remove the empty folder at `path` if it is the one recorded. A folder
 /// recorded but never proved (the run was killed between making it and
 /// recording it) is removed only if empty, which `rmdir` ensures.
 pub fn remove_dir(scratch: Option<&OwnedDir>, path: &Path, proof: Option<&Proof>) -> Outcome {
-    let (parent, name) = match place(scratch, path) {
-        Ok(p) => p,
-        Err(why) => return refuse(why),
+    let (parent, name, id, kind) = match find(scratch, path) {
+        Ok(found) => found,
+        Err(outcome) => return outcome,
     };
-    let Some(parent) = parent else { return Ok(None) };
-    let Some((id, kind)) = parent.stat_child(&name).map_err(|e| Error::io(path, "stat", e))? else { return Ok(None) };
     if kind != FileType::Directory {
         return refuse(format!("{} is not a folder", path.display()));
     }
@@ -103,12 +116,10 @@ pub fn remove_dir(scratch: Option<&OwnedDir>, path: &Path, proof: Option<&Proof>
 
 /// Delete the image at `path` if it is the file recorded.
 pub fn remove_image(scratch: Option<&OwnedDir>, path: &Path, proof: Option<&Proof>) -> Outcome {
-    let (parent, name) = match place(scratch, path) {
-        Ok(p) => p,
-        Err(why) => return refuse(why),
+    let (parent, name, id, kind) = match find(scratch, path) {
+        Ok(found) => found,
+        Err(outcome) => return outcome,
     };
-    let Some(parent) = parent else { return Ok(None) };
-    let Some((id, kind)) = parent.stat_child(&name).map_err(|e| Error::io(path, "stat", e))? else { return Ok(None) };
     match proof {
         Some(Proof::File(want)) if *want == id && kind == FileType::RegularFile => {}
         Some(Proof::File(_)) => return refuse(format!("{} is another file than the image made", path.display())),
@@ -176,8 +187,15 @@ pub fn detach_loops(scratch: Option<&OwnedDir>, image: &Path, proof: Option<&Pro
             Err(e) => return Err(Error::io(&device, "detach the loop device", e)),
         }
     }
+    wait_detached(image, || loops_backed_by(image, *want).into_iter().next().map(|(device, _)| device)).map(|()| None)
+}
+
+/// Wait until `attached` finds no loop device over `image` any more: one
+/// still open somewhere is only marked to detach on its last close, and
+/// released means gone. Five seconds at most.
+pub fn wait_detached(image: &Path, attached: impl Fn() -> Option<PathBuf>) -> Result<()> {
     let deadline = Instant::now() + Duration::from_secs(5);
-    while let Some((device, _)) = loops_backed_by(image, *want).into_iter().next() {
+    while let Some(device) = attached() {
         if Instant::now() >= deadline {
             return Err(Error::failed(format!(
                 "{} is still attached to {}: something holds it open; it detaches when closed",
@@ -187,7 +205,7 @@ pub fn detach_loops(scratch: Option<&OwnedDir>, image: &Path, proof: Option<&Pro
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    Ok(None)
+    Ok(())
 }
 
 /// Unmount what is mounted at `path` if it is the mount recorded: found
