@@ -40,9 +40,11 @@ impl TargetKind for Dir {
     fn make<'l>(&self, ledger: &'l Ledger, _options: &TargetOptions, run_id: &str) -> Result<Box<dyn Made + 'l>> {
         let mut held = Held::new(ledger);
         let work = self.path.join(format!("fslab-{run_id}"));
-        held.record(Resource::WorkDir(work.clone()))?;
+        let token = held.record(Resource::WorkDir(work.clone()))?;
         fs::create_dir(&work).map_err(|e| Error::io(&work, "create a work folder in --dir", e))?;
-        let meta = fs::metadata(&work).map_err(|e| Error::io(&work, "stat", e))?;
+        let meta = fs::symlink_metadata(&work).map_err(|e| Error::io(&work, "stat", e))?;
+        // Recorded with its device and inode: a release removes only this.
+        held.prove(token, super::proof::Proof::File(super::folder::FileId { dev: meta.dev(), ino: meta.ino() }))?;
         let (major, minor) = (rustix::fs::major(meta.dev()), rustix::fs::minor(meta.dev()));
         let fs_type = crate::layout::mounts::find_by_device(major, minor)
             .map(|m| m.fs_type)

@@ -487,6 +487,11 @@ pub fn describe(resource: &Resource) -> String {
 /// and checked to be the one recorded). A resource already gone is
 /// released; one that is not provably fslab's is refused (`Ok(Some(why))`).
 pub fn release(resource: &Resource, proof: Option<&Proof>, scratch: Option<&OwnedDir>) -> Outcome {
+    if let Resource::WorkDir(p) = resource {
+        if let Some(outcome) = proof::work_dir_unproven(p, proof) {
+            return outcome;
+        }
+    }
     match resource {
         Resource::RunDir(p) | Resource::MountPoint(p) => proof::remove_dir(scratch, p, proof),
         Resource::TraceInstance(p) => {

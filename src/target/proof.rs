@@ -268,6 +268,30 @@ pub fn unmount(scratch: Option<&OwnedDir>, path: &Path, proof: Option<&Proof>) -
     }
 }
 
+/// The work folder at `path` (in a user's `--dir`, outside any scratch
+/// folder) is released only if it is still the one made: `Some(outcome)`
+/// decides without removing anything more than an empty folder — gone
+/// (released), another folder (refused), recorded but never proved (the
+/// run was killed before: removed only if empty) — and `None` lets the
+/// release go on.
+pub fn work_dir_unproven(path: &Path, proof: Option<&Proof>) -> Option<Outcome> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Some(Ok(None)),
+        Err(e) => return Some(Err(Error::io(path, "stat the work folder", e))),
+    };
+    let id = FileId { dev: meta.dev(), ino: meta.ino() };
+    match proof {
+        Some(Proof::File(want)) if *want == id && meta.is_dir() => None,
+        Some(_) => Some(refuse(format!("{} is another folder than the work folder made", path.display()))),
+        None => Some(match std::fs::remove_dir(path) {
+            Ok(()) => Ok(None),
+            Err(_) => refuse(format!("{}: a work folder never recorded as made, and not empty", path.display())),
+        }),
+    }
+}
+
 /// A refusal as an error, for a live run's own releases: what it made
 /// itself is no longer what stands there.
 pub fn refused_is_error(outcome: Outcome) -> Result<()> {
@@ -340,12 +364,15 @@ mod tests {
                 proved(6, json!({"mount": {"source": "/dev/sda", "fs_type": "ext4", "backing": null}})),
                 json!({"make": {"mount": s(&swapped)}}),
                 json!({"make": {"trace_instance": s(&empty_outside)}}),
+                json!({"make": {"work_dir": s(&outside)}}),
+                proved(9, json!({"file": id_of(&precious)})),
+                json!({"make": {"work_dir": s(&outside)}}),
             ],
         );
         let cleaned = cleanup_dead(&dir.path().join("state")).unwrap();
         assert_eq!(cleaned.len(), 1);
         let run = &cleaned[0];
-        assert_eq!(run.refused.len(), 9, "{run:#?}");
+        assert_eq!(run.refused.len(), 11, "{run:#?}");
         assert!(run.refused.iter().all(|r| r.contains("not made by fslab")), "{run:#?}");
         assert!(run.released.is_empty() && run.failed.is_empty(), "{run:#?}");
         assert_eq!(std::fs::read(&precious).unwrap(), b"keep me");
