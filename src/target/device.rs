@@ -49,7 +49,9 @@ impl TargetKind for Device {
         let folder = mounted::make_folder(&mut held, run_id, &self.label())?;
         let mkfs_extra = options.mkfs_args.get(&self.fs).cloned().unwrap_or_default();
         let format = Format { fs: self.fs, mkfs_extra: &mkfs_extra, mount_opts: options.mount_opts.get(&self.fs).cloned() };
-        Ok(Box::new(MountedFs::make(held, &self.device, None, &folder, format)?))
+        // Its canonical name, as mountinfo will show it after the mount.
+        let device = fs::canonicalize(&self.device).map_err(|e| Error::io(&self.device, "--device", e))?;
+        Ok(Box::new(MountedFs::make(held, &device, None, &folder, format)?))
     }
 }
 

@@ -244,7 +244,9 @@ pub fn unmount(scratch: Option<&OwnedDir>, path: &Path, proof: Option<&Proof>) -
             return Ok(None); // nothing is mounted on it
         }
         let Some(mount) = crate::layout::mounts::find_by_id(mnt_id) else { return Ok(None) };
-        if mount.source != *source || mount.fs_type != *fs_type {
+        let same_device = rustix::fs::stat(source.as_str())
+            .is_ok_and(|st| (rustix::fs::major(st.st_rdev), rustix::fs::minor(st.st_rdev)) == (mount.major, mount.minor));
+        if (mount.source != *source && !same_device) || mount.fs_type != *fs_type {
             return refuse(format!("{} has {} ({}) mounted on it, not {source}", path.display(), mount.source, mount.fs_type));
         }
         if let Some(want) = backing {
