@@ -188,14 +188,24 @@ fn the_next_start_releases_what_a_killed_run_left() {
 }
 
 /// A dead run's ledger, crafted: its owner long gone (no process holds its
-/// lock) and one empty folder it "made".
+/// lock) and one empty folder it "made" in its scratch folder (the parent
+/// of `made`, made 0700), recorded with the proofs fslab writes.
 fn dead_ledger(state: &std::path::Path, made: &std::path::Path) -> std::path::PathBuf {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
     std::fs::create_dir_all(state).unwrap();
+    let scratch = made.parent().unwrap();
+    std::fs::DirBuilder::new().mode(0o700).create(scratch).unwrap();
     std::fs::create_dir(made).unwrap();
+    let id = |p: &std::path::Path| {
+        let m = std::fs::metadata(p).unwrap();
+        serde_json::json!({"dev": m.dev(), "ino": m.ino()})
+    };
     let ledger = state.join("20261121T000000Z-1-deadbeef.ledger");
     let lines = [
-        serde_json::json!({"owner": {"pid": i32::MAX, "start_ticks": 1}}),
+        serde_json::json!({"owner": {"pid": i32::MAX, "start_ticks": 1, "format": 2}}),
+        serde_json::json!({"scratch": {"path": scratch.canonicalize().unwrap(), "id": id(scratch)}}),
         serde_json::json!({"make": {"mount_point": made}}),
+        serde_json::json!({"proved": {"entry": 0, "proof": {"file": id(made)}}}),
     ];
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     std::fs::write(&ledger, text).unwrap();
@@ -206,7 +216,7 @@ fn dead_ledger(state: &std::path::Path, made: &std::path::Path) -> std::path::Pa
 fn reading_commands_leave_dead_runs_alone_and_cleanup_releases_them() {
     let dir = tempfile::Builder::new().prefix("fslab-test-dead-ledger-").tempdir_in("/var/tmp").unwrap();
     let state = dir.path().join("state");
-    let made = dir.path().join("made");
+    let made = dir.path().join("scratch/made");
     let ledger = dead_ledger(&state, &made);
     let before = std::fs::read(&ledger).unwrap();
     let run = dir.path().join("run.json");

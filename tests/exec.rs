@@ -215,10 +215,14 @@ fn dir_works_without_root_and_marks_root_figures_missing() {
     let lab = Lab::new();
     let work = lab.dir.path().join("work");
     std::fs::create_dir(&work).unwrap();
-    for p in [lab.dir.path().to_path_buf(), work.clone(), lab.state()] {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o777)).unwrap();
-    }
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(lab.dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&work, std::fs::Permissions::from_mode(0o777)).unwrap();
+    // The state folder must be the user's own: nobody's.
+    std::os::unix::fs::chown(lab.state(), Some(65534), Some(65534)).unwrap();
+    let own = lab.dir.path().join("own");
+    std::fs::create_dir(&own).unwrap();
+    std::os::unix::fs::chown(&own, Some(65534), Some(65534)).unwrap();
     let out = std::process::Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
         .arg(env!("CARGO_BIN_EXE_fslab"))
@@ -226,7 +230,7 @@ fn dir_works_without_root_and_marks_root_figures_missing() {
         .arg(&work)
         .args(["--", "sh", "-c", "head -c 1048576 /dev/zero > f && id -u"])
         .env("FSLAB_STATE_DIR", lab.state())
-        .env("FSLAB_STORE", lab.dir.path().join("fslab.db"))
+        .env("FSLAB_STORE", own.join("fslab.db"))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));

@@ -180,15 +180,16 @@ fn an_entry_that_can_never_be_released_is_reported_once_then_dropped() {
     // read-only key, a key this kernel lacks, and the old form of a pair
     // entry whose value the kernel refuses.
     let lines = [
+        r#"{"owner":{"pid":2147483647,"start_ticks":1,"format":2}}"#,
         r#"{"make":{"sysctl":{"key":"kernel.ostype","old":"Plan9"}}}"#,
         r#"{"make":{"sysctl":{"key":"vm.no_such_knob","old":"1"}}}"#,
         r#"{"make":{"sysctl":{"key":"vm.dirty_background_bytes","old":"0"}}}"#,
     ];
     std::fs::write(lab.state().join("dead.ledger"), lines.join("\n") + "\n").unwrap();
     let out = lab.expect(&["cleanup"], 0);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let said = String::from_utf8_lossy(&out.stdout);
     for says in ["kernel.ostype is read-only", "vm.no_such_knob no longer exists", "vm.dirty_background_ratio"] {
-        assert!(stderr.contains(says), "{says}: {stderr}");
+        assert!(said.contains(says), "{says}: {said}");
     }
     assert!(!lab.state().join("dead.ledger").exists());
     // Said once: the next command has nothing to say.

@@ -32,7 +32,7 @@ pub fn run(args: &CleanupArgs) -> Result<ExitCode> {
 pub fn on_start() {
     match cleanup_dead_runs() {
         Ok(cleaned) => {
-            for run in cleaned.iter().filter(|r| !r.released.is_empty() || !r.failed.is_empty()) {
+            for run in cleaned.iter().filter(|r| !r.released.is_empty() || !r.failed.is_empty() || !r.refused.is_empty()) {
                 eprint!("fslab: a dead run left resources: {}", render_text(std::slice::from_ref(run)));
             }
         }
@@ -52,6 +52,9 @@ fn render_text(cleaned: &[CleanedRun]) -> String {
         }
         for r in &run.failed {
             let _ = writeln!(s, "  FAILED   {r}");
+        }
+        for r in &run.refused {
+            let _ = writeln!(s, "  refused  {r}");
         }
     }
     s

@@ -15,8 +15,11 @@ use crate::target::{self, Device, Dir, Scratch, TargetOptions, TargetSpec};
 /// named.
 pub fn plan(args: &TargetArgs, cold_read: bool) -> Result<Plan> {
     check_input(args)?;
+    // Paths are resolved once, here and when the scratch folder is opened
+    // (made first if absent, then canonical): the ledger records them so,
+    // and a release or cleanup from any other folder finds them again.
     let mut target_options = TargetOptions {
-        scratch: args.scratch.clone(),
+        scratch: std::path::absolute(&args.scratch).unwrap_or_else(|_| args.scratch.clone()),
         size_bytes: args.size,
         ..Default::default()
     };
@@ -38,7 +41,10 @@ pub fn plan(args: &TargetArgs, cold_read: bool) -> Result<Plan> {
         args.fs.clone()
     };
     let targets: Vec<TargetSpec> = match (&args.dir, &args.device) {
-        (Some(dir), None) => vec![Arc::new(Dir { path: dir.clone() })],
+        (Some(dir), None) => {
+            let path = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+            vec![Arc::new(Dir { path })]
+        }
         (None, Some(device)) => {
             let named = args.destroy_data_on.as_ref();
             let same = named.is_some_and(|n| {

@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::error::{Error, Result};
 use crate::probe::trace;
 use crate::runner::{InProcess, Runner};
+use crate::target::folder::{FolderRole, OwnedDir};
 use crate::target::ledger::{self, CleanedRun, Ledger};
 use crate::target::sysctl::{self, SysctlLock, SysctlSetting};
 use crate::target::{TargetOptions, TargetSpec};
@@ -108,16 +109,38 @@ impl Lab {
 
     /// [`open`](Lab::open) with the ledger in `state` (tests use a folder
     /// of their own).
-    pub fn open_in(plan: Plan, state: &std::path::Path) -> Result<Lab> {
+    pub fn open_in(mut plan: Plan, state: &std::path::Path) -> Result<Lab> {
         crate::interrupt::install();
         Lab::check(&plan)?;
+        let root = rustix::process::geteuid().is_root();
+        // fslab's own folders: made if absent, refused unless they are this
+        // user's alone — before anything is made in them. The scratch
+        // folder is resolved once, here, to the canonical path every later
+        // step (and a later cleanup) uses.
+        let state_dir = OwnedDir::open_or_make(state, FolderRole::State)?;
+        let open_scratch = || OwnedDir::open_or_make(&plan.target_options.scratch, FolderRole::Scratch);
+        let scratch = if plan.targets.iter().any(|t| t.needs_scratch()) {
+            Some(open_scratch()?)
+        } else if root && trace::find_tracefs().is_none() {
+            // Only for a tracefs of the run's own: without a scratch folder
+            // that is ours alone, the run goes on without tracepoints.
+            open_scratch().ok()
+        } else {
+            None
+        };
+        if let Some(dir) = &scratch {
+            plan.target_options.scratch = dir.path().to_path_buf();
+        }
         let id = crate::record::run_id();
-        let sysctl_lock = if plan.sysctls.is_empty() { None } else { Some(lock_sysctls(state)?) };
-        let ledger = Ledger::create(state, &id)?;
+        let sysctl_lock = if plan.sysctls.is_empty() { None } else { Some(lock_sysctls(state_dir.path())?) };
+        let ledger = Ledger::create_in(state_dir, &id)?;
+        if let Some(dir) = scratch {
+            ledger.set_scratch(dir)?;
+        }
         // A value the kernel refuses ends the run here, before any target
         // is made; the ledger puts back what was already written.
         sysctl::apply(&ledger, &plan.sysctls)?;
-        let tracefs = trace::tracefs_for_run(&ledger, &plan.target_options.scratch, &id);
+        let tracefs = trace::tracefs_for_run(&ledger, &id);
         Ok(Lab {
             id,
             started_at: crate::record::utc_now(),

@@ -10,6 +10,8 @@ use std::path::PathBuf;
 /// One line of `/proc/self/mountinfo`, the fields fslab uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MountEntry {
+    /// The mount's id (the first field; `statx` gives it as `stx_mnt_id`).
+    pub id: u64,
     /// Device number as `major:minor`.
     pub major: u32,
     /// Minor device number.
@@ -34,6 +36,12 @@ pub fn all() -> Vec<MountEntry> {
     text.lines().filter_map(parse_line).collect()
 }
 
+/// The mount with id `id` (a file's `stx_mnt_id`), if any.
+pub fn find_by_id(id: u64) -> Option<MountEntry> {
+    let text = fs::read_to_string("/proc/self/mountinfo").ok()?;
+    text.lines().filter_map(parse_line).find(|m| m.id == id)
+}
+
 /// The mount mounted exactly at `mount_point`, the last one if stacked.
 pub fn find_by_mount_point(mount_point: &std::path::Path) -> Option<MountEntry> {
     let text = fs::read_to_string("/proc/self/mountinfo").ok()?;
@@ -45,7 +53,7 @@ pub fn find_by_mount_point(mount_point: &std::path::Path) -> Option<MountEntry> 
 fn parse_line(line: &str) -> Option<MountEntry> {
     let (left, right) = line.split_once(" - ")?;
     let mut left = left.split(' ');
-    let _id = left.next()?;
+    let id = left.next()?;
     let _parent = left.next()?;
     let (major, minor) = left.next()?.split_once(':')?;
     let _root = left.next()?;
@@ -54,6 +62,7 @@ fn parse_line(line: &str) -> Option<MountEntry> {
     let fs_type = right.next()?.to_string();
     let source = unescape(right.next()?);
     Some(MountEntry {
+        id: id.parse().ok()?,
         major: major.parse().ok()?,
         minor: minor.parse().ok()?,
         mount_point: PathBuf::from(mount_point),

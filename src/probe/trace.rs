@@ -351,21 +351,15 @@ pub fn add_figures(counts: Option<&TraceCounts>, fs_type: &str, why_missing: &st
 /// A tracefs for a run: the system's, or a private mount made (and
 /// recorded in `ledger`) under `scratch` as `RUNID-tracefs`. The error
 /// says why there is none.
-pub fn tracefs_for_run(ledger: &Ledger, scratch: &Path, run_id: &str) -> std::result::Result<PathBuf, &'static str> {
+pub fn tracefs_for_run(ledger: &Ledger, run_id: &str) -> std::result::Result<PathBuf, &'static str> {
     if !rustix::process::geteuid().is_root() {
         return Err("tracepoints need root");
     }
     if let Some(root) = find_tracefs() {
         return Ok(root);
     }
-    let unavailable = "tracefs is not available";
-    let dir = scratch.join(format!("{run_id}-tracefs"));
-    fs::create_dir_all(scratch).map_err(|_| unavailable)?;
-    ledger.record(Resource::MountPoint(dir.clone())).map_err(|_| unavailable)?;
-    fs::create_dir(&dir).map_err(|_| unavailable)?;
-    ledger.record(Resource::Mount(dir.clone())).map_err(|_| unavailable)?;
-    let ok = ledger.tool_command("mount").args(["-t", "tracefs", "nodev"]).arg(&dir).status().is_ok_and(|s| s.success());
-    if ok { Ok(dir) } else { Err(unavailable) }
+    // In the run's scratch folder, held and checked, when it has one.
+    crate::target::mount_tracefs(ledger, run_id).map_err(|_| "tracefs is not available")
 }
 
 /// The probe: journal commits and block requests of the scratch device,

@@ -1,6 +1,6 @@
 //! The few raw syscalls fslab needs that no crate wraps: FIEMAP, FIGETBSZ,
 //! GETFSMAP, XFS geometry, getrusage, a death signal for children, shared
-//! file mappings, aligned buffers for O_DIRECT and glibc's preallocation.
+//! file mappings, loop devices attached by descriptor, aligned buffers for O_DIRECT and glibc's preallocation.
 //!
 //! Every `unsafe` block of the crate is in this module. Each function here
 //! names the ioctl it issues, takes its descriptor as `AsFd`, and hands back
@@ -10,6 +10,7 @@ pub mod aligned;
 pub mod fiemap;
 pub mod fsmap;
 pub mod ioctl;
+pub mod loop_dev;
 pub mod mmap;
 pub mod prealloc;
 pub mod rusage;

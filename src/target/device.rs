@@ -34,6 +34,10 @@ impl TargetKind for Device {
         true
     }
 
+    fn needs_scratch(&self) -> bool {
+        true
+    }
+
     fn check(&self) -> Result<()> {
         self.fs.check_available()?;
         check_device_free(&self.device)
@@ -42,10 +46,12 @@ impl TargetKind for Device {
     fn make<'l>(&self, ledger: &'l Ledger, options: &TargetOptions, run_id: &str) -> Result<Box<dyn Made + 'l>> {
         check_device_free(&self.device)?;
         let mut held = Held::new(ledger);
-        let folder = mounted::make_folder(&mut held, options, run_id, &self.label())?;
+        let folder = mounted::make_folder(&mut held, run_id, &self.label())?;
         let mkfs_extra = options.mkfs_args.get(&self.fs).cloned().unwrap_or_default();
         let format = Format { fs: self.fs, mkfs_extra: &mkfs_extra, mount_opts: options.mount_opts.get(&self.fs).cloned() };
-        Ok(Box::new(MountedFs::make(held, &self.device, None, &folder, format)?))
+        // Its canonical name, as mountinfo will show it after the mount.
+        let device = fs::canonicalize(&self.device).map_err(|e| Error::io(&self.device, "--device", e))?;
+        Ok(Box::new(MountedFs::make(held, &device, None, &folder, format)?))
     }
 }
 

@@ -50,9 +50,11 @@ impl TargetKind for Dir {
         // working directory) refuses to go through.
         let dir = fs::canonicalize(&self.path).map_err(|e| Error::io(&self.path, "--dir", e))?;
         let work = dir.join(format!("fslab-{run_id}"));
-        held.record(Resource::WorkDir(work.clone()))?;
+        let token = held.record(Resource::WorkDir(work.clone()))?;
         fs::create_dir(&work).map_err(|e| unwritable(&self.path, e))?;
-        let meta = fs::metadata(&work).map_err(|e| Error::io(&work, "stat", e))?;
+        let meta = fs::symlink_metadata(&work).map_err(|e| Error::io(&work, "stat", e))?;
+        // Recorded with its device and inode: a release removes only this.
+        held.prove(token, super::proof::Proof::File(super::folder::FileId { dev: meta.dev(), ino: meta.ino() }))?;
         let (major, minor) = (rustix::fs::major(meta.dev()), rustix::fs::minor(meta.dev()));
         let fs_type = crate::layout::mounts::find_by_device(major, minor)
             .map(|m| m.fs_type)

@@ -40,8 +40,11 @@ impl TargetKind for Fake {
         }
         let mut held = Held::new(ledger);
         let dir = self.parent.join(format!("fslab-fake-{run_id}"));
-        held.record(Resource::WorkDir(dir.clone()))?;
+        let token = held.record(Resource::WorkDir(dir.clone()))?;
         std::fs::create_dir(&dir).map_err(|e| Error::io(&dir, "create", e))?;
+        let id = super::folder::FileId::of(std::fs::File::open(&dir).map_err(|e| Error::io(&dir, "open", e))?)
+            .map_err(|e| Error::io(&dir, "stat", e))?;
+        held.prove(token, super::proof::Proof::File(id))?;
         Ok(Box::new(FakeMade { held, dir }))
     }
 }

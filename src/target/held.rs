@@ -1,7 +1,11 @@
 //! What one target holds in the run's ledger: the tokens of what it made,
-//! released newest first when the target is released or dropped.
+//! released newest first when the target is released or dropped, and the
+//! descriptors that keep what it made alive (its loop device).
+
+use std::fs::File;
 
 use super::ledger::{Ledger, Resource, Token};
+use super::proof::Proof;
 use crate::error::Result;
 
 /// The ledger entries of one target.
@@ -9,23 +13,36 @@ use crate::error::Result;
 pub(super) struct Held<'l> {
     pub(super) ledger: &'l Ledger,
     tokens: Vec<Token>,
+    open: Vec<File>,
 }
 
 impl<'l> Held<'l> {
     /// Nothing held yet.
     pub(super) fn new(ledger: &'l Ledger) -> Held<'l> {
-        Held { ledger, tokens: Vec::new() }
+        Held { ledger, tokens: Vec::new(), open: Vec::new() }
     }
 
     /// Write `resource` into the ledger before it is made.
-    pub(super) fn record(&mut self, resource: Resource) -> Result<()> {
+    pub(super) fn record(&mut self, resource: Resource) -> Result<Token> {
         let token = self.ledger.record(resource)?;
         self.tokens.push(token);
-        Ok(())
+        Ok(token)
+    }
+
+    /// Write down what the resource of `token` is, once made.
+    pub(super) fn prove(&mut self, token: Token, proof: Proof) -> Result<()> {
+        self.ledger.prove(token, proof)
+    }
+
+    /// Keep `file` open until the release starts (a loop device set to
+    /// detach on its last close).
+    pub(super) fn keep_open(&mut self, file: File) {
+        self.open.push(file);
     }
 
     /// Release everything, newest first; what fails stays in the ledger.
     pub(super) fn release(&mut self) -> Result<()> {
+        self.open.clear();
         while let Some(token) = self.tokens.last().copied() {
             self.ledger.release(token)?;
             self.tokens.pop();

@@ -42,6 +42,12 @@ pub trait TargetKind: Debug + Send + Sync {
     /// Whether making it needs root.
     fn needs_root(&self) -> bool;
 
+    /// Whether it is made in the scratch folder (which must then be ours
+    /// alone: checked, and held open, before anything is made).
+    fn needs_scratch(&self) -> bool {
+        false
+    }
+
     /// Refuse, before anything is made, what cannot be made here (the
     /// mkfs tool missing, the device mounted, the folder not a folder).
     fn check(&self) -> Result<()>;

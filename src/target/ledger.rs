@@ -11,22 +11,34 @@
 //! gone" — no pid that could be reused by another process is trusted.
 //! Releasing is idempotent: a resource recorded but never made (killed in
 //! between) releases as a no-op.
+//!
+//! A ledger is not trusted for what it names: the run's scratch folder is
+//! recorded with its device and inode (`{"scratch": ...}`), and what is made
+//! in it gets a `{"proved": ...}` line once made ([`Proof`]); a release acts
+//! only on what still matches (see `proof.rs`). Ledgers of an older format,
+//! without proofs, are refused whole, reported once and dropped.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, BufRead, Write};
 use std::os::fd::AsFd;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use rustix::fs::FlockOperation;
+use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags};
 use rustix::mount::UnmountFlags;
 use rustix::process::{Pid, Signal};
 use serde::{Deserialize, Serialize};
 
+use super::folder::{FileId, FolderRole, OwnedDir};
+use super::proof::{self, Outcome, Proof};
 use crate::error::{Error, Result};
+
+/// The ledger format this fslab writes: 2 records the scratch folder and
+/// proofs. Older ledgers are refused whole.
+const FORMAT: u32 = 2;
 
 /// Something a run makes and must give back.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,9 +86,19 @@ pub enum Resource {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum Line {
-    /// The first line: the fslab process that owns the run.
-    Owner { pid: i32, start_ticks: u64 },
+    /// The first line: the fslab process that owns the run, and the
+    /// ledger's format (absent, so 0, in ledgers older than proofs).
+    Owner {
+        pid: i32,
+        start_ticks: u64,
+        #[serde(default)]
+        format: u32,
+    },
+    /// The run's scratch folder, canonical, with its device and inode.
+    Scratch { path: PathBuf, id: FileId },
     Make(Resource),
+    /// What entry N was, once made.
+    Proved { entry: usize, proof: Proof },
     Released(usize),
 }
 
@@ -89,14 +111,24 @@ pub struct Token(usize);
 #[derive(Debug)]
 pub struct Ledger {
     path: PathBuf,
+    state: OwnedDir,
     inner: Mutex<Inner>,
+    scratch: OnceLock<OwnedDir>,
 }
 
 #[derive(Debug)]
 struct Inner {
     file: File,
-    entries: Vec<(Resource, bool)>,
+    entries: Vec<Entry>,
     closed: bool,
+}
+
+/// One recorded resource, its proof once made, and whether it is released.
+#[derive(Debug, Clone)]
+struct Entry {
+    resource: Resource,
+    proof: Option<Proof>,
+    done: bool,
 }
 
 /// The folder holding ledgers: `$FSLAB_STATE_DIR`, else
@@ -118,25 +150,46 @@ pub fn state_dir() -> PathBuf {
 impl Ledger {
     /// Start the ledger of run `run_id` in `dir`, locked for this process.
     pub fn create(dir: &Path, run_id: &str) -> Result<Ledger> {
-        fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create the state folder", e))?;
+        Ledger::create_in(OwnedDir::open_or_make(dir, FolderRole::State)?, run_id)
+    }
+
+    /// [`create`](Ledger::create) in a state folder already opened and
+    /// checked.
+    pub fn create_in(state: OwnedDir, run_id: &str) -> Result<Ledger> {
         // Created under a name cleanup ignores, locked, then renamed: a
         // cleaner never sees an unlocked ledger of a live run.
-        let tmp = dir.join(format!(".{run_id}.tmp"));
-        let file = OpenOptions::new()
-            .create_new(true)
-            .append(true)
-            .mode(0o600)
-            .open(&tmp)
-            .map_err(|e| Error::io(&tmp, "create the run's ledger", e))?;
+        let tmp_name = format!(".{run_id}.tmp");
+        let tmp = state.path().join(&tmp_name);
+        let flags = OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::APPEND | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(state.fd(), tmp_name.as_str(), flags, Mode::from_raw_mode(0o600))
+            .map_err(|e| Error::io(&tmp, "create the run's ledger", e.into()))?;
+        let mut file = File::from(fd);
         rustix::fs::flock(file.as_fd(), FlockOperation::NonBlockingLockExclusive)
             .map_err(|e| Error::io(&tmp, "lock the run's ledger", e.into()))?;
         let pid = std::process::id() as i32;
-        let owner = Line::Owner { pid, start_ticks: start_ticks(pid).unwrap_or(0) };
-        let mut file = file;
+        let owner = Line::Owner { pid, start_ticks: start_ticks(pid).unwrap_or(0), format: FORMAT };
         write_line(&mut file, &owner).map_err(|e| Error::io(&tmp, "write the run's ledger", e))?;
-        let path = dir.join(format!("{run_id}.ledger"));
-        fs::rename(&tmp, &path).map_err(|e| Error::io(&path, "name the run's ledger", e))?;
-        Ok(Ledger { path, inner: Mutex::new(Inner { file, entries: Vec::new(), closed: false }) })
+        let name = format!("{run_id}.ledger");
+        let path = state.path().join(&name);
+        rustix::fs::renameat(state.fd(), tmp_name.as_str(), state.fd(), name.as_str())
+            .map_err(|e| Error::io(&path, "name the run's ledger", e.into()))?;
+        let inner = Mutex::new(Inner { file, entries: Vec::new(), closed: false });
+        Ok(Ledger { path, state, inner, scratch: OnceLock::new() })
+    }
+
+    /// Record the run's scratch folder, checked and held by the caller:
+    /// everything made below it is reached from this descriptor, and a
+    /// later cleanup acts below it only if it is still this folder.
+    pub fn set_scratch(&self, scratch: OwnedDir) -> Result<()> {
+        let line = Line::Scratch { path: scratch.path().to_path_buf(), id: scratch.id() };
+        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        write_line(&mut inner.file, &line).map_err(|e| Error::io(&self.path, "write the run's ledger", e))?;
+        self.scratch.set(scratch).map_err(|_| Error::failed("the run's scratch folder was set twice"))
+    }
+
+    /// The run's scratch folder, held open.
+    pub fn scratch(&self) -> Result<&OwnedDir> {
+        self.scratch.get().ok_or_else(|| Error::failed("this run opened no scratch folder"))
     }
 
     /// The ledger file's path.
@@ -162,25 +215,43 @@ impl Ledger {
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         write_line(&mut inner.file, &Line::Make(resource.clone()))
             .map_err(|e| Error::io(&self.path, "write the run's ledger", e))?;
-        inner.entries.push((resource, false));
+        inner.entries.push(Entry { resource, proof: None, done: false });
         Ok(Token(inner.entries.len() - 1))
+    }
+
+    /// Write down what the resource of `token` is, now that it is made
+    /// (or, for a loop device or mount, just before): its release acts
+    /// only on what still matches `proof`.
+    pub fn prove(&self, token: Token, proof: Proof) -> Result<()> {
+        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        write_line(&mut inner.file, &Line::Proved { entry: token.0, proof: proof.clone() })
+            .map_err(|e| Error::io(&self.path, "write the run's ledger", e))?;
+        if let Some(entry) = inner.entries.get_mut(token.0) {
+            entry.proof = Some(proof);
+        }
+        Ok(())
     }
 
     /// Release one resource now (and every later one it depends on is the
     /// caller's business: release in reverse order of making).
     pub fn release(&self, token: Token) -> Result<()> {
-        let resource = {
+        let entry = {
             let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
             match inner.entries.get(token.0) {
-                Some((r, false)) => r.clone(),
+                Some(e) if !e.done => e.clone(),
                 _ => return Ok(()),
             }
         };
-        release(&resource)?;
+        let refused = release(&entry.resource, entry.proof.as_ref(), self.scratch.get())?;
+        // A refused entry is dropped: what stands there is not ours, and
+        // trying again would not make it so.
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        inner.entries[token.0].1 = true;
+        inner.entries[token.0].done = true;
         let _ = write_line(&mut inner.file, &Line::Released(token.0));
-        Ok(())
+        match refused {
+            None => Ok(()),
+            Some(why) => Err(Error::failed(format!("{}: left alone, {why}", describe(&entry.resource)))),
+        }
     }
 
     /// Release everything still held, newest first; returns what could not
@@ -192,7 +263,7 @@ impl Ledger {
             if inner.closed {
                 return errors;
             }
-            inner.entries.iter().enumerate().filter(|(_, (_, done))| !done).map(|(i, _)| i).collect()
+            inner.entries.iter().enumerate().filter(|(_, e)| !e.done).map(|(i, _)| i).collect()
         };
         for index in held.into_iter().rev() {
             if let Err(e) = self.release(Token(index)) {
@@ -201,7 +272,9 @@ impl Ledger {
         }
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         if errors.is_empty() {
-            let _ = fs::remove_file(&self.path);
+            if let Some(name) = self.path.file_name() {
+                let _ = rustix::fs::unlinkat(self.state.fd(), name, AtFlags::empty());
+            }
             inner.closed = true;
         }
         errors
@@ -251,44 +324,49 @@ pub struct CleanedRun {
     pub released: Vec<String>,
     /// Resources that could not be released, and why.
     pub failed: Vec<String>,
+    /// Entries refused because fslab cannot prove it made what they name
+    /// ("not made by fslab: ..."): left alone, and dropped from the ledger.
+    pub refused: Vec<String>,
 }
 
 /// Release what dead runs left: every ledger in `dir` whose lock can be
 /// taken (its run is gone) and that belongs to this user. Live runs are
-/// never touched.
+/// never touched. A state folder that is not ours alone is refused.
 pub fn cleanup_dead(dir: &Path) -> Result<Vec<CleanedRun>> {
-    let entries = match fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error::io(dir, "read the state folder", e)),
+    let Some(state) = OwnedDir::open_existing(dir, FolderRole::State)? else { return Ok(Vec::new()) };
+    let names: Vec<String> = {
+        let listing = rustix::fs::Dir::read_from(state.fd()).map_err(|e| Error::io(dir, "read the state folder", e.into()))?;
+        listing.filter_map(|e| e.ok()).filter_map(|e| e.file_name().to_str().ok().map(str::to_string)).collect()
     };
     let me = rustix::process::geteuid().as_raw();
+    let open = |name: &str, flags: OFlags| -> Option<File> {
+        rustix::fs::openat(state.fd(), name, flags | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty()).ok().map(File::from)
+    };
     let mut cleaned = Vec::new();
-    let all: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     // A run killed while creating its ledger leaves only an unnamed,
     // unlocked `.RUN.tmp`, which records nothing.
-    for tmp in all.iter().filter(|p| p.extension().is_some_and(|x| x == "tmp")) {
-        if let Ok(file) = File::open(tmp) {
+    for tmp in names.iter().filter(|n| n.ends_with(".tmp")) {
+        if let Some(file) = open(tmp, OFlags::RDONLY) {
             if rustix::fs::flock(file.as_fd(), FlockOperation::NonBlockingLockExclusive).is_ok()
-                && file.metadata().is_ok_and(|m| m.uid() == me)
+                && file.metadata().is_ok_and(|m| m.uid() == me && m.is_file())
             {
-                let _ = fs::remove_file(tmp);
+                let _ = rustix::fs::unlinkat(state.fd(), tmp.as_str(), AtFlags::empty());
             }
         }
     }
-    let mut paths: Vec<PathBuf> = all.into_iter().filter(|p| p.extension().is_some_and(|x| x == "ledger")).collect();
-    paths.sort();
-    for path in paths {
-        let Ok(file) = OpenOptions::new().read(true).append(true).open(&path) else { continue };
+    let mut ledgers: Vec<&String> = names.iter().filter(|n| n.ends_with(".ledger")).collect();
+    ledgers.sort();
+    for name in ledgers {
+        let Some(file) = open(name, OFlags::RDWR | OFlags::APPEND) else { continue };
         // Another user's ledger is not evidence enough to unmount or
         // delete anything.
-        if file.metadata().map(|m| m.uid() != me).unwrap_or(true) {
+        if file.metadata().map(|m| m.uid() != me || !m.is_file()).unwrap_or(true) {
             continue;
         }
         if !lock_when_dead(&file) {
             continue; // a live run
         }
-        cleaned.push(release_ledger(&path, file));
+        cleaned.push(release_ledger(&state, name, file));
     }
     Ok(cleaned)
 }
@@ -303,7 +381,7 @@ fn lock_when_dead(file: &File) -> bool {
         return true;
     }
     let owner = io::BufReader::new(file).lines().next().and_then(|l| l.ok()).and_then(|l| serde_json::from_str(&l).ok());
-    let Some(Line::Owner { pid, start_ticks: ticks }) = owner else { return false };
+    let Some(Line::Owner { pid, start_ticks: ticks, .. }) = owner else { return false };
     if start_ticks(pid).is_some_and(|now| now == ticks) {
         return false; // its fslab is alive
     }
@@ -317,41 +395,79 @@ fn lock_when_dead(file: &File) -> bool {
     false
 }
 
-fn release_ledger(path: &Path, mut file: File) -> CleanedRun {
-    let mut run = CleanedRun { ledger: path.to_path_buf(), ..Default::default() };
+fn release_ledger(state: &OwnedDir, name: &str, mut file: File) -> CleanedRun {
+    let path = state.path().join(name);
+    let mut run = CleanedRun { ledger: path.clone(), ..Default::default() };
     // Read from the start: looking for the owner may have moved the offset.
     if let Err(e) = io::Seek::seek(&mut file, io::SeekFrom::Start(0)) {
         run.failed.push(format!("reading the ledger: {e}"));
         return run;
     }
-    let mut entries: Vec<(Resource, bool)> = Vec::new();
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut format = 0;
+    let mut scratch: Option<(PathBuf, FileId)> = None;
     for line in io::BufReader::new(&file).lines() {
         let Ok(line) = line else { break };
         match serde_json::from_str::<Line>(&line) {
-            Ok(Line::Owner { .. }) => {}
-            Ok(Line::Make(r)) => entries.push((r, false)),
+            Ok(Line::Owner { format: f, .. }) => format = f,
+            Ok(Line::Scratch { path, id }) => scratch = Some((path, id)),
+            Ok(Line::Make(resource)) => entries.push(Entry { resource, proof: None, done: false }),
+            Ok(Line::Proved { entry, proof }) => {
+                if let Some(e) = entries.get_mut(entry) {
+                    e.proof = Some(proof);
+                }
+            }
             Ok(Line::Released(i)) => {
                 if let Some(e) = entries.get_mut(i) {
-                    e.1 = true;
+                    e.done = true;
                 }
             }
             Err(_) => break, // a torn last line: it was never acted on
         }
     }
-    for (index, (resource, done)) in entries.iter().enumerate().rev() {
-        if *done {
+    if format < FORMAT {
+        // Written before fslab recorded proofs: nothing in it can be
+        // checked, so nothing is done; it is listed once, then dropped.
+        for entry in entries.iter().filter(|e| !e.done) {
+            run.refused.push(format!(
+                "{}: not made by fslab as far as it can prove (a ledger of an older fslab, without proofs); release it by hand if it is still there",
+                describe(&entry.resource)
+            ));
+        }
+        let _ = rustix::fs::unlinkat(state.fd(), name, AtFlags::empty());
+        return run;
+    }
+    // The scratch folder it names must still be that folder, and ours
+    // alone; otherwise nothing below it is touched.
+    let scratch = match scratch {
+        None => None,
+        Some((path, id)) => match OwnedDir::reopen(&path, id, FolderRole::Scratch) {
+            Ok(dir) => Some(dir),
+            Err(e) if e.message.contains("no such folder") => None,
+            Err(e) => {
+                run.failed.push(format!("scratch folder {}: {e}", path.display()));
+                None
+            }
+        },
+    };
+    for (index, entry) in entries.iter().enumerate().rev() {
+        if entry.done {
             continue;
         }
-        match release(resource) {
-            Ok(()) => {
-                run.released.push(describe(resource));
+        match release(&entry.resource, entry.proof.as_ref(), scratch.as_ref()) {
+            Ok(None) => {
+                run.released.push(describe(&entry.resource));
                 let _ = write_line(&mut file, &Line::Released(index));
             }
-            Err(e) => run.failed.push(format!("{}: {e}", describe(resource))),
+            Ok(Some(why)) => {
+                run.refused.push(format!("{}: {why}", describe(&entry.resource)));
+                let _ = write_line(&mut file, &Line::Released(index));
+            }
+            Err(e) => run.failed.push(format!("{}: {e}", describe(&entry.resource))),
         }
     }
     if run.failed.is_empty() {
-        let _ = fs::remove_file(path);
+        let _ = rustix::fs::unlinkat(state.fd(), name, AtFlags::empty());
     }
     run
 }
@@ -374,57 +490,65 @@ pub fn describe(resource: &Resource) -> String {
     }
 }
 
-/// Give one resource back; a resource that is already gone is released.
-pub fn release(resource: &Resource) -> Result<()> {
-    match resource {
-        Resource::RunDir(p) => match fs::remove_dir(p) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                Err(Error::io(p, "remove the run folder", e))
-            }
-            _ => Ok(()),
-        },
-        Resource::MountPoint(p) | Resource::TraceInstance(p) => ignore_missing(fs::remove_dir(p), p, "remove"),
-        Resource::Image(p) => ignore_missing(fs::remove_file(p), p, "delete the image"),
-        Resource::WorkDir(p) => super::remove::remove_work_folder(p),
-        Resource::Loop(image) => {
-            for device in loops_over(image) {
-                let out = Command::new("losetup").arg("-d").arg(&device).output();
-                match out {
-                    Ok(o) if o.status.success() => {}
-                    Ok(o) if loops_over(image).contains(&device) => {
-                        return Err(Error::failed(format!(
-                            "losetup -d {}: {}",
-                            device.display(),
-                            String::from_utf8_lossy(&o.stderr).trim()
-                        )));
-                    }
-                    Ok(_) => {}
-                    Err(e) => return Err(Error::io(Path::new("losetup"), "run", e)),
-                }
-            }
-            // A device still open somewhere is only marked to detach on its
-            // last close (autoclear), and `losetup -d` succeeds at once:
-            // released means gone, so wait for that.
-            let deadline = Instant::now() + Duration::from_secs(5);
-            while let Some(device) = loops_over(image).first() {
-                if Instant::now() >= deadline {
-                    return Err(Error::failed(format!(
-                        "{} is still attached to {}: something holds it open; it detaches when closed",
-                        device.display(),
-                        image.display()
-                    )));
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            Ok(())
-        }
-        Resource::Mount(p) => unmount(p),
-        Resource::Sysctl { key, old, partner } => super::sysctl::restore(key, old, partner.as_ref()),
-        Resource::Child { pid, start_ticks } => {
-            kill_group(*pid, *start_ticks);
-            Ok(())
+/// Give one resource back, if it can be proved fslab's: `proof` is what
+/// was recorded once it was made, `scratch` the run's scratch folder (held,
+/// and checked to be the one recorded). A resource already gone is
+/// released; one that is not provably fslab's is refused (`Ok(Some(why))`).
+pub fn release(resource: &Resource, proof: Option<&Proof>, scratch: Option<&OwnedDir>) -> Outcome {
+    if let Resource::WorkDir(p) = resource {
+        // What the work mounted over its folder hides the folder made.
+        super::remove::unmount_in_work_folder(p)?;
+        if let Some(outcome) = proof::work_dir_unproven(p, proof) {
+            return outcome;
         }
     }
+    match resource {
+        Resource::RunDir(p) | Resource::MountPoint(p) => proof::remove_dir(scratch, p, proof),
+        Resource::TraceInstance(p) => {
+            // Only a folder named as fslab names its instances, in a
+            // tracefs `instances` folder.
+            let parent_ok = p.parent().and_then(|d| d.file_name()).is_some_and(|n| n == "instances");
+            let name_ok = p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("fslab-"));
+            if !(parent_ok && name_ok) {
+                return Ok(Some(format!("not made by fslab: {} is not a trace instance fslab names", p.display())));
+            }
+            ignore_missing(fs::remove_dir(p), p, "remove").map(|()| None)
+        }
+        Resource::Image(p) => proof::remove_image(scratch, p, proof),
+        Resource::WorkDir(p) => super::remove::remove_work_folder(p).map(|()| None),
+        Resource::Loop(image) => proof::detach_loops(scratch, image, proof),
+        Resource::Mount(p) => proof::unmount(scratch, p, proof),
+        Resource::Sysctl { key, old, partner } => {
+            super::sysctl::restore(key, old, partner.as_ref())
+        }
+        Resource::Child { pid, start_ticks } => {
+            kill_group(*pid, *start_ticks);
+            Ok(None)
+        }
+    }
+}
+
+/// Detach every loop device whose backing file is at `image`, by path
+/// alone, and wait until they are gone: for loop devices a test attached
+/// itself with losetup, never for what a ledger names.
+pub fn detach_loops_over(image: &Path) -> Result<()> {
+    for device in loops_over(image) {
+        let out = Command::new("losetup").arg("-d").arg(&device).output();
+        match out {
+            Ok(o) if o.status.success() => {}
+            Ok(o) if loops_over(image).contains(&device) => {
+                return Err(Error::failed(format!(
+                    "losetup -d {}: {}",
+                    device.display(),
+                    String::from_utf8_lossy(&o.stderr).trim()
+                )));
+            }
+            Ok(_) => {}
+            Err(e) => return Err(Error::io(Path::new("losetup"), "run", e)),
+        }
+    }
+    // `losetup -d` succeeds at once on a device still open somewhere.
+    proof::wait_detached(image, || loops_over(image).into_iter().next())
 }
 
 fn ignore_missing(result: io::Result<()>, path: &Path, what: &str) -> Result<()> {
@@ -507,23 +631,41 @@ fn kill_group(pid: i32, recorded: u64) {
 mod tests {
     use super::*;
 
+    /// A state folder and a scratch folder (ours, 0700) in a fresh folder.
+    fn folders() -> (tempfile::TempDir, PathBuf, OwnedDir) {
+        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let state = dir.path().join("state");
+        let scratch = OwnedDir::open_or_make(&dir.path().join("scratch"), FolderRole::Scratch).unwrap();
+        (dir, state, scratch)
+    }
+
+    fn owner_line(pid: i32, ticks: u64) -> String {
+        serde_json::to_string(&Line::Owner { pid, start_ticks: ticks, format: FORMAT }).unwrap() + "\n"
+    }
+
+    fn scratch_line(scratch: &OwnedDir) -> String {
+        serde_json::to_string(&Line::Scratch { path: scratch.path().to_path_buf(), id: scratch.id() }).unwrap() + "\n"
+    }
+
     #[test]
     fn a_dead_runs_ledger_is_released_newest_first_and_removed() {
-        let dir = tempfile::tempdir().unwrap();
-        let state = dir.path().join("state");
-        let made = dir.path().join("made");
+        let (_dir, state, scratch) = folders();
+        let made = scratch.path().join("made");
+        let image = made.join("image");
         let ledger = Ledger::create(&state, "test-1").unwrap();
-        ledger.record(Resource::RunDir(made.clone())).unwrap();
-        fs::create_dir(&made).unwrap();
-        let file = made.join("image");
-        ledger.record(Resource::Image(file.clone())).unwrap();
-        fs::write(&file, b"x").unwrap();
+        let scratch = { ledger.set_scratch(scratch).unwrap(); ledger.scratch().unwrap() };
+        let token = ledger.record(Resource::RunDir(made.clone())).unwrap();
+        let folder = scratch.make_child("made").unwrap();
+        ledger.prove(token, Proof::File(folder.id())).unwrap();
+        let token = ledger.record(Resource::Image(image.clone())).unwrap();
+        fs::write(&image, b"x").unwrap();
+        ledger.prove(token, Proof::File(FileId::of(File::open(&image).unwrap()).unwrap())).unwrap();
         // Recorded but never made: releasing it must be a no-op.
         ledger.record(Resource::MountPoint(made.join("never"))).unwrap();
 
         // While the run lives, cleanup leaves it alone.
         assert!(cleanup_dead(&state).unwrap().is_empty());
-        assert!(file.exists());
+        assert!(image.exists());
 
         // "Kill" it: forget the ledger without running Drop, then drop the
         // lock the way process death does, by closing the descriptor.
@@ -532,27 +674,30 @@ mod tests {
 
         let cleaned = cleanup_dead(&state).unwrap();
         assert_eq!(cleaned.len(), 1, "{cleaned:?}");
-        assert!(cleaned[0].failed.is_empty(), "{cleaned:?}");
+        assert!(cleaned[0].failed.is_empty() && cleaned[0].refused.is_empty(), "{cleaned:?}");
         assert_eq!(cleaned[0].released.len(), 3);
-        assert!(!file.exists() && !made.exists());
+        assert!(!image.exists() && !made.exists());
         assert!(!path.exists());
     }
 
     #[test]
     fn dropping_a_ledger_releases_and_released_items_are_not_redone() {
-        let dir = tempfile::tempdir().unwrap();
-        let state = dir.path().join("state");
-        let a = dir.path().join("a");
-        let b = dir.path().join("b");
+        let (_dir, state, scratch) = folders();
+        let a = scratch.path().join("a");
+        let b = scratch.path().join("b");
         {
             let ledger = Ledger::create(&state, "test-2").unwrap();
+            ledger.set_scratch(scratch).unwrap();
+            let scratch = ledger.scratch().unwrap();
             let ta = ledger.record(Resource::MountPoint(a.clone())).unwrap();
-            fs::create_dir(&a).unwrap();
+            let made = scratch.make_child("a").unwrap();
+            ledger.prove(ta, Proof::File(made.id())).unwrap();
             ledger.release(ta).unwrap();
             // Made again by someone else after release: must survive.
             fs::create_dir(&a).unwrap();
-            ledger.record(Resource::MountPoint(b.clone())).unwrap();
-            fs::create_dir(&b).unwrap();
+            let tb = ledger.record(Resource::MountPoint(b.clone())).unwrap();
+            let made = scratch.make_child("b").unwrap();
+            ledger.prove(tb, Proof::File(made.id())).unwrap();
         }
         assert!(a.exists(), "a released resource was released twice");
         assert!(!b.exists());
@@ -561,31 +706,36 @@ mod tests {
 
     #[test]
     fn a_torn_last_line_is_ignored() {
-        let dir = tempfile::tempdir().unwrap();
-        let keep = dir.path().join("keep");
+        let (_dir, state, scratch) = folders();
+        fs::create_dir(&state).unwrap();
+        let keep = scratch.path().join("keep");
         fs::create_dir(&keep).unwrap();
-        let path = dir.path().join("x.ledger");
-        let line = serde_json::to_string(&Line::Make(Resource::MountPoint(dir.path().join("gone")))).unwrap();
-        fs::write(&path, format!("{line}\n{{\"make\":{{\"mount_point\":\"{}", keep.display())).unwrap();
-        let cleaned = cleanup_dead(dir.path()).unwrap();
-        assert_eq!(cleaned[0].released.len(), 1);
+        let gone = serde_json::to_string(&Line::Make(Resource::MountPoint(scratch.path().join("gone")))).unwrap();
+        let torn = format!("{{\"make\":{{\"mount_point\":\"{}", keep.display());
+        let text = format!("{}{}{gone}\n{torn}", owner_line(1, 1), scratch_line(&scratch));
+        fs::write(state.join("x.ledger"), text).unwrap();
+        let cleaned = cleanup_dead(&state).unwrap();
+        assert_eq!(cleaned[0].released.len(), 1, "{cleaned:?}");
         assert!(keep.exists());
     }
 
     #[test]
     fn a_dead_run_whose_tool_still_holds_the_lock_is_waited_for_and_fully_released() {
-        let dir = tempfile::tempdir().unwrap();
-        let made = dir.path().join("made");
-        fs::create_dir(&made).unwrap();
+        let (_dir, state, scratch) = folders();
+        fs::create_dir(&state).unwrap();
+        let made = scratch.make_child("made").unwrap();
         // A finished child: its pid and start time name a dead owner.
         let mut child = Command::new("true").spawn().unwrap();
         let pid = child.id() as i32;
         let ticks = start_ticks(pid).unwrap_or(1);
         child.wait().unwrap();
-        let path = dir.path().join("run.ledger");
-        let lines = [Line::Owner { pid, start_ticks: ticks }, Line::Make(Resource::MountPoint(made.clone()))];
+        let path = state.join("run.ledger");
+        let lines = [
+            Line::Make(Resource::MountPoint(made.path().to_path_buf())),
+            Line::Proved { entry: 0, proof: Proof::File(made.id()) },
+        ];
         let text: String = lines.iter().map(|l| serde_json::to_string(l).unwrap() + "\n").collect();
-        fs::write(&path, text).unwrap();
+        fs::write(&path, owner_line(pid, ticks) + &scratch_line(&scratch) + &text).unwrap();
         // The straggler: holds the lock for a moment, then goes.
         let held = File::open(&path).unwrap();
         rustix::fs::flock(held.as_fd(), FlockOperation::LockExclusive).unwrap();
@@ -593,11 +743,11 @@ mod tests {
             std::thread::sleep(Duration::from_millis(300));
             drop(held);
         });
-        let cleaned = cleanup_dead(dir.path()).unwrap();
+        let cleaned = cleanup_dead(&state).unwrap();
         straggler.join().unwrap();
         assert_eq!(cleaned.len(), 1);
         assert_eq!(cleaned[0].released.len(), 1, "{cleaned:?}");
-        assert!(!made.exists());
+        assert!(!made.path().exists());
         assert!(!path.exists());
     }
 

@@ -5,7 +5,9 @@
 //! Everything a target makes — folders, images, loop devices, mounts — is
 //! written into the run's [`Ledger`] before it is made, and released in
 //! reverse order when the target is released or the ledger dropped. fslab
-//! formats only what it made itself, or a device the user named twice.
+//! formats only what it made itself, or a device the user named twice,
+//! and releases only what it can prove it made (`proof.rs`), inside a
+//! scratch folder that is its user's alone (`folder.rs`).
 //! External tools (losetup, mkfs, mount) get their arguments as argv,
 //! never through a shell.
 
@@ -13,6 +15,7 @@ mod device;
 mod dir;
 #[cfg(test)]
 pub mod fake;
+pub mod folder;
 pub mod fs_type;
 mod held;
 pub mod kind;
@@ -20,6 +23,7 @@ pub mod ledger;
 mod mounted;
 pub mod options;
 mod remove;
+pub mod proof;
 mod scratch;
 pub mod sysctl;
 
@@ -31,6 +35,7 @@ pub use ledger::{Ledger, Resource, Token};
 pub use device::Device;
 pub use dir::Dir;
 pub use kind::{Caps, Made, TargetKind, TargetSpec};
+pub use mounted::mount_tracefs;
 pub use scratch::Scratch;
 
 /// What to make for each file system.

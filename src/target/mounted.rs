@@ -2,16 +2,22 @@
 //! folder: what the scratch and device kinds both end in.
 //!
 //! mkfs runs on the device fslab attached or was given, and every tool gets
-//! its arguments as argv, never through a shell.
+//! its arguments as argv, never through a shell. The run folder and the
+//! mount point are made from the held scratch folder's descriptor, and the
+//! mount lands on the mount point's held descriptor (`/proc/self/fd/N`,
+//! with `mount --no-canonicalize`, so mount(8) does not resolve it again).
 
 use std::ffi::OsString;
-use std::fs;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
+use super::folder::{FileId, OwnedDir};
 use super::held::Held;
 use super::kind::{Caps, Made};
-use super::ledger::{self, Ledger, Resource};
-use super::{FsType, TargetOptions};
+use super::ledger::{Ledger, Resource};
+use super::proof::{self, Proof};
+use super::FsType;
 use crate::error::{Error, Result};
 use crate::record::TargetRecord;
 
@@ -23,20 +29,52 @@ pub(super) struct MountedFs<'l> {
     device: PathBuf,
     image: Option<PathBuf>,
     work_dir: PathBuf,
+    mount_point: OwnedDir,
+    mount_proof: Proof,
     mkfs_args: Vec<String>,
     mount_opts: Option<String>,
     mounted: bool,
 }
 
 /// Make the run folder `SCRATCH/RUN-LABEL` that holds a target's image and
-/// mount point.
-pub(super) fn make_folder(held: &mut Held, options: &TargetOptions, run_id: &str, label: &str) -> Result<PathBuf> {
-    let scratch = &options.scratch;
-    fs::create_dir_all(scratch).map_err(|e| Error::io(scratch, "create the scratch folder", e))?;
-    let folder = scratch.join(format!("{run_id}-{label}"));
-    held.record(Resource::RunDir(folder.clone()))?;
-    fs::create_dir(&folder).map_err(|e| Error::io(&folder, "create the run folder", e))?;
+/// mount point, in the run's held scratch folder, and hold it.
+pub(super) fn make_folder(held: &mut Held, run_id: &str, label: &str) -> Result<OwnedDir> {
+    let scratch = held.ledger.scratch()?;
+    let name = format!("{run_id}-{label}");
+    let path = scratch.path().join(&name);
+    let token = held.record(Resource::RunDir(path.clone()))?;
+    let folder = scratch.make_child(&name).map_err(|e| Error::io(&path, "create the run folder", e))?;
+    held.prove(token, Proof::File(folder.id()))?;
     Ok(folder)
+}
+
+/// Mount a tracefs of the run's own in its scratch folder (for a machine
+/// with none mounted); its path.
+pub fn mount_tracefs(ledger: &Ledger, run_id: &str) -> Result<PathBuf> {
+    let scratch = ledger.scratch()?;
+    let name = format!("{run_id}-tracefs");
+    let path = scratch.path().join(&name);
+    let token = ledger.record(Resource::MountPoint(path.clone()))?;
+    let dir = scratch.make_child(&name).map_err(|e| Error::io(&path, "create the tracefs mount point", e))?;
+    ledger.prove(token, Proof::File(dir.id()))?;
+    let token = ledger.record(Resource::Mount(path.clone()))?;
+    ledger.prove(token, Proof::Mount { source: "nodev".into(), fs_type: "tracefs".into(), backing: None })?;
+    let argv = [os("--no-canonicalize"), os("-t"), os("tracefs"), os("nodev"), on_fd(&dir)];
+    run_tool(mount_command(ledger, &dir), "mount", argv)?;
+    Ok(path)
+}
+
+/// `mount` whose child inherits `dir`'s descriptor, to be named as
+/// [`on_fd`].
+fn mount_command(ledger: &Ledger, dir: &OwnedDir) -> Command {
+    let mut command = ledger.tool_command("mount");
+    crate::sys::process::inherit_fd(&mut command, dir.fd().as_raw_fd());
+    command
+}
+
+/// `/proc/self/fd/N` of `dir`, which the mount's child inherited.
+fn on_fd(dir: &OwnedDir) -> OsString {
+    OsString::from(format!("/proc/self/fd/{}", dir.fd().as_raw_fd()))
 }
 
 /// How to format and mount: the file system, mkfs arguments after fslab's
@@ -49,12 +87,13 @@ pub(super) struct Format<'a> {
 
 impl<'l> MountedFs<'l> {
     /// Format `device` and mount it on `folder/mnt`; `held` already holds
-    /// what was made before (folder, image, loop device).
+    /// what was made before (folder, image, loop device), and `backing` is
+    /// the image behind a loop device.
     pub(super) fn make(
         mut held: Held<'l>,
         device: &Path,
-        image: Option<PathBuf>,
-        folder: &Path,
+        image: Option<(PathBuf, FileId)>,
+        folder: &OwnedDir,
         format: Format,
     ) -> Result<MountedFs<'l>> {
         let fs = format.fs;
@@ -65,16 +104,25 @@ impl<'l> MountedFs<'l> {
         let mkfs = fs.mkfs_path().ok_or_else(|| Error::environment(format!("{} is not installed", fs.mkfs())))?;
         tool(held.ledger, mkfs.as_os_str(), argv)?;
 
-        let mount_point = folder.join("mnt");
-        held.record(Resource::MountPoint(mount_point.clone()))?;
-        fs::create_dir(&mount_point).map_err(|e| Error::io(&mount_point, "create the mount point", e))?;
-        held.record(Resource::Mount(mount_point.clone()))?;
+        let work_dir = folder.path().join("mnt");
+        let token = held.record(Resource::MountPoint(work_dir.clone()))?;
+        let mount_point = folder.make_child("mnt").map_err(|e| Error::io(&work_dir, "create the mount point", e))?;
+        held.prove(token, Proof::File(mount_point.id()))?;
+        let mount_proof = Proof::Mount {
+            source: device.to_string_lossy().into_owned(),
+            fs_type: fs.name().to_string(),
+            backing: image.as_ref().map(|(_, id)| *id),
+        };
+        let token = held.record(Resource::Mount(work_dir.clone()))?;
+        held.prove(token, mount_proof.clone())?;
         let mut made = MountedFs {
             held,
             fs,
             device: device.to_path_buf(),
-            image,
-            work_dir: mount_point,
+            image: image.map(|(path, _)| path),
+            work_dir,
+            mount_point,
+            mount_proof,
             mkfs_args: args,
             mount_opts: format.mount_opts,
             mounted: false,
@@ -84,12 +132,12 @@ impl<'l> MountedFs<'l> {
     }
 
     fn mount(&mut self) -> Result<()> {
-        let mut argv = vec![os("-t"), os(self.fs.name())];
+        let mut argv = vec![os("--no-canonicalize"), os("-t"), os(self.fs.name())];
         if let Some(opts) = &self.mount_opts {
             argv.extend([os("-o"), os(opts)]);
         }
-        argv.extend([self.device.clone().into_os_string(), self.work_dir.clone().into_os_string()]);
-        tool(self.held.ledger, "mount", argv)?;
+        argv.extend([self.device.clone().into_os_string(), on_fd(&self.mount_point)]);
+        run_tool(mount_command(self.held.ledger, &self.mount_point), "mount", argv)?;
         self.mounted = true;
         Ok(())
     }
@@ -131,7 +179,8 @@ impl Made for MountedFs<'_> {
     /// the page cache, so the next read goes to the disk (seed 001's way).
     fn remount(&mut self) -> Result<()> {
         if self.mounted {
-            ledger::unmount(&self.work_dir)?;
+            let scratch = self.held.ledger.scratch()?;
+            proof::refused_is_error(proof::unmount(Some(scratch), &self.work_dir, Some(&self.mount_proof)))?;
             self.mounted = false;
         }
         self.mount()
@@ -154,10 +203,18 @@ pub(super) fn tool(
     program: impl AsRef<std::ffi::OsStr>,
     args: impl IntoIterator<Item = OsString>,
 ) -> Result<String> {
+    run_tool(ledger.tool_command(program.as_ref()), program, args)
+}
+
+/// Run `command` (made by [`Ledger::tool_command`]) with argv; as [`tool`].
+fn run_tool(
+    mut command: Command,
+    program: impl AsRef<std::ffi::OsStr>,
+    args: impl IntoIterator<Item = OsString>,
+) -> Result<String> {
     let program = program.as_ref();
     let args: Vec<OsString> = args.into_iter().collect();
-    let out = ledger
-        .tool_command(program)
+    let out = command
         .args(&args)
         .output()
         .map_err(|e| Error::io(Path::new(program), "run", e))?;

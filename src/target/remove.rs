@@ -26,17 +26,36 @@ use rustix::mount::UnmountFlags;
 
 use crate::error::{Error, Result};
 
+/// Unmount what is mounted at or below the work folder at `path` (the
+/// measured command's mounts), so that what stands at the path is the
+/// folder that was made and its proof can be checked. Only a path named
+/// as fslab names work folders is looked at.
+pub fn unmount_in_work_folder(path: &Path) -> Result<()> {
+    let (parent, name) = work_folder_parts(path)?;
+    match open_parent(parent) {
+        Ok(parent_fd) => unmount_at_or_below(&real_path(&parent_fd).unwrap_or_else(|| parent.to_path_buf()).join(name)),
+        Err(Errno::NOENT) => Ok(()),
+        Err(e) => Err(Error::io(parent, "open the folder holding the work folder", e.into())),
+    }
+}
+
+/// The folder holding a work folder and its name, refusing a path that is
+/// not one: work folders are `--dir/fslab-RUN`, named by their absolute
+/// path, and a ledger naming anything else did not come from a run.
+fn work_folder_parts(path: &Path) -> Result<(&Path, &OsStr)> {
+    let made_by_fslab = path.is_absolute() && path.file_name().is_some_and(|n| n.as_bytes().starts_with(b"fslab-"));
+    match (made_by_fslab, path.parent(), path.file_name()) {
+        (true, Some(parent), Some(name)) => Ok((parent, name)),
+        _ => Err(Error::failed(format!("{}: not a work folder fslab made; not removed", path.display()))),
+    }
+}
+
 /// Remove the work folder at `path` and everything below it that lies on
 /// its own file system mount, after unmounting what is mounted below it.
 /// A folder already gone is removed; one that is no longer a folder (a
 /// symlink put in its place) is refused.
 pub fn remove_work_folder(path: &Path) -> Result<()> {
-    // Work folders are `--dir/fslab-RUN`, named by their absolute path:
-    // a ledger naming anything else did not come from a run.
-    let made_by_fslab = path.is_absolute() && path.file_name().is_some_and(|n| n.as_bytes().starts_with(b"fslab-"));
-    let (true, Some(parent), Some(name)) = (made_by_fslab, path.parent(), path.file_name()) else {
-        return Err(Error::failed(format!("{}: not a work folder fslab made; not removed", path.display())));
-    };
+    let (parent, name) = work_folder_parts(path)?;
     let parent_fd = match open_parent(parent) {
         Ok(fd) => fd,
         Err(Errno::NOENT) => return Ok(()),

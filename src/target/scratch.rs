@@ -5,13 +5,17 @@
 //! A preset's variant (seed 001's 1 KiB-block ext2) is the same kind under
 //! another label, with mkfs arguments and mount options of its own.
 
-use std::fs::OpenOptions;
-use std::path::{Path, PathBuf};
+use std::fs::File;
+use std::path::PathBuf;
 
+use rustix::fs::{AtFlags, Mode, OFlags};
+
+use super::folder::{FileId, OwnedDir};
 use super::held::Held;
 use super::kind::{Made, TargetKind};
 use super::ledger::{Ledger, Resource};
-use super::mounted::{self, Format, MountedFs, os, tool};
+use super::mounted::{self, Format, MountedFs};
+use super::proof::Proof;
 use super::{DEFAULT_SIZE_BYTES, FsType, TargetOptions};
 use crate::error::{Error, Result};
 
@@ -49,38 +53,80 @@ impl TargetKind for Scratch {
         true
     }
 
+    fn needs_scratch(&self) -> bool {
+        true
+    }
+
     fn check(&self) -> Result<()> {
         self.fs.check_available()
     }
 
     fn make<'l>(&self, ledger: &'l Ledger, options: &TargetOptions, run_id: &str) -> Result<Box<dyn Made + 'l>> {
         let mut held = Held::new(ledger);
-        let folder = mounted::make_folder(&mut held, options, run_id, &self.label())?;
-        let image = folder.join(format!("{}.img", self.fs.name()));
-        make_image(&mut held, &image, options.size_bytes.unwrap_or(DEFAULT_SIZE_BYTES))?;
-        let device = attach(&mut held, &image)?;
+        let folder = mounted::make_folder(&mut held, run_id, &self.label())?;
+        let name = format!("{}.img", self.fs.name());
+        let size = options.size_bytes.unwrap_or(DEFAULT_SIZE_BYTES);
+        let (image, file, id) = make_image(&mut held, &folder, &name, size)?;
+        let device = attach(&mut held, &image, &file, id)?;
         let mut mkfs_extra = options.mkfs_args.get(&self.fs).cloned().unwrap_or_default();
         mkfs_extra.extend(self.mkfs_args.iter().cloned());
         let mount_opts = self.mount_opts.clone().or_else(|| options.mount_opts.get(&self.fs).cloned());
         let format = Format { fs: self.fs, mkfs_extra: &mkfs_extra, mount_opts };
-        Ok(Box::new(MountedFs::make(held, &device, Some(image), &folder, format)?))
+        Ok(Box::new(MountedFs::make(held, &device, Some((image, id)), &folder, format)?))
     }
 }
 
-fn make_image(held: &mut Held, image: &Path, size: u64) -> Result<()> {
-    held.record(Resource::Image(image.to_path_buf()))?;
-    let file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(image)
-        .map_err(|e| Error::io(image, "create the image", e))?;
-    file.set_len(size).map_err(|e| Error::io(image, "size the image", e))
+/// Make the sparse image `name` in the run folder, once: unnamed first
+/// (`O_TMPFILE`), recorded with its device and inode, then given its name
+/// (`linkat`, which fails if the name exists), so no kill leaves an image
+/// the ledger cannot prove. File systems without `O_TMPFILE` get
+/// `O_CREAT | O_EXCL | O_NOFOLLOW`. The same descriptor is what the loop
+/// device is attached to.
+fn make_image(held: &mut Held, folder: &OwnedDir, name: &str, size: u64) -> Result<(PathBuf, File, FileId)> {
+    let path = folder.path().join(name);
+    let token = held.record(Resource::Image(path.clone()))?;
+    let fail = |what: &str, e: rustix::io::Errno| Error::io(&path, what, e.into());
+    let mode = Mode::from_raw_mode(0o600);
+    let unnamed = rustix::fs::openat(folder.fd(), ".", OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC, mode);
+    let fd = match unnamed {
+        Ok(fd) => {
+            let id = FileId::of(&fd).map_err(|e| Error::io(&path, "stat the image", e))?;
+            held.prove(token, Proof::File(id))?;
+            rustix::fs::linkat(&fd, "", folder.fd(), name, AtFlags::EMPTY_PATH).map_err(|e| fail("name the image", e))?;
+            // Opened again by its name, so the loop device shows it (an
+            // unnamed file's descriptor keeps showing `#INODE (deleted)`):
+            // the same inode, or nothing.
+            let named = rustix::fs::openat(folder.fd(), name, OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC, mode)
+                .map_err(|e| fail("open the image", e))?;
+            if FileId::of(&named).ok() != Some(id) {
+                return Err(Error::failed(format!("{}: not the image just made", path.display())));
+            }
+            named
+        }
+        Err(rustix::io::Errno::OPNOTSUPP | rustix::io::Errno::ISDIR | rustix::io::Errno::INVAL) => {
+            let flags = OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::RDWR | OFlags::CLOEXEC;
+            let fd = rustix::fs::openat(folder.fd(), name, flags, mode).map_err(|e| fail("create the image", e))?;
+            let id = FileId::of(&fd).map_err(|e| Error::io(&path, "stat the image", e))?;
+            held.prove(token, Proof::File(id))?;
+            fd
+        }
+        Err(e) => return Err(fail("create the image", e)),
+    };
+    let file = File::from(fd);
+    file.set_len(size).map_err(|e| Error::io(&path, "size the image", e))?;
+    let id = FileId::of(&file).map_err(|e| Error::io(&path, "stat the image", e))?;
+    Ok((path, file, id))
 }
 
-fn attach(held: &mut Held, image: &Path) -> Result<PathBuf> {
-    held.record(Resource::Loop(image.to_path_buf()))?;
-    // Direct I/O on the loop device: its reads and writes reach the
-    // disk, not the page cache of the image, so a cold read is cold.
-    let out = tool(held.ledger, "losetup", [os("--find"), os("--show"), os("--direct-io=on"), image.into()])?;
-    Ok(PathBuf::from(out.trim_end_matches('\n')))
+/// Attach the image open as `file` to a free loop device, with direct I/O
+/// (its reads and writes reach the disk, not the page cache of the image,
+/// so a cold read is cold), recorded with the image's device and inode
+/// first. The device is held open until release: it detaches itself on
+/// its last close, so a killed run leaves it no longer than its mount.
+fn attach(held: &mut Held, image: &std::path::Path, file: &File, id: FileId) -> Result<PathBuf> {
+    let token = held.record(Resource::Loop(image.to_path_buf()))?;
+    held.prove(token, Proof::Backing(id))?;
+    let attached = crate::sys::loop_dev::attach(file).map_err(|e| Error::io(image, "attach a loop device to the image", e))?;
+    held.keep_open(attached.device);
+    Ok(PathBuf::from(format!("/dev/loop{}", attached.number)))
 }

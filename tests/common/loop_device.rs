@@ -103,7 +103,7 @@ impl Drop for LoopDevice {
                 eprintln!("{e}");
             }
         }
-        if let Err(e) = fslab::target::ledger::release(&fslab::target::Resource::Loop(self.image.clone())) {
+        if let Err(e) = fslab::target::ledger::detach_loops_over(&self.image) {
             eprintln!("{e}");
         }
     }

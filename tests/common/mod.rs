@@ -189,7 +189,7 @@ impl Drop for ScratchFs {
 /// fslab's own release: `losetup -d` alone only marks a device that is
 /// still open somewhere to detach on its last close.
 pub fn detach_loops_over(image: &Path) {
-    if let Err(e) = fslab::target::ledger::release(&fslab::target::Resource::Loop(image.to_path_buf())) {
+    if let Err(e) = fslab::target::ledger::detach_loops_over(image) {
         eprintln!("{e}");
     }
 }

@@ -6,16 +6,17 @@
 //! later start could put a dead run's old value back under a live run that
 //! had set its own.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::os::fd::AsFd;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use rustix::fs::FlockOperation;
+use rustix::fs::{FlockOperation, Mode, OFlags};
 
 use crate::error::{Error, Result};
+use crate::target::folder::{FolderRole, OwnedDir};
 use crate::target::ledger::start_ticks;
 
 /// How many [`SysctlLock`]s this process holds now.
@@ -64,24 +65,19 @@ pub fn held() -> bool {
     HELD.load(Ordering::SeqCst) > 0
 }
 
-fn open(state_dir: &Path) -> Result<File> {
-    let path = state_dir.join("sysctl.lock");
-    OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&path)
-        .map_err(|e| Error::io(&path, "open the sysctl lock", e))
+/// Open (making it if absent) the lock file in the state folder, through
+/// the folder held and checked to be ours alone, never through a link.
+fn open(state: &OwnedDir) -> Result<File> {
+    let flags = OFlags::CREATE | OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    rustix::fs::openat(state.fd(), "sysctl.lock", flags, Mode::from_raw_mode(0o600))
+        .map(File::from)
+        .map_err(|e| Error::io(&state.path().join("sysctl.lock"), "open the sysctl lock", e.into()))
 }
 
 /// Take the sysctl lock in `state_dir`, waiting for another run that
 /// holds it (and saying so).
 pub fn lock(state_dir: &Path) -> Result<SysctlLock> {
-    std::fs::create_dir_all(state_dir).map_err(|e| Error::io(state_dir, "create the state folder", e))?;
-    let file = open(state_dir)?;
+    let file = open(&OwnedDir::open_or_make(state_dir, FolderRole::State)?)?;
     if rustix::fs::flock(file.as_fd(), FlockOperation::NonBlockingLockExclusive).is_err() {
         eprintln!("fslab: waiting for another fslab run that has sysctls set");
         rustix::fs::flock(file.as_fd(), FlockOperation::LockExclusive)
@@ -96,10 +92,8 @@ pub fn lock(state_dir: &Path) -> Result<SysctlLock> {
 /// dead may hold it for a moment through a child it was starting (forked,
 /// not yet past exec): that is waited for, a few seconds at most.
 pub fn try_lock(state_dir: &Path) -> Option<SysctlLock> {
-    if !state_dir.is_dir() {
-        return None;
-    }
-    let file = open(state_dir).ok()?;
+    let state = OwnedDir::open_existing(state_dir, FolderRole::State).ok()??;
+    let file = open(&state).ok()?;
     let take = || rustix::fs::flock(file.as_fd(), FlockOperation::NonBlockingLockExclusive).is_ok();
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut taken = take();

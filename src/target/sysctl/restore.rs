@@ -19,7 +19,9 @@ use crate::error::{Error, Result};
 
 /// Put `key` back to `old` (and, for a pair, its partner to the value
 /// saved with it). Only the holder of the sysctl lock writes sysctls.
-pub fn restore(key: &str, old: &str, partner: Option<&(String, String)>) -> Result<()> {
+/// `Ok(Some(why))` when it never can be put back: the caller reports that
+/// once and drops the entry.
+pub fn restore(key: &str, old: &str, partner: Option<&(String, String)>) -> Result<Option<String>> {
     if !super::lock::held() {
         return Err(Error::environment(format!(
             "sysctl {key} is not put back yet: a running fslab holds the sysctl lock and may have it set; it is put back by the next start or `fslab cleanup` after that run ends"
@@ -30,11 +32,8 @@ pub fn restore(key: &str, old: &str, partner: Option<&(String, String)>) -> Resu
         None => write_back(key, old),
     };
     match outcome {
-        Ok(()) => Ok(()),
-        Err(Failure::Never(why)) => {
-            eprintln!("fslab: {why}; its ledger entry is dropped");
-            Ok(())
-        }
+        Ok(()) => Ok(None),
+        Err(Failure::Never(why)) => Ok(Some(format!("{why}; its ledger entry is dropped"))),
         Err(Failure::Later(e)) => Err(e),
     }
 }

@@ -1,0 +1,409 @@
+//! Releasing only what fslab can prove it made. A ledger line names a
+//! path; a path alone proves nothing (a crafted ledger may name `/etc`, a
+//! swapped folder may stand where the run folder stood). So what fslab
+//! makes in the scratch folder is recorded with a [`Proof`] — the device
+//! and inode it had, the image behind a loop device, the source of a mount
+//! — and a release acts only inside the run's own scratch folder, reached
+//! from its held descriptor, on what still matches. Anything else is
+//! refused ("not made by fslab: ..."), and left alone.
+
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags, StatxFlags};
+use rustix::mount::UnmountFlags;
+use serde::{Deserialize, Serialize};
+
+use super::folder::{FileId, OwnedDir};
+use crate::error::{Error, Result};
+
+/// What fslab recorded, once it had made a resource, to know it again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Proof {
+    /// A file or folder: its device and inode when made.
+    File(FileId),
+    /// A loop device: the device and inode of the image behind it.
+    Backing(FileId),
+    /// A mount: what mountinfo shows as its source and type, and for a loop
+    /// device the image behind that device.
+    Mount {
+        /// The source as given to mount (`/dev/loop3`, `nodev`).
+        source: String,
+        /// The file-system type (`ext4`, `tracefs`).
+        fs_type: String,
+        /// The image behind the loop device `source`, when it is one.
+        backing: Option<FileId>,
+    },
+}
+
+/// A release's outcome: `Ok(None)` released (or already gone),
+/// `Ok(Some(why))` refused because it cannot be proved fslab's.
+pub type Outcome = Result<Option<String>>;
+
+fn refuse(why: String) -> Outcome {
+    Ok(Some(format!("not made by fslab: {why}")))
+}
+
+/// The folder holding `path` inside `scratch`, and `path`'s last name; a
+/// refusal when `path` is not strictly inside it. `None` for the folder
+/// when it is gone (so nothing of the run's is left in it).
+fn place(scratch: Option<&OwnedDir>, path: &Path) -> std::result::Result<(Option<OwnedDir>, PathBuf), String> {
+    let Some(scratch) = scratch else {
+        return Err(format!("{}: the ledger names no scratch folder that is still ours", path.display()));
+    };
+    let Some(relative) = scratch.relative(path) else {
+        return Err(format!("{} is not inside the scratch folder {}", path.display(), scratch.path().display()));
+    };
+    let name = PathBuf::from(relative.file_name().unwrap_or_default());
+    let parent = relative.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    match scratch.open_dir(parent) {
+        Ok(dir) => Ok((Some(dir), name)),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok((None, name)),
+        Err(e) => Err(format!("{}: {}", path.display(), crate::error::describe_io(&e))),
+    }
+}
+
+/// What stands at `path` in the scratch folder: its folder held, its name,
+/// identity and type. `Err(Ok(None))` when nothing does (released),
+/// `Err(Ok(Some(why)))` when `path` is not in the scratch folder.
+type Found = (OwnedDir, PathBuf, FileId, FileType);
+
+fn find(scratch: Option<&OwnedDir>, path: &Path) -> std::result::Result<Found, Outcome> {
+    let (parent, name) = place(scratch, path).map_err(refuse)?;
+    let Some(parent) = parent else { return Err(Ok(None)) };
+    match parent.stat_child(&name) {
+        Ok(Some((id, kind))) => Ok((parent, name, id, kind)),
+        Ok(None) => Err(Ok(None)),
+        Err(e) => Err(Err(Error::io(path, "stat", e))),
+    }
+}
+
+/// Remove the empty folder at `path` if it is the one recorded. A folder
+/// recorded but never proved (the run was killed between making it and
+/// recording it) is removed only if empty, which `rmdir` ensures.
+pub fn remove_dir(scratch: Option<&OwnedDir>, path: &Path, proof: Option<&Proof>) -> Outcome {
+    let (parent, name, id, kind) = match find(scratch, path) {
+        Ok(found) => found,
+        Err(outcome) => return outcome,
+    };
+    if kind != FileType::Directory {
+        return refuse(format!("{} is not a folder", path.display()));
+    }
+    if id.dev != parent.id().dev {
+        // A mount of the run's own is released before its mount point; one
+        // still there is not provably fslab's.
+        return refuse(format!("{} has a mount on it that fslab did not release", path.display()));
+    }
+    match proof {
+        Some(Proof::File(want)) if *want != id => {
+            return refuse(format!("{} is another folder than the one made (device/inode differ)", path.display()));
+        }
+        Some(Proof::File(_)) | None => {}
+        Some(other) => return refuse(format!("{}: a folder recorded as {other:?}", path.display())),
+    }
+    match rustix::fs::unlinkat(parent.fd(), &name, AtFlags::REMOVEDIR) {
+        Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(None),
+        Err(rustix::io::Errno::NOTEMPTY) if proof.is_none() => {
+            refuse(format!("{} is not empty and was never recorded as made", path.display()))
+        }
+        Err(e) => Err(Error::io(path, "remove the folder", e.into())),
+    }
+}
+
+/// Delete the image at `path` if it is the file recorded.
+pub fn remove_image(scratch: Option<&OwnedDir>, path: &Path, proof: Option<&Proof>) -> Outcome {
+    let (parent, name, id, kind) = match find(scratch, path) {
+        Ok(found) => found,
+        Err(outcome) => return outcome,
+    };
+    match proof {
+        Some(Proof::File(want)) if *want == id && kind == FileType::RegularFile => {}
+        Some(Proof::File(_)) => return refuse(format!("{} is another file than the image made", path.display())),
+        _ => return refuse(format!("{}: no record of the image made", path.display())),
+    }
+    match rustix::fs::unlinkat(parent.fd(), &name, AtFlags::empty()) {
+        Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(None),
+        Err(e) => Err(Error::io(path, "delete the image", e.into())),
+    }
+}
+
+/// Loop devices whose backing file is the one recorded (`want`), as each
+/// attached device says (`LOOP_GET_STATUS64`).
+fn loops_backed_by(image: &Path, want: FileId) -> Vec<(PathBuf, std::fs::File)> {
+    loops_at(image, want).0
+}
+
+/// Loop devices whose backing file is at `image`: those backed by `want`,
+/// and the others (another file now at that path).
+fn loops_at(image: &Path, want: FileId) -> (Vec<(PathBuf, std::fs::File)>, Vec<PathBuf>) {
+    let (mut found, mut others) = (Vec::new(), Vec::new());
+    let Ok(entries) = std::fs::read_dir("/sys/block") else { return (found, others) };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !name.as_bytes().starts_with(b"loop") {
+            continue;
+        }
+        let Ok(mut backing) = std::fs::read(entry.path().join("loop/backing_file")) else { continue };
+        if backing.last() == Some(&b'\n') {
+            backing.pop();
+        }
+        let backing = backing.strip_suffix(b" (deleted)").unwrap_or(&backing);
+        // Every attached device is asked: the path sysfs shows follows
+        // renames of the folders above the image, so only device and inode
+        // decide.
+        let device = Path::new("/dev").join(&name);
+        let Ok(file) = std::fs::File::open(&device) else { continue };
+        if crate::sys::loop_dev::backing(&file).ok().flatten() == Some((want.dev, want.ino)) {
+            found.push((device, file));
+        } else if backing == image.as_os_str().as_bytes() {
+            others.push(device);
+        }
+    }
+    (found, others)
+}
+
+/// Detach every loop device over the recorded image, and wait until they
+/// are gone (one still open elsewhere only detaches on its last close).
+pub fn detach_loops(scratch: Option<&OwnedDir>, image: &Path, proof: Option<&Proof>) -> Outcome {
+    let Some(Proof::Backing(want)) = proof else {
+        return refuse(format!("loop device over {}: no record of the image behind it", image.display()));
+    };
+    if let Err(why) = place(scratch, image) {
+        return refuse(why);
+    }
+    let (ours, others) = loops_at(image, *want);
+    if ours.is_empty() && !others.is_empty() {
+        let names: Vec<String> = others.iter().map(|d| d.display().to_string()).collect();
+        return refuse(format!("{} over {} is backed by another file than the image made", names.join(", "), image.display()));
+    }
+    for (device, file) in ours {
+        match crate::sys::loop_dev::detach(&file) {
+            Ok(()) => {}
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENXIO)) => {}
+            Err(e) => return Err(Error::io(&device, "detach the loop device", e)),
+        }
+    }
+    wait_detached(image, || loops_backed_by(image, *want).into_iter().next().map(|(device, _)| device)).map(|()| None)
+}
+
+/// Wait until `attached` finds no loop device over `image` any more: one
+/// still open somewhere is only marked to detach on its last close, and
+/// released means gone. Five seconds at most.
+pub fn wait_detached(image: &Path, attached: impl Fn() -> Option<PathBuf>) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while let Some(device) = attached() {
+        if Instant::now() >= deadline {
+            return Err(Error::failed(format!(
+                "{} is still attached to {}: something holds it open; it detaches when closed",
+                device.display(),
+                image.display()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(())
+}
+
+/// Unmount what is mounted at `path` if it is the mount recorded: found
+/// from the held scratch folder without following symlinks, a mount when
+/// its mount id differs from its parent folder's, checked against the
+/// proof by that id in mountinfo (no path is compared: folders above may
+/// have been renamed), and unmounted through the held parent folder.
+/// Busy, it is retried for five seconds, then detached lazily.
+pub fn unmount(scratch: Option<&OwnedDir>, path: &Path, proof: Option<&Proof>) -> Outcome {
+    let Some(Proof::Mount { source, fs_type, backing }) = proof else {
+        return refuse(format!("mount on {}: no record of what was mounted", path.display()));
+    };
+    let (parent, name) = match place(scratch, path) {
+        Ok(p) => p,
+        Err(why) => return refuse(why),
+    };
+    let Some(parent) = parent else { return Ok(None) };
+    let mount_id = |fd: BorrowedFd| {
+        rustix::fs::statx(fd, "", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID)
+            .map(|s| s.stx_mnt_id)
+            .map_err(|e| Error::io(path, "statx", e.into()))
+    };
+    let parent_mount = mount_id(parent.fd())?;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS;
+        let fd = match rustix::fs::openat2(parent.fd(), &name, flags, Mode::empty(), resolve) {
+            Ok(fd) => fd,
+            Err(rustix::io::Errno::NOENT) => return Ok(None),
+            Err(e) => return Err(Error::io(path, "open the mount point", e.into())),
+        };
+        let mnt_id = mount_id(fd.as_fd())?;
+        drop(fd); // an open descriptor would keep the mount busy
+        if mnt_id == parent_mount {
+            return Ok(None); // nothing is mounted on it
+        }
+        let Some(mount) = crate::layout::mounts::find_by_id(mnt_id) else { return Ok(None) };
+        let same_device = rustix::fs::stat(source.as_str())
+            .is_ok_and(|st| (rustix::fs::major(st.st_rdev), rustix::fs::minor(st.st_rdev)) == (mount.major, mount.minor));
+        if (mount.source != *source && !same_device) || mount.fs_type != *fs_type {
+            return refuse(format!("{} has {} ({}) mounted on it, not {source}", path.display(), mount.source, mount.fs_type));
+        }
+        if let Some(want) = backing {
+            let behind = std::fs::File::open(source).ok().and_then(|f| crate::sys::loop_dev::backing(&f).ok().flatten());
+            if behind != Some((want.dev, want.ino)) {
+                return refuse(format!("{source} mounted on {} is no longer the loop device over its image", path.display()));
+            }
+        }
+        let target = format!("/proc/self/fd/{}/{}", parent.fd().as_raw_fd(), name.display());
+        match rustix::mount::unmount(target.as_str(), UnmountFlags::empty()) {
+            Ok(()) => return Ok(None),
+            Err(rustix::io::Errno::BUSY) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(100)),
+            Err(rustix::io::Errno::BUSY) => {
+                return rustix::mount::unmount(target.as_str(), UnmountFlags::DETACH)
+                    .map(|()| None)
+                    .map_err(|e| Error::io(path, "detach the busy mount", e.into()));
+            }
+            Err(rustix::io::Errno::INVAL) | Err(rustix::io::Errno::NOENT) => return Ok(None),
+            Err(e) => return Err(Error::io(path, "unmount", e.into())),
+        }
+    }
+}
+
+/// The work folder at `path` (in a user's `--dir`, outside any scratch
+/// folder) is released only if it is still the one made: `Some(outcome)`
+/// decides without removing anything more than an empty folder — gone
+/// (released), another folder (refused), recorded but never proved (the
+/// run was killed before: removed only if empty) — and `None` lets the
+/// release go on.
+pub fn work_dir_unproven(path: &Path, proof: Option<&Proof>) -> Option<Outcome> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Some(Ok(None)),
+        Err(e) => return Some(Err(Error::io(path, "stat the work folder", e))),
+    };
+    let id = FileId { dev: meta.dev(), ino: meta.ino() };
+    match proof {
+        Some(Proof::File(want)) if *want == id && meta.is_dir() => None,
+        Some(_) => Some(refuse(format!("{} is another folder than the work folder made", path.display()))),
+        None => Some(match std::fs::remove_dir(path) {
+            Ok(()) => Ok(None),
+            Err(_) => refuse(format!("{}: a work folder never recorded as made, and not empty", path.display())),
+        }),
+    }
+}
+
+/// A refusal as an error, for a live run's own releases: what it made
+/// itself is no longer what stands there.
+pub fn refused_is_error(outcome: Outcome) -> Result<()> {
+    match outcome? {
+        None => Ok(()),
+        Some(why) => Err(Error::failed(why)),
+    }
+}
+
+/// The proof of a file or folder open as `fd`.
+pub fn file_proof(fd: impl AsFd, path: &Path) -> Result<Proof> {
+    FileId::of(fd).map(Proof::File).map_err(|e: io::Error| Error::io(path, "stat", e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::folder::FolderRole;
+    use crate::target::ledger::cleanup_dead;
+    use serde_json::json;
+
+    fn id_of(path: &Path) -> serde_json::Value {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::symlink_metadata(path).unwrap();
+        json!({"dev": m.dev(), "ino": m.ino()})
+    }
+
+    /// A dead run's ledger of `lines` in a new state folder.
+    fn write_ledger(state: &Path, lines: &[serde_json::Value]) {
+        std::fs::create_dir_all(state).unwrap();
+        let text: String = lines.iter().map(|l| l.to_string() + "\n").collect();
+        std::fs::write(state.join("crafted.ledger"), text).unwrap();
+    }
+
+    #[test]
+    fn a_crafted_ledger_naming_what_fslab_did_not_make_does_nothing() {
+        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let scratch = OwnedDir::open_or_make(&dir.path().join("scratch"), FolderRole::Scratch).unwrap();
+        let outside = dir.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        let precious = outside.join("precious");
+        std::fs::write(&precious, b"keep me").unwrap();
+        // A folder and an image in the scratch folder that are not the ones
+        // the ledger proves (as if swapped after the run made its own).
+        let swapped = scratch.path().join("run-ext4");
+        std::fs::create_dir(&swapped).unwrap();
+        let image = swapped.join("ext4.img");
+        std::fs::write(&image, b"not ours").unwrap();
+        let empty_outside = dir.path().join("empty");
+        std::fs::create_dir(&empty_outside).unwrap();
+        let s = |p: &Path| p.to_str().unwrap().to_string();
+        let proved = |entry: usize, proof: serde_json::Value| json!({"proved": {"entry": entry, "proof": proof}});
+        write_ledger(
+            &dir.path().join("state"),
+            &[
+                json!({"owner": {"pid": 1, "start_ticks": 1, "format": 2}}),
+                json!({"scratch": {"path": s(scratch.path()), "id": id_of(scratch.path())}}),
+                json!({"make": {"run_dir": s(&outside)}}),
+                proved(0, json!({"file": id_of(&outside)})),
+                json!({"make": {"image": s(&precious)}}),
+                proved(1, json!({"file": id_of(&precious)})),
+                json!({"make": {"run_dir": s(&swapped)}}),
+                proved(2, json!({"file": id_of(&outside)})),
+                json!({"make": {"image": s(&image)}}),
+                proved(3, json!({"file": id_of(&precious)})),
+                json!({"make": {"mount_point": s(&empty_outside)}}),
+                json!({"make": {"loop": s(&precious)}}),
+                proved(5, json!({"backing": id_of(&precious)})),
+                json!({"make": {"mount": "/"}}),
+                proved(6, json!({"mount": {"source": "/dev/sda", "fs_type": "ext4", "backing": null}})),
+                json!({"make": {"mount": s(&swapped)}}),
+                json!({"make": {"trace_instance": s(&empty_outside)}}),
+                json!({"make": {"work_dir": s(&outside)}}),
+                proved(9, json!({"file": id_of(&precious)})),
+                json!({"make": {"work_dir": s(&outside)}}),
+            ],
+        );
+        let cleaned = cleanup_dead(&dir.path().join("state")).unwrap();
+        assert_eq!(cleaned.len(), 1);
+        let run = &cleaned[0];
+        assert_eq!(run.refused.len(), 11, "{run:#?}");
+        assert!(run.refused.iter().all(|r| r.contains("not made by fslab")), "{run:#?}");
+        assert!(run.released.is_empty() && run.failed.is_empty(), "{run:#?}");
+        assert_eq!(std::fs::read(&precious).unwrap(), b"keep me");
+        assert!(image.exists() && swapped.exists() && empty_outside.exists());
+        // Refused entries are dropped: reported once, not at every start.
+        assert!(cleanup_dead(&dir.path().join("state")).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_ledger_of_an_older_fslab_is_refused_whole_reported_once_and_dropped() {
+        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let outside = dir.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(outside.join("precious"), b"keep me").unwrap();
+        let s = outside.to_str().unwrap();
+        write_ledger(
+            &dir.path().join("state"),
+            &[
+                json!({"owner": {"pid": 1, "start_ticks": 1}}),
+                json!({"make": {"run_dir": s}}),
+                json!({"make": {"work_dir": s}}),
+                json!({"make": {"loop": format!("{s}/precious")}}),
+            ],
+        );
+        let cleaned = cleanup_dead(&dir.path().join("state")).unwrap();
+        assert_eq!(cleaned[0].refused.len(), 3, "{cleaned:#?}");
+        assert!(cleaned[0].refused[0].contains("older fslab"), "{cleaned:#?}");
+        assert!(cleaned[0].released.is_empty());
+        assert_eq!(std::fs::read(outside.join("precious")).unwrap(), b"keep me");
+        assert!(cleanup_dead(&dir.path().join("state")).unwrap().is_empty(), "reported once");
+    }
+}
