@@ -89,6 +89,14 @@ fn a_misspelled_mount_option_is_refused_with_the_kernels_reason_before_mkfs() {
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(shown.contains("ext4 made with mount -o noatime,nodelalloc"), "the header shows the options:\n{shown}");
     lab.assert_nothing_left("noatime,nodelalloc");
+
+    // Refused only when the superblock is read, after mkfs: the case fails
+    // with the kernel's own reason, not mount(8)'s generic one.
+    let out = lab.exec(&["--fs", "ext2", "--size", "64M", "--mount-opt", "ext2=data=journal", "--", "true"]);
+    assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stderr));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("the kernel refuses it") && said.contains("incompatible with ext2"), "{said}");
+    lab.assert_nothing_left("ext2 data=journal");
 }
 
 /// A hash of everything on `device`.

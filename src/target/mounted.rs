@@ -14,6 +14,7 @@ use std::process::Command;
 
 use super::folder::{FileId, OwnedDir};
 use super::held::Held;
+use super::options::KernelLog;
 use super::kind::{Caps, Made};
 use super::ledger::{Ledger, Resource};
 use super::proof::{self, Proof};
@@ -137,7 +138,19 @@ impl<'l> MountedFs<'l> {
             argv.extend([os("-o"), os(opts)]);
         }
         argv.extend([self.device.clone().into_os_string(), on_fd(&self.mount_point)]);
-        run_tool(mount_command(self.held.ledger, &self.mount_point), "mount", argv)?;
+        // Some options pass the parser and are refused only when the
+        // superblock is read (ext2's `data=journal`): the kernel says why
+        // in its log, and the options given are what to change.
+        let mut kernel_log = self.mount_opts.as_ref().and_then(|_| KernelLog::from_now());
+        run_tool(mount_command(self.held.ledger, &self.mount_point), "mount", argv).map_err(|e| {
+            let Some(opts) = &self.mount_opts else { return e };
+            let reason = kernel_log.as_mut().and_then(|log| log.lines_about(self.fs, opts));
+            let Some(reason) = reason else { return e };
+            Error::usage(format!(
+                "mount -o {opts} on a fresh {}: the kernel refuses it: {reason} (change --mount-opt {}=...)",
+                self.fs, self.fs
+            ))
+        })?;
         self.mounted = true;
         Ok(())
     }

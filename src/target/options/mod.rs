@@ -25,7 +25,7 @@
 
 mod mount;
 
-pub use mount::{check_mount_opts, kernel_accepts};
+pub use mount::{KernelLog, check_mount_opts, kernel_accepts};
 
 use super::FsType;
 

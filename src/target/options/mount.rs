@@ -116,12 +116,12 @@ fn context_log(context: &impl AsFd) -> Option<String> {
 }
 
 /// The kernel log (`/dev/kmsg`) read from where it ended when opened.
-struct KernelLog(std::fs::File);
+pub struct KernelLog(std::fs::File);
 
 impl KernelLog {
     /// Open the log at its end; `None` when it cannot be read (not root,
     /// or `dmesg_restrict`).
-    fn from_now() -> Option<KernelLog> {
+    pub fn from_now() -> Option<KernelLog> {
         use std::io::Seek;
         use std::os::unix::fs::OpenOptionsExt;
         let mut file = std::fs::File::options().read(true).custom_flags(libc::O_NONBLOCK).open("/dev/kmsg").ok()?;
@@ -131,7 +131,7 @@ impl KernelLog {
 
     /// The messages logged since about `fs` or naming `key`, `; `-joined
     /// (other lines are other work on the machine).
-    fn lines_about(&mut self, fs: FsType, key: &str) -> Option<String> {
+    pub fn lines_about(&mut self, fs: FsType, key: &str) -> Option<String> {
         use std::io::Read;
         let tag = match fs {
             FsType::Ext2 | FsType::Ext3 | FsType::Ext4 => "ext",
