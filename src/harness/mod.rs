@@ -10,6 +10,7 @@
 
 mod environment;
 mod keep;
+mod kernel_log;
 mod lab;
 mod layout;
 mod measure;
