@@ -171,6 +171,32 @@ pub enum ChildEnd {
     Exit(i32),
 }
 
+/// How [`SharedMap::fill_in_child`]'s msync and munmap went: when each
+/// ended, and its errno (0: done).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flushed {
+    /// When `msync` returned.
+    pub synced: std::time::Instant,
+    /// `msync`'s errno, 0 if it succeeded.
+    pub sync_errno: i32,
+    /// When `munmap` returned.
+    pub unmapped: std::time::Instant,
+    /// `munmap`'s errno, 0 if it succeeded.
+    pub unmap_errno: i32,
+}
+
+impl Flushed {
+    /// `msync`'s outcome as an `io::Result`.
+    pub fn synced(&self) -> io::Result<()> {
+        if self.sync_errno == 0 { Ok(()) } else { Err(io::Error::from_raw_os_error(self.sync_errno)) }
+    }
+
+    /// `munmap`'s outcome as an `io::Result`.
+    pub fn unmapped(&self) -> io::Result<()> {
+        if self.unmap_errno == 0 { Ok(()) } else { Err(io::Error::from_raw_os_error(self.unmap_errno)) }
+    }
+}
+
 /// The exit status of a child that accessed a page past the mapping.
 pub const CHILD_OUT_OF_RANGE: i32 = 100;
 /// The exit status of a child whose work panicked.
@@ -225,6 +251,33 @@ impl SharedMap {
         // SAFETY: as above; the value was copied out.
         unsafe { libc::munmap(slot, slot_len) };
         ended
+    }
+
+    /// The mapping's whole life as the seed's program lives it, in a
+    /// child ([`in_child`](SharedMap::in_child)): `work`, then
+    /// `msync(MS_SYNC)`, then `munmap` of the child's copy, each end
+    /// timed, so a fault in any of them is the child's and the unmapping
+    /// is timed where the stores' page tables are torn down. The parent's
+    /// own copy is untouched and unmapped when dropped.
+    pub fn fill_in_child<T: Copy>(
+        &self,
+        work: impl FnOnce(&SharedMap) -> T,
+    ) -> io::Result<Result<(T, Flushed), ChildEnd>> {
+        self.in_child(|view| {
+            let value = work(view);
+            // SAFETY: the whole range is the child's live copy of the
+            // mapping; after munmap nothing touches it (the child returns
+            // and exits).
+            let (sync_errno, synced, unmap_errno, unmapped) = unsafe {
+                let rc = libc::msync(view.ptr.as_ptr().cast(), view.len, libc::MS_SYNC);
+                let sync_errno = if rc < 0 { *libc::__errno_location() } else { 0 };
+                let synced = std::time::Instant::now();
+                let rc = libc::munmap(view.ptr.as_ptr().cast(), view.len);
+                let unmap_errno = if rc < 0 { *libc::__errno_location() } else { 0 };
+                (sync_errno, synced, unmap_errno, std::time::Instant::now())
+            };
+            (value, Flushed { synced, sync_errno, unmapped, unmap_errno })
+        })
     }
 
     /// fork; in the child, run `work`, store its result at `slot` and
@@ -347,6 +400,23 @@ mod tests {
         assert_eq!(&bytes[3 * page..3 * page + 4], &4i32.to_ne_bytes());
         // The parent sees the child's stores through its own mapping.
         assert_eq!(map.read_byte(1), 2);
+    }
+
+    #[test]
+    fn a_fill_in_the_child_is_synced_and_unmapped_there() {
+        let page = page_size();
+        let mut file = tempfile::tempfile().unwrap();
+        file.set_len(2 * page as u64).unwrap();
+        let map = SharedMap::new(&file, 2 * page).unwrap();
+        let before = std::time::Instant::now();
+        let (value, flushed) = map.fill_in_child(|m| m.load_then_store(1, 9)).unwrap().unwrap();
+        assert_eq!(value, 0);
+        assert!(flushed.synced().is_ok() && flushed.unmapped().is_ok());
+        assert!(before <= flushed.synced && flushed.synced <= flushed.unmapped);
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).unwrap();
+        assert_eq!(&bytes[page..page + 4], &9i32.to_ne_bytes());
+        map.unmap().unwrap();
     }
 
     #[test]
