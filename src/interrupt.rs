@@ -61,6 +61,7 @@ pub fn signal_name(signal: i32) -> String {
         SIGTERM => "SIGTERM".into(),
         SIGHUP => "SIGHUP".into(),
         libc::SIGKILL => "SIGKILL".into(),
+        libc::SIGBUS => "SIGBUS".into(),
         other => format!("signal {other}"),
     }
 }

@@ -9,7 +9,7 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 use super::{ExecArgs, TargetArgs};
-use crate::error::Result;
+use crate::error::{ErrorKind, Result};
 use crate::harness::{Finished, Run};
 use crate::record::{RunRecord, Status};
 use crate::runner::WorkSpec;
@@ -36,21 +36,27 @@ pub(super) fn store(args: &TargetArgs) -> Option<&str> {
     (!args.no_store).then_some(args.store.location.as_str())
 }
 
-/// Print a finished run (JSON, or its tables) and where it was stored;
-/// exit 4 if any case failed or the store could not keep it.
+/// Print a finished run (JSON, or its tables) and where it was stored,
+/// then what could not be released; exit 4 if any case failed, the store
+/// could not keep it or something could not be released.
 pub(super) fn print_run(done: Finished, args: &TargetArgs) -> Result<ExitCode> {
-    let Finished { record, stored } = done;
+    let Finished { record, stored, released } = done;
     let mut rendered = if args.json { render_json(&record) } else { super::show::render_text(&record).into_bytes() };
     if let (false, Ok(Some(location))) = (args.json, &stored) {
         let _ = writeln!(rendered, "\nstored as run {} in {location}", record.id);
     }
-    super::print(&rendered)?;
+    let printed = super::print(&rendered);
+    // What is left behind is said even when stdout is gone.
+    if let Err(e) = &released {
+        eprintln!("fslab: {e}");
+    }
+    printed?;
     if let Err(e) = stored {
         eprintln!("fslab: {e}");
         return Ok(e.exit_code());
     }
     let failed = record.cases.iter().any(|c| c.status == Status::Failed);
-    Ok(if failed { ExitCode::from(crate::error::ErrorKind::Failed.exit_code()) } else { ExitCode::SUCCESS })
+    Ok(if failed || released.is_err() { ExitCode::from(ErrorKind::Failed.exit_code()) } else { ExitCode::SUCCESS })
 }
 
 /// `{"schema":"fslab/1","run":{...}}`, pretty, with a final newline.

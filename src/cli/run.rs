@@ -37,10 +37,15 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     for s in &scenarios {
         let settings = settings_for(*s, args)?;
         let param_sets = params::expand(s.params(), &settings, args.scale).map_err(Error::usage)?;
+        let targets = if args.preset.is_some() { with_variants(&plan.targets, *s) } else { plan.targets.clone() };
         for p in &param_sets {
             s.check(p).map_err(|why| Error::usage(format!("{}: {why}", s.name())))?;
+            let work = s.work(p);
+            for target in &targets {
+                crate::harness::check_room(target, &plan.target_options, work.as_ref())
+                    .map_err(|e| Error::usage(format!("{} on {}: {}", s.name(), target.label(), e.message)))?;
+            }
         }
-        let targets = if args.preset.is_some() { with_variants(&plan.targets, *s) } else { plan.targets.clone() };
         jobs.push(Job { scenario: *s, param_sets, targets });
     }
 

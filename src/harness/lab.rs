@@ -164,12 +164,18 @@ impl Lab {
         &self.ledger
     }
 
-    /// Finish the run: release everything and report what could not be.
+    /// Finish the run: release everything and report what could not be,
+    /// every item of it.
     pub fn close(self) -> Result<()> {
         let errors = self.ledger.release_all();
-        match errors.first() {
-            None => Ok(()),
-            Some(e) => Err(Error::failed(format!("could not release everything: {e} (run `fslab cleanup`)"))),
+        if errors.is_empty() {
+            return Ok(());
         }
+        let what: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+        Err(Error::failed(format!(
+            "the results are kept, but the run could not release everything it made: {}; end what still uses it \
+             (a process the work left behind), then run `fslab cleanup`",
+            what.join("; ")
+        )))
     }
 }

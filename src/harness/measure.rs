@@ -8,10 +8,18 @@
 //! and system seconds) cover the work; the others also cover one `syncfs`
 //! after it, so that data the work left dirty is counted as written by it
 //! (its cost is reported as `sync_s`).
+//!
+//! What is believed: a case whose data did not reach the device is
+//! failed, never `ok`. The `syncfs` calls go through one descriptor opened
+//! before the work is prepared, so they report every writeback error since
+//! (the kernel's per-opener error cursor); and the kernel log is watched
+//! for errors about the target's device from the moment it is made until
+//! it is released ([`KernelLog`]).
 
 use std::path::Path;
 
 use super::Lab;
+use super::kernel_log::KernelLog;
 use super::layout::add_layout_figures;
 use crate::error::{Error, Result};
 use crate::probe::blockstat::BlockDevice;
@@ -80,14 +88,16 @@ impl Lab {
             }
         };
         case.target = target.record();
+        let kernel_log = KernelLog::watch(device_names(target.as_ref()));
         if let Err(e) = self.measure_on(target.as_mut(), job, &mut case, progress, work) {
-            case.status = Status::Failed;
-            case.error = Some(e.to_string());
+            fail(&mut case, e.to_string());
+        }
+        if let Some(why) = kernel_log.and_then(|log| log.failure()) {
+            fail(&mut case, why);
         }
         progress(Phase::Release);
         if let Err(e) = target.release() {
-            case.status = Status::Failed;
-            case.error.get_or_insert_with(|| format!("releasing the target: {e}"));
+            fail(&mut case, format!("releasing the target: {e}"));
         }
         case
     }
@@ -113,9 +123,14 @@ impl Lab {
         crate::interrupt::check()?;
         let devices = Devices::of(target);
         let dir = target.work_dir().to_path_buf();
+        // Opened before anything is written, so its syncfs reports every
+        // writeback error from here on.
+        let fs = open_dir(&dir)?;
         work.prepare(&dir)?;
         // Whatever mkfs and mount left in flight is not the work's.
-        sync_fs(&dir);
+        syncfs(&fs).map_err(|e| {
+            Error::failed(format!("the syncfs after preparing the work failed ({e}): the target does not keep what is written to it"))
+        })?;
 
         progress(Phase::Work);
         let n = self.cases_started.get() + 1;
@@ -145,11 +160,13 @@ impl Lab {
             readings[i] = Some(probe.stop());
         }
         let sync_started = std::time::Instant::now();
-        sync_fs(&dir);
+        let synced = syncfs(&fs);
         let sync_s = sync_started.elapsed().as_secs_f64();
         while let Some((i, probe)) = running.pop() {
             readings[i] = Some(probe.stop());
         }
+        // A remount for the cold read must find the file system unused.
+        drop(fs);
         let outcome = outcome?;
 
         // Figures in the probes' order, the sync's cost after the work's
@@ -173,8 +190,10 @@ impl Lab {
         work.review(&timeline, figures);
         case.timeline = timeline;
         if let Some(failure) = outcome.failure {
-            case.status = Status::Failed;
-            case.error = Some(failure);
+            fail(case, failure);
+        }
+        if let Err(e) = synced {
+            fail(case, format!("the syncfs after the work failed ({e}): what the work wrote did not all reach the device"));
         }
 
         if self.plan.cold_read || work.wants_cold_read() {
@@ -186,12 +205,12 @@ impl Lab {
             let read_back = cold::read_tree(&dir, work.cold_read_bytes())?;
             let after = devices.scratch.as_ref().and_then(|d| d.read().ok());
             let read_ios = before.zip(after).map(|(b, a)| a.since(&b).read_ios);
-            cold::add_figures(&read_back, method, read_ios, figures);
+            cold::add_figures(&read_back, method, read_ios, &mut case.figures);
         }
 
         crate::interrupt::check()?;
         progress(Phase::Layout);
-        case.maps = add_layout_figures(&dir, figures)?;
+        case.maps = add_layout_figures(&dir, &mut case.figures)?;
         Ok(())
     }
 }
@@ -239,12 +258,47 @@ fn make_cold(target: &mut dyn Made) -> Result<ColdMethod> {
     }
 }
 
-/// `syncfs` on the file system holding `dir`; a failure only means less
-/// is flushed, so it is not an error.
-fn sync_fs(dir: &Path) {
-    if let Ok(fd) = rustix::fs::open(dir, rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY, rustix::fs::Mode::empty()) {
-        let _ = rustix::fs::syncfs(&fd);
+/// Mark `case` failed for `why`, after any reason it already has (the
+/// first failure is usually the cause of the next).
+fn fail(case: &mut Case, why: String) {
+    case.status = Status::Failed;
+    case.error = Some(match case.error.take() {
+        Some(first) => format!("{first}; {why}"),
+        None => why,
+    });
+}
+
+/// The work folder, opened to reach its file system.
+fn open_dir(dir: &Path) -> Result<std::os::fd::OwnedFd> {
+    use rustix::fs::{Mode, OFlags};
+    rustix::fs::open(dir, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+        .map_err(|e| Error::io(dir, "open the work folder", e.into()))
+}
+
+/// `syncfs` on the file system `fs` is open on: write back what is dirty,
+/// and report any writeback error since `fs` was opened (EIO, ENOSPC from
+/// a device whose own storage ran out).
+fn syncfs(fs: &std::os::fd::OwnedFd) -> std::io::Result<()> {
+    rustix::fs::syncfs(fs).map_err(std::io::Error::from)
+}
+
+/// The kernel names of the target's device and of the disk it is on, for
+/// the kernel-log watch: the device fslab made or was given, else the one
+/// holding the work folder.
+fn device_names(target: &dyn Made) -> Vec<String> {
+    let device = match target.device() {
+        Some(device) => device.file_name().and_then(|n| BlockDevice::from_name(&n.to_string_lossy()).ok()),
+        None => BlockDevice::holding(target.work_dir()).ok().flatten(),
+    };
+    let mut names = Vec::new();
+    if let Some(device) = device {
+        let disk = device.whole_disk().name;
+        names.push(device.name);
+        if !names.contains(&disk) {
+            names.push(disk);
+        }
     }
+    names
 }
 
 #[cfg(test)]

@@ -10,15 +10,18 @@
 
 mod environment;
 mod keep;
+mod kernel_log;
 mod lab;
 mod layout;
 mod measure;
+mod room;
 mod run;
 
 pub use environment::read_environment;
 pub use keep::Keeper;
 pub use lab::{Lab, Plan, cleanup_dead_runs};
 pub use measure::{Phase, SYNC_FIGURE};
+pub use room::check_room;
 pub use run::{Finished, Run};
 
 use crate::record::Catalog;

@@ -6,7 +6,8 @@
 //! The store comes first so a bad `--store` costs nothing; what the
 //! machine cannot do is said before any store is touched; releasing comes
 //! before printing, so a closed stdout or an interruption never leaves
-//! anything behind.
+//! anything behind. A release that fails does not cost the results: they
+//! are stored already, and the caller prints them before the failure.
 
 use std::time::Duration;
 
@@ -37,6 +38,9 @@ pub struct Finished {
     /// The store's location, `None` with `--no-store`, or the error that
     /// kept the run from being stored whole.
     pub stored: std::result::Result<Option<String>, Error>,
+    /// What could not be released at the end (said after the results, and
+    /// exit 4), or nothing.
+    pub released: std::result::Result<(), Error>,
 }
 
 impl Run {
@@ -95,17 +99,17 @@ impl Run {
     }
 
     /// End the run: mark it in the store, release everything, and return
-    /// the record. An interruption or a failed release is the error.
+    /// the record with what could not be released. An interruption is the
+    /// error.
     pub fn finish(self, verdicts: Vec<Verdict>) -> Result<Finished> {
         let Run { lab, keeper, header, cases, planned, bar } = self;
         bar.finish_and_clear();
         let complete = cases.len() == planned && crate::interrupt::pending().is_none();
         let record = RunRecord { cases, verdicts, complete, ..header };
         let stored = keeper.finish(complete, &record.verdicts);
-        let closed = lab.close();
+        let released = lab.close();
         crate::interrupt::check()?;
-        closed?;
-        Ok(Finished { record, stored })
+        Ok(Finished { record, stored, released })
     }
 }
 

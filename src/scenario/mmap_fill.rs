@@ -26,11 +26,12 @@ use std::time::Instant;
 
 use super::params::{ParamKind, ParamSpec, Params};
 use super::seeds::{self, Preset, Verdict};
-use super::{Case, Scenario, Seeded, Work, WorkOutcome};
+use super::{Case, Room, Scenario, Seeded, Work, WorkOutcome};
+use crate::units::bytes_short;
 use crate::error::{Error, Result};
 use crate::record::{Better, FigureSpec, Figures, Kind};
 use crate::target::Ledger;
-use crate::sys::mmap::{self, SharedMap};
+use crate::sys::mmap::{self, ChildEnd, SharedMap};
 use crate::sys::prealloc::{self, Prealloc};
 
 /// The seed's multiplier, a prime, so its walk visits every page unless
@@ -106,7 +107,8 @@ const FIGURES: &[FigureSpec] = &[
     FigureSpec::new("close_s", "s", Better::Lower, Kind::Timing).heading("close s")
         .about("seconds in close"),
     FigureSpec::new("total_mbps", "MB/s", Better::Higher, Kind::Timing).heading("total MiB/s")
-        .about("MiB/s from the start of the pretouch (or the stores) to after close, as alloctest prints it"),
+        .about("MiB/s from the start of the pretouch (or the stores) to after close, as alloctest prints it \
+             (the exit of the process that made the stores not counted)"),
 ];
 
 impl Scenario for MmapFill {
@@ -325,14 +327,20 @@ fn io(path: &Path, what: &'static str) -> impl FnOnce(std::io::Error) -> Error {
     move |e| Error::io(&path, what, e)
 }
 
+/// The free bytes a `size` file filled through a mapping needs: the file
+/// and a sixteenth more for the block maps and metadata.
+fn room_for(size: u64) -> u64 {
+    size.saturating_add(size / 16)
+}
+
 /// Refuse to start when the file system cannot hold the file: a store
-/// that finds no free block at its page fault (ext2 and ext3 allocate
-/// there) is a SIGBUS that would end fslab, not an error. A sixteenth more
-/// is asked for the block maps and metadata.
-fn ensure_room(file: &File, path: &Path, size: u64) -> Result<()> {
+/// that finds no free block at its page fault is a SIGBUS, which ends the
+/// storing child and fails the case, so it is better not begun. Returns
+/// the free bytes found, for the message if the stores fault anyway.
+fn ensure_room(file: &File, path: &Path, size: u64) -> Result<u64> {
     let st = rustix::fs::fstatvfs(file).map_err(|e| Error::io(path, "statvfs", e.into()))?;
     let free = st.f_bavail.saturating_mul(st.f_frsize);
-    if free < size.saturating_add(size / 16) {
+    if free < room_for(size) {
         return Err(Error::failed(format!(
             "the file system has {} free, too little for a {} file filled through a mapping: \
              give a larger --size or a smaller --set size",
@@ -340,7 +348,41 @@ fn ensure_room(file: &File, path: &Path, size: u64) -> Result<()> {
             crate::units::bytes(size)
         )));
     }
-    Ok(())
+    Ok(free)
+}
+
+/// The figures of the stores and after, missing when the stores did not
+/// finish.
+const STORE_FIGURES: [(&str, &str, Kind); 8] = [
+    ("pretouch_s", "s", Kind::Timing),
+    ("touch_s", "s", Kind::Timing),
+    ("touch_us_per_page", "us", Kind::Timing),
+    ("page_hits", "count", Kind::Exact),
+    ("msync_s", "s", Kind::Timing),
+    ("munmap_s", "s", Kind::Timing),
+    ("close_s", "s", Kind::Timing),
+    ("total_mbps", "MB/s", Kind::Timing),
+];
+
+/// Why the stores' child ended before it finished, for the case's error.
+fn stores_failed(end: ChildEnd, size: u64, free: u64) -> String {
+    match end {
+        ChildEnd::Signal(libc::SIGBUS) => format!(
+            "a store into the mapping raised SIGBUS: the file system could not back a page the stores \
+             dirtied (out of space — {} were free for the {} file, and delayed allocation reserves more \
+             than the data for scattered stores — or an I/O error; see the kernel log); give a larger \
+             --size or a smaller --set size",
+            crate::units::bytes(free),
+            crate::units::bytes(size)
+        ),
+        ChildEnd::Signal(signal) => {
+            format!("the process storing into the mapping was killed by {}", crate::interrupt::signal_name(signal))
+        }
+        ChildEnd::Exit(mmap::CHILD_PANICKED | mmap::CHILD_OUT_OF_RANGE) => {
+            "the process storing into the mapping panicked (a bug in fslab: please report it)".to_string()
+        }
+        ChildEnd::Exit(status) => format!("the process storing into the mapping ended with status {status}"),
+    }
 }
 
 impl Work for Fill {
@@ -357,7 +399,7 @@ impl Work for Fill {
             .open(&path)
             .map_err(io(&path, "create"))?;
         file.set_len(self.size).map_err(io(&path, "ftruncate"))?;
-        ensure_room(&file, &path, self.size)?;
+        let free = ensure_room(&file, &path, self.size)?;
         let mut figures = Figures::new();
         let seconds = |f: &mut Figures, name: &str, s: f64| f.set(name, s, "s", Better::Lower, Kind::Timing);
         if self.prealloc {
@@ -374,17 +416,42 @@ impl Work for Fill {
         let len = usize::try_from(self.size).map_err(|_| Error::failed("the file is too large to map"))?;
         let map = SharedMap::new(&file, len).map_err(io(&path, "mmap"))?;
 
-        let t_start = Instant::now();
-        if self.pretouch != Pretouch::None {
-            pretouch(&map, self.pretouch);
-        }
-        let t_touch = Instant::now();
-        let hits = touch(&map, self.order);
-        let t_touched = Instant::now();
-        map.sync().map_err(io(&path, "msync"))?;
-        let t_synced = Instant::now();
-        map.unmap().map_err(io(&path, "munmap"))?;
-        let t_unmapped = Instant::now();
+        // The stores, msync and munmap run in a child, so a page the file
+        // system cannot back (SIGBUS) ends that child and this case, not
+        // fslab. Only loads, stores, those two calls and clock reads
+        // happen there.
+        let (how, order) = (self.pretouch, self.order);
+        let stores = map
+            .fill_in_child(move |map| {
+                let t_start = Instant::now();
+                if how != Pretouch::None {
+                    pretouch(map, how);
+                }
+                let t_touch = Instant::now();
+                let hits = touch(map, order);
+                (t_start, t_touch, Instant::now(), hits)
+            })
+            .map_err(io(&path, "start the process that stores into the mapping of"))?;
+        let ((t_start, t_touch, t_touched, hits), flushed) = match stores {
+            Ok(done) => done,
+            Err(end) => {
+                drop(map);
+                drop(file);
+                for (name, unit, kind) in STORE_FIGURES {
+                    let better = if name == "total_mbps" { Better::Higher } else { Better::Lower };
+                    figures.set_missing(name, unit, better, kind, "the stores did not finish (see the case's error)");
+                }
+                let failure = stores_failed(end, self.size, free);
+                return Ok(WorkOutcome { figures, failure: Some(failure), ..WorkOutcome::default() });
+            }
+        };
+        flushed.synced().map_err(io(&path, "msync"))?;
+        flushed.unmapped().map_err(io(&path, "munmap"))?;
+        let (t_synced, t_unmapped) = (flushed.synced, flushed.unmapped);
+        // This process's own copy of the mapping was never touched: its
+        // unmapping is not the seed's and not timed. The close is.
+        drop(map);
+        let t_closing = Instant::now();
         drop(file);
         let t_closed = Instant::now();
 
@@ -400,8 +467,8 @@ impl Work for Fill {
         figures.set("page_hits", hits as f64, "count", Better::Lower, Kind::Exact);
         seconds(&mut figures, "msync_s", (t_synced - t_touched).as_secs_f64());
         seconds(&mut figures, "munmap_s", (t_unmapped - t_synced).as_secs_f64());
-        seconds(&mut figures, "close_s", (t_closed - t_unmapped).as_secs_f64());
-        let total_s = (t_closed - t_start).as_secs_f64();
+        seconds(&mut figures, "close_s", (t_closed - t_closing).as_secs_f64());
+        let total_s = ((t_unmapped - t_start) + (t_closed - t_closing)).as_secs_f64();
         let mib = self.size as f64 / f64::from(1u32 << 20);
         figures.set_opt("total_mbps", (total_s > 0.0).then(|| mib / total_s), "MB/s", Better::Higher, Kind::Timing, "no time passed");
         Ok(WorkOutcome { figures, ..WorkOutcome::default() })
@@ -413,6 +480,11 @@ impl Work for Fill {
 
     fn space_needed(&self) -> u64 {
         self.size
+    }
+
+    fn room_needed(&self) -> Option<Room> {
+        let what = format!("--set size={} filled through a mapping, and a sixteenth more for metadata", bytes_short(self.size));
+        Some(Room { bytes: room_for(self.size), what })
     }
 }
 
@@ -513,7 +585,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(FILE_NAME);
         let file = File::create(&path).unwrap();
-        assert!(ensure_room(&file, &path, 1 << 20).is_ok());
+        assert!(ensure_room(&file, &path, 1 << 20).unwrap() >= 1 << 20);
         let e = ensure_room(&file, &path, 1 << 60).unwrap_err().to_string();
         assert!(e.contains("too little") && e.contains("--size"), "{e}");
     }

@@ -42,6 +42,15 @@ pub struct WorkOutcome {
     pub failure: Option<String>,
 }
 
+/// Free space a work needs, and what for (said when a `--size` is refused).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Room {
+    /// Bytes that must be free.
+    pub bytes: u64,
+    /// What they hold, for the message: "a 206 MiB file and ...".
+    pub what: String,
+}
+
 /// Measured work: an unmeasured preparation (the seed's setup), then the
 /// measured run.
 pub trait Work {
@@ -70,6 +79,14 @@ pub trait Work {
     /// when the user did not give `--size`.
     fn space_needed(&self) -> u64 {
         0
+    }
+
+    /// The free space the work cannot run without, or `None` when running
+    /// out of space is one of its results (a write's ENOSPC is reported
+    /// like any other outcome). A `--size` too small for it is refused
+    /// before anything is made.
+    fn room_needed(&self) -> Option<Room> {
+        None
     }
 
     /// Look at the run's timeline once sampling stopped, and add figures

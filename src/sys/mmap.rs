@@ -6,6 +6,11 @@
 //! mapping and offers the few accesses the seed's program makes, each a
 //! single volatile load or store at the start of a page, so the compiler
 //! neither drops nor merges them.
+//!
+//! A store to a mapped page the file system cannot allocate (no space, an
+//! I/O error) is not an error return but a SIGBUS. [`SharedMap::in_child`]
+//! runs the accesses in a forked child, so such a fault ends the child,
+//! and the caller gets it back as a [`ChildEnd`] instead of dying of it.
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd};
@@ -29,6 +34,9 @@ pub struct SharedMap {
     page: usize,
     pages: usize,
     mapped: bool,
+    /// The view [`in_child`](SharedMap::in_child) hands its work: a page
+    /// past the end ends the child instead of panicking in it.
+    in_child: bool,
 }
 
 impl SharedMap {
@@ -52,7 +60,7 @@ impl SharedMap {
             return Err(io::Error::last_os_error());
         }
         let ptr = NonNull::new(raw.cast::<u8>()).ok_or_else(|| io::Error::other("mmap returned a null mapping"))?;
-        Ok(SharedMap { ptr, len, page, pages: len / page, mapped: true })
+        Ok(SharedMap { ptr, len, page, pages: len / page, mapped: true, in_child: false })
     }
 
     /// Pages in the mapping.
@@ -71,12 +79,27 @@ impl SharedMap {
     }
 
     /// The address of the first byte of `page`; panics past the end (a
-    /// caller's bug, not input).
+    /// caller's bug, not input), or in a child ends it with
+    /// [`CHILD_OUT_OF_RANGE`].
     #[inline(always)]
     fn page_start(&self, page: usize) -> *mut u8 {
-        assert!(page < self.pages, "page {page} is past the mapping's {} pages", self.pages);
+        if page >= self.pages {
+            self.past_the_end(page);
+        }
         // SAFETY: page < pages, so the offset stays inside the mapping.
         unsafe { self.ptr.as_ptr().add(page * self.page) }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn past_the_end(&self, page: usize) -> ! {
+        if self.in_child {
+            // SAFETY: _exit ends this forked child at once; a panic here
+            // could wait forever on a lock another thread of the parent
+            // held at the fork.
+            unsafe { libc::_exit(CHILD_OUT_OF_RANGE) }
+        }
+        panic!("page {page} is past the mapping's {} pages", self.pages)
     }
 
     /// A volatile load of the first byte of `page` (faults the page in for
@@ -135,6 +158,186 @@ impl SharedMap {
     }
 }
 
+/// How a child running [`SharedMap::in_child`] ended without handing
+/// back its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChildEnd {
+    /// Killed by this signal (SIGBUS: a page could not be allocated or
+    /// read; SIGINT, SIGKILL: stopped from outside).
+    Signal(i32),
+    /// Exited with this status without finishing: [`CHILD_OUT_OF_RANGE`]
+    /// for an access past the mapping, [`CHILD_PANICKED`] if the work
+    /// panicked, [`CHILD_ORPHANED`] if fslab died first.
+    Exit(i32),
+}
+
+/// How [`SharedMap::fill_in_child`]'s msync and munmap went: when each
+/// ended, and its errno (0: done).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flushed {
+    /// When `msync` returned.
+    pub synced: std::time::Instant,
+    /// `msync`'s errno, 0 if it succeeded.
+    pub sync_errno: i32,
+    /// When `munmap` returned.
+    pub unmapped: std::time::Instant,
+    /// `munmap`'s errno, 0 if it succeeded.
+    pub unmap_errno: i32,
+}
+
+impl Flushed {
+    /// `msync`'s outcome as an `io::Result`.
+    pub fn synced(&self) -> io::Result<()> {
+        if self.sync_errno == 0 { Ok(()) } else { Err(io::Error::from_raw_os_error(self.sync_errno)) }
+    }
+
+    /// `munmap`'s outcome as an `io::Result`.
+    pub fn unmapped(&self) -> io::Result<()> {
+        if self.unmap_errno == 0 { Ok(()) } else { Err(io::Error::from_raw_os_error(self.unmap_errno)) }
+    }
+}
+
+/// The exit status of a child that accessed a page past the mapping.
+pub const CHILD_OUT_OF_RANGE: i32 = 100;
+/// The exit status of a child whose work panicked.
+pub const CHILD_PANICKED: i32 = 101;
+/// The exit status of a child that found its parent gone before it began.
+pub const CHILD_ORPHANED: i32 = 102;
+
+impl SharedMap {
+    /// Run `work` on this mapping in a forked child and hand back what it
+    /// returned, or how the child ended if it did not finish — a SIGBUS
+    /// from a store the file system could not back ends the child only.
+    ///
+    /// The child shares the mapping (it is `MAP_SHARED`), so its stores
+    /// reach the file and the page cache as the parent's would; its CPU
+    /// time counts in `RUSAGE_CHILDREN` once it is waited for (here). It
+    /// dies with fslab (`PR_SET_PDEATHSIG`) and by SIGINT, SIGTERM and
+    /// SIGHUP (their default action, not fslab's handler).
+    ///
+    /// `work` runs in a copy of a multi-threaded process in which only
+    /// this thread exists: it must only load and store memory and read
+    /// the clock — no allocation, lock, I/O, print or panic (a panic's
+    /// message may wait forever on a lock another thread held at the
+    /// fork; one that does not ends the child with [`CHILD_PANICKED`]).
+    /// The accesses it is handed cannot panic: a page past the end ends
+    /// the child with [`CHILD_OUT_OF_RANGE`]. `T` is
+    /// handed back through a shared anonymous page, so it must be plain
+    /// data (`Copy`) no larger than a page.
+    pub fn in_child<T: Copy>(&self, work: impl FnOnce(&SharedMap) -> T) -> io::Result<Result<T, ChildEnd>> {
+        let slot_len = self.page;
+        if std::mem::size_of::<T>() > slot_len || std::mem::align_of::<T>() > slot_len {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "the child's result is larger than a page"));
+        }
+        // SAFETY: a new anonymous shared mapping of one page at an address
+        // of the kernel's choosing; the result is checked before use.
+        let slot = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                slot_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if slot == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let ended = self.fork_and_wait(slot.cast::<T>(), work);
+        // SAFETY: `slot` is the live one-page mapping made above; the child
+        // is gone and nothing refers to it after this.
+        let ended = ended.map(|ended| ended.map(|()| unsafe { slot.cast::<T>().read_volatile() }));
+        // SAFETY: as above; the value was copied out.
+        unsafe { libc::munmap(slot, slot_len) };
+        ended
+    }
+
+    /// The mapping's whole life as the seed's program lives it, in a
+    /// child ([`in_child`](SharedMap::in_child)): `work`, then
+    /// `msync(MS_SYNC)`, then `munmap` of the child's copy, each end
+    /// timed, so a fault in any of them is the child's and the unmapping
+    /// is timed where the stores' page tables are torn down. The parent's
+    /// own copy is untouched and unmapped when dropped.
+    pub fn fill_in_child<T: Copy>(
+        &self,
+        work: impl FnOnce(&SharedMap) -> T,
+    ) -> io::Result<Result<(T, Flushed), ChildEnd>> {
+        self.in_child(|view| {
+            let value = work(view);
+            // SAFETY: the whole range is the child's live copy of the
+            // mapping; after munmap nothing touches it (the child returns
+            // and exits).
+            let (sync_errno, synced, unmap_errno, unmapped) = unsafe {
+                let rc = libc::msync(view.ptr.as_ptr().cast(), view.len, libc::MS_SYNC);
+                let sync_errno = if rc < 0 { *libc::__errno_location() } else { 0 };
+                let synced = std::time::Instant::now();
+                let rc = libc::munmap(view.ptr.as_ptr().cast(), view.len);
+                let unmap_errno = if rc < 0 { *libc::__errno_location() } else { 0 };
+                (sync_errno, synced, unmap_errno, std::time::Instant::now())
+            };
+            (value, Flushed { synced, sync_errno, unmapped, unmap_errno })
+        })
+    }
+
+    /// fork; in the child, run `work`, store its result at `slot` and
+    /// `_exit(0)`; in the parent, wait. `Ok(Ok(()))` means `slot` holds
+    /// the child's result.
+    fn fork_and_wait<T: Copy>(&self, slot: *mut T, work: impl FnOnce(&SharedMap) -> T) -> io::Result<Result<(), ChildEnd>> {
+        // SAFETY: getpid cannot fail.
+        let parent = unsafe { libc::getpid() };
+        // SAFETY: fork duplicates the process; the child runs only the
+        // block below, which makes async-signal-safe calls (signal,
+        // prctl, getppid, _exit), runs `work` (bound by the contract
+        // above to touch memory only) and never returns from this frame.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if pid == 0 {
+            // SAFETY: in the child. Default dispositions so an interrupt
+            // ends it; the death signal so it never outlives fslab; then
+            // the work, whose panic must not unwind into the parent's code.
+            unsafe {
+                for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                    libc::signal(signal, libc::SIG_DFL);
+                }
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if libc::getppid() != parent {
+                    libc::_exit(CHILD_ORPHANED);
+                }
+                let view = SharedMap { mapped: false, in_child: true, ..*self };
+                match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&view))) {
+                    Ok(value) => {
+                        slot.write_volatile(value);
+                        libc::_exit(0)
+                    }
+                    Err(_) => libc::_exit(CHILD_PANICKED),
+                }
+            }
+        }
+        let mut status = 0;
+        loop {
+            // SAFETY: waits for our own child and writes one int.
+            let rc = unsafe { libc::waitpid(pid, &mut status, 0) };
+            if rc == pid {
+                break;
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+        Ok(if libc::WIFSIGNALED(status) {
+            Err(ChildEnd::Signal(libc::WTERMSIG(status)))
+        } else if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
+            Ok(())
+        } else {
+            Err(ChildEnd::Exit(libc::WEXITSTATUS(status)))
+        })
+    }
+}
+
 impl Drop for SharedMap {
     fn drop(&mut self) {
         if self.mapped {
@@ -181,6 +384,65 @@ mod tests {
         file.set_len(8192).unwrap();
         assert!(SharedMap::new(&file, 0).is_err());
         assert!(SharedMap::new(&file, 100).is_err());
+    }
+
+    #[test]
+    fn the_childs_stores_reach_the_file_and_its_result_comes_back() {
+        let page = page_size();
+        let mut file = tempfile::tempfile().unwrap();
+        file.set_len(4 * page as u64).unwrap();
+        let map = SharedMap::new(&file, 4 * page).unwrap();
+        let got = map.in_child(|m| (0..m.pages()).map(|p| i64::from(m.load_then_store(p, p as i32 + 1))).sum::<i64>());
+        assert_eq!(got.unwrap(), Ok(0));
+        map.sync().unwrap();
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).unwrap();
+        assert_eq!(&bytes[3 * page..3 * page + 4], &4i32.to_ne_bytes());
+        // The parent sees the child's stores through its own mapping.
+        assert_eq!(map.read_byte(1), 2);
+    }
+
+    #[test]
+    fn a_fill_in_the_child_is_synced_and_unmapped_there() {
+        let page = page_size();
+        let mut file = tempfile::tempfile().unwrap();
+        file.set_len(2 * page as u64).unwrap();
+        let map = SharedMap::new(&file, 2 * page).unwrap();
+        let before = std::time::Instant::now();
+        let (value, flushed) = map.fill_in_child(|m| m.load_then_store(1, 9)).unwrap().unwrap();
+        assert_eq!(value, 0);
+        assert!(flushed.synced().is_ok() && flushed.unmapped().is_ok());
+        assert!(before <= flushed.synced && flushed.synced <= flushed.unmapped);
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).unwrap();
+        assert_eq!(&bytes[page..page + 4], &9i32.to_ne_bytes());
+        map.unmap().unwrap();
+    }
+
+    #[test]
+    fn a_store_past_the_end_of_the_file_is_the_childs_sigbus_not_ours() {
+        let page = page_size();
+        let file = tempfile::tempfile().unwrap();
+        file.set_len(4 * page as u64).unwrap();
+        let map = SharedMap::new(&file, 4 * page).unwrap();
+        // Pages 1..3 now lie past the end: a store there raises SIGBUS.
+        file.set_len(page as u64).unwrap();
+        let got = map.in_child(|m| {
+            m.write_byte(0, 1);
+            m.write_byte(2, 1);
+            7u32
+        });
+        assert_eq!(got.unwrap(), Err(ChildEnd::Signal(libc::SIGBUS)));
+        assert_eq!(map.read_byte(0), 1, "the store before the fault was made");
+    }
+
+    #[test]
+    fn a_page_past_the_end_in_the_child_ends_the_child_without_a_panic() {
+        let file = tempfile::tempfile().unwrap();
+        file.set_len(page_size() as u64).unwrap();
+        let map = SharedMap::new(&file, page_size()).unwrap();
+        let got = map.in_child(|m| m.write_byte(5, 1));
+        assert_eq!(got.unwrap(), Err(ChildEnd::Exit(CHILD_OUT_OF_RANGE)));
     }
 
     #[test]
