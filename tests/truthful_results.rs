@@ -17,7 +17,7 @@ struct SmallTmpfs<'a>(&'a Path);
 
 impl<'a> SmallTmpfs<'a> {
     fn mount(dir: &'a Path, size: &str) -> SmallTmpfs<'a> {
-        common::run("mount", &["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs", dir.to_str().unwrap()]);
+        common::run("mount", &["-t", "tmpfs", "-o", &format!("size={size},mode=0700"), "tmpfs", dir.to_str().unwrap()]);
         SmallTmpfs(dir)
     }
 }

@@ -255,7 +255,9 @@ impl Ledger {
     }
 
     /// Release everything still held, newest first; returns what could not
-    /// be released. The ledger file is deleted only when all went.
+    /// be released. The ledger file is deleted only when all went; either
+    /// way this is the run's one try (dropping the ledger does not repeat
+    /// it): what failed stays written down for `fslab cleanup`.
     pub fn release_all(&self) -> Vec<Error> {
         let mut errors = Vec::new();
         let held: Vec<usize> = {
@@ -275,8 +277,8 @@ impl Ledger {
             if let Some(name) = self.path.file_name() {
                 let _ = rustix::fs::unlinkat(self.state.fd(), name, AtFlags::empty());
             }
-            inner.closed = true;
         }
+        inner.closed = true;
         errors
     }
 }
