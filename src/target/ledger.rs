@@ -498,6 +498,9 @@ pub fn describe(resource: &Resource) -> String {
 /// released; one that is not provably fslab's is refused (`Ok(Some(why))`).
 pub fn release(resource: &Resource, proof: Option<&Proof>, scratch: Option<&OwnedDir>) -> Outcome {
     if let Resource::WorkDir(p) = resource {
+        if !super::remove::named_as_work_folder(p) {
+            return Ok(Some(format!("not made by fslab: {} is not named as fslab names work folders", p.display())));
+        }
         // What the work mounted over its folder hides the folder made.
         super::remove::unmount_in_work_folder(p)?;
         if let Some(outcome) = proof::work_dir_unproven(p, proof) {

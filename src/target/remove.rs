@@ -39,12 +39,17 @@ pub fn unmount_in_work_folder(path: &Path) -> Result<()> {
     }
 }
 
+/// Whether `path` is named as fslab names work folders: `--dir/fslab-RUN`,
+/// by its absolute path. A ledger naming anything else did not come from
+/// a run.
+pub fn named_as_work_folder(path: &Path) -> bool {
+    path.is_absolute() && path.file_name().is_some_and(|n| n.as_bytes().starts_with(b"fslab-"))
+}
+
 /// The folder holding a work folder and its name, refusing a path that is
-/// not one: work folders are `--dir/fslab-RUN`, named by their absolute
-/// path, and a ledger naming anything else did not come from a run.
+/// not named as one.
 fn work_folder_parts(path: &Path) -> Result<(&Path, &OsStr)> {
-    let made_by_fslab = path.is_absolute() && path.file_name().is_some_and(|n| n.as_bytes().starts_with(b"fslab-"));
-    match (made_by_fslab, path.parent(), path.file_name()) {
+    match (named_as_work_folder(path), path.parent(), path.file_name()) {
         (true, Some(parent), Some(name)) => Ok((parent, name)),
         _ => Err(Error::failed(format!("{}: not a work folder fslab made; not removed", path.display()))),
     }
