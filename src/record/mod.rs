@@ -16,6 +16,8 @@ mod ids;
 mod timeline;
 mod verdict;
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 pub use catalog::{Catalog, FigureSpec, ScenarioInfo};
@@ -111,6 +113,11 @@ pub struct Case {
     /// The command's exit and output (exec only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<CommandOutput>,
+    /// The conditions the case ran under that a run can vary, by name:
+    /// `memory` (the work's memory limit) and sysctl keys, each with the
+    /// value as given (`256M`). Empty for a case under the machine's own.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub conditions: BTreeMap<String, String>,
 }
 
 /// How many files' extent maps a case keeps: the report draws them, and a
@@ -155,6 +162,7 @@ impl Case {
             timeline: Vec::new(),
             maps: Vec::new(),
             command: None,
+            conditions: BTreeMap::new(),
         }
     }
 }
@@ -181,7 +189,28 @@ impl Case {
     pub fn key(&self) -> String {
         let sorted: std::collections::BTreeMap<&String, &serde_json::Value> = self.params.iter().collect();
         let params = serde_json::to_string(&sorted).expect("plain data serialises");
-        format!("{} {} {}", self.scenario, self.fs, params)
+        if self.conditions.is_empty() {
+            // Keys of cases under the machine's own conditions are what
+            // they were before conditions existed, so old runs compare.
+            return format!("{} {} {}", self.scenario, self.fs, params);
+        }
+        let conditions = serde_json::to_string(&self.conditions).expect("plain data serialises");
+        format!("{} {} {} {}", self.scenario, self.fs, params, conditions)
+    }
+
+    /// Where the case ran, as tables and verdicts name it: the target's
+    /// label, then the values of its conditions (`xfs@256M`,
+    /// `ext4@256M,vm.dirty_ratio=5`); the label alone without conditions.
+    pub fn place(&self) -> String {
+        if self.conditions.is_empty() {
+            return self.fs.clone();
+        }
+        let shown: Vec<String> = self
+            .conditions
+            .iter()
+            .map(|(name, value)| if name == "memory" { value.clone() } else { format!("{name}={value}") })
+            .collect();
+        format!("{}@{}", self.fs, shown.join(","))
     }
 }
 
@@ -200,5 +229,17 @@ mod tests {
         assert_eq!(a.key(), b.key());
         b.fs = "xfs".into();
         assert_ne!(a.key(), b.key());
+    }
+
+    #[test]
+    fn conditions_keep_old_keys_and_name_the_place() {
+        let mut a = Case::new("mmap-fill", "xfs", serde_json::Map::new(), 1);
+        let plain = a.key();
+        assert_eq!(a.place(), "xfs");
+        a.conditions.insert("memory".into(), "256M".into());
+        assert_ne!(a.key(), plain);
+        assert_eq!(a.place(), "xfs@256M");
+        a.conditions.insert("vm.dirty_ratio".into(), "5".into());
+        assert_eq!(a.place(), "xfs@256M,vm.dirty_ratio=5");
     }
 }
