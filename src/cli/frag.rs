@@ -15,23 +15,6 @@ use crate::layout::tree::{self, TreeOptions, TreeReport};
 /// contention (20000 took over a minute for 53 files).
 const MAX_THREADS: usize = 64;
 
-/// What a path that is neither a directory nor a regular file is.
-fn file_kind(meta: &std::fs::Metadata) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    let kind = meta.file_type();
-    if kind.is_fifo() {
-        "a FIFO"
-    } else if kind.is_socket() {
-        "a socket"
-    } else if kind.is_block_device() {
-        "a block device"
-    } else if kind.is_char_device() {
-        "a character device"
-    } else {
-        "not a file"
-    }
-}
-
 /// Run `fslab frag`.
 pub fn run(args: &FragArgs) -> Result<ExitCode> {
     if args.threads == Some(0) {
@@ -45,7 +28,7 @@ pub fn run(args: &FragArgs) -> Result<ExitCode> {
             Ok(meta) if !meta.is_dir() && !meta.is_file() => refused.push(Error::usage(format!(
                 "{}: is {}, not a directory or regular file; `fslab frag` walks directories and maps regular files",
                 path.display(),
-                file_kind(&meta)
+                crate::error::file_type_words(&meta.file_type())
             ))),
             Ok(_) => {}
         }
