@@ -28,7 +28,7 @@ pub fn run(args: &ExecArgs) -> Result<ExitCode> {
             if run.interrupted() {
                 break 'all;
             }
-            run.measure(spec, &job, condition, 1, &spec.label(), &mut work);
+            run.measure(spec, &job, condition, 1, &condition.place(&spec.label()), &mut work);
         }
     }
     print_run(run.finish(Vec::new())?, &args.target)

@@ -156,3 +156,29 @@ fn check_input(args: &TargetArgs) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sysctl_lists_keep_the_values_as_given_and_write_bytes() {
+        let list = parse_sysctl_list("vm.dirty_background_bytes=16M,64M").unwrap().0;
+        let got: Vec<(&str, &str, &str)> =
+            list.iter().map(|s| (s.setting.key.as_str(), s.setting.value.as_str(), s.shown.as_str())).collect();
+        assert_eq!(
+            got,
+            [("vm.dirty_background_bytes", "16777216", "16M"), ("vm.dirty_background_bytes", "67108864", "64M")]
+        );
+        assert_eq!(parse_sysctl_list("vm.dirty_ratio=5").unwrap().0.len(), 1);
+        assert!(parse_sysctl_list("vm.dirty_ratio=5,5").unwrap_err().contains("twice"));
+        assert!(parse_sysctl_list("vm.dirty_ratio").is_err());
+    }
+
+    #[test]
+    fn memory_values_are_kept_as_given_and_a_floor_holds() {
+        assert_eq!(parse_memory("192M"), Ok(("192M".to_string(), 192 << 20)));
+        assert!(parse_memory("16M").unwrap_err().contains("32M"));
+        assert!(parse_memory("lots").is_err());
+    }
+}

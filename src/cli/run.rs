@@ -63,7 +63,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
                         if run.interrupted() {
                             break 'all;
                         }
-                        let what = format!("{} on {}", job.scenario.name(), target.label());
+                        let what = format!("{} on {}", job.scenario.name(), condition.place(&target.label()));
                         let mut work = job.scenario.work(params);
                         run.measure(target, &spec, condition, repeat, &what, work.as_mut());
                     }

@@ -44,6 +44,14 @@ impl Condition {
         }
         map
     }
+
+    /// Where a case on the target `label` runs under this condition, as
+    /// its record will name it (`xfs@192M`), for progress lines.
+    pub fn place(&self, label: &str) -> String {
+        let mut case = crate::record::Case::new("", label, serde_json::Map::new(), 1);
+        case.conditions = self.as_map();
+        case.place()
+    }
 }
 
 /// Every combination of the memory values (none: the machine's own) and
