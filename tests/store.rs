@@ -193,7 +193,9 @@ fn whole_runs_round_trip_through_both_backends_alike() {
         "cases": [{
             "scenario": "mmap-fill", "fs": "ext4", "params": {"size": 16777216, "order": "seed"}, "repeat": 2,
             "status": "ok", "error": null,
-            "target": {"fs_type": "ext4", "device": "/dev/loop9", "mkfs_args": ["-q"], "mount_opts": "sync", "cold_method": "remount"},
+            "target": {"fs_type": "ext4", "device": "/dev/loop9", "mkfs_args": ["-q"], "mount_opts": "sync", "cold_method": "remount",
+                       "memory_cgroup": "v1 memory.limit_in_bytes /sys/fs/cgroup/memory/fslab-20261121T000000Z-1-00000001-1"},
+            "conditions": {"memory": "192M", "vm.dirty_ratio": "5"},
             "figures": {"wall_s": {"value": 0.1 + 0.2, "unit": "s", "better": "lower", "kind": "timing"},
                         "journal_commits": {"value": null, "unit": "count", "better": "lower", "kind": "exact", "missing": "no tracefs"}},
             "timeline": [{"t_s": 1.0, "read_bytes_per_s": null, "write_bytes_per_s": 1.5e8, "user_pct": 1.0,
@@ -285,6 +287,37 @@ fn many_writers_share_one_store() {
 }
 
 /// A small run record with two cases of three figures each.
+#[test]
+fn a_store_of_the_schema_before_conditions_still_reads_and_migrates_on_write() {
+    // Version 1 had no conditions: its cases read back without them, by
+    // reading commands that never change the store, and a run stored
+    // there migrates it.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    let location = path.to_str().unwrap();
+    let old = tiny_run("20261121T000001Z-2-00000002");
+    fslab::store::Store::open(location).unwrap().put_run(&old).unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "ALTER TABLE cases DROP COLUMN conditions; ALTER TABLE cases DROP COLUMN memory_cgroup; \
+         UPDATE fslab_schema SET version = 1;",
+    )
+    .unwrap();
+    drop(conn);
+    let mut store = fslab::store::Store::open_existing(&path).unwrap();
+    let back = store.load(&old.id).unwrap().expect("the old run is there");
+    assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&old).unwrap());
+    drop(store);
+    let listed = String::from_utf8_lossy(&common::fslab_expect(&["runs", "--store", location], 0).stdout).into_owned();
+    assert!(listed.contains(&old.id), "{listed}");
+    let mut store = fslab::store::Store::open(location).unwrap();
+    let mut new = tiny_run("20261121T000002Z-3-00000003");
+    new.cases[0].conditions.insert("memory".into(), "256M".into());
+    store.put_run(&new).unwrap();
+    assert_eq!(store.load(&new.id).unwrap().unwrap().cases[0].place(), "ext4@256M");
+    assert!(store.load(&old.id).unwrap().unwrap().cases[0].conditions.is_empty());
+}
+
 fn tiny_run(id: &str) -> fslab::record::RunRecord {
     serde_json::from_value(serde_json::json!({
         "id": id, "tag": null, "started_at": "2026-11-21T00:00:00Z", "command": ["fslab"], "complete": true,

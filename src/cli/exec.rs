@@ -19,14 +19,17 @@ use crate::scenario::exec::{self, CommandWork};
 pub fn run(args: &ExecArgs) -> Result<ExitCode> {
     let plan = super::plan::plan(&args.target, args.cold_read)?;
     let targets = plan.targets.clone();
-    let mut run = Run::start(plan, store(&args.target), &args.target.tag, targets.len())?;
+    let conditions = plan.conditions.clone();
+    let mut run = Run::start(plan, store(&args.target), &args.target.tag, targets.len() * conditions.len())?;
     let mut work = CommandWork { argv: args.command.clone(), cold_read: args.cold_read };
     let job = WorkSpec { scenario: exec::NAME.into(), params: work.params() };
-    for spec in &targets {
-        if run.interrupted() {
-            break;
+    'all: for spec in &targets {
+        for condition in &conditions {
+            if run.interrupted() {
+                break 'all;
+            }
+            run.measure(spec, &job, condition, 1, &condition.place(&spec.label()), &mut work);
         }
-        run.measure(spec, &job, 1, &spec.label(), &mut work);
     }
     print_run(run.finish(Vec::new())?, &args.target)
 }

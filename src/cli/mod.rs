@@ -171,10 +171,16 @@ pub struct TargetArgs {
     /// Mount options for one file system: `ext4=nodelalloc`. Repeatable.
     #[arg(long, value_name = "FS=OPTS", value_parser = crate::target::parse_fs_value)]
     pub mount_opt: Vec<(crate::target::FsType, String)>,
-    /// Set a sysctl for the run, restored afterwards: `vm.dirty_ratio=90`.
-    /// Repeatable; needs root.
-    #[arg(long, value_name = "KEY=VALUE")]
-    pub sysctl: Vec<crate::target::sysctl::SysctlSetting>,
+    /// Set a sysctl, restored afterwards: `vm.dirty_ratio=90` for the whole
+    /// run; a list (`vm.dirty_background_bytes=16M,64M`) is a matrix axis,
+    /// each case under one value. Repeatable; needs root.
+    #[arg(long, value_name = "KEY=VALUE[,VALUE...]", value_parser = plan::parse_sysctl_list)]
+    pub sysctl: Vec<plan::SysctlList>,
+    /// Run the measured work in a memory cgroup limited to SIZE (its page
+    /// cache included): a list (`192M,1G`) is a matrix axis, as --fs is.
+    /// Needs root and a memory cgroup controller.
+    #[arg(long, value_name = "SIZE[,SIZE...]", value_delimiter = ',', value_parser = plan::parse_memory)]
+    pub memory: Vec<(String, u64)>,
     /// Timeline sampling interval in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
     pub interval: f64,

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use super::TargetArgs;
 use crate::error::{Error, Result};
-use crate::harness::Plan;
+use crate::harness::{CaseSysctl, Plan};
+use crate::target::sysctl::SysctlSetting;
 use crate::target::{self, Device, Dir, Scratch, TargetOptions, TargetSpec};
 
 /// Turn the arguments into a plan, refusing contradictions with the flag
@@ -65,13 +66,60 @@ pub fn plan(args: &TargetArgs, cold_read: bool) -> Result<Plan> {
         (None, None) => fs_list.iter().map(|fs| Arc::new(Scratch::new(*fs)) as TargetSpec).collect(),
         (Some(_), Some(_)) => unreachable!("clap keeps --dir and --device apart"),
     };
+    // A single value stays run-wide, as before conditions; a list is an
+    // axis of per-case conditions.
+    let sysctls = args.sysctl.iter().filter(|l| l.0.len() == 1).map(|l| l.0[0].setting.clone()).collect();
+    let axes: Vec<Vec<CaseSysctl>> = args.sysctl.iter().filter(|l| l.0.len() > 1).map(|l| l.0.clone()).collect();
+    let mut keys: Vec<&str> = args.sysctl.iter().map(|l| l.0[0].setting.key.as_str()).collect();
+    keys.sort_unstable();
+    if let Some(pair) = keys.windows(2).find(|w| w[0] == w[1]) {
+        return Err(Error::usage(format!("--sysctl {} is given twice: give it once, with a list of values to vary it", pair[0])));
+    }
     Ok(Plan {
         targets,
         target_options,
-        sysctls: args.sysctl.clone(),
+        sysctls,
+        conditions: crate::harness::matrix(&args.memory, &axes),
         interval: Duration::from_secs_f64(args.interval),
         cold_read,
     })
+}
+
+/// The values of one `--sysctl KEY=V1,V2,...`: one is run-wide, more are
+/// a matrix axis.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SysctlList(pub Vec<CaseSysctl>);
+
+/// Read `--sysctl KEY=V1,V2,...`: each value as `KEY=VALUE` would be
+/// read alone (sizes take suffixes for `*_bytes` keys).
+pub fn parse_sysctl_list(text: &str) -> std::result::Result<SysctlList, String> {
+    let (key, values) =
+        text.split_once('=').ok_or_else(|| format!("`{text}` is not KEY=VALUE (for example vm.dirty_ratio=90)"))?;
+    let mut list = Vec::new();
+    for value in values.split(',') {
+        let setting: SysctlSetting = format!("{key}={value}").parse()?;
+        if list.iter().any(|s: &CaseSysctl| s.setting.value == setting.value) {
+            return Err(format!("{key}: the value {value} is given twice"));
+        }
+        list.push(CaseSysctl { setting, shown: value.trim().to_string() });
+    }
+    Ok(SysctlList(list))
+}
+
+/// The smallest `--memory`: below it the work's own memory (fslab's
+/// process included, which is in the cgroup while the work runs) would
+/// meet the OOM killer rather than writeback.
+const MEMORY_FLOOR: u64 = 32 << 20;
+
+/// Read one `--memory` value: kept as given (`256M`, the case's
+/// condition), with its bytes.
+pub fn parse_memory(text: &str) -> std::result::Result<(String, u64), String> {
+    let shown = text.trim().to_string();
+    let bytes = crate::units::parse_bytes(&shown)?;
+    if bytes < MEMORY_FLOOR {
+        return Err(format!("{shown} is below the smallest limit fslab sets, 32M (the work itself needs memory)"));
+    }
+    Ok((shown, bytes))
 }
 
 /// The shortest and longest sampling interval, in seconds: below a tick
@@ -107,4 +155,30 @@ fn check_input(args: &TargetArgs) -> Result<()> {
         return Err(Error::usage(format!("--interval {shown}: give a number of seconds from {shortest} to {longest}")));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sysctl_lists_keep_the_values_as_given_and_write_bytes() {
+        let list = parse_sysctl_list("vm.dirty_background_bytes=16M,64M").unwrap().0;
+        let got: Vec<(&str, &str, &str)> =
+            list.iter().map(|s| (s.setting.key.as_str(), s.setting.value.as_str(), s.shown.as_str())).collect();
+        assert_eq!(
+            got,
+            [("vm.dirty_background_bytes", "16777216", "16M"), ("vm.dirty_background_bytes", "67108864", "64M")]
+        );
+        assert_eq!(parse_sysctl_list("vm.dirty_ratio=5").unwrap().0.len(), 1);
+        assert!(parse_sysctl_list("vm.dirty_ratio=5,5").unwrap_err().contains("twice"));
+        assert!(parse_sysctl_list("vm.dirty_ratio").is_err());
+    }
+
+    #[test]
+    fn memory_values_are_kept_as_given_and_a_floor_holds() {
+        assert_eq!(parse_memory("192M"), Ok(("192M".to_string(), 192 << 20)));
+        assert!(parse_memory("16M").unwrap_err().contains("32M"));
+        assert!(parse_memory("lots").is_err());
+    }
 }

@@ -49,19 +49,24 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         jobs.push(Job { scenario: *s, param_sets, targets });
     }
 
-    let total: usize = jobs.iter().map(|j| j.param_sets.len() * j.targets.len()).sum::<usize>() * args.repeat as usize;
+    let conditions = plan.conditions.clone();
+    let total: usize = jobs.iter().map(|j| j.param_sets.len() * j.targets.len()).sum::<usize>()
+        * conditions.len()
+        * args.repeat as usize;
     let mut run = Run::start(plan, super::exec::store(&args.target), &args.target.tag, total)?;
     'all: for job in &jobs {
         for params in &job.param_sets {
             let spec = WorkSpec { scenario: job.scenario.name().into(), params: params.to_json() };
             for target in &job.targets {
-                for repeat in 1..=args.repeat {
-                    if run.interrupted() {
-                        break 'all;
+                for condition in &conditions {
+                    for repeat in 1..=args.repeat {
+                        if run.interrupted() {
+                            break 'all;
+                        }
+                        let what = format!("{} on {}", job.scenario.name(), condition.place(&target.label()));
+                        let mut work = job.scenario.work(params);
+                        run.measure(target, &spec, condition, repeat, &what, work.as_mut());
                     }
-                    let what = format!("{} on {}", job.scenario.name(), target.label());
-                    let mut work = job.scenario.work(params);
-                    run.measure(target, &spec, repeat, &what, work.as_mut());
                 }
             }
         }

@@ -19,11 +19,25 @@ pub fn cell(figures: &Figures, name: &str) -> String {
     }
 }
 
-/// The table: fs, the given parameters, repeat (if any case repeats),
-/// status, then the figures.
+/// The figures a memory limit adds to a table, when some case has them
+/// measured: why a layout changed under the limit.
+const MEMORY_TABLE: &[&str] =
+    &["memory_peak_bytes", "memory_limit_hits", "memory_scanned_pages", "memory_reclaimed_pages", "memory_dirty_bytes", "memory_writeback_bytes"];
+
+/// The table: where each case ran (the fs, or its place `xfs@256M` when a
+/// run varies conditions), the given parameters, repeat (if any case
+/// repeats), status, then the figures (and the memory cgroup's, when some
+/// case ran under a limit).
 pub fn render_cases(catalog: &Catalog, cases: &[&Case], params: &[&str], figures: &[&str]) -> String {
     let repeats = cases.iter().any(|c| c.repeat > 1);
-    let mut head: Vec<String> = vec!["fs".into()];
+    let places = cases.iter().any(|c| !c.conditions.is_empty());
+    let mut figures = figures.to_vec();
+    for name in MEMORY_TABLE {
+        if !figures.contains(name) && cases.iter().any(|c| c.figures.value(name).is_some()) {
+            figures.push(name);
+        }
+    }
+    let mut head: Vec<String> = vec![if places { "place" } else { "fs" }.into()];
     head.extend(params.iter().map(|p| p.to_string()));
     if repeats {
         head.push("#".into());
@@ -33,7 +47,7 @@ pub fn render_cases(catalog: &Catalog, cases: &[&Case], params: &[&str], figures
     head.extend(figures.iter().map(|f| catalog.heading(f).to_string()));
     let mut rows = vec![head];
     for case in cases {
-        let mut row = vec![case.fs.clone()];
+        let mut row = vec![case.place()];
         for p in params {
             row.push(match case.params.get(*p) {
                 Some(serde_json::Value::String(s)) => s.clone(),
@@ -70,7 +84,7 @@ pub fn render_cases(catalog: &Catalog, cases: &[&Case], params: &[&str], figures
 pub fn failures(cases: &[&Case]) -> String {
     let mut s = String::new();
     for case in cases.iter().filter(|c| c.status == Status::Failed) {
-        let _ = writeln!(s, "\n{}: {}", case.fs, case.error.as_deref().unwrap_or("failed"));
+        let _ = writeln!(s, "\n{}: {}", case.place(), case.error.as_deref().unwrap_or("failed"));
         if let Some(command) = &case.command {
             let tail: Vec<&str> = command.stderr.lines().rev().take(10).collect();
             for line in tail.iter().rev() {
@@ -88,10 +102,11 @@ pub fn missing(cases: &[&Case]) -> String {
     for case in cases.iter().filter(|c| c.status == Status::Ok) {
         for (name, figure) in case.figures.iter().filter(|(_, f)| f.value.is_none()) {
             let why = figure.missing.clone().unwrap_or_default();
-            match seen.iter_mut().find(|(fs, w, _)| *fs == case.fs && *w == why) {
+            let place = case.place();
+            match seen.iter_mut().find(|(fs, w, _)| *fs == place && *w == why) {
                 Some((_, _, names)) if !names.iter().any(|n| n == name) => names.push(name.to_string()),
                 Some(_) => {}
-                None => seen.push((case.fs.clone(), why, vec![name.to_string()])),
+                None => seen.push((place, why, vec![name.to_string()])),
             }
         }
     }

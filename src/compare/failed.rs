@@ -30,7 +30,7 @@ impl FailedCase {
     pub(super) fn new(first: &Case, failed: usize, repeats: usize) -> FailedCase {
         FailedCase {
             scenario: first.scenario.clone(),
-            fs: first.fs.clone(),
+            fs: first.place(),
             params: first.params.clone(),
             failed,
             repeats,
@@ -59,7 +59,7 @@ fn one_line(text: &str) -> String {
 pub fn case_labels(runs: &[RunRecord]) -> Vec<String> {
     let mut labels: Vec<String> = Vec::new();
     for case in runs.iter().flat_map(|r| &r.cases) {
-        let label = format::label(&case.scenario, None, &case.fs, &case.params);
+        let label = format::label(&case.scenario, None, &case.place(), &case.params);
         if !labels.contains(&label) {
             labels.push(label);
         }

@@ -281,7 +281,7 @@ fn row(key: &str, case: &Case, b: &PooledFigure<'_>, n: &PooledFigure<'_>, optio
     let j = judge::judge(&b.values, &n.values, b.figure, options, seed);
     FigureComparison {
         scenario: case.scenario.clone(),
-        fs: case.fs.clone(),
+        fs: case.place(),
         params: case.params.clone(),
         figure: b.name.to_string(),
         unit: b.figure.unit.to_string(),
@@ -364,14 +364,14 @@ fn fnv1a<const N: usize>(parts: [&[u8]; N]) -> u64 {
 
 /// `case`'s key, which the side called `other` has no ok case of.
 fn one_sided_case(case: &Case, failed_there: bool, other: &str) -> String {
-    let label = format::label(&case.scenario, None, &case.fs, &case.params);
+    let label = format::label(&case.scenario, None, &case.place(), &case.params);
     if failed_there { format!("{label} (failed in {other})") } else { label }
 }
 
 /// `name` of `case`, which the side called `other` has no value for;
 /// `there` is that side's pooled figure, if it has one, for the reason.
 fn one_sided_figure(case: &Case, name: &str, there: Option<&PooledFigure<'_>>, other: &str) -> String {
-    let label = format::label(&case.scenario, Some(name), &case.fs, &case.params);
+    let label = format::label(&case.scenario, Some(name), &case.place(), &case.params);
     match there.and_then(|f| f.missing) {
         Some(why) => format!("{label} (no value in {other}: {why})"),
         None => format!("{label} (no value in {other})"),

@@ -9,6 +9,7 @@ use crate::probe::trace;
 use crate::runner::{InProcess, Runner};
 use crate::target::folder::{FolderRole, OwnedDir};
 use crate::target::ledger::{self, CleanedRun, Ledger};
+use crate::target::cgroup::{self, MemoryController};
 use crate::target::sysctl::{self, SysctlLock, SysctlSetting};
 use crate::target::{TargetOptions, TargetSpec};
 
@@ -21,10 +22,21 @@ pub struct Plan {
     pub target_options: TargetOptions,
     /// Sysctls in force for the whole run.
     pub sysctls: Vec<SysctlSetting>,
+    /// The conditions each target is measured under, in order (one
+    /// default condition when the run varies none).
+    pub conditions: Vec<super::Condition>,
     /// Timeline sampling interval.
     pub interval: Duration,
     /// Read everything back with a cold cache after the work.
     pub cold_read: bool,
+}
+
+impl Plan {
+    /// Whether the run sets any sysctl, run-wide or per case (and so takes
+    /// the sysctl lock for its whole life).
+    pub fn sets_sysctls(&self) -> bool {
+        !self.sysctls.is_empty() || self.conditions.iter().any(|c| !c.sysctls.is_empty())
+    }
 }
 
 /// One run: its ledger, sysctls and tracing.
@@ -37,6 +49,8 @@ pub struct Lab {
     pub(super) tracefs: std::result::Result<PathBuf, &'static str>,
     pub(super) cases_started: std::cell::Cell<u32>,
     pub(super) runner: Box<dyn Runner>,
+    /// The memory controller, when some case has a memory limit.
+    pub(super) memory: Option<MemoryController>,
     // Declared before the lock so the ledger (which restores sysctls) is
     // dropped first.
     ledger: Ledger,
@@ -92,11 +106,23 @@ impl Lab {
     /// written).
     pub fn check(plan: &Plan) -> Result<()> {
         crate::target::check(&plan.targets)?;
-        if plan.sysctls.is_empty() {
+        let root = rustix::process::geteuid().is_root();
+        if plan.conditions.iter().any(|c| c.memory.is_some()) {
+            if !root {
+                return Err(Error::environment("--memory needs root (it makes a memory cgroup): run as root, or leave --memory out"));
+            }
+            cgroup::memory_controller()?;
+        }
+        if !plan.sets_sysctls() {
             return Ok(());
         }
-        if !rustix::process::geteuid().is_root() {
+        if !root {
             return Err(Error::environment("--sysctl needs root: run as root, or leave --sysctl out"));
+        }
+        for condition in &plan.conditions {
+            let mut all = plan.sysctls.clone();
+            all.extend(condition.sysctls.iter().map(|s| s.setting.clone()));
+            sysctl::check(&all)?;
         }
         sysctl::check(&plan.sysctls)
     }
@@ -132,7 +158,8 @@ impl Lab {
             plan.target_options.scratch = dir.path().to_path_buf();
         }
         let id = crate::record::run_id();
-        let sysctl_lock = if plan.sysctls.is_empty() { None } else { Some(lock_sysctls(state_dir.path())?) };
+        let sysctl_lock = if plan.sets_sysctls() { Some(lock_sysctls(state_dir.path())?) } else { None };
+        let memory = if plan.conditions.iter().any(|c| c.memory.is_some()) { Some(cgroup::memory_controller()?) } else { None };
         let ledger = Ledger::create_in(state_dir, &id)?;
         if let Some(dir) = scratch {
             ledger.set_scratch(dir)?;
@@ -148,6 +175,7 @@ impl Lab {
             tracefs,
             cases_started: std::cell::Cell::new(0),
             runner: Box::new(InProcess),
+            memory,
             ledger,
             _sysctl_lock: sysctl_lock,
         })

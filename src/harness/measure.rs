@@ -28,6 +28,10 @@ use crate::probe::{PROBES, ProbeCtx, Reading, Window};
 use crate::record::{Better, Case, FigureSpec, Kind, Status};
 use crate::runner::WorkSpec;
 use crate::scenario::Work;
+use super::Condition;
+use crate::target::cgroup::MemoryCgroup;
+use crate::target::ledger::{Resource, Token};
+use crate::target::sysctl;
 use crate::target::{Made, TargetOptions, TargetSpec};
 
 /// The cost of the `syncfs` after the work, declared once.
@@ -71,35 +75,65 @@ impl Lab {
         &self,
         spec: &TargetSpec,
         job: &WorkSpec,
+        condition: &Condition,
         repeat: u32,
         progress: &dyn Fn(Phase),
         work: &mut dyn Work,
     ) -> Case {
         let mut case = Case::new(&job.scenario, &spec.label(), job.params.clone(), repeat);
+        case.conditions = condition.as_map();
+        // What the case alone holds (its sysctls, its memory cgroup), put
+        // back when it ends, newest first.
+        let mut held = Vec::new();
+        let what = What { job, condition, progress };
+        self.measure_held(spec, &what, &mut case, work, &mut held);
+        for token in held.into_iter().rev() {
+            if let Err(e) = self.ledger().release(token) {
+                fail(&mut case, format!("putting back what the case held: {e}"));
+            }
+        }
+        case
+    }
+
+    fn measure_held(&self, spec: &TargetSpec, what: &What<'_>, case: &mut Case, work: &mut dyn Work, held: &mut Vec<Token>) {
+        let progress = what.progress;
         progress(Phase::Make);
+        let settings: Vec<_> = what.condition.sysctls.iter().map(|s| s.setting.clone()).collect();
+        let set = crate::interrupt::check().and_then(|()| sysctl::apply(self.ledger(), &settings));
         let options = self.options_for(&*work);
-        let made = crate::interrupt::check().and_then(|()| spec.make(self.ledger(), &options, &self.id));
+        let made = set.and_then(|tokens| {
+            held.extend(tokens);
+            spec.make(self.ledger(), &options, &self.id)
+        });
         let mut target = match made {
             Ok(t) => t,
             Err(e) => {
                 case.status = Status::Failed;
                 case.error = Some(e.to_string());
-                return case;
+                return;
             }
         };
         case.target = target.record();
         let kernel_log = KernelLog::watch(device_names(target.as_ref()));
-        if let Err(e) = self.measure_on(target.as_mut(), job, &mut case, progress, work) {
-            fail(&mut case, e.to_string());
+        if let Err(e) = self.measure_on(target.as_mut(), what, case, work, held) {
+            fail(case, e.to_string());
         }
         if let Some(why) = kernel_log.and_then(|log| log.failure()) {
-            fail(&mut case, why);
+            fail(case, why);
         }
         progress(Phase::Release);
         if let Err(e) = target.release() {
-            fail(&mut case, format!("releasing the target: {e}"));
+            fail(case, format!("releasing the target: {e}"));
         }
-        case
+    }
+
+    /// Make the case's memory cgroup, written to the ledger first (its
+    /// entry joins `held`, so it is removed when the case ends).
+    fn make_cgroup(&self, case_id: &str, limit: u64, held: &mut Vec<Token>) -> Result<MemoryCgroup> {
+        let controller = self.memory.as_ref().ok_or_else(|| Error::failed("a memory limit in a run that found no memory controller"))?;
+        let path = controller.place_for(case_id);
+        held.push(self.ledger().record(Resource::MemoryCgroup(path.clone()))?);
+        MemoryCgroup::make(controller, path, limit)
     }
 
     /// The target options for `work`: the plan's, with an image large
@@ -115,11 +149,12 @@ impl Lab {
     fn measure_on(
         &self,
         target: &mut dyn Made,
-        job: &WorkSpec,
+        what: &What<'_>,
         case: &mut Case,
-        progress: &dyn Fn(Phase),
         work: &mut dyn Work,
+        held: &mut Vec<Token>,
     ) -> Result<()> {
+        let What { job, condition, progress } = *what;
         crate::interrupt::check()?;
         let devices = Devices::of(target);
         let dir = target.work_dir().to_path_buf();
@@ -137,6 +172,14 @@ impl Lab {
         self.cases_started.set(n);
         let case_id = format!("{}-{n}", self.id);
         let fs_type = target.fs_type().to_string();
+        // Made before the probes start, entered just before the work.
+        let cgroup = match &condition.memory {
+            Some((_, limit)) => Some((self.make_cgroup(&case_id, *limit, held)?, *limit)),
+            None => None,
+        };
+        if let Some((cgroup, _)) = &cgroup {
+            case.target.memory_cgroup = Some(cgroup.describe());
+        }
         let ctx = ProbeCtx {
             ledger: self.ledger(),
             case_id: &case_id,
@@ -153,7 +196,21 @@ impl Lab {
             .chain((0..PROBES.len()).filter(|&i| PROBES[i].window() == Window::Work))
             .collect();
         let mut running: Vec<_> = order.iter().map(|&i| (i, PROBES[i].start(&ctx))).collect();
-        let outcome = self.runner.run(job, work, &dir, self.ledger());
+        let outcome = match &cgroup {
+            Some((cgroup, _)) => {
+                let outcome = cgroup.enter().and_then(|()| self.runner.run(job, work, &dir, self.ledger()));
+                // Out again before anything else is done, however the work
+                // ended (a failed move back fails the case; the cgroup's
+                // release then moves fslab out).
+                let left = cgroup.leave();
+                outcome.and_then(|o| left.map(|()| o))
+            }
+            None => self.runner.run(job, work, &dir, self.ledger()),
+        };
+        let mut memory_figures = crate::record::Figures::new();
+        if let Some((cgroup, limit)) = &cgroup {
+            super::memory::add_figures(cgroup, *limit, &mut memory_figures);
+        }
         let mut readings: Vec<Option<Reading>> = (0..PROBES.len()).map(|_| None).collect();
         while running.last().is_some_and(|(i, _)| PROBES[*i].window() == Window::Work) {
             let (i, probe) = running.pop().expect("checked");
@@ -187,6 +244,7 @@ impl Lab {
         }
         case.command = outcome.command;
         figures.extend(outcome.figures);
+        figures.extend(memory_figures);
         work.review(&timeline, figures);
         case.timeline = timeline;
         if let Some(failure) = outcome.failure {
@@ -213,6 +271,15 @@ impl Lab {
         case.maps = add_layout_figures(&dir, &mut case.figures)?;
         Ok(())
     }
+}
+
+/// What one case runs and under which condition, and where its progress
+/// goes: handed down the steps of [`Lab::measure`] together.
+#[derive(Clone, Copy)]
+struct What<'a> {
+    job: &'a WorkSpec,
+    condition: &'a Condition,
+    progress: &'a dyn Fn(Phase),
 }
 
 /// The scratch device and the disk under it (the image's, or the folder's).

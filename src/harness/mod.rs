@@ -8,15 +8,18 @@
 //! targets, runners and the store, and below the command line; it prints
 //! nothing but a progress line on a terminal.
 
+mod condition;
 mod environment;
 mod keep;
 mod kernel_log;
 mod lab;
 mod layout;
 mod measure;
+mod memory;
 mod room;
 mod run;
 
+pub use condition::{CaseSysctl, Condition, matrix};
 pub use environment::read_environment;
 pub use keep::Keeper;
 pub use lab::{Lab, Plan, cleanup_dead_runs};
@@ -38,6 +41,7 @@ pub fn catalog() -> Catalog {
     }
     lists.push(crate::probe::blockstat::BACKING_FIGURES);
     lists.push(crate::probe::cold::FIGURES);
+    lists.push(memory::FIGURES);
     lists.push(layout::FIGURES);
     crate::scenario::catalog(&lists)
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::{Keeper, Lab, Phase, Plan, read_environment};
+use super::{Condition, Keeper, Lab, Phase, Plan, read_environment};
 use crate::error::{Error, Result};
 use crate::record::{Case, RunRecord, Verdict};
 use crate::runner::WorkSpec;
@@ -87,12 +87,21 @@ impl Run {
         crate::interrupt::pending().is_some()
     }
 
-    /// Measure `work` (built from `job`) on `spec` as repetition `repeat`,
-    /// store the case and keep it; `what` names it on the progress line.
-    pub fn measure(&mut self, spec: &TargetSpec, job: &WorkSpec, repeat: u32, what: &str, work: &mut dyn Work) {
+    /// Measure `work` (built from `job`) on `spec` under `condition` as
+    /// repetition `repeat`, store the case and keep it; `what` names it on
+    /// the progress line.
+    pub fn measure(
+        &mut self,
+        spec: &TargetSpec,
+        job: &WorkSpec,
+        condition: &Condition,
+        repeat: u32,
+        what: &str,
+        work: &mut dyn Work,
+    ) {
         let bar = &self.bar;
         let progress = |phase: Phase| bar.set_message(format!("{what}: {}", phase.as_str()));
-        let case = self.lab.measure(spec, job, repeat, &progress, work);
+        let case = self.lab.measure(spec, job, condition, repeat, &progress, work);
         self.keeper.keep(&case);
         self.cases.push(case);
         self.bar.inc(1);

@@ -23,6 +23,7 @@ fn lab(parent: &std::path::Path, fail_make: Option<&'static str>) -> (Lab, Targe
         targets: vec![spec.clone()],
         target_options: TargetOptions { scratch: parent.join("scratch"), ..Default::default() },
         sysctls: Vec::new(),
+        conditions: vec![Condition::default()],
         interval: Duration::from_millis(100),
         cold_read: false,
     };
@@ -40,7 +41,7 @@ fn a_case_on_a_target_without_devices_has_every_probe_figure() {
     let dir = folder();
     let (lab, spec) = lab(dir.path(), None);
     let (job, mut work) = skeleton_job();
-    let case = lab.measure(&spec, &job, 1, &|_| {}, work.as_mut());
+    let case = lab.measure(&spec, &job, &Condition::default(), 1, &|_| {}, work.as_mut());
     assert_eq!(case.status, Status::Ok, "{:?}", case.error);
     assert_eq!((case.scenario.as_str(), case.fs.as_str(), case.target.fs_type.as_str()), ("skeleton", "fake", "fake"));
     // Every probe put in every figure it declares (or the xfs-only one
@@ -75,7 +76,7 @@ fn a_target_that_cannot_be_made_is_a_failed_case() {
     let dir = folder();
     let (lab, spec) = lab(dir.path(), Some("no room at the inn"));
     let (job, mut work) = skeleton_job();
-    let case = lab.measure(&spec, &job, 2, &|_| {}, work.as_mut());
+    let case = lab.measure(&spec, &job, &Condition::default(), 2, &|_| {}, work.as_mut());
     assert_eq!(case.status, Status::Failed);
     assert_eq!(case.error.as_deref(), Some("no room at the inn"));
     assert_eq!(case.repeat, 2);
@@ -99,7 +100,7 @@ fn failing_work_is_a_failed_case_and_its_target_is_released() {
     let (lab, spec) = lab(dir.path(), None);
     let job = WorkSpec { scenario: "broken".into(), params: serde_json::Map::new() };
     let phases = std::cell::RefCell::new(Vec::new());
-    let case = lab.measure(&spec, &job, 1, &|p| phases.borrow_mut().push(p), &mut Broken);
+    let case = lab.measure(&spec, &job, &Condition::default(), 1, &|p| phases.borrow_mut().push(p), &mut Broken);
     assert_eq!(case.status, Status::Failed);
     assert_eq!(case.error.as_deref(), Some("the disk caught fire"));
     assert_eq!(*phases.borrow(), [Phase::Make, Phase::Work, Phase::Release]);

@@ -180,6 +180,11 @@ pub struct TargetRecord {
     pub mount_opts: Option<String>,
     /// How the cache was emptied before the read-back, if there was one.
     pub cold_method: Option<String>,
+    /// The memory cgroup the work ran in (`--memory`): its interface, the
+    /// limit file written, and its path (`v1 memory.limit_in_bytes
+    /// /sys/fs/cgroup/memory/fslab-RUN-1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_cgroup: Option<String>,
 }
 
 impl Case {

@@ -1,6 +1,7 @@
 //! Runners: where the measured part of a case executes — in this process
-//! today; a child process (which a memory cgroup can hold) and a VM guest
-//! are the next kinds, each one file behind [`Runner`].
+//! today (a `--memory` limit moves the process into the case's memory
+//! cgroup around the runner, see `harness::measure`); a VM guest is the
+//! next kind, one file behind [`Runner`].
 //!
 //! The design decision: a runner gets both the work, built here for the
 //! unmeasured steps (prepare, review), and the [`WorkSpec`] it was built

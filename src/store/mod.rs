@@ -128,6 +128,8 @@ pub struct RunSummary {
 pub struct Store {
     backend: Box<dyn Backend>,
     location: String,
+    /// The schema version read (older than CURRENT only read-only).
+    version: i64,
 }
 
 impl std::fmt::Debug for Store {
@@ -152,7 +154,7 @@ impl Store {
         };
         let shown = shown_location(location);
         schema::migrate(backend.as_mut(), &shown)?;
-        Ok(Store { backend, location: shown })
+        Ok(Store { backend, location: shown, version: schema::CURRENT })
     }
 
     /// Open an SQLite store that must already exist, for reading (a
@@ -162,8 +164,8 @@ impl Store {
     pub fn open_existing(path: &Path) -> Result<Store> {
         let mut backend = sqlite::SqliteBackend::open_read_only(path)?;
         let shown = path.display().to_string();
-        schema::check(&mut backend, &shown)?;
-        Ok(Store { backend: Box::new(backend), location: shown })
+        let version = schema::check(&mut backend, &shown)?;
+        Ok(Store { backend: Box::new(backend), location: shown, version })
     }
 
     /// Where the store is, for messages (a URL without its password).
@@ -299,8 +301,9 @@ impl Store {
     /// The run `id`, whole, or `None` if the store has no such run.
     pub fn load(&mut self, id: &str) -> Result<Option<RunRecord>> {
         let mut out = None;
+        let version = self.version;
         self.backend.transaction(&mut |sql| {
-            out = rows::load_run(sql, id)?;
+            out = rows::load_run(sql, id, version)?;
             Ok(())
         })?;
         Ok(out)

@@ -9,7 +9,8 @@ use crate::record::{Case, KeptMap, RunRecord, Status, TargetRecord};
 pub(super) fn insert_case(sql: &mut dyn Sql, run_id: &str, ordinal: usize, case: &Case) -> Result<()> {
     let rows = sql.query(
         "INSERT INTO cases (run_id, ordinal, case_key, scenario, fs, params, repeat, status, error, fs_type, device, \
-         mkfs_args, mount_opts, cold_method, command_output) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+         mkfs_args, mount_opts, cold_method, command_output, conditions, memory_cgroup) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
          RETURNING id",
         &[
             Value::text(run_id),
@@ -27,6 +28,8 @@ pub(super) fn insert_case(sql: &mut dyn Sql, run_id: &str, ordinal: usize, case:
             Value::Text(case.target.mount_opts.clone()),
             Value::Text(case.target.cold_method.clone()),
             Value::Text(case.command.as_ref().map(to_json)),
+            Value::text(&to_json(&case.conditions)),
+            Value::Text(case.target.memory_cgroup.clone()),
         ],
     )?;
     let case_id = rows
@@ -78,7 +81,9 @@ pub(super) fn tags_of(sql: &mut dyn Sql, run_id: &str) -> Result<Vec<String>> {
     Ok(rows.iter().map(|r| text(&r[0])).collect())
 }
 
-pub(super) fn load_run(sql: &mut dyn Sql, id: &str) -> Result<Option<RunRecord>> {
+/// The run `id`, from a store of schema `version` (a version-1 store's
+/// cases have no conditions and no memory cgroup).
+pub(super) fn load_run(sql: &mut dyn Sql, id: &str, version: i64) -> Result<Option<RunRecord>> {
     let rows = sql.query(
         "SELECT id, started_at, complete, command, environment, sysctls, verdicts FROM runs WHERE id = ?",
         &[Value::text(id)],
@@ -97,9 +102,12 @@ pub(super) fn load_run(sql: &mut dyn Sql, id: &str) -> Result<Option<RunRecord>>
         cases: Vec::new(),
         verdicts: from_json(&text(&row[6]), "verdict list")?,
     };
+    let conditions = if version >= 2 { "conditions, memory_cgroup" } else { "NULL, NULL" };
     let cases = sql.query(
-        "SELECT id, scenario, fs, params, repeat, status, error, fs_type, device, mkfs_args, mount_opts, cold_method, \
-         command_output FROM cases WHERE run_id = ? ORDER BY ordinal",
+        &format!(
+            "SELECT id, scenario, fs, params, repeat, status, error, fs_type, device, mkfs_args, mount_opts, \
+             cold_method, command_output, {conditions} FROM cases WHERE run_id = ? ORDER BY ordinal"
+        ),
         &[Value::text(id)],
     )?;
     for c in cases {
@@ -114,7 +122,11 @@ pub(super) fn load_run(sql: &mut dyn Sql, id: &str) -> Result<Option<RunRecord>>
             mkfs_args: from_json(&text(&c[9]), "mkfs argument list")?,
             mount_opts: c[10].as_str().map(str::to_string),
             cold_method: c[11].as_str().map(str::to_string),
+            memory_cgroup: c[14].as_str().map(str::to_string),
         };
+        if let Some(conditions) = c[13].as_str() {
+            case.conditions = from_json(conditions, "case's conditions")?;
+        }
         case.command = c[12].as_str().map(|t| from_json(t, "command output")).transpose()?;
         case.figures = load_figures(sql, &case_id)?;
         let points = sql.query("SELECT points FROM timelines WHERE case_id = ?", std::slice::from_ref(&case_id))?;

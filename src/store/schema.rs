@@ -15,7 +15,7 @@ use super::{Backend, Value};
 use crate::error::{Error, Result};
 
 /// The schema version this fslab writes and reads.
-pub const CURRENT: i64 = 1;
+pub const CURRENT: i64 = 2;
 
 /// Each version's DDL, in order; index `i` makes version `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -84,6 +84,11 @@ const MIGRATIONS: &[&str] = &[
         extent_list TEXT NOT NULL,
         PRIMARY KEY (case_id, ordinal)
     )",
+    // 2: a case's conditions (memory limit, per-case sysctls) as a JSON
+    // object, and the memory cgroup its work ran in; NULL in cases stored
+    // before, which read as none, as they ran.
+    "ALTER TABLE cases ADD COLUMN conditions TEXT;
+    ALTER TABLE cases ADD COLUMN memory_cgroup TEXT",
 ];
 
 /// The words a backend puts into the DDL.
@@ -134,11 +139,13 @@ fn newer(location: &str, found: i64) -> Error {
     ))
 }
 
-/// Check, without changing anything, that a store opened read-only has
-/// this fslab's schema: a newer one is refused as [`migrate`] refuses it,
-/// an older one needs a writing command to migrate it first, and a file
-/// without fslab's tables holds no runs.
-pub fn check(backend: &mut dyn Backend, location: &str) -> Result<()> {
+/// Check, without changing anything, that a store opened read-only has a
+/// schema this fslab reads, and return its version: a newer one is refused
+/// as [`migrate`] refuses it, an older one is read as it is (what it lacks
+/// reads as empty, see [`READABLE`]), and a file without fslab's tables
+/// holds no runs.
+pub fn check(backend: &mut dyn Backend, location: &str) -> Result<i64> {
+    let mut version = 0;
     backend.transaction(&mut |sql| {
         let tables = sql.query("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'fslab_schema'", &[])?;
         if tables.first().and_then(|r| r.first()).and_then(Value::as_i64) != Some(1) {
@@ -152,15 +159,21 @@ pub fn check(backend: &mut dyn Backend, location: &str) -> Result<()> {
         if found > CURRENT {
             return Err(newer(location, found));
         }
-        if found < CURRENT {
+        version = found;
+        if found < READABLE {
             return Err(Error::environment(format!(
                 "the store {location} has schema version {found}, older than this fslab's {CURRENT}; a \
                  command that stores runs (`fslab run`, `fslab exec`) with this --store migrates it"
             )));
         }
         Ok(())
-    })
+    })?;
+    Ok(version)
 }
+
+/// The oldest schema a read-only store is read in: version 1 lacks only
+/// the cases' conditions and memory cgroup (read as none).
+pub const READABLE: i64 = 1;
 
 #[cfg(test)]
 mod tests {

@@ -81,6 +81,9 @@ pub enum Resource {
         /// Start time in clock ticks since boot, from `/proc/PID/stat`.
         start_ticks: u64,
     },
+    /// A case's memory cgroup (`--memory`), `fslab-RUN-N` inside the
+    /// memory controller's mount; tasks left are moved out, then removed.
+    MemoryCgroup(PathBuf),
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -489,6 +492,7 @@ pub fn describe(resource: &Resource) -> String {
         Resource::TraceInstance(p) => format!("trace instance {}", p.display()),
         Resource::WorkDir(p) => format!("work folder {}", p.display()),
         Resource::Child { pid, .. } => format!("process group {pid}"),
+        Resource::MemoryCgroup(p) => format!("memory cgroup {}", p.display()),
     }
 }
 
@@ -530,6 +534,7 @@ pub fn release(resource: &Resource, proof: Option<&Proof>, scratch: Option<&Owne
             kill_group(*pid, *start_ticks);
             Ok(None)
         }
+        Resource::MemoryCgroup(p) => super::cgroup::release(p),
     }
 }
 

@@ -18,6 +18,7 @@ pub mod fake;
 pub mod folder;
 pub mod fs_type;
 mod held;
+pub mod cgroup;
 pub mod kind;
 pub mod ledger;
 mod mounted;

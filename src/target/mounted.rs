@@ -172,6 +172,7 @@ impl Made for MountedFs<'_> {
             mkfs_args: self.mkfs_args.clone(),
             mount_opts: self.mount_opts.clone(),
             cold_method: None,
+            memory_cgroup: None,
         }
     }
 

@@ -137,17 +137,20 @@ pub fn check(settings: &[SysctlSetting]) -> Result<()> {
 /// both members'). Values that already hold are still recorded (putting
 /// them back is harmless). Call with the sysctl lock held, after dead
 /// runs' values were put back, so what is read is the machine's own.
-pub fn apply(ledger: &Ledger, settings: &[SysctlSetting]) -> Result<()> {
+/// Returns the ledger entries, in order, for a caller that puts them back
+/// early (a case's own sysctls).
+pub fn apply(ledger: &Ledger, settings: &[SysctlSetting]) -> Result<Vec<super::ledger::Token>> {
+    let mut tokens = Vec::new();
     for setting in settings {
         let old = read(&setting.key)?;
         let partner = match partner(&setting.key) {
             Some(other) => Some((other.to_string(), read(other)?)),
             None => None,
         };
-        ledger.record(Resource::Sysctl { key: setting.key.clone(), old, partner })?;
+        tokens.push(ledger.record(Resource::Sysctl { key: setting.key.clone(), old, partner })?);
         write(&setting.key, &setting.value)?;
     }
-    Ok(())
+    Ok(tokens)
 }
 
 #[cfg(test)]
