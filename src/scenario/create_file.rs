@@ -237,7 +237,8 @@ fn shows_at(cases: &[&Case]) -> Judged {
     };
     let shows = mkfile >= DD_FACTOR * worst_dd.max(1.0) && mkfile >= FEWEST_EXTENTS;
     let dd_text: Vec<String> = dd.iter().map(|(way, n)| format!("{way} {}", short_number(*n))).collect();
-    let evidence = format!("mkfile {} extents, {}", short_number(mkfile), dd_text.join(", "));
+    let noun = if mkfile == 1.0 { "extent" } else { "extents" };
+    let evidence = format!("mkfile {} {noun}, {}", short_number(mkfile), dd_text.join(", "));
     Judged { shows: Some(shows), figure: "extents", value: Some(mkfile), against: Some(worst_dd), evidence }
 }
 
@@ -474,7 +475,8 @@ mod tests {
         // Four times but fewer than ten: a scan does not notice.
         assert_eq!(judge(&[case("xfs", "mkfile", 9.0, 1.0), case("xfs", "write-1g", 1.0, 1.0)]).shows, Some(false));
         // Fresh xfs here: every way one extent.
-        assert_eq!(judge(&[case("xfs", "mkfile", 1.0, 1.0), case("xfs", "write-1g", 1.0, 1.0)]).shows, Some(false));
+        let fresh = judge(&[case("xfs", "mkfile", 1.0, 1.0), case("xfs", "write-1g", 1.0, 1.0)]);
+        assert_eq!((fresh.shows, fresh.evidence.as_str()), (Some(false), "mkfile 1 extent, write-1g 1"));
         assert_eq!(judge(&[case("ext4", "mkfile", 3.0, 2.0)]).shows, None);
         assert_eq!(judge(&[case("ext4", "write-1g", 3.0, 2.0)]).shows, None);
     }

@@ -176,7 +176,7 @@ impl Seeded for TreeCopy {
 
 /// What seed 001 reported, kept as one line of the verdict's evidence.
 const CLAIM: &str = "ext2 under FreeBSD's new allocator: one block in eight used, so a fresh untarred \
-                     400 MB tree read back 8.8 x slower while the copy was only 1.7 x slower";
+                     400 MB tree read back 8.8 times slower while the copy was only 1.7 times slower";
 
 /// How many times worse than the run's best a place must be, on either
 /// figure: the seed's read-back was 8.8 × slower; read I/Os per MiB vary
