@@ -47,6 +47,50 @@ pub fn bytes_or_count(name: &str) -> fn(u64) -> String {
     if name.ends_with("size") || name.ends_with("bytes") || name == "bs" { bytes_short } else { |n| n.to_string() }
 }
 
+/// A number with about three significant digits and no trailing zeros:
+/// `884`, `0.149`, `16,384`, `0.0123`.
+pub fn short_number(value: f64) -> String {
+    if !value.is_finite() {
+        return value.to_string();
+    }
+    let magnitude = value.abs();
+    let decimals = if magnitude == 0.0 || magnitude >= 100.0 {
+        0
+    } else if magnitude >= 10.0 {
+        1
+    } else if magnitude >= 1.0 {
+        2
+    } else {
+        ((-magnitude.log10()).floor() as usize + 3).min(9)
+    };
+    let text = format!("{value:.decimals$}");
+    let text = if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.').to_string() } else { text };
+    let text = if text == "-0" { "0".to_string() } else { text };
+    group_digits(&text)
+}
+
+/// Thousands separated by commas in the integer part of numbers of five
+/// digits or more (`16,384`; `4096` stays as is, as people write block
+/// sizes).
+pub fn group_digits(text: &str) -> String {
+    let (sign, rest) = text.strip_prefix('-').map_or(("", text), |r| ("-", r));
+    let (whole, fraction) = rest.split_once('.').map_or((rest, None), |(w, f)| (w, Some(f)));
+    if whole.len() < 5 || !whole.bytes().all(|b| b.is_ascii_digit()) {
+        return text.to_string();
+    }
+    let mut grouped = String::with_capacity(whole.len() + whole.len() / 3);
+    for (i, digit) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    match fraction {
+        Some(f) => format!("{sign}{grouped}.{f}"),
+        None => format!("{sign}{grouped}"),
+    }
+}
+
 /// Parse a size as people write it: `4096`, `512M`, `1G`, `1GiB`, `64k`
 /// (binary multiples; a bare number is bytes).
 pub fn parse_bytes(text: &str) -> Result<u64, String> {
@@ -102,5 +146,16 @@ mod tests {
         assert_eq!(bytes_short(GIB + GIB / 4), "1.25 GiB");
         assert_eq!(bytes_short(256 * MIB), "256 MiB");
         assert_eq!(bytes_short(u64::MAX), "16 EiB");
+    }
+
+    #[test]
+    fn short_numbers_keep_three_digits() {
+        assert_eq!(short_number(0.149_048), "0.149");
+        assert_eq!(short_number(0.012_34), "0.0123");
+        assert_eq!(short_number(7.0), "7");
+        assert_eq!(short_number(2.5), "2.5");
+        assert_eq!(short_number(1_234_567.0), "1,234,567");
+        assert_eq!(short_number(-0.0001), "-0.0001");
+        assert_eq!(short_number(0.0), "0");
     }
 }

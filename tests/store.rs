@@ -182,7 +182,8 @@ fn a_bad_store_stops_a_run_before_anything_is_made() {
 #[test]
 fn whole_runs_round_trip_through_both_backends_alike() {
     // A record with every kind of field: a missing figure, a timeline, a
-    // kept map with flags, a failed case, tags and verdicts.
+    // kept map with flags, a failed case, tags and verdicts (one stored
+    // before verdicts had places, one with places under conditions).
     let dir = tempfile::tempdir().unwrap();
     let record: fslab::record::RunRecord = serde_json::from_value(serde_json::json!({
         "id": "20261121T000000Z-1-00000001", "tag": "a", "tags": ["a", "b"], "started_at": "2026-11-21T00:00:00Z",
@@ -209,7 +210,13 @@ fn whole_runs_round_trip_through_both_backends_alike() {
             "figures": {}, "timeline": [], "maps": [],
             "command": {"argv": ["false"], "exit_code": 1, "signal": null, "stdout": "", "stderr": "no\n", "dropped_bytes": 0}
         }],
-        "verdicts": [{"scenario": "mmap-fill", "seed": "000", "shows": null, "evidence": "too few cases"}]
+        "verdicts": [{"scenario": "mmap-fill", "seed": "000", "shows": null, "evidence": "too few cases"},
+                     {"scenario": "mmap-fill", "seed": "000", "shows": true, "evidence": "seed 000 shows on xfs@256M (...)",
+                      "claim": "ext3 in 2009",
+                      "places": [{"target": "xfs@256M", "fs": "xfs", "conditions": {"memory": "256M"}, "shows": true,
+                                  "figure": "extents", "value": 30000.0, "against": 1.0, "evidence": "30,000 extents"},
+                                 {"target": "ext4", "fs": "ext4", "conditions": {}, "shows": null,
+                                  "figure": "extents", "value": null, "evidence": "no case"}]}]
     }))
     .unwrap();
     let want = serde_json::to_value(&record).unwrap();

@@ -17,6 +17,7 @@ mod list;
 mod report;
 mod run;
 mod table;
+mod verdicts;
 mod format;
 mod frag;
 mod free;

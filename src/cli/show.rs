@@ -98,11 +98,6 @@ pub(super) fn render_text(record: &RunRecord) -> String {
         s.push_str(&table::failures(&cases));
         s.push_str(&table::missing(&cases));
     }
-    if !record.verdicts.is_empty() {
-        let _ = writeln!(s, "\nverdicts: does this kernel still show what each seed reported?");
-        for v in &record.verdicts {
-            let _ = writeln!(s, "  seed {} {:<14} {:<8} {}", v.seed, v.scenario, v.word(), v.evidence);
-        }
-    }
+    s.push_str(&super::verdicts::render(&record.verdicts));
     s
 }

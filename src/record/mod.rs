@@ -27,7 +27,7 @@ pub use extent::Extent;
 pub use figures::{Better, Figure, Figures, Kind};
 pub use ids::{run_id, utc_now};
 pub use timeline::TimelinePoint;
-pub use verdict::Verdict;
+pub use verdict::{PlaceVerdict, Verdict};
 
 /// A run's results: `run` in the `fslab/1` JSON, and what the store keeps.
 #[derive(Debug, Clone, Serialize, Deserialize)]

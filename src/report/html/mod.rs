@@ -20,6 +20,7 @@ mod figures;
 mod maps;
 mod runs;
 mod section;
+mod verdicts;
 
 use std::fmt::{self, Write as _};
 

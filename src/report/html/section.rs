@@ -113,18 +113,7 @@ impl Page<'_> {
     fn write_verdicts(&self, out: &mut String, name: &str) -> fmt::Result {
         for run in self.runs {
             for verdict in run.verdicts.iter().filter(|v| v.scenario == name) {
-                let class = match verdict.shows {
-                    Some(true) => "shows",
-                    Some(false) => "gone",
-                    None => "unknown",
-                };
-                writeln!(
-                    out,
-                    r#"<p class="verdict {class}" data-verdict="{class}"><b>seed {}: {}</b> — {}</p>"#,
-                    escape(&verdict.seed),
-                    escape(verdict.word()),
-                    escape(&verdict.evidence)
-                )?;
+                super::verdicts::write_verdict(out, verdict)?;
             }
         }
         Ok(())
