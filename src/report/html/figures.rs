@@ -49,7 +49,7 @@ fn bar(group: &Group, figure: &str) -> Bar {
         }
     }
     Bar {
-        fs: group.fs.to_string(),
+        fs: group.place.clone(),
         params: group.params.clone(),
         run: group.run.clone(),
         colour: group.colour,

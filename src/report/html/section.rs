@@ -20,7 +20,9 @@ use crate::units::bytes_or_count;
 /// The cases of one scenario on one target with one parameter set (in one
 /// run): the repeats a bar summarises.
 pub(super) struct Group<'a> {
-    pub(super) fs: &'a str,
+    /// Where the cases ran: the target's label and its conditions
+    /// (`xfs@192M`), so a memory limit is a group of its own.
+    pub(super) place: String,
     /// The parameters that vary within the scenario, `k=v, ...`.
     pub(super) params: String,
     /// The run's label when the page shows several runs, else empty.
@@ -32,7 +34,7 @@ pub(super) struct Group<'a> {
 impl Group<'_> {
     /// Target, parameters and run, for captions.
     pub(super) fn label(&self) -> String {
-        [self.fs, self.params.as_str(), self.run.as_str()].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>().join(" · ")
+        [self.place.as_str(), self.params.as_str(), self.run.as_str()].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>().join(" · ")
     }
 }
 
@@ -72,7 +74,7 @@ impl Page<'_> {
             out,
             r#"<p class="params">{} on {} · {}</p>"#,
             plural(cases.len(), "case", "cases"),
-            escape(&unique(groups.iter().map(|g| g.fs.to_string())).join(", ")),
+            escape(&unique(groups.iter().map(|g| g.place.clone())).join(", ")),
             if repeats > 1 { format!("up to {repeats} repeats each") } else { "one repeat each".to_string() }
         )?;
         self.write_verdicts(out, name)?;
@@ -89,15 +91,15 @@ impl Page<'_> {
     /// cases come from several.
     fn groups<'c>(&self, cases: &[(usize, &'c Case)], varying: &[String]) -> Vec<Group<'c>> {
         let several_runs = unique(cases.iter().map(|(run, _)| *run)).len() > 1;
-        let mut keyed: Vec<((usize, &str, String), Group<'c>)> = Vec::new();
+        let mut keyed: Vec<((usize, String, String), Group<'c>)> = Vec::new();
         for &(run, case) in cases {
             let params = param_label(case, varying);
-            let key = (run, case.fs.as_str(), params.clone());
+            let key = (run, case.place(), params.clone());
             match keyed.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, group)) => group.cases.push(case),
                 None => {
                     let group = Group {
-                        fs: &case.fs,
+                        place: case.place(),
                         params,
                         run: if several_runs { run_label(&self.runs[run]) } else { String::new() },
                         colour: self.colours.iter().position(|c| *c == case.fs).unwrap_or(0),
@@ -189,7 +191,7 @@ fn write_failures(out: &mut String, groups: &[Group]) -> fmt::Result {
         writeln!(
             out,
             r#"<li class="failed" data-fs="{}" data-repeat="{}"><b>{} · repeat {} failed</b>: {}</li>"#,
-            escape(group.fs),
+            escape(&group.place),
             case.repeat,
             escape(&group.label()),
             case.repeat,
