@@ -207,17 +207,26 @@ pub fn run(args: &HuntArgs) -> Result<ExitCode> {
         ends.push(condition);
     }
     plan.conditions = ends;
+    // Points are compared with each other: no other run may change
+    // writeback sysctls while they are measured (root only: the lock lives
+    // in fslab's state folder).
+    plan.hold_sysctls = rustix::process::geteuid().is_root();
     let planned = (args.steps * args.repeat) as usize;
     let mut run = Run::start(plan, super::exec::store(&args.target), &args.target.tag, planned)?;
     let fixed = fixed_params(scenario, &args.set);
     let head = format!("{} on {}{}", scenario.name(), target.label(), fixed);
     run.say(
         &format!(
-            "hunt {head}: {} from {} to {}, {} steps, stopping {} or after {} steps; {} each (a point whose repeats disagree is measured again as often)",
+            "hunt {head}: {} from {} to {}, {} steps {}, stopping {} or after {} steps; {} each (a point whose repeats disagree is measured again as often)",
             vary.name,
             vary.said(vary.axis.lo),
             vary.said(vary.axis.hi),
             if vary.axis.scale == hunt::Scale::Geometric { "geometric" } else { "linear" },
+            match vary.start {
+                hunt::Start::FromHigh => "down from the high end (measuring the low end only if needed)",
+                hunt::Start::FromLow => "up from the low end (measuring the high end only if needed)",
+                hunt::Start::BothEnds => "after both ends",
+            },
             vary.axis.tolerance(),
             args.steps,
             plural(args.repeat, "repeat")
@@ -233,7 +242,7 @@ pub fn run(args: &HuntArgs) -> Result<ExitCode> {
         steps: Vec::new(),
         json: args.target.json,
     };
-    let found = hunt::hunt(&vary.axis, args.steps, args.repeat, &mut measurer);
+    let found = hunt::hunt(&vary.axis, args.steps, args.repeat, vary.start, &mut measurer);
     let steps = std::mem::take(&mut measurer.steps);
     let fs = measurer.target.label();
     let summary = summary(&head, &vary, &found, args.repeat, &steps);

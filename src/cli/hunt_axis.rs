@@ -3,7 +3,7 @@
 //! `*_bytes` keys, else a plain number on a linear axis), or a numeric
 //! parameter of the scenario (sizes and counts, geometric).
 
-use crate::harness::hunt::{Axis, Scale, size_grain};
+use crate::harness::hunt::{Axis, Scale, Start, size_grain};
 use crate::scenario::Scenario;
 use crate::scenario::params::ParamKind;
 
@@ -29,6 +29,9 @@ pub struct Vary {
     pub sizes: bool,
     /// The axis searched.
     pub axis: Axis,
+    /// Which end is cheap to measure: HI for memory (no reclaim), LO for a
+    /// size parameter (a small file); both ends first otherwise.
+    pub start: Start,
 }
 
 impl Vary {
@@ -37,6 +40,8 @@ impl Vary {
     pub fn shown(&self, value: u64) -> String {
         if !self.sizes {
             value.to_string()
+        } else if value % (1 << 30) == 0 {
+            format!("{}G", value >> 30)
         } else if value % (1 << 20) == 0 {
             format!("{}M", value >> 20)
         } else if value % 1024 == 0 {
@@ -89,7 +94,12 @@ pub fn parse(text: &str, scenario: &dyn Scenario) -> Result<Vary, String> {
         return Err(bad("LO must be more than 0 (the steps are geometric)"));
     }
     let grain = if sizes { size_grain(lo) } else { 1 };
-    Ok(Vary { name: name.to_string(), key, sizes, axis: Axis { lo, hi, scale, grain } })
+    let start = match key {
+        Key::Memory => Start::FromHigh,
+        Key::Param(_) if sizes => Start::FromLow,
+        _ => Start::BothEnds,
+    };
+    Ok(Vary { name: name.to_string(), key, sizes, axis: Axis { lo, hi, scale, grain }, start })
 }
 
 #[cfg(test)]
@@ -104,7 +114,8 @@ mod tests {
     fn keys_are_memory_sysctls_or_numeric_parameters() {
         let v = parse("memory=128M..1G", mmap_fill()).unwrap();
         assert_eq!((v.key, v.axis), (Key::Memory, Axis { lo: 128 << 20, hi: 1 << 30, scale: Scale::Geometric, grain: 1 << 20 }));
-        assert_eq!((v.shown(288 << 20), v.said(288 << 20)), ("288M".to_string(), "288 MiB".to_string()));
+        assert_eq!((v.shown(288 << 20), v.said(288 << 20), v.shown(1 << 30)), ("288M".to_string(), "288 MiB".to_string(), "1G".to_string()));
+        assert_eq!(v.start, Start::FromHigh);
         let v = parse("vm.dirty_ratio=1..40", mmap_fill()).unwrap();
         assert_eq!((v.key, v.axis.scale, v.shown(20)), (Key::Sysctl, Scale::Linear, "20".to_string()));
         let v = parse("vm.dirty_background_bytes=4M..1G", mmap_fill()).unwrap();

@@ -4,10 +4,14 @@
 //! values where the seed's claim flips.
 //!
 //! The rules, stated once (the command says them too):
-//! - Both ends first, HI before LO: on a memory axis the high end runs
-//!   without reclaim and answers in seconds, so a usage mistake shows
-//!   early. If the ends agree (or one cannot be judged) the hunt stops
-//!   there: there is no bracket to narrow.
+//! - The cheap end first ([`Start`]): on a memory axis the high end runs
+//!   without reclaim and answers in seconds while the low end may reclaim
+//!   for minutes, so the hunt descends from HI by bisection and measures
+//!   LO only when no point on the way judged otherwise (when the next
+//!   midpoint would be within the tolerance of LO, or one step of the
+//!   budget is left). A size parameter climbs from LO the same way; other
+//!   keys measure both ends first, HI before LO. Ends that agree stop the
+//!   hunt: there is no bracket to narrow.
 //! - Then bisection: the midpoint is the geometric mean on a size axis
 //!   (the claim turns on ratios such as limit / file size) and the
 //!   arithmetic mean on a linear one, rounded to the axis's grain (1 MiB
@@ -152,10 +156,24 @@ pub struct Hunt {
     pub outcome: Outcome,
 }
 
-/// Hunt along `axis` with at most `steps` points (at least 2: the ends),
-/// `repeats` measurements each, by the rules of this module.
-pub fn hunt(axis: &Axis, steps: u32, repeats: u32, oracle: &mut dyn Oracle) -> Hunt {
+/// Which end is measured first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// Both ends before anything else, HI first.
+    BothEnds,
+    /// HI is cheap (a memory limit well above the work needs no reclaim),
+    /// LO dear: descend from HI, and measure LO only when needed.
+    FromHigh,
+    /// LO is cheap (a small file), HI dear: climb from LO.
+    FromLow,
+}
+
+/// Hunt along `axis` with at most `steps` points (at least 2), `repeats`
+/// measurements each, starting at `start`'s end, by the rules of this
+/// module.
+pub fn hunt(axis: &Axis, steps: u32, repeats: u32, start: Start, oracle: &mut dyn Oracle) -> Hunt {
     let mut points = Vec::new();
+    let steps = steps.max(2) as usize;
     let visit = |value: u64, oracle: &mut dyn Oracle, points: &mut Vec<Point>| -> Option<bool> {
         let mut judged = oracle.measure(value, repeats);
         let first = judged.each.first().copied().flatten();
@@ -166,34 +184,52 @@ pub fn hunt(axis: &Axis, steps: u32, repeats: u32, oracle: &mut dyn Oracle) -> H
         points.push(Point { value, shows: judged.shows, mixed });
         judged.shows
     };
+    let (near, far) = if start == Start::FromLow { (axis.lo, axis.hi) } else { (axis.hi, axis.lo) };
     if oracle.stopped() {
         return Hunt { points, outcome: Outcome::Stopped };
     }
-    let at_hi = visit(axis.hi, oracle, &mut points);
-    let Some(at_hi) = at_hi else { return Hunt { points, outcome: Outcome::Unjudged(axis.hi) } };
-    if oracle.stopped() {
-        return Hunt { points, outcome: Outcome::Stopped };
-    }
-    let Some(at_lo) = visit(axis.lo, oracle, &mut points) else {
-        return Hunt { points, outcome: Outcome::Unjudged(axis.lo) };
+    let Some(at_near) = visit(near, oracle, &mut points) else {
+        return Hunt { points, outcome: Outcome::Unjudged(near) };
     };
-    if at_lo == at_hi {
-        return Hunt { points, outcome: Outcome::Agree(at_lo) };
-    }
-    let (mut lo, mut hi) = (axis.lo, axis.hi);
-    let bracket = |lo: u64, hi: u64| {
-        let narrow = axis.narrow(lo, hi);
-        if at_lo { Outcome::Bracket { shows_at: lo, gone_at: hi, narrow } } else { Outcome::Bracket { shows_at: hi, gone_at: lo, narrow } }
-    };
-    while (points.len() as u32) < steps.max(2) && !axis.narrow(lo, hi) && !oracle.stopped() {
-        let Some(mid) = axis.between(lo, hi) else { break };
-        match visit(mid, oracle, &mut points) {
-            None => return Hunt { points, outcome: Outcome::Unjudged(mid) },
-            Some(shows) if shows == at_lo => lo = mid,
-            Some(_) => hi = mid,
+    // `reached`: the measured point nearest the far end that judged as the
+    // near end did; `flip`: the nearest that judged otherwise, once seen.
+    let mut reached = near;
+    let mut flip = None;
+    let span = |a: u64, b: u64| (a.min(b), a.max(b));
+    while flip.is_none() {
+        if oracle.stopped() {
+            return Hunt { points, outcome: Outcome::Stopped };
+        }
+        let (a, b) = span(reached, far);
+        let last_step = points.len() + 1 >= steps;
+        let next = if start == Start::BothEnds || last_step || axis.narrow(a, b) { None } else { axis.between(a, b) };
+        let value = next.unwrap_or(far);
+        match visit(value, oracle, &mut points) {
+            None => return Hunt { points, outcome: Outcome::Unjudged(value) },
+            Some(shows) if shows == at_near && value == far => return Hunt { points, outcome: Outcome::Agree(shows) },
+            Some(shows) if shows == at_near => reached = value,
+            Some(_) => flip = Some(value),
         }
     }
-    Hunt { points, outcome: bracket(lo, hi) }
+    let mut other = flip.unwrap_or(far);
+    let bracket = |same: u64, other: u64| {
+        let (a, b) = span(same, other);
+        let narrow = axis.narrow(a, b);
+        if at_near { Outcome::Bracket { shows_at: same, gone_at: other, narrow } } else { Outcome::Bracket { shows_at: other, gone_at: same, narrow } }
+    };
+    loop {
+        let (a, b) = span(reached, other);
+        if points.len() >= steps || axis.narrow(a, b) || oracle.stopped() {
+            break;
+        }
+        let Some(mid) = axis.between(a, b) else { break };
+        match visit(mid, oracle, &mut points) {
+            None => return Hunt { points, outcome: Outcome::Unjudged(mid) },
+            Some(shows) if shows == at_near => reached = mid,
+            Some(_) => other = mid,
+        }
+    }
+    Hunt { points, outcome: bracket(reached, other) }
 }
 
 #[cfg(test)]
@@ -231,28 +267,38 @@ mod tests {
     #[test]
     fn a_memory_flip_is_bracketed_geometrically_to_an_eighth() {
         let mut oracle = Crafted { flip: 300 * MIB, noisy: vec![], measured: vec![] };
-        let found = hunt(&memory_axis(), 8, 1, &mut oracle);
+        let found = hunt(&memory_axis(), 8, 1, Start::FromHigh, &mut oracle);
         let values: Vec<u64> = found.points.iter().map(|p| p.value / MIB).collect();
-        // 1024 and 128 first, then geometric means rounded to MiB.
-        assert_eq!(values, [1024, 128, 362, 215, 279, 318, 298]);
+        // Down from 1024 by geometric means rounded to MiB; 128 is never needed.
+        assert_eq!(values, [1024, 362, 215, 279, 318, 298]);
         assert_eq!(found.outcome, Outcome::Bracket { shows_at: 298 * MIB, gone_at: 318 * MIB, narrow: true });
     }
 
     #[test]
     fn the_step_budget_stops_it_and_says_not_narrow() {
         let mut oracle = Crafted { flip: 300 * MIB, noisy: vec![], measured: vec![] };
-        let found = hunt(&memory_axis(), 4, 1, &mut oracle);
+        let found = hunt(&memory_axis(), 4, 1, Start::FromHigh, &mut oracle);
         assert_eq!(found.points.len(), 4);
-        assert_eq!(found.outcome, Outcome::Bracket { shows_at: 215 * MIB, gone_at: 362 * MIB, narrow: false });
+        assert_eq!(found.outcome, Outcome::Bracket { shows_at: 279 * MIB, gone_at: 362 * MIB, narrow: false });
     }
 
     #[test]
     fn ends_that_agree_stop_it_at_two_points() {
         let mut oracle = Crafted { flip: 2048 * MIB, noisy: vec![], measured: vec![] };
-        let found = hunt(&memory_axis(), 8, 2, &mut oracle);
+        let found = hunt(&memory_axis(), 8, 2, Start::BothEnds, &mut oracle);
         assert_eq!(found.points.len(), 2);
         assert_eq!(found.outcome, Outcome::Agree(true));
         assert_eq!(oracle.measured, [(1024 * MIB, 2), (128 * MIB, 2)]);
+        // Descending, the low end is measured once the next midpoint is
+        // within an eighth of it, or with the last step of the budget.
+        let mut oracle = Crafted { flip: 2048 * MIB, noisy: vec![], measured: vec![] };
+        let found = hunt(&memory_axis(), 8, 1, Start::FromHigh, &mut oracle);
+        let values: Vec<u64> = found.points.iter().map(|p| p.value / MIB).collect();
+        assert_eq!((values, found.outcome), (vec![1024, 362, 215, 166, 146, 137, 128], Outcome::Agree(true)));
+        let mut oracle = Crafted { flip: 2048 * MIB, noisy: vec![], measured: vec![] };
+        let found = hunt(&memory_axis(), 3, 1, Start::FromHigh, &mut oracle);
+        let values: Vec<u64> = found.points.iter().map(|p| p.value / MIB).collect();
+        assert_eq!(values, [1024, 362, 128]);
     }
 
     #[test]
@@ -264,7 +310,7 @@ mod tests {
             }
         }
         let axis = Axis { lo: 0, hi: 100, scale: Scale::Linear, grain: 1 };
-        let found = hunt(&axis, 20, 1, &mut Above);
+        let found = hunt(&axis, 20, 1, Start::BothEnds, &mut Above);
         let values: Vec<u64> = found.points.iter().map(|p| p.value).collect();
         assert_eq!(values, [100, 0, 50, 25, 38, 32]);
         assert_eq!(found.outcome, Outcome::Bracket { shows_at: 38, gone_at: 32, narrow: true });
@@ -273,7 +319,7 @@ mod tests {
     #[test]
     fn repeats_that_disagree_are_measured_once_more() {
         let mut oracle = Crafted { flip: 300 * MIB, noisy: vec![362 * MIB], measured: vec![] };
-        let found = hunt(&memory_axis(), 3, 2, &mut oracle);
+        let found = hunt(&memory_axis(), 3, 2, Start::BothEnds, &mut oracle);
         assert_eq!(oracle.measured, [(1024 * MIB, 2), (128 * MIB, 2), (362 * MIB, 2), (362 * MIB, 2)]);
         assert!(found.points[2].mixed && !found.points[0].mixed);
         assert_eq!(found.points.len(), 3);
@@ -287,9 +333,18 @@ mod tests {
                 Judgement { shows: None, each: vec![None] }
             }
         }
-        let found = hunt(&memory_axis(), 8, 1, &mut Blind);
+        let found = hunt(&memory_axis(), 8, 1, Start::FromHigh, &mut Blind);
         assert_eq!(found.outcome, Outcome::Unjudged(1024 * MIB));
         assert_eq!(found.points.len(), 1);
+    }
+
+    #[test]
+    fn climbing_from_a_cheap_low_end_brackets_too() {
+        let mut oracle = Crafted { flip: 300 * MIB, noisy: vec![], measured: vec![] };
+        let found = hunt(&memory_axis(), 8, 1, Start::FromLow, &mut oracle);
+        let values: Vec<u64> = found.points.iter().map(|p| p.value / MIB).collect();
+        assert_eq!(values, [128, 362, 215, 279, 318, 298]);
+        assert_eq!(found.outcome, Outcome::Bracket { shows_at: 298 * MIB, gone_at: 318 * MIB, narrow: true });
     }
 
     #[test]
