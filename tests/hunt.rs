@@ -58,6 +58,12 @@ fn a_small_memory_hunt_ends_and_its_steps_are_stored() {
     let values: Vec<&str> = places.iter().map(|p| p["conditions"]["memory"].as_str().unwrap()).collect();
     let shown_values: Vec<&str> = steps.iter().map(|s| s["shown"].as_str().unwrap()).collect();
     assert_eq!(values, shown_values);
+    // The report draws the figure against the memory limit.
+    let page = lab.dir.path().join("hunt.html");
+    lab.expect(&["report", run, "-o", page.to_str().unwrap()], 0);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains(r#"<svg class="chart hunt""#) && html.contains(r#"data-key="memory""#), "no hunt chart");
+    assert_eq!(html.matches(r#"<circle class="point"#).count(), steps.len());
     lab.assert_nothing_left("after a hunt");
 }
 
