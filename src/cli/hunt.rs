@@ -83,35 +83,41 @@ impl Measurer<'_> {
 impl Oracle for Measurer<'_> {
     fn measure(&mut self, value: u64, repeats: u32) -> Judgement {
         let shown = self.points.vary.shown(value);
-        let Ok((condition, params)) = self.points.at(value) else {
+        let Ok((condition, sets)) = self.points.at(value) else {
             return Judgement { shows: None, each: vec![None] };
         };
-        let spec = WorkSpec { scenario: self.points.scenario.name().into(), params: params.to_json() };
-        let done = self.at.get(&value).map_or(0, Vec::len) as u32;
-        for repeat in done + 1..=done + repeats {
-            if self.run.interrupted() {
-                break;
+        let done = self.at.get(&value).map_or(0, Vec::len) / sets.len().max(1);
+        'repeats: for repeat in done as u32 + 1..=done as u32 + repeats {
+            for params in &sets {
+                if self.run.interrupted() {
+                    break 'repeats;
+                }
+                let spec = WorkSpec { scenario: self.points.scenario.name().into(), params: params.to_json() };
+                let what = format!("{} on {}, {} {shown}", self.points.scenario.name(), self.target.label(), self.points.vary.name);
+                let mut work = self.points.scenario.work(params);
+                self.run.measure(&self.target, &spec, &condition, repeat, &what, work.as_mut());
+                let index = self.run.cases().len() - 1;
+                self.at.entry(value).or_default().push(index);
             }
-            let what = format!("{} on {}, {} {shown}", self.points.scenario.name(), self.target.label(), self.points.vary.name);
-            let mut work = self.points.scenario.work(&params);
-            self.run.measure(&self.target, &spec, &condition, repeat, &what, work.as_mut());
-            let index = self.run.cases().len() - 1;
-            self.at.entry(value).or_default().push(index);
         }
         let cases: Vec<&Case> = self.at.get(&value).map(|ix| ix.iter().map(|&i| &self.run.cases()[i]).collect()).unwrap_or_default();
         let place = self.judge(&cases);
-        let each: Vec<StepCase> = cases
-            .iter()
-            .map(|c| {
-                let own = self.judge(&[c]);
-                StepCase {
-                    repeat: c.repeat,
-                    status: c.status,
-                    shows: own.as_ref().and_then(|p| p.shows),
-                    value_of_figure: own.and_then(|p| p.value),
-                }
-            })
-            .collect();
+        // Each repeat judged on its own: its cases, one per compared set.
+        let mut each: Vec<StepCase> = Vec::new();
+        for c in &cases {
+            if each.iter().any(|e| e.repeat == c.repeat) {
+                continue;
+            }
+            let of_repeat: Vec<&Case> = cases.iter().copied().filter(|o| o.repeat == c.repeat).collect();
+            let own = self.judge(&of_repeat);
+            let failed = of_repeat.iter().any(|o| o.status == Status::Failed);
+            each.push(StepCase {
+                repeat: c.repeat,
+                status: if failed { Status::Failed } else { Status::Ok },
+                shows: own.as_ref().and_then(|p| p.shows),
+                value_of_figure: own.and_then(|p| p.value),
+            });
+        }
         let place = place.unwrap_or_else(|| PlaceVerdict {
             target: self.target.label(),
             fs: self.target.label(),
@@ -195,15 +201,27 @@ pub fn run(args: &HuntArgs) -> Result<ExitCode> {
         return Err(Error::usage(format!("--vary {0} and --sysctl {0} both set it: leave --sysctl out", vary.name)));
     }
     let target = plan.targets[0].clone();
-    let points = Points { scenario, vary: &vary, base, settings: args.set.clone(), scale: args.scale };
+    // Each point measures the seed's comparison (the preset's settings
+    // with several values, such as replace-files' two strategies), since
+    // the claim is judged across it; the user's --set of the same key wins.
+    let mut settings: Vec<Setting> = Vec::new();
+    for (key, values) in seeded.preset().settings {
+        if values.contains(',') && *key != vary.name && !args.set.iter().any(|s| s.key == *key) {
+            settings.push(format!("{key}={values}").parse().map_err(|e| Error::failed(format!("the seeds preset of {}: {e}", scenario.name())))?);
+        }
+    }
+    settings.extend(args.set.iter().cloned());
+    let points = Points { scenario, vary: &vary, base, settings, scale: args.scale };
     // Both ends are checked (values, room) before anything is made; the
     // plan's conditions are the ends, so the lab checks the machine for them.
     let mut ends = Vec::new();
     for value in [vary.axis.lo, vary.axis.hi] {
-        let (condition, params) = points.at(value).map_err(|e| Error::usage(format!("--vary {}: {e}", args.vary)))?;
-        let work = scenario.work(&params);
-        crate::harness::check_room(&target, &plan.target_options, work.as_ref())
-            .map_err(|e| Error::usage(format!("{} on {}: {}", scenario.name(), target.label(), e.message)))?;
+        let (condition, sets) = points.at(value).map_err(|e| Error::usage(format!("--vary {}: {e}", args.vary)))?;
+        for params in &sets {
+            let work = scenario.work(params);
+            crate::harness::check_room(&target, &plan.target_options, work.as_ref())
+                .map_err(|e| Error::usage(format!("{} on {}: {}", scenario.name(), target.label(), e.message)))?;
+        }
         ends.push(condition);
     }
     plan.conditions = ends;
@@ -211,7 +229,8 @@ pub fn run(args: &HuntArgs) -> Result<ExitCode> {
     // writeback sysctls while they are measured (root only: the lock lives
     // in fslab's state folder).
     plan.hold_sysctls = rustix::process::geteuid().is_root();
-    let planned = (args.steps * args.repeat) as usize;
+    let per_point = points.at(vary.axis.hi).map_or(1, |(_, sets)| sets.len());
+    let planned = args.steps as usize * args.repeat as usize * per_point;
     let mut run = Run::start(plan, super::exec::store(&args.target), &args.target.tag, planned)?;
     let fixed = fixed_params(scenario, &args.set);
     let head = format!("{} on {}{}", scenario.name(), target.label(), fixed);
@@ -280,7 +299,7 @@ pub fn run(args: &HuntArgs) -> Result<ExitCode> {
     };
     let failed = run.cases().iter().any(|c| c.status == Status::Failed);
     let id = run.lab().id.clone();
-    let params = points.at(vary.axis.lo).map(|(_, p)| p.to_json()).unwrap_or_default();
+    let params = points.at(vary.axis.lo).map(|(_, sets)| merged(&sets)).unwrap_or_default();
     let done = run.finish(vec![verdict])?;
     let mut params = params;
     if matches!(vary.key, Key::Param(_)) {
@@ -330,7 +349,7 @@ struct Points<'a> {
 
 impl Points<'_> {
     /// The condition and parameters of the point at `value`.
-    fn at(&self, value: u64) -> std::result::Result<(Condition, Params), String> {
+    fn at(&self, value: u64) -> std::result::Result<(Condition, Vec<Params>), String> {
         let shown = self.vary.shown(value);
         let mut condition = self.base.clone();
         let mut settings = self.settings.clone();
@@ -345,11 +364,32 @@ impl Points<'_> {
             }
             Key::Param(name) => settings.push(Setting { key: name.to_string(), values: vec![shown] }),
         }
-        let mut sets = params::expand(self.scenario.params(), &settings, self.scale)?;
-        let params = sets.pop().ok_or("no parameter set")?;
-        self.scenario.check(&params)?;
-        Ok((condition, params))
+        let sets = params::expand(self.scenario.params(), &settings, self.scale)?;
+        for params in &sets {
+            self.scenario.check(params)?;
+        }
+        Ok((condition, sets))
     }
+}
+
+/// The parameter sets' values, a key with several (the seed's
+/// comparison) as a list.
+fn merged(sets: &[Params]) -> serde_json::Map<String, serde_json::Value> {
+    let mut out = serde_json::Map::new();
+    for set in sets {
+        for (key, value) in set.to_json() {
+            match out.get_mut(&key) {
+                None => {
+                    out.insert(key, value);
+                }
+                Some(serde_json::Value::Array(list)) if !list.contains(&value) => list.push(value),
+                Some(serde_json::Value::Array(_)) => {}
+                Some(old) if *old != value => *old = serde_json::Value::Array(vec![old.clone(), value]),
+                Some(_) => {}
+            }
+        }
+    }
+    out
 }
 
 /// The parameters the user held, for the headline: ", size 256 MiB".
