@@ -20,6 +20,8 @@ mod table;
 mod verdicts;
 mod format;
 mod frag;
+mod hunt;
+mod hunt_axis;
 mod free;
 mod map;
 mod output;
@@ -64,6 +66,9 @@ enum Command {
     /// Run scenarios on fresh file systems (or in a directory), across a
     /// matrix of file systems and parameter values.
     Run(Box<RunArgs>),
+    /// Find where a seed's claim flips along one condition or parameter:
+    /// measure both ends of `--vary KEY=LO..HI`, then bisect.
+    Hunt(Box<HuntArgs>),
     /// The runs a store holds, a line each.
     Runs(RunsArgs),
     /// Print a stored run again (its tables, or --json).
@@ -249,6 +254,34 @@ pub struct RunArgs {
     pub preset: Option<String>,
 }
 
+/// Arguments of `fslab hunt`.
+#[derive(Debug, Args)]
+pub struct HuntArgs {
+    /// The scenario whose seed's claim is hunted (see `fslab list`).
+    #[arg(value_name = "SCENARIO")]
+    pub scenario: String,
+    /// Targets and measurement (one target: a hunt follows one place).
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// What to vary, from LO to HI: `memory`, a sysctl key, or a numeric
+    /// parameter of the scenario (`memory=128M..1G`, `size=16M..1G`).
+    #[arg(long, value_name = "KEY=LO..HI")]
+    pub vary: String,
+    /// A scenario parameter held at one value: `size=256M`. Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<crate::scenario::params::Setting>,
+    /// Measure each point N times (a point whose repeats disagree is
+    /// measured N times more, once).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: u32,
+    /// The most points to measure, both ends included.
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u32).range(2..))]
+    pub steps: u32,
+    /// Small default parameter values or the seeds' own.
+    #[arg(long, value_enum, default_value_t = crate::scenario::params::Scale::Small)]
+    pub scale: crate::scenario::params::Scale,
+}
+
 /// Arguments of `fslab list`.
 #[derive(Debug, Args)]
 pub struct ListArgs {
@@ -386,7 +419,7 @@ pub fn main() -> ExitCode {
     // Only commands that make targets release dead runs first (`cleanup`
     // does nothing else); reading commands leave other runs' leftovers,
     // and what is said about them, to those.
-    if matches!(cli.command, Command::Run(_) | Command::Exec(_)) {
+    if matches!(cli.command, Command::Run(_) | Command::Exec(_) | Command::Hunt(_)) {
         cleanup::on_start();
     }
     let outcome = match &cli.command {
@@ -396,6 +429,7 @@ pub fn main() -> ExitCode {
         Command::Exec(args) => exec::run(args),
         Command::List(args) => list::run(args),
         Command::Run(args) => run::run(args),
+        Command::Hunt(args) => hunt::run(args),
         Command::Runs(args) => runs::run(args),
         Command::Show(args) => show::run(args),
         Command::Export(args) => export::run(args),

@@ -82,6 +82,7 @@ pub fn plan(args: &TargetArgs, cold_read: bool) -> Result<Plan> {
         conditions: crate::harness::matrix(&args.memory, &axes),
         interval: Duration::from_secs_f64(args.interval),
         cold_read,
+        hold_sysctls: false,
     })
 }
 

@@ -29,6 +29,11 @@ pub struct Plan {
     pub interval: Duration,
     /// Read everything back with a cold cache after the work.
     pub cold_read: bool,
+    /// Take the sysctl lock for the whole run even when it sets none, so
+    /// no other fslab run changes writeback sysctls under it: `hunt`
+    /// compares its points with each other, and a point measured while
+    /// another run had `vm.dirty_background_ratio=1` set would lie.
+    pub hold_sysctls: bool,
 }
 
 impl Plan {
@@ -158,7 +163,7 @@ impl Lab {
             plan.target_options.scratch = dir.path().to_path_buf();
         }
         let id = crate::record::run_id();
-        let sysctl_lock = if plan.sets_sysctls() { Some(lock_sysctls(state_dir.path())?) } else { None };
+        let sysctl_lock = if plan.sets_sysctls() || plan.hold_sysctls { Some(lock_sysctls(state_dir.path())?) } else { None };
         let memory = if plan.conditions.iter().any(|c| c.memory.is_some()) { Some(cgroup::memory_controller()?) } else { None };
         let ledger = Ledger::create_in(state_dir, &id)?;
         if let Some(dir) = scratch {

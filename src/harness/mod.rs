@@ -1,7 +1,7 @@
 //! The harness: how a run goes, from a plan to a stored record. It is the
 //! one place that knows the order of things — make the target, start the
 //! probes, run the work through a runner, sync, stop, read back, map,
-//! release, store — so `exec`, `run` (and `hunt` to come) are short loops
+//! release, store — so `exec`, `run` and `hunt` are short loops
 //! over [`Run::measure`].
 //!
 //! The design decision: everything here sits above scenarios, probes,
@@ -10,6 +10,7 @@
 
 mod condition;
 mod environment;
+pub mod hunt;
 mod keep;
 mod kernel_log;
 mod lab;

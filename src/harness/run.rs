@@ -82,6 +82,26 @@ impl Run {
         &self.cases
     }
 
+    /// Say `line` on stdout (`stderr`: on stderr) without tearing the
+    /// progress line: how `hunt` prints each step as it goes.
+    pub fn say(&self, line: &str, stderr: bool) {
+        self.bar.suspend(|| {
+            if stderr {
+                eprintln!("{line}");
+            } else {
+                println!("{line}");
+            }
+        });
+    }
+
+    /// Change how many cases the run plans: a hunt knows only at its end
+    /// how many points it measured, and a run is complete when it measured
+    /// all it planned.
+    pub fn set_planned(&mut self, planned: usize) {
+        self.planned = planned;
+        self.bar.set_length(planned as u64);
+    }
+
     /// Whether the user asked the run to stop: no more cases then.
     pub fn interrupted(&self) -> bool {
         crate::interrupt::pending().is_some()

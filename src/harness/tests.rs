@@ -26,6 +26,7 @@ fn lab(parent: &std::path::Path, fail_make: Option<&'static str>) -> (Lab, Targe
         conditions: vec![Condition::default()],
         interval: Duration::from_millis(100),
         cold_read: false,
+        hold_sysctls: false,
     };
     (Lab::open_in(plan, &parent.join("state")).unwrap(), spec)
 }

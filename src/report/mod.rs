@@ -10,6 +10,7 @@
 pub mod axis;
 pub mod bars;
 pub mod html;
+pub mod hunt;
 mod markup;
 pub mod strip;
 pub mod timeline;

@@ -114,7 +114,14 @@ impl Page<'_> {
 
     fn write_verdicts(&self, out: &mut String, name: &str) -> fmt::Result {
         for run in self.runs {
+            // A hunt's verdict has its steps for places: its last line and
+            // the figure against the varied condition come first.
+            let hunt = run.command.get(1).is_some_and(|c| c == "hunt");
             for verdict in run.verdicts.iter().filter(|v| v.scenario == name) {
+                if let Some(svg) = hunt.then(|| crate::report::hunt::chart(verdict)).flatten() {
+                    writeln!(out, r#"<div class="hunt"><p class="hunt-summary"><b>hunt</b> {}</p>"#, super::escape(&verdict.evidence))?;
+                    writeln!(out, "{svg}</div>")?;
+                }
                 super::verdicts::write_verdict(out, verdict)?;
             }
         }

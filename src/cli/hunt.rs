@@ -1,0 +1,458 @@
+//! `fslab hunt SCENARIO --vary KEY=LO..HI`: where along one condition or
+//! parameter the seed's claim flips. The search is
+//! [`crate::harness::hunt`]'s; this file measures its points as cases of
+//! one stored run, prints each step as it goes and the bracket at the end.
+//! The run's one verdict lists the steps as its places, so `show` and
+//! `report` find them again.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+
+use serde::Serialize;
+
+use super::HuntArgs;
+use super::hunt_axis::{self, Key, Vary};
+use crate::error::{Error, ErrorKind, Result};
+use crate::harness::hunt::{self, Judgement, Oracle, Outcome};
+use crate::harness::{CaseSysctl, Condition, Run};
+use crate::record::{Case, PlaceVerdict, Status, Verdict};
+use crate::runner::WorkSpec;
+use crate::scenario::params::{self, Params, Setting};
+use crate::scenario::{self, Scenario, Seeded};
+use crate::target::TargetSpec;
+
+/// One measured point, as `--json` gives it.
+#[derive(Debug, Clone, Serialize)]
+struct Step {
+    value: u64,
+    shown: String,
+    place: String,
+    shows: Option<bool>,
+    mixed: bool,
+    figure: String,
+    value_of_figure: Option<f64>,
+    evidence: String,
+    cases: Vec<StepCase>,
+}
+
+/// One repeat of a point.
+#[derive(Debug, Clone, Serialize)]
+struct StepCase {
+    repeat: u32,
+    status: Status,
+    shows: Option<bool>,
+    value_of_figure: Option<f64>,
+}
+
+/// The `hunt` object of `--json`.
+#[derive(Debug, Serialize)]
+struct HuntJson<'a> {
+    scenario: &'a str,
+    seed: &'a str,
+    fs: String,
+    run: String,
+    vary: serde_json::Value,
+    params: serde_json::Map<String, serde_json::Value>,
+    repeat: u32,
+    steps_budget: u32,
+    steps: Vec<Step>,
+    outcome: &'static str,
+    bracket: Option<serde_json::Value>,
+    summary: String,
+}
+
+/// Measures a point as cases of the run and judges it with the seed's
+/// predicate.
+struct Measurer<'a> {
+    run: &'a mut Run,
+    points: &'a Points<'a>,
+    seeded: &'static dyn Seeded,
+    target: TargetSpec,
+    at: BTreeMap<u64, Vec<usize>>,
+    steps: Vec<Step>,
+    json: bool,
+}
+
+impl Measurer<'_> {
+    /// The claim judged on `cases`: the place's verdict, if any.
+    fn judge(&self, cases: &[&Case]) -> Option<PlaceVerdict> {
+        self.seeded.verdict(cases).places.into_iter().next()
+    }
+}
+
+impl Oracle for Measurer<'_> {
+    fn measure(&mut self, value: u64, repeats: u32) -> Judgement {
+        let shown = self.points.vary.shown(value);
+        let Ok((condition, sets)) = self.points.at(value) else {
+            return Judgement { shows: None, each: vec![None] };
+        };
+        let done = self.at.get(&value).map_or(0, Vec::len) / sets.len().max(1);
+        'repeats: for repeat in done as u32 + 1..=done as u32 + repeats {
+            for params in &sets {
+                if self.run.interrupted() {
+                    break 'repeats;
+                }
+                let spec = WorkSpec { scenario: self.points.scenario.name().into(), params: params.to_json() };
+                let what = format!("{} on {}, {} {shown}", self.points.scenario.name(), self.target.label(), self.points.vary.name);
+                let mut work = self.points.scenario.work(params);
+                self.run.measure(&self.target, &spec, &condition, repeat, &what, work.as_mut());
+                let index = self.run.cases().len() - 1;
+                self.at.entry(value).or_default().push(index);
+            }
+        }
+        let cases: Vec<&Case> = self.at.get(&value).map(|ix| ix.iter().map(|&i| &self.run.cases()[i]).collect()).unwrap_or_default();
+        let place = self.judge(&cases);
+        // Each repeat judged on its own: its cases, one per compared set.
+        let mut each: Vec<StepCase> = Vec::new();
+        for c in &cases {
+            if each.iter().any(|e| e.repeat == c.repeat) {
+                continue;
+            }
+            let of_repeat: Vec<&Case> = cases.iter().copied().filter(|o| o.repeat == c.repeat).collect();
+            let own = self.judge(&of_repeat);
+            let failed = of_repeat.iter().any(|o| o.status == Status::Failed);
+            each.push(StepCase {
+                repeat: c.repeat,
+                status: if failed { Status::Failed } else { Status::Ok },
+                shows: own.as_ref().and_then(|p| p.shows),
+                value_of_figure: own.and_then(|p| p.value),
+            });
+        }
+        let place = place.unwrap_or_else(|| PlaceVerdict {
+            target: self.target.label(),
+            fs: self.target.label(),
+            conditions: BTreeMap::new(),
+            shows: None,
+            figure: String::new(),
+            value: None,
+            against: None,
+            evidence: "no case measured".into(),
+        });
+        let label = match self.points.vary.key {
+            Key::Param(name) => format!("{} {name}={shown}", place.target),
+            _ => place.target.clone(),
+        };
+        let step = Step {
+            value,
+            shown: shown.clone(),
+            place: label,
+            shows: place.shows,
+            mixed: false,
+            figure: place.figure.clone(),
+            value_of_figure: place.value,
+            evidence: place.evidence.clone(),
+            cases: each,
+        };
+        let figure = place.value.map_or("-".to_string(), crate::units::short_number);
+        let line = format!(
+            "step {}: {} {} ({}): {} {figure} → {} ({})",
+            self.steps.iter().filter(|s| s.value != value).count() + 1,
+            self.points.vary.name,
+            self.points.vary.said(value),
+            step.place,
+            place.figure,
+            crate::record::PlaceVerdict::word(&place),
+            place.evidence
+        );
+        self.run.say(&line, self.json);
+        let judgement = Judgement { shows: step.shows, each: step.cases.iter().map(|c| c.shows).collect() };
+        match self.steps.iter_mut().find(|s| s.value == value) {
+            Some(old) => *old = Step { mixed: true, ..step },
+            None => self.steps.push(step),
+        }
+        judgement
+    }
+
+    fn stopped(&self) -> bool {
+        self.run.interrupted()
+    }
+}
+
+/// Run `fslab hunt`.
+pub fn run(args: &HuntArgs) -> Result<ExitCode> {
+    let scenario = scenario::find(&args.scenario)?;
+    let seeded = scenario.seeded().ok_or_else(|| {
+        Error::usage(format!("{} has no seed's claim to hunt: choose a scenario with a seed (see `fslab list`)", scenario.name()))
+    })?;
+    let vary = hunt_axis::parse(&args.vary, scenario).map_err(Error::usage)?;
+    for setting in &args.set {
+        if !scenario.params().iter().any(|p| p.name == setting.key) {
+            return Err(Error::usage(format!("--set {}: no parameter `{}` in {} (see `fslab list`)", setting.key, setting.key, scenario.name())));
+        }
+        if setting.values.len() > 1 || setting.key == vary.name {
+            return Err(Error::usage(format!(
+                "--set {}: a hunt holds every parameter at one value and varies only --vary {}",
+                setting.key, vary.name
+            )));
+        }
+    }
+    let mut plan = super::plan::plan(&args.target, false)?;
+    if plan.targets.len() != 1 {
+        return Err(Error::usage("hunt follows one target: give one file system with --fs (run it once per file system)"));
+    }
+    if plan.conditions.len() != 1 {
+        return Err(Error::usage("hunt varies only --vary: give --memory and --sysctl one value each"));
+    }
+    let base = plan.conditions[0].clone();
+    if vary.key == Key::Memory && base.memory.is_some() {
+        return Err(Error::usage("--vary memory and --memory both set the limit: leave --memory out"));
+    }
+    if vary.key == Key::Sysctl && plan.sysctls.iter().any(|s| s.key == vary.name) {
+        return Err(Error::usage(format!("--vary {0} and --sysctl {0} both set it: leave --sysctl out", vary.name)));
+    }
+    let target = plan.targets[0].clone();
+    // Each point measures the seed's comparison (the preset's settings
+    // with several values, such as replace-files' two strategies), since
+    // the claim is judged across it; the user's --set of the same key wins.
+    let mut settings: Vec<Setting> = Vec::new();
+    for (key, values) in seeded.preset().settings {
+        if values.contains(',') && *key != vary.name && !args.set.iter().any(|s| s.key == *key) {
+            settings.push(format!("{key}={values}").parse().map_err(|e| Error::failed(format!("the seeds preset of {}: {e}", scenario.name())))?);
+        }
+    }
+    settings.extend(args.set.iter().cloned());
+    let points = Points { scenario, vary: &vary, base, settings, scale: args.scale };
+    // Both ends are checked (values, room) before anything is made; the
+    // plan's conditions are the ends, so the lab checks the machine for them.
+    let mut ends = Vec::new();
+    for value in [vary.axis.lo, vary.axis.hi] {
+        let (condition, sets) = points.at(value).map_err(|e| Error::usage(format!("--vary {}: {e}", args.vary)))?;
+        for params in &sets {
+            let work = scenario.work(params);
+            crate::harness::check_room(&target, &plan.target_options, work.as_ref())
+                .map_err(|e| Error::usage(format!("{} on {}: {}", scenario.name(), target.label(), e.message)))?;
+        }
+        ends.push(condition);
+    }
+    plan.conditions = ends;
+    // Points are compared with each other: no other run may change
+    // writeback sysctls while they are measured (root only: the lock lives
+    // in fslab's state folder).
+    plan.hold_sysctls = rustix::process::geteuid().is_root();
+    let per_point = points.at(vary.axis.hi).map_or(1, |(_, sets)| sets.len());
+    let planned = args.steps as usize * args.repeat as usize * per_point;
+    let mut run = Run::start(plan, super::exec::store(&args.target), &args.target.tag, planned)?;
+    let fixed = fixed_params(scenario, &args.set);
+    let head = format!("{} on {}{}", scenario.name(), target.label(), fixed);
+    run.say(
+        &format!(
+            "hunt {head}: {} from {} to {}, {} steps {}, stopping {} or after {} steps; {} each (a point whose repeats disagree is measured again as often)",
+            vary.name,
+            vary.said(vary.axis.lo),
+            vary.said(vary.axis.hi),
+            if vary.axis.scale == hunt::Scale::Geometric { "geometric" } else { "linear" },
+            match vary.start {
+                hunt::Start::FromHigh => "down from the high end (measuring the low end only if needed)",
+                hunt::Start::FromLow => "up from the low end (measuring the high end only if needed)",
+                hunt::Start::BothEnds => "after both ends",
+            },
+            vary.axis.tolerance(),
+            args.steps,
+            plural(args.repeat, "repeat")
+        ),
+        args.target.json,
+    );
+    let mut measurer = Measurer {
+        run: &mut run,
+        points: &points,
+        seeded,
+        target,
+        at: BTreeMap::new(),
+        steps: Vec::new(),
+        json: args.target.json,
+    };
+    let found = hunt::hunt(&vary.axis, args.steps, args.repeat, vary.start, &mut measurer);
+    let steps = std::mem::take(&mut measurer.steps);
+    let fs = measurer.target.label();
+    let summary = summary(&head, &vary, &found, args.repeat, &steps);
+    run.say(&summary, args.target.json);
+    if !run.interrupted() {
+        let measured = run.cases().len();
+        run.set_planned(measured);
+    }
+    let verdict = Verdict {
+        scenario: scenario.name().into(),
+        seed: seeded.seed().into(),
+        shows: if steps.iter().any(|s| s.shows == Some(true)) {
+            Some(true)
+        } else if steps.iter().any(|s| s.shows == Some(false)) {
+            Some(false)
+        } else {
+            None
+        },
+        evidence: summary.clone(),
+        claim: String::new(),
+        places: steps.iter().map(|s| step_place(s, &fs, &vary)).collect(),
+    };
+    let bracket = match found.outcome {
+        Outcome::Bracket { shows_at, gone_at, narrow } => Some(serde_json::json!({
+            "shows_at": shows_at, "gone_at": gone_at,
+            "shows_at_shown": vary.shown(shows_at), "gone_at_shown": vary.shown(gone_at), "narrow": narrow
+        })),
+        _ => None,
+    };
+    let outcome = match found.outcome {
+        Outcome::Bracket { .. } => "bracket",
+        Outcome::Agree(_) => "agree",
+        Outcome::Unjudged(_) => "unjudged",
+        Outcome::Stopped => "interrupted",
+    };
+    let failed = run.cases().iter().any(|c| c.status == Status::Failed);
+    let id = run.lab().id.clone();
+    let params = points.at(vary.axis.lo).map(|(_, sets)| merged(&sets)).unwrap_or_default();
+    let done = run.finish(vec![verdict])?;
+    let mut params = params;
+    if matches!(vary.key, Key::Param(_)) {
+        params.remove(&vary.name);
+    }
+    if args.target.json {
+        let doc = HuntJson {
+            scenario: scenario.name(),
+            seed: seeded.seed(),
+            fs,
+            run: id,
+            vary: serde_json::json!({
+                "key": vary.name, "lo": vary.axis.lo, "hi": vary.axis.hi,
+                "scale": if vary.axis.scale == hunt::Scale::Geometric { "geometric" } else { "linear" },
+                "grain": vary.axis.grain, "tolerance": vary.axis.tolerance()
+            }),
+            params,
+            repeat: args.repeat,
+            steps_budget: args.steps,
+            steps,
+            outcome,
+            bracket,
+            summary,
+        };
+        super::print(&crate::json_document("hunt", &doc))?;
+    } else if let Ok(Some(location)) = &done.stored {
+        super::print(format!("stored as run {} in {location}\n", done.record.id).as_bytes())?;
+    }
+    if let Err(e) = &done.released {
+        eprintln!("fslab: {e}");
+    }
+    if let Err(e) = done.stored {
+        eprintln!("fslab: {e}");
+        return Ok(e.exit_code());
+    }
+    Ok(if failed || done.released.is_err() { ExitCode::from(ErrorKind::Failed.exit_code()) } else { ExitCode::SUCCESS })
+}
+
+/// How each point's condition and parameters are made.
+struct Points<'a> {
+    scenario: &'static dyn Scenario,
+    vary: &'a Vary,
+    base: Condition,
+    settings: Vec<Setting>,
+    scale: params::Scale,
+}
+
+impl Points<'_> {
+    /// The condition and parameters of the point at `value`.
+    fn at(&self, value: u64) -> std::result::Result<(Condition, Vec<Params>), String> {
+        let shown = self.vary.shown(value);
+        let mut condition = self.base.clone();
+        let mut settings = self.settings.clone();
+        match self.vary.key {
+            Key::Memory => {
+                super::plan::parse_memory(&shown)?;
+                condition.memory = Some((shown, value));
+            }
+            Key::Sysctl => {
+                let setting = format!("{}={shown}", self.vary.name).parse()?;
+                condition.sysctls.push(CaseSysctl { setting, shown });
+            }
+            Key::Param(name) => settings.push(Setting { key: name.to_string(), values: vec![shown] }),
+        }
+        let sets = params::expand(self.scenario.params(), &settings, self.scale)?;
+        for params in &sets {
+            self.scenario.check(params)?;
+        }
+        Ok((condition, sets))
+    }
+}
+
+/// The parameter sets' values, a key with several (the seed's
+/// comparison) as a list.
+fn merged(sets: &[Params]) -> serde_json::Map<String, serde_json::Value> {
+    let mut out = serde_json::Map::new();
+    for set in sets {
+        for (key, value) in set.to_json() {
+            match out.get_mut(&key) {
+                None => {
+                    out.insert(key, value);
+                }
+                Some(serde_json::Value::Array(list)) if !list.contains(&value) => list.push(value),
+                Some(serde_json::Value::Array(_)) => {}
+                Some(old) if *old != value => *old = serde_json::Value::Array(vec![old.clone(), value]),
+                Some(_) => {}
+            }
+        }
+    }
+    out
+}
+
+/// The parameters the user held, for the headline: ", size 256 MiB".
+fn fixed_params(scenario: &dyn Scenario, settings: &[Setting]) -> String {
+    let mut out = String::new();
+    for s in settings {
+        let spec = scenario.params().iter().find(|p| p.name == s.key);
+        let value = &s.values[0];
+        let said = match (spec.map(|p| p.kind), crate::units::parse_bytes(value)) {
+            (Some(params::ParamKind::Size), Ok(n)) => crate::units::bytes_short(n),
+            _ => value.clone(),
+        };
+        out += &format!(", {} {said}", s.key);
+    }
+    out
+}
+
+fn plural(n: u32, word: &str) -> String {
+    if n == 1 { format!("1 {word}") } else { format!("{n} {word}s") }
+}
+
+/// The last line: where the claim flips, or why there is no bracket.
+fn summary(head: &str, vary: &Vary, found: &hunt::Hunt, repeat: u32, steps: &[Step]) -> String {
+    let mixed: Vec<String> = steps.iter().filter(|s| s.mixed).map(|s| vary.said(s.value)).collect();
+    let mut counted = format!("{}, {} each", plural(steps.len() as u32, "step"), plural(repeat, "repeat"));
+    if !mixed.is_empty() {
+        counted += &format!(", {} at {} where they disagreed", 2 * repeat, mixed.join(", "));
+    }
+    let key = &vary.name;
+    match found.outcome {
+        Outcome::Bracket { shows_at, gone_at, narrow } => {
+            let (low, high) = if shows_at < gone_at {
+                (format!("shows at {key} ≤ {}", vary.said(shows_at)), format!("gone at ≥ {}", vary.said(gone_at)))
+            } else {
+                (format!("gone at {key} ≤ {}", vary.said(gone_at)), format!("shows at ≥ {}", vary.said(shows_at)))
+            };
+            let budget = if narrow { String::new() } else { format!("; the step budget ran out before the bracket was {}", vary.axis.tolerance()) };
+            format!("{head}: {low}, {high} ({counted}){budget}")
+        }
+        Outcome::Agree(shows) => format!(
+            "{head}: {} at both ends, {key} {} and {}: no bracket, nothing to bisect ({counted})",
+            if shows { "shows" } else { "gone" },
+            vary.said(vary.axis.lo),
+            vary.said(vary.axis.hi)
+        ),
+        Outcome::Unjudged(value) => format!("{head}: the claim could not be judged at {key} {}: no bracket ({counted})", vary.said(value)),
+        Outcome::Stopped => format!("{head}: interrupted: no bracket ({counted})"),
+    }
+}
+
+/// A step as a place of the run's verdict; a parameter step names its
+/// value among the conditions, so `report` can draw it on the axis.
+fn step_place(step: &Step, fs: &str, vary: &Vary) -> PlaceVerdict {
+    let mut conditions = BTreeMap::new();
+    conditions.insert(vary.name.clone(), step.shown.clone());
+    PlaceVerdict {
+        target: step.place.clone(),
+        fs: fs.to_string(),
+        conditions,
+        shows: step.shows,
+        figure: step.figure.clone(),
+        value: step.value_of_figure,
+        against: None,
+        evidence: step.evidence.clone(),
+    }
+}
