@@ -8,11 +8,11 @@ use std::sync::Arc;
 
 use super::RunArgs;
 use crate::error::{Error, Result};
-use crate::harness::Run;
+use crate::harness::{Condition, Run};
 use crate::record::{Case, Verdict};
 use crate::runner::WorkSpec;
 use crate::scenario::params::{self, Params, Setting};
-use crate::scenario::{self, SCENARIOS, Scenario};
+use crate::scenario::{self, PresetCondition, SCENARIOS, Scenario};
 use crate::target::{Scratch, TargetSpec};
 
 /// One scenario's share of the run: its parameter sets and targets.
@@ -20,6 +20,8 @@ struct Job {
     scenario: &'static dyn Scenario,
     param_sets: Vec<Params>,
     targets: Vec<TargetSpec>,
+    /// The run's conditions, then (with `--preset`) the seed's own.
+    conditions: Vec<Condition>,
 }
 
 /// Run `fslab run`.
@@ -30,7 +32,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         args.scenarios.iter().map(|name| scenario::find(name)).collect::<Result<_>>()?
     };
     check_settings(&scenarios, &args.set)?;
-    let plan = super::plan::plan(&args.target, false)?;
+    let mut plan = super::plan::plan(&args.target, false)?;
     // Every value is parsed, and every scenario refuses what it cannot do,
     // before anything is made.
     let mut jobs = Vec::new();
@@ -46,19 +48,33 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
                     .map_err(|e| Error::usage(format!("{} on {}: {}", s.name(), target.label(), e.message)))?;
             }
         }
-        jobs.push(Job { scenario: *s, param_sets, targets });
+        let mut conditions = plan.conditions.clone();
+        if args.preset.is_some() {
+            for extra in preset_conditions(*s, args)? {
+                if !conditions.contains(&extra) {
+                    conditions.push(extra);
+                }
+            }
+        }
+        jobs.push(Job { scenario: *s, param_sets, targets, conditions });
+    }
+    // The run checks, locks and makes what any job's conditions need.
+    for job in &jobs {
+        for c in &job.conditions {
+            if !plan.conditions.contains(c) {
+                plan.conditions.push(c.clone());
+            }
+        }
     }
 
-    let conditions = plan.conditions.clone();
-    let total: usize = jobs.iter().map(|j| j.param_sets.len() * j.targets.len()).sum::<usize>()
-        * conditions.len()
+    let total: usize = jobs.iter().map(|j| j.param_sets.len() * j.targets.len() * j.conditions.len()).sum::<usize>()
         * args.repeat as usize;
     let mut run = Run::start(plan, super::exec::store(&args.target), &args.target.tag, total)?;
     'all: for job in &jobs {
         for params in &job.param_sets {
             let spec = WorkSpec { scenario: job.scenario.name().into(), params: params.to_json() };
             for target in &job.targets {
-                for condition in &conditions {
+                for condition in &job.conditions {
                     for repeat in 1..=args.repeat {
                         if run.interrupted() {
                             break 'all;
@@ -119,6 +135,49 @@ fn settings_for(scenario: &dyn Scenario, args: &RunArgs) -> Result<Vec<Setting>>
     Ok(settings)
 }
 
+/// The seed's own conditions for one scenario (with `--preset`), read as
+/// `--memory` and `--sysctl` read theirs. The user's word wins, as `--set`
+/// does: with `--memory` given the preset adds no memory limit, and a
+/// preset condition setting a sysctl the user set is left out. Where the
+/// machine has no memory controller the preset's limits are left out,
+/// said on stderr, rather than the whole preset refused.
+fn preset_conditions(scenario: &dyn Scenario, args: &RunArgs) -> Result<Vec<Condition>> {
+    let Some(seeded) = scenario.seeded() else { return Ok(Vec::new()) };
+    let user_keys: Vec<&str> = args.target.sysctl.iter().flat_map(|l| l.0.iter().map(|s| s.setting.key.as_str())).collect();
+    let conditions = seeded.preset().conditions;
+    let mut limits = args.target.memory.is_empty();
+    if limits && conditions.iter().any(|c| c.memory.is_some()) {
+        if let Err(e) = crate::target::cgroup::memory_controller() {
+            eprintln!("fslab: the seeds preset runs {} without its memory limits: {}", scenario.name(), e.message);
+            limits = false;
+        }
+    }
+    read_preset_conditions(conditions, limits, &user_keys)
+        .map_err(|e| Error::failed(format!("the seeds preset of {}: {e}", scenario.name())))
+}
+
+/// A preset's conditions as the run's: memory limits only if `limits`,
+/// none that sets one of `user_keys`.
+fn read_preset_conditions(
+    conditions: &[PresetCondition],
+    limits: bool,
+    user_keys: &[&str],
+) -> std::result::Result<Vec<Condition>, String> {
+    let mut out = Vec::new();
+    for preset in conditions {
+        if (preset.memory.is_some() && !limits) || preset.sysctls.iter().any(|(key, _)| user_keys.contains(key)) {
+            continue;
+        }
+        let memory = preset.memory.map(super::plan::parse_memory).transpose()?;
+        let mut sysctls = Vec::new();
+        for (key, value) in preset.sysctls {
+            sysctls.extend(super::plan::parse_sysctl_list(&format!("{key}={value}"))?.0);
+        }
+        out.push(Condition { memory, sysctls });
+    }
+    Ok(out)
+}
+
 /// The run's targets with the preset's variants of a file system placed
 /// right after it (only for file systems the run makes scratch).
 fn with_variants(targets: &[TargetSpec], scenario: &dyn Scenario) -> Vec<TargetSpec> {
@@ -138,4 +197,29 @@ fn with_variants(targets: &[TargetSpec], scenario: &dyn Scenario) -> Vec<TargetS
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn places(conditions: &[Condition]) -> Vec<String> {
+        conditions.iter().map(|c| c.place("xfs")).collect()
+    }
+
+    #[test]
+    fn the_mmap_fill_preset_adds_memory_around_its_file_and_early_writeback() {
+        let mmap_fill = scenario::find("mmap-fill").unwrap().seeded().unwrap().preset().conditions;
+        let all = read_preset_conditions(mmap_fill, true, &[]).unwrap();
+        assert_eq!(places(&all), ["xfs@120M", "xfs@160M", "xfs@vm.dirty_background_bytes=32M"]);
+        assert_eq!(all[2].sysctls[0].setting.value, (32u64 << 20).to_string());
+        // The user's --memory, or the same sysctl, wins.
+        let user = read_preset_conditions(mmap_fill, false, &["vm.dirty_background_bytes"]).unwrap();
+        assert!(user.is_empty(), "{:?}", places(&user));
+        // Only mmap-fill's seed describes such conditions.
+        for s in SCENARIOS.iter().filter(|s| s.name() != "mmap-fill") {
+            let conditions = s.seeded().map(|seeded| seeded.preset().conditions).unwrap_or(&[]);
+            assert!(conditions.is_empty(), "{}", s.name());
+        }
+    }
 }

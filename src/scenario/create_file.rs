@@ -198,6 +198,7 @@ impl Seeded for CreateFile {
         Preset {
             settings: &[("method", "fallocate,write-1g,write-64k,mkfile,odirect-64k,truncate-fill")],
             variants: &[],
+            conditions: &[],
         }
     }
     /// Judged on every place by [`shows_at`].

@@ -23,7 +23,7 @@ mod tree_copy;
 
 use std::path::Path;
 
-pub use seeds::{Preset, Variant};
+pub use seeds::{Preset, PresetCondition, Variant};
 
 use crate::error::{Error, Result};
 use crate::probe::cold;

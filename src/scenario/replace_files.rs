@@ -94,7 +94,7 @@ impl Seeded for ReplaceFiles {
         "002"
     }
     fn preset(&self) -> Preset {
-        Preset { settings: &[("strategy", "fsync-each,writeback-batch")], variants: &[] }
+        Preset { settings: &[("strategy", "fsync-each,writeback-batch")], variants: &[], conditions: &[] }
     }
     /// Judged on every place by [`shows_at`].
     fn verdict(&self, cases: &[&Case]) -> Verdict {

@@ -26,6 +26,21 @@ pub struct Preset {
     /// Targets beyond the five default file systems (seed 001's 1 KiB-block
     /// ext2).
     pub variants: &'static [Variant],
+    /// Conditions the seed's machine had and a fresh lab lacks (seed 000's
+    /// memory about the file's size, its writeback starting early): each is
+    /// a place of its own beside the run's conditions, for this scenario
+    /// alone, so it does not multiply the other scenarios' cases.
+    pub conditions: &'static [PresetCondition],
+}
+
+/// One condition a preset adds: a memory limit, sysctls set for the case,
+/// or both, written as `--memory` and `--sysctl` would take them.
+#[derive(Debug, Clone, Copy)]
+pub struct PresetCondition {
+    /// The work's memory limit (`96M`), if any.
+    pub memory: Option<&'static str>,
+    /// Sysctls set for the case alone, as `(key, value)`.
+    pub sysctls: &'static [(&'static str, &'static str)],
 }
 
 /// A scratch file system made another way, under its own label.

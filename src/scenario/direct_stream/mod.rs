@@ -192,7 +192,7 @@ impl Seeded for DirectStream {
     /// lasts long enough on ext3 (over 10 one-second intervals here) for
     /// the drop detector, and the time limit is only a backstop.
     fn preset(&self) -> Preset {
-        Preset { settings: &[("file", "new"), ("bytes", "8G"), ("seconds", "60")], variants: &[] }
+        Preset { settings: &[("file", "new"), ("bytes", "8G"), ("seconds", "60")], variants: &[], conditions: &[] }
     }
     /// Judged on every place by [`shows_at`].
     fn verdict(&self, cases: &[&Case]) -> Verdict {

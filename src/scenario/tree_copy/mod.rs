@@ -164,6 +164,7 @@ impl Seeded for TreeCopy {
         Preset {
             settings: &[],
             variants: &[Variant { label: "ext2-1k", fs: FsType::Ext2, mkfs_args: &["-b", "1024"], mount_opts: None }],
+            conditions: &[],
         }
     }
     /// Judged on every place by [`shows_at`], against the best place of
