@@ -16,10 +16,7 @@
 //! Without read access to `/dev/kmsg` (not root, with
 //! `kernel.dmesg_restrict=1`) there is no watch, and only `syncfs` speaks.
 
-use std::os::fd::OwnedFd;
-
-use rustix::fs::{Mode, OFlags, SeekFrom};
-use rustix::io::Errno;
+use crate::target::kmsg;
 
 /// `KERN_ERR`: this level and the more severe ones count.
 const ERROR_LEVEL: u8 = 3;
@@ -30,7 +27,7 @@ const KEPT_LINES: usize = 3;
 
 /// A watch on the kernel log from the moment it was started.
 pub(super) struct KernelLog {
-    fd: OwnedFd,
+    log: kmsg::KernelLog,
     devices: Vec<String>,
 }
 
@@ -42,40 +39,24 @@ impl KernelLog {
         if devices.is_empty() {
             return None;
         }
-        let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
-        let fd = rustix::fs::open("/dev/kmsg", flags, Mode::empty()).ok()?;
-        // Past every record already logged.
-        rustix::fs::seek(&fd, SeekFrom::End(0)).ok()?;
-        Some(KernelLog { fd, devices })
+        Some(KernelLog { log: kmsg::KernelLog::from_now()?, devices })
     }
 
     /// Why the case must fail, if the kernel logged errors about its
     /// device since [`watch`](KernelLog::watch): how many, and the first
     /// few lines.
-    pub(super) fn failure(&self) -> Option<String> {
+    pub(super) fn failure(&mut self) -> Option<String> {
         let mut found: Vec<String> = Vec::new();
         let mut count = 0usize;
-        let mut lost = false;
-        let mut buf = vec![0u8; 8192];
-        loop {
-            match rustix::io::read(&self.fd, &mut buf) {
-                Ok(0) => break,
-                Ok(n) => {
-                    let record = String::from_utf8_lossy(&buf[..n]);
-                    if let Some(message) = error_about(&record, &self.devices) {
-                        count += 1;
-                        if found.len() < KEPT_LINES {
-                            found.push(message.chars().take(240).collect());
-                        }
-                    }
+        let devices = &self.devices;
+        let lost = self.log.read_new(|level, message| {
+            if is_error_about(level, message, devices) {
+                count += 1;
+                if found.len() < KEPT_LINES {
+                    found.push(message.chars().take(240).collect());
                 }
-                // Records were overwritten before they were read: go on
-                // with the oldest one left.
-                Err(Errno::PIPE) => lost = true,
-                Err(Errno::INTR) => {}
-                Err(_) => break, // EAGAIN: read to the end
             }
-        }
+        });
         if count == 0 {
             return None;
         }
@@ -91,21 +72,12 @@ impl KernelLog {
     }
 }
 
-/// The message of a `/dev/kmsg` record (`LEVEL,SEQ,USEC,FLAGS;TEXT\n`,
-/// then ` KEY=VALUE` lines) if it is an error that names one of
-/// `devices` as a whole word.
-fn error_about<'a>(record: &'a str, devices: &[String]) -> Option<&'a str> {
-    let (prefix, rest) = record.split_once(';')?;
-    // The first field holds facility * 8 + level.
-    let level = prefix.split(',').next()?.parse::<u32>().ok()? & 7;
-    if level > u32::from(ERROR_LEVEL) {
-        return None;
-    }
-    let message = rest.split('\n').next().unwrap_or(rest);
-    if HARMLESS.iter().any(|h| message.contains(h)) {
-        return None;
-    }
-    devices.iter().any(|d| names_word(message, d)).then_some(message)
+/// Whether a record at `level` saying `message` is an error that names one
+/// of `devices` as a whole word.
+fn is_error_about(level: u8, message: &str, devices: &[String]) -> bool {
+    level <= ERROR_LEVEL
+        && !HARMLESS.iter().any(|h| message.contains(h))
+        && devices.iter().any(|d| names_word(message, d))
 }
 
 /// Whether `word` occurs in `text` with no letter, digit or `_` on
@@ -123,6 +95,12 @@ mod tests {
 
     fn devices() -> Vec<String> {
         vec!["loop1".to_string()]
+    }
+
+    /// The message of a raw `/dev/kmsg` record if the watch counts it.
+    fn error_about<'a>(record: &'a str, devices: &[String]) -> Option<&'a str> {
+        let (level, message) = kmsg::parse_record(record)?;
+        is_error_about(level, message, devices).then_some(message)
     }
 
     #[test]
@@ -164,7 +142,7 @@ mod tests {
         let name = format!("fslabtest{}", std::process::id());
         let log = |text: &str| std::fs::write("/dev/kmsg", format!("<3>{text}\n")).unwrap();
         log(&format!("{name}: an error before the watch"));
-        let watch = KernelLog::watch(vec![name.clone()]).expect("root reads /dev/kmsg");
+        let mut watch = KernelLog::watch(vec![name.clone()]).expect("root reads /dev/kmsg");
         assert_eq!(watch.failure(), None);
         log(&format!("{name}: an error during the case"));
         let failure = watch.failure().expect("the error is seen");

@@ -118,7 +118,7 @@ impl Lab {
         if let Err(e) = self.measure_on(target.as_mut(), what, case, work, held) {
             fail(case, e.to_string());
         }
-        if let Some(why) = kernel_log.and_then(|log| log.failure()) {
+        if let Some(why) = kernel_log.and_then(|mut log| log.failure()) {
             fail(case, why);
         }
         progress(Phase::Release);

@@ -20,6 +20,7 @@ pub mod fs_type;
 mod held;
 pub mod cgroup;
 pub mod kind;
+pub mod kmsg;
 pub mod ledger;
 mod mounted;
 pub mod options;

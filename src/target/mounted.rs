@@ -14,7 +14,7 @@ use std::process::Command;
 
 use super::folder::{FileId, OwnedDir};
 use super::held::Held;
-use super::options::KernelLog;
+use super::kmsg::KernelLog;
 use super::kind::{Caps, Made};
 use super::ledger::{Ledger, Resource};
 use super::proof::{self, Proof};
@@ -144,7 +144,7 @@ impl<'l> MountedFs<'l> {
         let mut kernel_log = self.mount_opts.as_ref().and_then(|_| KernelLog::from_now());
         run_tool(mount_command(self.held.ledger, &self.mount_point), "mount", argv).map_err(|e| {
             let Some(opts) = &self.mount_opts else { return e };
-            let reason = kernel_log.as_mut().and_then(|log| log.lines_about(self.fs, opts));
+            let reason = kernel_log.as_mut().and_then(|log| super::options::lines_about(log, self.fs, opts));
             let Some(reason) = reason else { return e };
             Error::usage(format!(
                 "mount -o {opts} on a fresh {}: the kernel refuses it: {reason} (change --mount-opt {}=...)",

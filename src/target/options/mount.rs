@@ -5,6 +5,7 @@
 use std::os::fd::AsFd;
 
 use super::FsType;
+use crate::target::kmsg::KernelLog;
 use crate::error::{Error, Result};
 
 /// Words mount(8) turns into mount flags itself (they never reach the
@@ -81,7 +82,7 @@ pub fn kernel_accepts(fs: FsType, options: &[(String, Option<String>)]) -> Resul
         if let Err(errno) = set {
             let shown = value.as_ref().map_or_else(|| key.clone(), |v| format!("{key}={v}"));
             let reason = context_log(&context)
-                .or_else(|| kmsg.as_mut().and_then(|k| k.lines_about(fs, key)))
+                .or_else(|| kmsg.as_mut().and_then(|k| lines_about(k, fs, key)))
                 .unwrap_or_else(|| format!("{errno}, and it logged no reason"));
             return Err(Error::usage(format!(
                 "--mount-opt {fs}={shown}: the kernel refuses it: {reason} (see the mount options in `man 5 {}`; nothing was made)",
@@ -115,53 +116,23 @@ fn context_log(context: &impl AsFd) -> Option<String> {
     (!lines.is_empty()).then(|| lines.join("; "))
 }
 
-/// The kernel log (`/dev/kmsg`) read from where it ended when opened.
-pub struct KernelLog(std::fs::File);
-
-impl KernelLog {
-    /// Open the log at its end; `None` when it cannot be read (not root,
-    /// or `dmesg_restrict`).
-    pub fn from_now() -> Option<KernelLog> {
-        use std::io::Seek;
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut file = std::fs::File::options().read(true).custom_flags(libc::O_NONBLOCK).open("/dev/kmsg").ok()?;
-        file.seek(std::io::SeekFrom::End(0)).ok()?;
-        Some(KernelLog(file))
-    }
-
-    /// The messages logged since about `fs` or naming `key`, `; `-joined
-    /// (other lines are other work on the machine).
-    pub fn lines_about(&mut self, fs: FsType, key: &str) -> Option<String> {
-        use std::io::Read;
-        let tag = match fs {
-            FsType::Ext2 | FsType::Ext3 | FsType::Ext4 => "ext",
-            FsType::Xfs => "xfs",
-            FsType::Btrfs => "btrfs",
-        };
-        let mut found = Vec::new();
-        let mut record = [0u8; 2048];
-        // One record a read; EAGAIN once everything logged was read.
-        for _ in 0..64 {
-            let n = match self.0.read(&mut record) {
-                Ok(n) if n > 0 => n,
-                Err(e) if e.raw_os_error() == Some(libc::EPIPE) => continue, // overwritten records
-                _ => break,
-            };
-            let text = String::from_utf8_lossy(&record[..n]);
-            // `PRIORITY,SEQUENCE,MICROSECONDS,FLAGS;MESSAGE`, then
-            // continuation lines.
-            let Some((header, body)) = text.split_once(';') else { continue };
-            let message = body.lines().next().unwrap_or("").trim();
-            // Warnings and worse only (level = priority & 7): a mount
-            // elsewhere on the machine logs at info.
-            let level = header.split(',').next().and_then(|p| p.parse::<u32>().ok()).map(|p| p & 7);
-            let lower = message.to_ascii_lowercase();
-            if level.is_some_and(|l| l <= 4) && (lower.contains(tag) || message.contains(key)) {
-                found.push(message.to_string());
-            }
+/// What the kernel logged since `log` was opened about `fs` or naming
+/// `key`, at warning level or worse (a mount elsewhere on the machine
+/// logs at info), `; `-joined.
+pub fn lines_about(log: &mut KernelLog, fs: FsType, key: &str) -> Option<String> {
+    let tag = match fs {
+        FsType::Ext2 | FsType::Ext3 | FsType::Ext4 => "ext",
+        FsType::Xfs => "xfs",
+        FsType::Btrfs => "btrfs",
+    };
+    let mut found = Vec::new();
+    log.read_new(|level, message| {
+        let lower = message.to_ascii_lowercase();
+        if level <= 4 && (lower.contains(tag) || message.contains(key)) {
+            found.push(message.to_string());
         }
-        (!found.is_empty()).then(|| found.join("; "))
-    }
+    });
+    (!found.is_empty()).then(|| found.join("; "))
 }
 
 #[cfg(test)]
