@@ -4,7 +4,6 @@
 //! never touched. Reading commands (`map`, `runs`, `compare`, ...) neither
 //! release nor mention dead runs: they change nothing on the machine.
 
-use std::fmt::Write as _;
 use std::process::ExitCode;
 
 
@@ -32,8 +31,8 @@ pub fn run(args: &CleanupArgs) -> Result<ExitCode> {
 pub fn on_start() {
     match cleanup_dead_runs() {
         Ok(cleaned) => {
-            for run in cleaned.iter().filter(|r| !r.released.is_empty() || !r.failed.is_empty() || !r.refused.is_empty()) {
-                eprint!("fslab: a dead run left resources: {}", render_text(std::slice::from_ref(run)));
+            for run in cleaned.iter().filter(|r| !r.is_empty()) {
+                eprint!("fslab: a dead run left resources: {run}");
             }
         }
         Err(e) => eprintln!("fslab: could not check for dead runs: {e}"),
@@ -41,21 +40,8 @@ pub fn on_start() {
 }
 
 fn render_text(cleaned: &[CleanedRun]) -> String {
-    let mut s = String::new();
     if cleaned.is_empty() {
-        s.push_str("nothing to clean up\n");
+        return "nothing to clean up\n".to_string();
     }
-    for run in cleaned {
-        let _ = writeln!(s, "{}", run.ledger.display());
-        for r in &run.released {
-            let _ = writeln!(s, "  released {r}");
-        }
-        for r in &run.failed {
-            let _ = writeln!(s, "  FAILED   {r}");
-        }
-        for r in &run.refused {
-            let _ = writeln!(s, "  refused  {r}");
-        }
-    }
-    s
+    cleaned.iter().map(CleanedRun::to_string).collect()
 }

@@ -86,14 +86,8 @@ fn lock_sysctls(state: &std::path::Path) -> Result<SysctlLock> {
     let lock = sysctl::lock(state)?;
     let cleaned = ledger::cleanup_dead(state)?;
     let mut stuck = Vec::new();
-    for run in cleaned.iter().filter(|r| !r.released.is_empty() || !r.failed.is_empty()) {
-        eprintln!("fslab: a dead run left resources: {}", run.ledger.display());
-        for r in &run.released {
-            eprintln!("  released {r}");
-        }
-        for r in &run.failed {
-            eprintln!("  FAILED   {r}");
-        }
+    for run in cleaned.iter().filter(|r| !r.is_empty()) {
+        eprint!("fslab: a dead run left resources: {run}");
         // `ledger::describe` names a sysctl entry `sysctl KEY (...)`.
         stuck.extend(run.failed.iter().filter(|f| f.starts_with("sysctl ")));
     }

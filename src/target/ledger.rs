@@ -334,6 +334,31 @@ pub struct CleanedRun {
     pub refused: Vec<String>,
 }
 
+impl CleanedRun {
+    /// Whether the ledger held nothing left to release.
+    pub fn is_empty(&self) -> bool {
+        self.released.is_empty() && self.failed.is_empty() && self.refused.is_empty()
+    }
+}
+
+/// The ledger's path, then a line per entry: what was released, what
+/// failed and what was refused.
+impl std::fmt::Display for CleanedRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "{}", self.ledger.display())?;
+        for r in &self.released {
+            writeln!(f, "  released {r}")?;
+        }
+        for r in &self.failed {
+            writeln!(f, "  FAILED   {r}")?;
+        }
+        for r in &self.refused {
+            writeln!(f, "  refused  {r}")?;
+        }
+        Ok(())
+    }
+}
+
 /// Release what dead runs left: every ledger in `dir` whose lock can be
 /// taken (its run is gone) and that belongs to this user. Live runs are
 /// never touched. A state folder that is not ours alone is refused.
