@@ -6,7 +6,6 @@
 
 use std::process::ExitCode;
 
-
 use super::CleanupArgs;
 use crate::error::Result;
 use crate::harness::cleanup_dead_runs;

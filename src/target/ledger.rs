@@ -28,6 +28,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags};
+use rustix::io::Errno;
 use rustix::mount::UnmountFlags;
 use rustix::process::{Pid, Signal};
 use serde::{Deserialize, Serialize};
@@ -620,22 +621,28 @@ pub fn loops_over(image: &Path) -> Vec<PathBuf> {
 /// seconds while it is busy, then detaching lazily so the mount is gone
 /// from the namespace even if a stray process still holds a file.
 pub fn unmount(path: &Path) -> Result<()> {
+    if crate::layout::mounts::find_by_mount_point(path).is_none() {
+        return Ok(());
+    }
+    unmount_patiently(path, UnmountFlags::empty()).map_err(|(what, e)| Error::io(path, what, e.into()))
+}
+
+/// Unmount `target` with `flags`: while it is busy, retry for five
+/// seconds, then detach it lazily (it leaves the namespace at once, and
+/// goes when its last user does). Not, or no longer, a mount point is
+/// done. An error names the step that failed (`unmount` or `detach the
+/// busy mount`).
+pub(super) fn unmount_patiently(target: &Path, flags: UnmountFlags) -> std::result::Result<(), (&'static str, Errno)> {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        if crate::layout::mounts::find_by_mount_point(path).is_none() {
-            return Ok(());
-        }
-        match rustix::mount::unmount(path, UnmountFlags::empty()) {
-            Ok(()) => return Ok(()),
-            Err(rustix::io::Errno::BUSY) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(100));
+        match rustix::mount::unmount(target, flags) {
+            Ok(()) | Err(Errno::INVAL) | Err(Errno::NOENT) => return Ok(()),
+            Err(Errno::BUSY) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(100)),
+            Err(Errno::BUSY) => {
+                return rustix::mount::unmount(target, flags | UnmountFlags::DETACH)
+                    .map_err(|e| ("detach the busy mount", e));
             }
-            Err(rustix::io::Errno::BUSY) => {
-                return rustix::mount::unmount(path, UnmountFlags::DETACH)
-                    .map_err(|e| Error::io(path, "detach the busy mount", e.into()));
-            }
-            Err(rustix::io::Errno::INVAL) | Err(rustix::io::Errno::NOENT) => return Ok(()),
-            Err(e) => return Err(Error::io(path, "unmount", e.into())),
+            Err(e) => return Err(("unmount", e)),
         }
     }
 }

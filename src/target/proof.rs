@@ -229,45 +229,34 @@ pub fn unmount(scratch: Option<&OwnedDir>, path: &Path, proof: Option<&Proof>) -
             .map_err(|e| Error::io(path, "statx", e.into()))
     };
     let parent_mount = mount_id(parent.fd())?;
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS;
-        let fd = match rustix::fs::openat2(parent.fd(), &name, flags, Mode::empty(), resolve) {
-            Ok(fd) => fd,
-            Err(rustix::io::Errno::NOENT) => return Ok(None),
-            Err(e) => return Err(Error::io(path, "open the mount point", e.into())),
-        };
-        let mnt_id = mount_id(fd.as_fd())?;
-        drop(fd); // an open descriptor would keep the mount busy
-        if mnt_id == parent_mount {
-            return Ok(None); // nothing is mounted on it
-        }
-        let Some(mount) = crate::layout::mounts::find_by_id(mnt_id) else { return Ok(None) };
-        let same_device = rustix::fs::stat(source.as_str())
-            .is_ok_and(|st| (rustix::fs::major(st.st_rdev), rustix::fs::minor(st.st_rdev)) == (mount.major, mount.minor));
-        if (mount.source != *source && !same_device) || mount.fs_type != *fs_type {
-            return refuse(format!("{} has {} ({}) mounted on it, not {source}", path.display(), mount.source, mount.fs_type));
-        }
-        if let Some(want) = backing {
-            let behind = std::fs::File::open(source).ok().and_then(|f| crate::sys::loop_dev::backing(&f).ok().flatten());
-            if behind != Some((want.dev, want.ino)) {
-                return refuse(format!("{source} mounted on {} is no longer the loop device over its image", path.display()));
-            }
-        }
-        let target = format!("/proc/self/fd/{}/{}", parent.fd().as_raw_fd(), name.display());
-        match rustix::mount::unmount(target.as_str(), UnmountFlags::empty()) {
-            Ok(()) => return Ok(None),
-            Err(rustix::io::Errno::BUSY) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(100)),
-            Err(rustix::io::Errno::BUSY) => {
-                return rustix::mount::unmount(target.as_str(), UnmountFlags::DETACH)
-                    .map(|()| None)
-                    .map_err(|e| Error::io(path, "detach the busy mount", e.into()));
-            }
-            Err(rustix::io::Errno::INVAL) | Err(rustix::io::Errno::NOENT) => return Ok(None),
-            Err(e) => return Err(Error::io(path, "unmount", e.into())),
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS;
+    let fd = match rustix::fs::openat2(parent.fd(), &name, flags, Mode::empty(), resolve) {
+        Ok(fd) => fd,
+        Err(rustix::io::Errno::NOENT) => return Ok(None),
+        Err(e) => return Err(Error::io(path, "open the mount point", e.into())),
+    };
+    let mnt_id = mount_id(fd.as_fd())?;
+    drop(fd); // an open descriptor would keep the mount busy
+    if mnt_id == parent_mount {
+        return Ok(None); // nothing is mounted on it
+    }
+    let Some(mount) = crate::layout::mounts::find_by_id(mnt_id) else { return Ok(None) };
+    let same_device = rustix::fs::stat(source.as_str())
+        .is_ok_and(|st| (rustix::fs::major(st.st_rdev), rustix::fs::minor(st.st_rdev)) == (mount.major, mount.minor));
+    if (mount.source != *source && !same_device) || mount.fs_type != *fs_type {
+        return refuse(format!("{} has {} ({}) mounted on it, not {source}", path.display(), mount.source, mount.fs_type));
+    }
+    if let Some(want) = backing {
+        let behind = std::fs::File::open(source).ok().and_then(|f| crate::sys::loop_dev::backing(&f).ok().flatten());
+        if behind != Some((want.dev, want.ino)) {
+            return refuse(format!("{source} mounted on {} is no longer the loop device over its image", path.display()));
         }
     }
+    let target = format!("/proc/self/fd/{}/{}", parent.fd().as_raw_fd(), name.display());
+    super::ledger::unmount_patiently(Path::new(&target), UnmountFlags::empty())
+        .map(|()| None)
+        .map_err(|(what, e)| Error::io(path, what, e.into()))
 }
 
 /// The work folder at `path` (in a user's `--dir`, outside any scratch

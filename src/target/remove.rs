@@ -18,7 +18,6 @@ use std::ffi::{CStr, CString, OsStr};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags, StatxFlags, CWD};
 use rustix::io::Errno;
@@ -252,20 +251,10 @@ fn unmount_at_or_below(folder: &Path) -> Result<()> {
 }
 
 fn unmount_one(mount_point: &Path, folder: &Path) -> Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        match rustix::mount::unmount(mount_point, UnmountFlags::NOFOLLOW) {
-            // Not (or no longer) a mount point: a stacked one went with
-            // the one above it, or it was unmounted meanwhile.
-            Ok(()) | Err(Errno::INVAL) | Err(Errno::NOENT) => return Ok(()),
-            Err(Errno::BUSY) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(100)),
-            Err(Errno::BUSY) => {
-                return rustix::mount::unmount(mount_point, UnmountFlags::NOFOLLOW | UnmountFlags::DETACH)
-                    .map_err(|e| unmount_failed(mount_point, folder, e));
-            }
-            Err(e) => return Err(unmount_failed(mount_point, folder, e)),
-        }
-    }
+    // Not (or no longer) a mount point is done: a stacked one went with the
+    // one above it, or it was unmounted meanwhile.
+    super::ledger::unmount_patiently(mount_point, UnmountFlags::NOFOLLOW)
+        .map_err(|(_, e)| unmount_failed(mount_point, folder, e))
 }
 
 fn unmount_failed(mount_point: &Path, folder: &Path, e: Errno) -> Error {
