@@ -134,8 +134,10 @@ pub fn fill(root: &Path, fraction: f64, progress: &dyn Fn(&str)) -> Result<Fille
     }
     progress(&format!("filling to {}", run::pct(fraction)));
     let mut writer = Writer::open(root, "fill")?;
+    // A second fill goes on numbering after the first one's files.
+    let made_before = std::fs::read_dir(writer.path()).map_or(0, |d| d.count() as u64);
     let mut done = Aged::default();
-    let level = run::fill_to(&mut writer, &mut FillerPlan::default(), fraction, &mut done)?;
+    let level = run::fill_to(&mut writer, &mut FillerPlan::new(made_before), fraction, &mut done)?;
     Ok(Filled { files: done.files_made, bytes: done.bytes_written, level })
 }
 

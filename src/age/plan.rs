@@ -377,6 +377,13 @@ pub struct FillerPlan {
     next_id: u64,
 }
 
+impl FillerPlan {
+    /// Filler files numbered from `first` (after those a fill before made).
+    pub fn new(first: u64) -> Self {
+        FillerPlan { next_id: first }
+    }
+}
+
 /// The size of each filler file.
 pub const FILLER_BYTES: u64 = 64 << 20;
 
@@ -488,5 +495,7 @@ mod tests {
         let ops = FillerPlan::default().fill((200 << 20) + 5000);
         assert_eq!(ops.len(), 4);
         assert_eq!(ops[3], Op::Create { path: "f000003".into(), size: (8 << 20) + 5000 });
+        let ops = FillerPlan::new(4).fill(1);
+        assert_eq!(ops, [Op::Create { path: "f000004".into(), size: 1 }]);
     }
 }

@@ -195,3 +195,39 @@ fn check_component(part: &[u8]) -> io::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nothing_is_written_through_a_symlink() {
+        let dir = tempfile::Builder::new().prefix("fslab-test-writer-").tempdir_in("/var/tmp").unwrap();
+        let outside = dir.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        let root = dir.path().join("root");
+        std::fs::create_dir_all(root.join("age")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("age/evil")).unwrap();
+        let mut w = Writer::open(&root, "age").unwrap();
+        assert!(w.create(b"evil/x", 10).is_err());
+        assert!(w.create_from(b"evil/deeper/x", 0o644, &mut &b"hello"[..], 5).is_err());
+        assert!(w.symlink(b"evil/link", b"/etc").is_err());
+        assert!(w.create(b"../x", 1).is_err() && w.create(b"a/../../x", 1).is_err());
+        // The symlink itself is a name like any other: replaced, never followed.
+        assert!(w.create(b"evil", 1).is_err(), "O_EXCL|O_NOFOLLOW refuses the existing link");
+        w.remove(b"evil").unwrap();
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+        // Parents are made where asked, and files hold the buffer's bytes.
+        assert_eq!(w.create_from(b"a/b/c", 0o755, &mut &b"hello"[..], 5).unwrap(), 5);
+        assert_eq!(std::fs::read(root.join("age/a/b/c")).unwrap(), b"hello");
+        assert_eq!(w.create(b"a/big", (1 << 20) + 7).unwrap(), (1 << 20) + 7);
+        assert!(std::fs::read(root.join("age/a/big")).unwrap().iter().all(|&b| b != 0));
+        w.remove(b"a/b/c").unwrap();
+        w.prune_parents(b"a/b/c");
+        assert!(!root.join("age/a/b").exists() && root.join("age/a").is_dir());
+        // The aging directory itself must not be a symlink.
+        std::fs::remove_dir_all(root.join("age")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("age")).unwrap();
+        assert!(Writer::open(&root, "age").is_err());
+    }
+}
