@@ -39,6 +39,11 @@ pub trait Plan {
     fn fill(&mut self, budget: u64) -> Vec<Op>;
     /// The deletions that open round `round` (1-based).
     fn delete(&mut self, round: u32) -> Vec<Op>;
+    /// The live files' sizes, each rounded up to the block size, summed:
+    /// a round refills what its deletions freed by this account, not by
+    /// measuring (what a file system reports right after deletions
+    /// depends on when it gets round to freeing them).
+    fn live_bytes(&self) -> u64;
 }
 
 /// `size` rounded up to whole blocks.
@@ -78,7 +83,8 @@ pub struct ChurnPlan {
     sizes: (u64, u64),
     delete: f64,
     block: u64,
-    live: Vec<String>,
+    /// Live files: path and allocated bytes.
+    live: Vec<(String, u64)>,
     next_id: u64,
 }
 
@@ -129,7 +135,7 @@ impl Plan for ChurnPlan {
             let path = format!("d{}/d{}/f{}", dir / CHURN_FANOUT, dir % CHURN_FANOUT, self.next_id);
             self.next_id += 1;
             spent += allocated(size, self.block);
-            self.live.push(path.clone());
+            self.live.push((path.clone(), allocated(size, self.block)));
             ops.push(Op::Create { path, size });
         }
         ops
@@ -137,7 +143,11 @@ impl Plan for ChurnPlan {
 
     fn delete(&mut self, _round: u32) -> Vec<Op> {
         let k = share_of(self.live.len(), self.delete);
-        choose(&mut self.rng, &mut self.live, k).into_iter().map(Op::Remove).collect()
+        choose(&mut self.rng, &mut self.live, k).into_iter().map(|(path, _)| Op::Remove(path)).collect()
+    }
+
+    fn live_bytes(&self) -> u64 {
+        self.live.iter().map(|(_, bytes)| bytes).sum()
     }
 }
 
@@ -151,6 +161,8 @@ struct Node {
     alive: bool,
     /// Live files in this subtree (1 for a live file).
     files: u64,
+    /// A file's allocated bytes.
+    bytes: u64,
 }
 
 /// `tree`: each fill is a new tree from the tree-copy generator (source-
@@ -178,9 +190,9 @@ impl TreePlan {
         TreePlan { seed, rng, delete, block, trees: 0, nodes: Vec::new(), live: Vec::new() }
     }
 
-    fn add(&mut self, path: String, dir: bool, parent: Option<usize>) -> usize {
+    fn add(&mut self, path: String, dir: bool, parent: Option<usize>, bytes: u64) -> usize {
         let id = self.nodes.len();
-        self.nodes.push(Node { path, dir, parent, children: Vec::new(), alive: true, files: 0 });
+        self.nodes.push(Node { path, dir, parent, children: Vec::new(), alive: true, files: 0, bytes });
         if let Some(p) = parent {
             self.nodes[p].children.push(id);
         }
@@ -229,7 +241,7 @@ impl Plan for TreePlan {
         self.trees += 1;
         let top = format!("t{n}");
         let mut ops = vec![Op::MkDir(top.clone())];
-        let root = self.add(top.clone(), true, None);
+        let root = self.add(top.clone(), true, None, 0);
         let mut dirs: HashMap<String, usize> = HashMap::new();
         let mut spent = 0;
         let tree = generate(budget, self.seed.wrapping_add(n.wrapping_mul(0x9E37_79B9_7F4A_7C15)));
@@ -239,14 +251,14 @@ impl Plan for TreePlan {
             let path = format!("{top}/{rel}");
             match entry.kind {
                 EntryKind::Dir => {
-                    let id = self.add(path.clone(), true, Some(parent));
+                    let id = self.add(path.clone(), true, Some(parent), 0);
                     dirs.insert(rel, id);
                     ops.push(Op::MkDir(path));
                 }
                 EntryKind::File { len, .. } => {
                     let Some(size) = fit(len, spent, budget, self.block) else { break };
                     spent += allocated(size, self.block);
-                    self.add(path.clone(), false, Some(parent));
+                    self.add(path.clone(), false, Some(parent), allocated(size, self.block));
                     ops.push(Op::Create { path, size });
                 }
                 EntryKind::Symlink(_) => {}
@@ -277,6 +289,10 @@ impl Plan for TreePlan {
         }
         ops
     }
+
+    fn live_bytes(&self) -> u64 {
+        self.nodes.iter().filter(|n| n.alive && !n.dir).map(|n| n.bytes).sum()
+    }
 }
 
 /// `file:PATH`: sizes from weighted log-uniform buckets, each file given a
@@ -287,8 +303,9 @@ pub struct ProfilePlan {
     rng: SplitMix,
     block: u64,
     round: u32,
-    /// Live files: path and the round that deletes it (`None`: never).
-    live: Vec<(String, Option<u32>)>,
+    /// Live files: path, the round that deletes it (`None`: never) and
+    /// allocated bytes.
+    live: Vec<(String, Option<u32>, u64)>,
     next_id: u64,
 }
 
@@ -356,7 +373,7 @@ impl Plan for ProfilePlan {
             self.next_id += 1;
             let path = if dir.is_empty() { name } else { format!("{dir}/{name}") };
             spent += allocated(size, self.block);
-            self.live.push((path.clone(), life.map(|l| self.round + l)));
+            self.live.push((path.clone(), life.map(|l| self.round + l), allocated(size, self.block)));
             ops.push(Op::Create { path, size });
         }
         ops
@@ -365,9 +382,13 @@ impl Plan for ProfilePlan {
     fn delete(&mut self, round: u32) -> Vec<Op> {
         self.round = round;
         let (dead, live): (Vec<_>, Vec<_>) =
-            std::mem::take(&mut self.live).into_iter().partition(|(_, death)| death.is_some_and(|d| d <= round));
+            std::mem::take(&mut self.live).into_iter().partition(|(_, death, _)| death.is_some_and(|d| d <= round));
         self.live = live;
-        dead.into_iter().map(|(path, _)| Op::Remove(path)).collect()
+        dead.into_iter().map(|(path, _, _)| Op::Remove(path)).collect()
+    }
+
+    fn live_bytes(&self) -> u64 {
+        self.live.iter().map(|(_, _, bytes)| bytes).sum()
     }
 }
 
@@ -406,6 +427,10 @@ impl Plan for FillerPlan {
     fn delete(&mut self, _round: u32) -> Vec<Op> {
         Vec::new()
     }
+
+    fn live_bytes(&self) -> u64 {
+        0
+    }
 }
 
 #[cfg(test)]
@@ -438,6 +463,11 @@ mod tests {
         assert_eq!(bytes_made(&a), (800 << 20) + 3 * (400 << 20));
         let removed = a.iter().filter(|op| matches!(op, Op::Remove(_))).count();
         assert!(removed > 100, "{removed} removals");
+        let mut plan = ChurnPlan::new(1, (4 << 10, 32 << 20), 0.5, 4096);
+        let made = bytes_made(&plan.fill(300 << 20));
+        assert_eq!(plan.live_bytes(), made);
+        plan.delete(1);
+        assert!(plan.live_bytes() < made);
     }
 
     #[test]
@@ -486,7 +516,7 @@ mod tests {
         // Half live one round.
         let share = gone as f64 / made as f64;
         assert!((0.35..0.65).contains(&share), "{share}");
-        let forever = plan.live.iter().filter(|(_, d)| d.is_none()).count() as f64 / made as f64;
+        let forever = plan.live.iter().filter(|(_, d, _)| d.is_none()).count() as f64 / made as f64;
         assert!((0.1..0.3).contains(&forever), "{forever}");
     }
 

@@ -1,7 +1,10 @@
-//! Carrying a [`Plan`] out on a mounted file system: fill phases that land
-//! on a fill level, rounds of deletions, a syncfs after each fill phase
-//! (before anything is deleted: with delayed allocation, a file deleted
-//! before writeback never had blocks, and aging would do nothing).
+//! Carrying a [`Plan`] out on a mounted file system: a first fill that
+//! lands on a fill level (measured with statvfs after syncfs, on a file
+//! system that has only had files made), then rounds of deletions each
+//! refilled by the plan's own account of the bytes freed, a syncfs after
+//! each fill phase (before anything is deleted: with delayed allocation, a
+//! file deleted before writeback never had blocks, and aging would do
+//! nothing).
 
 use std::io;
 
@@ -101,13 +104,19 @@ pub fn churn(
     if stop(writer)? {
         return Ok(aged);
     }
+    // Each round puts back what it deleted, by the plan's account: the
+    // level stays where the first fill measured it, and the operations
+    // do not depend on when the file system frees deleted blocks.
+    let keep = plan.live_bytes();
     for round in 1..=rounds {
         let ops = plan.delete(round);
         let files = ops.iter().filter(|op| matches!(op, Op::Remove(_))).count();
         progress(&format!("round {round}/{rounds}: deleting {files} files"));
         execute(writer, &ops, &mut aged)?;
         progress(&format!("round {round}/{rounds}: filling to {}", pct(fill)));
-        fill_to(writer, plan, fill, &mut aged)?;
+        let ops = plan.fill(keep.saturating_sub(plan.live_bytes()));
+        execute(writer, &ops, &mut aged)?;
+        writer.syncfs()?;
         aged.rounds = round;
         if stop(writer)? {
             break;
