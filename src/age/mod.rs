@@ -12,12 +12,12 @@
 //! states the profiles; [`describe_profiles`] is the same for
 //! `fslab list --ages`.
 
-pub mod git;
-pub mod plan;
-pub mod profile_file;
-pub mod run;
-pub mod spec;
-pub mod writer;
+mod git;
+mod plan;
+mod profile_file;
+mod run;
+mod spec;
+mod writer;
 
 use std::path::Path;
 
