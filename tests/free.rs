@@ -170,6 +170,10 @@ fn assert_groups_add_up(free: &Value) {
     assert_eq!(sum("free_bytes"), u(free, "free_bytes"), "group free space sums to the total");
     // Splitting at group edges can only add extents.
     assert!(sum("free_extents") >= u(free, "free_extents"));
+    // ... and only shorten pieces, so no fewer bytes lie below the reference.
+    let below = |v: &Value| v["fragmented_share"].as_f64().unwrap_or(0.0) * u(v, "free_bytes") as f64;
+    let groups_below: f64 = groups.iter().map(below).sum();
+    assert!(groups_below + 1.0 >= below(free), "groups' short pieces {groups_below} vs {}", below(free));
     let histogram = free["histogram"].as_array().unwrap();
     assert_eq!(histogram.iter().map(|b| u(b, "bytes")).sum::<u64>(), u(free, "free_bytes"));
     assert_eq!(histogram.iter().map(|b| u(b, "extents")).sum::<u64>(), u(free, "free_extents"));
