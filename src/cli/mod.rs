@@ -144,6 +144,11 @@ pub struct FreeArgs {
     /// Also break the figures down per allocation group / block group.
     #[arg(long)]
     pub groups: bool,
+    /// The headline counts free space in extents shorter than this (K, M,
+    /// G; rounded up to a whole block): the shortest free extent a write
+    /// you care about should find.
+    #[arg(long, value_name = "SIZE", default_value = "1M", value_parser = free::parse_reference)]
+    pub reference: u64,
 }
 
 /// Where work runs and how it is measured: shared by `exec` and `run`.
