@@ -47,16 +47,7 @@ fn stored_entry(fs: FsType, size: u64, tag: &str, ledger: &Ledger, scratch: &Pat
         ("mkfs_args".to_string(), record.mkfs_args.join(" ")),
         ("tag".to_string(), tag.to_string()),
     ]);
-    let meta = EntryMeta {
-        key: key_of(&made_of),
-        made_of,
-        aging_seconds: 0.5,
-        image_hash: String::new(),
-        image_bytes: 0,
-        data_bytes: 0,
-        created_at: String::new(),
-        notes: vec![],
-    };
+    let meta = EntryMeta::new(made_of, 0.5);
     let stored = cache.store(ledger, &exported, meta.clone()).unwrap();
     run("cmp", &[stored.path().to_str().unwrap(), image.to_str().unwrap()]);
     drop(exported);
@@ -192,16 +183,7 @@ fn cleanup_cache_empties_the_cache_and_refuses_one_not_ours() {
     let mut made_of = BTreeMap::from([("fs".to_string(), "ext4".to_string())]);
     for tag in ["a", "b"] {
         made_of.insert("tag".into(), tag.into());
-        let meta = EntryMeta {
-            key: key_of(&made_of),
-            made_of: made_of.clone(),
-            aging_seconds: 0.0,
-            image_hash: String::new(),
-            image_bytes: 0,
-            data_bytes: 0,
-            created_at: String::new(),
-            notes: vec![],
-        };
+        let meta = EntryMeta::new(made_of.clone(), 0.0);
         cache.store(&ledger, &std::fs::File::open(&source).unwrap(), meta).unwrap();
     }
     std::fs::write(cache_dir.join("mine.txt"), b"keep").unwrap();
@@ -230,4 +212,46 @@ fn cleanup_cache_empties_the_cache_and_refuses_one_not_ours() {
     let out = lab.command().args(["cleanup", "--age-cache"]).arg(&cache_dir).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     std::os::unix::fs::chown(&cache_dir, Some(0), Some(0)).unwrap();
+}
+
+/// The speeds the report quotes: a 1 GiB image holding ~800 MiB of data
+/// in scattered regions, copied sparse (this ext4 scratch), hashed, and
+/// stored (copy, hash, sync). Run with `--release --ignored --nocapture`.
+#[test]
+#[ignore]
+fn measure_copy_and_hash_speed() {
+    use std::os::unix::fs::FileExt;
+    use std::time::Instant;
+    let (dir, _scratch, ledger) = setup(None);
+    let path = dir.path().join("aged.img");
+    let src = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path).unwrap();
+    // 1 GiB in 4 MiB stripes, 25 of every 32 written (800 MiB of data).
+    let stripe: Vec<u8> = (0..4u32 << 20).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8 | 1).collect();
+    for n in 0..256u64 {
+        if n % 32 < 25 {
+            src.write_all_at(&stripe, n * (4 << 20)).unwrap();
+        }
+    }
+    src.set_len(1 << 30).unwrap();
+    src.sync_all().unwrap();
+    let mib = |bytes: u64, t: Instant| format!("{:.0} MiB/s", bytes as f64 / 1048576.0 / t.elapsed().as_secs_f64());
+    let t = Instant::now();
+    let (hash, data) = fslab::target::image_copy::content_hash(&src).unwrap();
+    eprintln!("hash (page cache warm): {} MiB data in {:.2?}: {}", data >> 20, t.elapsed(), mib(data, t));
+    let dst_path = dir.path().join("copy.img");
+    let dst = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&dst_path).unwrap();
+    let t = Instant::now();
+    let how = fslab::target::image_copy::copy_image(&src, &dst, true).unwrap();
+    eprintln!("copy {how:?}: {:.2?}: {}", t.elapsed(), mib(data, t));
+    let t = Instant::now();
+    dst.sync_all().unwrap();
+    eprintln!("sync of the copy: {:.2?}", t.elapsed());
+    assert_eq!(fslab::target::image_copy::content_hash(&dst).unwrap().0, hash);
+    let cache = ImageCache::open(&dir.path().join("cache")).unwrap();
+    let made_of = BTreeMap::from([("fs".to_string(), "ext4".to_string())]);
+    let meta = EntryMeta::new(made_of, 0.0);
+    let t = Instant::now();
+    let entry = cache.store(&ledger, &src, meta).unwrap();
+    eprintln!("store (copy + hash + sync): {:.2?}: {}", t.elapsed(), mib(data, t));
+    assert_eq!(entry.meta.image_hash, hash);
 }

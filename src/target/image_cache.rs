@@ -67,6 +67,24 @@ pub struct EntryMeta {
     pub notes: Vec<String>,
 }
 
+impl EntryMeta {
+    /// The meta of a new entry made of `made_of` (its key is
+    /// [`key_of`] it) after `aging_seconds` of aging: what `store` fills
+    /// in (hash, lengths, creation time) is left empty.
+    pub fn new(made_of: BTreeMap<String, String>, aging_seconds: f64) -> EntryMeta {
+        EntryMeta {
+            key: key_of(&made_of),
+            made_of,
+            aging_seconds,
+            image_hash: String::new(),
+            image_bytes: 0,
+            data_bytes: 0,
+            created_at: String::new(),
+            notes: Vec::new(),
+        }
+    }
+}
+
 /// A complete entry, open: a case's image is copied from its descriptor,
 /// so the entry can be removed meanwhile without harm.
 #[derive(Debug)]

@@ -22,16 +22,7 @@ fn image(dir: &Path) -> File {
 
 fn meta(tag: &str) -> EntryMeta {
     let made_of = BTreeMap::from([("fs".to_string(), "ext4".to_string()), ("age".to_string(), tag.to_string())]);
-    EntryMeta {
-        key: key_of(&made_of),
-        made_of,
-        aging_seconds: 1.5,
-        image_hash: String::new(),
-        image_bytes: 0,
-        data_bytes: 0,
-        created_at: String::new(),
-        notes: vec![],
-    }
+    EntryMeta::new(made_of, 1.5)
 }
 
 /// A ledger in `dir/state`, with its own scratch folder.
@@ -114,7 +105,7 @@ fn lookup_ignores_incomplete_garbled_mismatched_and_symlinked_entries() {
     assert!(cache.lookup(&a.key).unwrap().is_none());
     // A FIFO as json is not waited on.
     let c = meta("c");
-    rustix::fs::mknodat(rustix::fs::CWD, &at(format!("{}.json", c.key)), FileType::Fifo, Mode::RUSR | Mode::WUSR, 0).unwrap();
+    rustix::fs::mknodat(rustix::fs::CWD, at(format!("{}.json", c.key)), FileType::Fifo, Mode::RUSR | Mode::WUSR, 0).unwrap();
     assert!(cache.lookup(&c.key).unwrap().is_none());
     assert!(cache.lookup("../../etc/passwd").is_err());
 }
