@@ -57,7 +57,9 @@ pub struct TargetOptions {
     /// instead of mkfs: the copy is made in the run folder (reflink where
     /// the folder's fs can, else a sparse copy), proved and ledgered like
     /// any image, and mounted with the run's options (xfs also with
-    /// `nouuid`, since every copy shares the UUID).
+    /// `nouuid`, since every copy shares the UUID; btrfs since 6.7 mounts a
+    /// cloned single-device file system with a temporary fsid by itself).
+    /// Its size is the entry's; `size_bytes` is not used.
     pub base_image: Option<std::sync::Arc<image_cache::CacheEntry>>,
 }
 
