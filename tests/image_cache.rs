@@ -274,3 +274,89 @@ fn measure_in(label: &str, folder: &Path) {
     }
     cache.clear().unwrap();
 }
+
+/// The child of the kill test: store `SRC` into the cache `CACHE` as the
+/// entry tagged `TAG`, with a ledger in `STATE` (all from the environment).
+#[test]
+#[ignore]
+fn child_store() {
+    let Some(cache) = std::env::var_os("FSLAB_TEST_CACHE") else { return };
+    let var = |name: &str| std::env::var(name).unwrap();
+    let ledger = Ledger::create(Path::new(&var("FSLAB_TEST_STATE")), &format!("child-{}", var("FSLAB_TEST_TAG"))).unwrap();
+    let cache = ImageCache::open(Path::new(&cache)).unwrap();
+    let source = std::fs::File::open(var("FSLAB_TEST_SRC")).unwrap();
+    let made_of = BTreeMap::from([("tag".to_string(), var("FSLAB_TEST_TAG"))]);
+    cache.store(&ledger, &source, EntryMeta::new(made_of, 0.0)).unwrap();
+}
+
+#[test]
+fn sigkill_during_a_store_then_cleanup_leaves_only_complete_entries() {
+    use std::os::unix::fs::FileExt;
+    use std::time::{Duration, Instant};
+    if !root_or_skip("cache_sigkill") {
+        return;
+    }
+    let lab = common::Lab::new();
+    let cache_dir = lab.dir.path().join("cache");
+    let src_path = lab.dir.path().join("source.img");
+    let src = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&src_path).unwrap();
+    let stripe = vec![0x5au8; 4 << 20];
+    for n in 0..24u64 {
+        src.write_all_at(&stripe, n * (8 << 20)).unwrap();
+    }
+    src.set_len(256 << 20).unwrap();
+    let child = |tag: &str| {
+        std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["child_store", "--exact", "--ignored", "--quiet"])
+            .env("FSLAB_TEST_CACHE", &cache_dir)
+            .env("FSLAB_TEST_STATE", lab.state())
+            .env("FSLAB_TEST_SRC", &src_path)
+            .env("FSLAB_TEST_TAG", tag)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    // How long a whole store takes here, then kills spread over it.
+    let t = Instant::now();
+    assert!(child("whole").wait().unwrap().success());
+    let whole = t.elapsed();
+    let mut tags = vec!["whole".to_string()];
+    for step in 0..10u32 {
+        let tag = format!("kill-{step}");
+        let mut c = child(&tag);
+        // The last ones land after the store is done (the child's own start
+        // takes some of `whole`).
+        std::thread::sleep(whole * step / 6 + Duration::from_millis(u64::from(step) * 3));
+        let _ = c.kill();
+        c.wait().unwrap();
+        tags.push(tag);
+        let out = lab.command().arg("cleanup").output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let cache = ImageCache::open(&cache_dir).unwrap();
+    let mut complete = 0;
+    for tag in &tags {
+        let key = key_of(&BTreeMap::from([("tag".to_string(), tag.clone())]));
+        let image = cache_dir.join(format!("{key}.img"));
+        let json = cache_dir.join(format!("{key}.json"));
+        match cache.lookup(&key).unwrap() {
+            Some(entry) => {
+                complete += 1;
+                run("cmp", &[entry.path().to_str().unwrap(), src_path.to_str().unwrap()]);
+            }
+            None => assert!(!image.exists() && !json.exists(), "{tag}: an incomplete entry is left"),
+        }
+    }
+    assert!(complete >= 1, "the whole store left no entry");
+    eprintln!("a store takes {whole:.2?}; {complete} of {} entries complete", tags.len());
+    // No ledger is left (the sysctl lock file cleanup takes may be), and
+    // nothing but entries in the cache folder.
+    let ledgers: Vec<String> = std::fs::read_dir(lab.state())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".ledger") || n.ends_with(".tmp"))
+        .collect();
+    assert!(ledgers.is_empty(), "{ledgers:?}");
+    let names: Vec<String> = std::fs::read_dir(&cache_dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert_eq!(names.len(), 2 * complete, "{names:?}");
+}
