@@ -410,6 +410,17 @@ pub struct CleanupArgs {
     /// Print JSON (schema fslab/1) instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Also empty the cache of aged images: every entry, complete or
+    /// not, and nothing else in its folder.
+    #[arg(long)]
+    pub cache: bool,
+    /// The cache folder to empty [default: SCRATCH/age-cache].
+    #[arg(long, value_name = "DIR", requires = "cache")]
+    pub age_cache: Option<PathBuf>,
+    /// The scratch folder whose cache to empty (the default cache folder
+    /// lies in it).
+    #[arg(long, value_name = "DIR", default_value = crate::target::DEFAULT_SCRATCH)]
+    pub scratch: PathBuf,
 }
 
 /// Parse the command line, run, and turn the outcome into an exit code.
