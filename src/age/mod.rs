@@ -102,11 +102,12 @@ pub fn age(root: &Path, spec: &AgeSpec, progress: &dyn Fn(&str)) -> Result<Aged>
     }
 }
 
-/// The share of free space in extents shorter than 1 MiB (GETFSMAP):
-/// what `free-frag` aims at.
+/// The share of free space in extents shorter than 1 MiB (GETFSMAP; the
+/// `free` headline, `fragmented_share`): what `free-frag` aims at. 0 when
+/// nothing is free.
 fn small_free_share(root: &Path) -> Result<f64> {
     let free = crate::layout::freespace::measure(root, false)?;
-    Ok(1.0 - free.share_1mib.unwrap_or(1.0))
+    Ok(free.fragmented_share.unwrap_or(0.0))
 }
 
 /// What fill did.

@@ -3,25 +3,74 @@
 //! a crash) left behind. Live runs hold a lock on their ledger and are
 //! never touched. Reading commands (`map`, `runs`, `compare`, ...) neither
 //! release nor mention dead runs: they change nothing on the machine.
+//! `--cache` also empties the cache of aged images, after the dead runs
+//! are released (an incomplete entry is theirs to remove first).
 
 use std::process::ExitCode;
+
+use serde::Serialize;
 
 use super::CleanupArgs;
 use crate::error::Result;
 use crate::harness::cleanup_dead_runs;
+use crate::target::image_cache::{self, ImageCache};
 use crate::target::ledger::CleanedRun;
+
+/// What `cleanup --cache` removed from the cache folder.
+#[derive(Debug, Serialize)]
+struct CacheCleared {
+    /// The cache folder.
+    path: std::path::PathBuf,
+    /// Entries removed (complete or not).
+    entries: usize,
+    /// Bytes the removed files held on disk.
+    bytes: u64,
+}
 
 /// Run `fslab cleanup`.
 pub fn run(args: &CleanupArgs) -> Result<ExitCode> {
     let cleaned = cleanup_dead_runs()?;
-    let rendered = if args.json {
-        crate::json_document("cleaned", &cleaned)
-    } else {
-        render_text(&cleaned).into_bytes()
+    let cache = if args.cache { Some(clear_cache(args)?) } else { None };
+    let rendered = match (&cache, args.json) {
+        (None, true) => crate::json_document("cleaned", &cleaned),
+        (Some(cache), true) => {
+            let doc = serde_json::json!({ "schema": crate::SCHEMA, "cleaned": cleaned, "cache": cache });
+            let mut bytes = serde_json::to_vec_pretty(&doc).expect("plain data serialises");
+            bytes.push(b'\n');
+            bytes
+        }
+        (cache, false) => {
+            let mut text = render_text(&cleaned);
+            if let Some(cache) = cache {
+                text.push_str(&render_cache(cache));
+            }
+            text.into_bytes()
+        }
     };
     super::print(&rendered)?;
     let failed = cleaned.iter().any(|c| !c.failed.is_empty());
     Ok(if failed { ExitCode::from(crate::error::ErrorKind::Failed.exit_code()) } else { ExitCode::SUCCESS })
+}
+
+/// Empty the cache folder `--age-cache` (else `SCRATCH/age-cache`); one
+/// that is not ours alone is refused (exit 3), an absent one is empty.
+fn clear_cache(args: &CleanupArgs) -> Result<CacheCleared> {
+    let dir = args.age_cache.clone().unwrap_or_else(|| image_cache::default_dir(&args.scratch));
+    let Some(cache) = ImageCache::open_existing(&dir)? else {
+        return Ok(CacheCleared { path: dir, entries: 0, bytes: 0 });
+    };
+    let (entries, bytes) = cache.clear()?;
+    Ok(CacheCleared { path: cache.path().to_path_buf(), entries, bytes })
+}
+
+fn render_cache(cache: &CacheCleared) -> String {
+    format!(
+        "age cache {}: removed {} {} ({})\n",
+        cache.path.display(),
+        cache.entries,
+        if cache.entries == 1 { "entry" } else { "entries" },
+        crate::units::bytes_short(cache.bytes)
+    )
 }
 
 /// Before `run` or `exec` make anything: release dead runs' leftovers,

@@ -144,6 +144,11 @@ pub struct FreeArgs {
     /// Also break the figures down per allocation group / block group.
     #[arg(long)]
     pub groups: bool,
+    /// The headline counts free space in extents shorter than this (K, M,
+    /// G; rounded up to a whole block): the shortest free extent a write
+    /// you care about should find.
+    #[arg(long, value_name = "SIZE", default_value = "1M", value_parser = free::parse_reference)]
+    pub reference: u64,
 }
 
 /// Where work runs and how it is measured: shared by `exec` and `run`.
@@ -405,6 +410,17 @@ pub struct CleanupArgs {
     /// Print JSON (schema fslab/1) instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Also empty the cache of aged images: every entry, complete or
+    /// not, and nothing else in its folder.
+    #[arg(long)]
+    pub cache: bool,
+    /// The cache folder to empty [default: SCRATCH/age-cache].
+    #[arg(long, value_name = "DIR", requires = "cache")]
+    pub age_cache: Option<PathBuf>,
+    /// The scratch folder whose cache to empty (the default cache folder
+    /// lies in it).
+    #[arg(long, value_name = "DIR", default_value = crate::target::DEFAULT_SCRATCH)]
+    pub scratch: PathBuf,
 }
 
 /// Parse the command line, run, and turn the outcome into an exit code.

@@ -3,6 +3,15 @@
 //! e2freefrag and `xfs_db freesp` print it, the share in extents of 1 MiB
 //! or more, 1 - largest/free, and the same per allocation or block group.
 //!
+//! The headline is `fragmented_share`: the share of free bytes in free
+//! extents shorter than a stated reference length (1 MiB unless asked
+//! otherwise). It does not grow with the size of the file system, which
+//! `1 - largest/free` (`outside_largest`) does: a 256 GiB file system whose
+//! free space lies in 64-128 MiB extents has `outside_largest` 0.999 and
+//! `fragmented_share` 0.0. The reference is what makes it a measure of
+//! fragmentation: free space in pieces too short for the writes one cares
+//! about.
+//!
 //! The one design decision: **a free extent is a maximal run of physically
 //! adjacent free blocks**, and a run that only a block-group boundary cuts
 //! is one extent. That is how e2freefrag counts offline (its
@@ -37,26 +46,19 @@
 //!   reserved for the free-space btrees), and neither does fslab.
 //! - Root-reserved blocks (ext4 `-m`) are free here, as in e2freefrag.
 
-use std::fs::File;
-use std::io;
-use std::os::fd::AsFd;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+mod getfsmap;
 
 use serde::Serialize;
 
-use super::ext_super::ExtSuperblock;
-use super::fsinfo::magic;
-use super::mounts;
-use crate::error::{Error, ErrorKind, Result, describe_io};
-use crate::sys::fsmap::{FMH_OF_DEV_T, FsmapBuffer, encode_dev};
+pub use getfsmap::{measure, measure_with_reference};
 
 /// Free extents of at least this many bytes count towards `share_1mib`.
 pub const SHARE_THRESHOLD_BYTES: u64 = 1 << 20;
 
-/// Records fetched per GETFSMAP call (64 KiB of buffer), as many as
-/// e2freefrag asks for.
-const RECORDS_PER_CALL: usize = 1024;
+/// The reference length `fragmented_share` is taken against unless the
+/// caller says otherwise (`free --reference`): the same 1 MiB as
+/// `share_1mib`, so by default the two add up to 1.
+pub const DEFAULT_REFERENCE_BYTES: u64 = SHARE_THRESHOLD_BYTES;
 
 /// Free space of one file system, as `free --json` prints it under `free`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -77,11 +79,25 @@ pub struct FreeSpace {
     pub free_extents: u64,
     /// The largest free extent in bytes (0 when nothing is free).
     pub largest_bytes: u64,
+    /// The length `fragmented_share` is taken against, bytes: a whole
+    /// number of blocks (1 MiB unless asked otherwise).
+    pub reference_bytes: u64,
+    /// The headline: fraction of free bytes in free extents shorter than
+    /// `reference_bytes`, so it reads the same on a small and a large file
+    /// system whose free space is cut alike; `null` when nothing is free.
+    pub fragmented_share: Option<f64>,
+    /// Free bytes per free extent (rounded down), shown beside the
+    /// headline; `null` when nothing is free.
+    pub mean_free_bytes: Option<u64>,
     /// Fraction of free bytes in free extents of 1 MiB or more; `null` when
     /// nothing is free.
     pub share_1mib: Option<f64>,
-    /// 1 - largest/free, the free-space fragmentation figure fsperf tracks;
-    /// `null` when nothing is free.
+    /// Share of free space outside the largest free extent, 1 - largest/free
+    /// (the figure fsperf tracks). It grows with the size of the file
+    /// system, so it is not the headline; `null` when nothing is free.
+    pub outside_largest: Option<f64>,
+    /// The same value as `outside_largest` under its fslab/1 name, kept for
+    /// readers of that schema; deprecated.
     pub fragmentation: Option<f64>,
     /// Non-empty power-of-two buckets, smallest first.
     pub histogram: Vec<FreeBucket>,
@@ -109,7 +125,7 @@ pub struct FreeBucket {
 }
 
 /// Free space of one group, extents split at the group's edges.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct GroupFree {
     /// Group number.
     pub group: u64,
@@ -123,6 +139,10 @@ pub struct GroupFree {
     pub free_extents: u64,
     /// Largest free extent inside the group, bytes.
     pub largest_bytes: u64,
+    /// Fraction of the group's free bytes in pieces shorter than the
+    /// reference, pieces cut at the group's edges (each group allocates on
+    /// its own); `null` when nothing in it is free.
+    pub fragmented_share: Option<f64>,
 }
 
 /// How a file system's data device is cut into groups, in bytes.
@@ -190,10 +210,11 @@ pub fn bucket_of(blocks: u64) -> usize {
     blocks.max(1).ilog2() as usize
 }
 
-/// 1 - largest/free (fsperf's free-space fragmentation): 0 when all free
-/// space is one extent, towards 1 when it is dust. `None` when nothing is
-/// free, where the ratio means nothing.
-pub fn fragmentation(largest_bytes: u64, free_bytes: u64) -> Option<f64> {
+/// 1 - largest/free (fsperf's free-space fragmentation, here the share of
+/// free space outside the largest free extent): 0 when all free space is
+/// one extent, towards 1 when it is dust — or merely when the file system
+/// is large. `None` when nothing is free, where the ratio means nothing.
+pub fn outside_largest(largest_bytes: u64, free_bytes: u64) -> Option<f64> {
     (free_bytes > 0).then(|| 1.0 - largest_bytes as f64 / free_bytes as f64)
 }
 
@@ -207,13 +228,18 @@ struct Tally {
     extents: u64,
     bytes: u64,
     largest: u64,
+    /// Bytes in extents shorter than the reference.
+    below_reference: u64,
 }
 
 impl Tally {
-    fn add(&mut self, bytes: u64) {
+    fn add(&mut self, bytes: u64, reference: u64) {
         self.extents += 1;
         self.bytes += bytes;
         self.largest = self.largest.max(bytes);
+        if bytes < reference {
+            self.below_reference += bytes;
+        }
     }
 }
 
@@ -223,6 +249,8 @@ impl Tally {
 #[derive(Debug, Clone)]
 pub struct FreeSpaceAccumulator {
     block_size: u64,
+    /// Extents shorter than this are fragmented: a whole number of blocks.
+    reference: u64,
     /// The free run being built: `[start, end)`.
     pending: Option<(u64, u64)>,
     total: Tally,
@@ -234,16 +262,28 @@ pub struct FreeSpaceAccumulator {
 
 impl FreeSpaceAccumulator {
     /// An empty accumulator for a file system with `block_size`-byte blocks,
-    /// also splitting per group when `groups` is given.
+    /// also splitting per group when `groups` is given; the reference is
+    /// [`DEFAULT_REFERENCE_BYTES`].
     pub fn new(block_size: u32, groups: Option<GroupGeometry>) -> Self {
+        let block_size = u64::from(block_size.max(1));
         FreeSpaceAccumulator {
-            block_size: u64::from(block_size.max(1)),
+            block_size,
+            reference: DEFAULT_REFERENCE_BYTES.div_ceil(block_size) * block_size,
             pending: None,
             total: Tally::default(),
             at_least_1mib: 0,
             buckets: Vec::new(),
             groups: groups.map(|g| (g, vec![Tally::default(); g.count() as usize])),
         }
+    }
+
+    /// Take `fragmented_share` against `reference_bytes`, rounded up to a
+    /// whole block (at least one). Free extents are whole blocks, so the
+    /// rounding changes no figure; it only makes the stated reference a
+    /// length an extent can have.
+    pub fn with_reference(mut self, reference_bytes: u64) -> Self {
+        self.reference = reference_bytes.div_ceil(self.block_size).max(1).saturating_mul(self.block_size);
+        self
     }
 
     /// Add one free record of `length` bytes at byte `physical`. A record
@@ -265,7 +305,7 @@ impl FreeSpaceAccumulator {
     fn flush(&mut self) {
         let Some((start, end)) = self.pending.take() else { return };
         let bytes = end - start;
-        self.total.add(bytes);
+        self.total.add(bytes, self.reference);
         if bytes >= SHARE_THRESHOLD_BYTES {
             self.at_least_1mib += bytes;
         }
@@ -282,7 +322,7 @@ impl FreeSpaceAccumulator {
                 let (_, group_end) = geometry.bounds(g);
                 let piece_end = end.min(group_end);
                 if let Some(tally) = tallies.get_mut(g as usize) {
-                    tally.add(piece_end - at);
+                    tally.add(piece_end - at, self.reference);
                 }
                 at = piece_end;
             }
@@ -319,6 +359,7 @@ impl FreeSpaceAccumulator {
                         free_bytes: t.bytes,
                         free_extents: t.extents,
                         largest_bytes: t.largest,
+                        fragmented_share: share(t.below_reference, t.bytes),
                     }
                 })
                 .collect()
@@ -332,8 +373,12 @@ impl FreeSpaceAccumulator {
             free_bytes: self.total.bytes,
             free_extents: self.total.extents,
             largest_bytes: self.total.largest,
+            reference_bytes: self.reference,
+            fragmented_share: share(self.total.below_reference, self.total.bytes),
+            mean_free_bytes: self.total.bytes.checked_div(self.total.extents),
             share_1mib: share(self.at_least_1mib, self.total.bytes),
-            fragmentation: fragmentation(self.total.largest, self.total.bytes),
+            outside_largest: outside_largest(self.total.largest, self.total.bytes),
+            fragmentation: outside_largest(self.total.largest, self.total.bytes),
             histogram,
             groups,
             group_kind,
@@ -350,191 +395,6 @@ pub struct FsIdentity {
     pub fs_type: String,
     /// Mounted device.
     pub device: Option<String>,
-}
-
-/// What must be known before reading the map: the identity, the block size,
-/// the size and the group geometry.
-struct Target {
-    identity: FsIdentity,
-    magic: i64,
-    block_size: u32,
-    /// From the geometry; `None` when it could not be read.
-    total_bytes: Option<u64>,
-    groups: std::result::Result<GroupGeometry, String>,
-    /// The data device in `new_encode_dev` form: records on other devices
-    /// (an external log, a realtime device) are not its free space.
-    data_dev: u32,
-}
-
-/// Measure the free space of the mounted file system holding `path` (a
-/// mount point, any path in it, or a mounted block device), per group too
-/// when `groups`. Kernels that restrict GETFSMAP want CAP_SYS_ADMIN (Linux
-/// 6.18 lets any user read it on ext4 and xfs); the ext group geometry
-/// comes from the device's superblock, which needs read access to it.
-pub fn measure(path: &Path, groups: bool) -> Result<FreeSpace> {
-    let (file, shown) = open_target(path)?;
-    let target = probe(&file, &shown)?;
-    let geometry = if groups { target.groups.clone().ok() } else { None };
-    let mut acc = FreeSpaceAccumulator::new(target.block_size, geometry);
-    let mut buffer = FsmapBuffer::new(RECORDS_PER_CALL);
-    let data_dev = target.data_dev;
-    // GETFSMAP maps every block of the device, so the end of its last record
-    // is the size of the file system when the geometry could not be read.
-    let mut mapped_end = 0;
-    buffer
-        .for_each(&file, |record, oflags| {
-            if oflags & FMH_OF_DEV_T == 0 || record.fmr_device == data_dev {
-                mapped_end = mapped_end.max(record.end());
-                if record.is_free() {
-                    acc.push(record.fmr_physical, record.fmr_length);
-                }
-            }
-        })
-        .map_err(|e| getfsmap_error(&shown, &target, e))?;
-    if let (true, Err(why)) = (groups, &target.groups) {
-        return Err(Error::environment(format!("{}: cannot split by group: {why}", shown.display())));
-    }
-    let total = target.total_bytes.unwrap_or(mapped_end);
-    Ok(acc.finish(target.identity, total))
-}
-
-/// Open what `path` names for the ioctl: a directory or file as it is, a
-/// block device as its mount point. FIFOs and the like are refused before
-/// opening, so nothing blocks.
-fn open_target(path: &Path) -> Result<(File, PathBuf)> {
-    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, "stat", e))?;
-    let kind = meta.file_type();
-    let shown = if kind.is_block_device() {
-        use std::os::unix::fs::MetadataExt;
-        let rdev = meta.rdev();
-        let mount = mounts::find_by_device(rustix::fs::major(rdev), rustix::fs::minor(rdev)).ok_or_else(|| {
-            Error::usage(format!(
-                "{}: is not mounted; fslab free reads a mounted file system's map (GETFSMAP): mount it and give the mount point",
-                path.display()
-            ))
-        })?;
-        mount.mount_point
-    } else if kind.is_dir() || kind.is_file() {
-        path.to_path_buf()
-    } else {
-        return Err(Error::usage(format!(
-            "{}: is neither a directory, a file nor a block device; give the mount point",
-            path.display()
-        )));
-    };
-    let file = File::options()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(&shown)
-        .map_err(|e| Error::io(&shown, "open", e))?;
-    Ok((file, shown))
-}
-
-/// Find the file system's identity, block size, size and group geometry.
-fn probe(file: &File, shown: &Path) -> Result<Target> {
-    let fd = file.as_fd();
-    let st = rustix::fs::fstat(fd).map_err(|e| Error::io(shown, "stat", e.into()))?;
-    let sfs = rustix::fs::fstatfs(fd).map_err(|e| Error::io(shown, "statfs", e.into()))?;
-    let fs_magic = sfs.f_type as i64;
-    let (major, minor) = (rustix::fs::major(st.st_dev), rustix::fs::minor(st.st_dev));
-    // The mount the user named, when the path is one (bind mounts share a
-    // device); else the first mount of the device.
-    let mount = mounts::find_by_mount_point(shown)
-        .filter(|m| (m.major, m.minor) == (major, minor))
-        .or_else(|| mounts::find_by_device(major, minor));
-    let fs_type = match (&mount, fs_magic) {
-        (Some(m), _) => m.fs_type.clone(),
-        (None, magic::EXT) => "ext".to_string(),
-        (None, magic::XFS) => "xfs".to_string(),
-        (None, magic::BTRFS) => "btrfs".to_string(),
-        (None, magic::TMPFS) => "tmpfs".to_string(),
-        (None, other) => format!("0x{other:x}"),
-    };
-    let identity = FsIdentity {
-        mount_point: mount
-            .as_ref()
-            .map_or_else(|| shown.display().to_string(), |m| m.mount_point.display().to_string()),
-        fs_type,
-        device: mount.as_ref().map(|m| m.source.clone()),
-    };
-    let mut target = Target {
-        identity,
-        magic: fs_magic,
-        block_size: sfs.f_bsize as u32,
-        total_bytes: None,
-        groups: Err("only xfs and ext2/3/4 have allocation or block groups".to_string()),
-        data_dev: encode_dev(major, minor),
-    };
-    match fs_magic {
-        magic::XFS => match crate::sys::xfs::geometry(fd) {
-            Ok(g) => {
-                let bs = u64::from(g.block_size);
-                let end = g.data_blocks * bs;
-                target.block_size = g.block_size;
-                target.total_bytes = Some(end);
-                target.groups = Ok(GroupGeometry {
-                    kind: GroupKind::AllocationGroup,
-                    first_bytes: 0,
-                    group_bytes: u64::from(g.ag_blocks) * bs,
-                    end_bytes: end,
-                });
-            }
-            Err(e) => target.groups = Err(format!("XFS geometry unreadable ({})", describe_io(&e))),
-        },
-        magic::EXT => match mount.as_ref().map(|m| ExtSuperblock::read(Path::new(&m.source))) {
-            Some(Ok(sb)) => {
-                let bs = u64::from(sb.block_size);
-                let end = sb.blocks_count * bs;
-                target.block_size = sb.block_size;
-                target.total_bytes = Some(end);
-                target.groups = Ok(GroupGeometry {
-                    kind: GroupKind::BlockGroup,
-                    first_bytes: u64::from(sb.first_data_block) * bs,
-                    group_bytes: u64::from(sb.blocks_per_group) * bs,
-                    end_bytes: end,
-                });
-            }
-            Some(Err(e)) => {
-                let source = mount.as_ref().map_or("", |m| m.source.as_str());
-                target.groups = Err(format!("superblock of {source} unreadable ({})", describe_io(&e)));
-            }
-            None => target.groups = Err("no mountinfo entry, so no device to read the superblock from".to_string()),
-        },
-        _ => {}
-    }
-    Ok(target)
-}
-
-/// A GETFSMAP failure in words: which file system cannot do it, or that it
-/// needs root.
-fn getfsmap_error(shown: &Path, target: &Target, err: io::Error) -> Error {
-    let fs = &target.identity.fs_type;
-    let supports = matches!(target.magic, magic::EXT | magic::XFS);
-    match err.raw_os_error() {
-        Some(libc::EPERM) | Some(libc::EACCES) => Error::environment(format!(
-            "{}: GETFSMAP: {}: fslab free needs root (CAP_SYS_ADMIN) to read the free-space map",
-            shown.display(),
-            describe_io(&err)
-        )),
-        Some(libc::ENOTTY) | Some(libc::EOPNOTSUPP) => unsupported(shown, fs, &err),
-        Some(libc::EINVAL) if !supports => unsupported(shown, fs, &err),
-        _ => {
-            let mut e = Error::io(shown, "GETFSMAP", err);
-            if e.kind != ErrorKind::Usage {
-                e.kind = ErrorKind::Failed;
-            }
-            e
-        }
-    }
-}
-
-fn unsupported(shown: &Path, fs: &str, err: &io::Error) -> Error {
-    Error::environment(format!(
-        "{}: GETFSMAP is not supported on {fs} ({}); fslab free reads free space from GETFSMAP, which xfs and ext4 \
-         implement (btrfs, tmpfs and the ext2 driver do not)",
-        shown.display(),
-        describe_io(err)
-    ))
 }
 
 #[cfg(test)]
@@ -564,10 +424,10 @@ mod tests {
     }
 
     #[test]
-    fn fragmentation_and_share_handle_nothing_free() {
-        assert_eq!(fragmentation(0, 0), None);
-        assert_eq!(fragmentation(10, 10), Some(0.0));
-        assert_eq!(fragmentation(1, 4), Some(0.75));
+    fn outside_largest_and_share_handle_nothing_free() {
+        assert_eq!(outside_largest(0, 0), None);
+        assert_eq!(outside_largest(10, 10), Some(0.0));
+        assert_eq!(outside_largest(1, 4), Some(0.75));
         assert_eq!(share(0, 0), None);
         assert_eq!(share(1, 4), Some(0.25));
     }
@@ -585,7 +445,11 @@ mod tests {
         assert_eq!(f.free_bytes, 306 * BS);
         assert_eq!(f.largest_bytes, 300 * BS);
         assert_eq!(f.share_1mib, Some(300.0 / 306.0));
-        assert_eq!(f.fragmentation, Some(1.0 - 300.0 / 306.0));
+        assert_eq!(f.outside_largest, Some(1.0 - 300.0 / 306.0));
+        assert_eq!(f.fragmentation, f.outside_largest);
+        assert_eq!(f.reference_bytes, 1 << 20);
+        assert_eq!(f.fragmented_share, Some(6.0 / 306.0));
+        assert_eq!(f.mean_free_bytes, Some(102 * BS));
         assert_eq!(
             f.histogram,
             vec![
@@ -601,10 +465,13 @@ mod tests {
     fn nothing_free_is_null_not_zero() {
         let f = FreeSpaceAccumulator::new(4096, None).finish(identity(), 1 << 20);
         assert_eq!((f.free_extents, f.free_bytes, f.largest_bytes), (0, 0, 0));
-        assert_eq!((f.share_1mib, f.fragmentation), (None, None));
+        assert_eq!((f.share_1mib, f.fragmentation, f.outside_largest), (None, None, None));
+        assert_eq!((f.fragmented_share, f.mean_free_bytes), (None, None));
         assert!(f.histogram.is_empty());
         let json = serde_json::to_value(&f).unwrap();
-        assert!(json["fragmentation"].is_null() && json["share_1mib"].is_null());
+        for key in ["fragmentation", "outside_largest", "share_1mib", "fragmented_share", "mean_free_bytes"] {
+            assert!(json[key].is_null(), "{key} is null when nothing is free");
+        }
         assert!(json.get("groups").is_none());
     }
 
@@ -616,7 +483,7 @@ mod tests {
         let geometry =
             GroupGeometry { kind: GroupKind::BlockGroup, first_bytes: bs, group_bytes: 8 * bs, end_bytes: 25 * bs };
         assert_eq!(geometry.count(), 3);
-        let mut acc = FreeSpaceAccumulator::new(bs as u32, Some(geometry));
+        let mut acc = FreeSpaceAccumulator::new(bs as u32, Some(geometry)).with_reference(4 * bs);
         acc.push(5 * bs, 4 * bs); // 5..9, as ext4 may report it per group
         acc.push(9 * bs, 11 * bs); // 9..20
         acc.push(22 * bs, 3 * bs); // 22..25
@@ -629,6 +496,10 @@ mod tests {
             .map(|g| (g.start_bytes / bs, g.length_bytes / bs, g.free_bytes / bs, g.free_extents, g.largest_bytes / bs))
             .collect();
         assert_eq!(rows, vec![(1, 8, 4, 1, 4), (9, 8, 8, 1, 8), (17, 8, 6, 2, 3)]);
+        // Against a 4-block reference, per piece: group 0's 4-block piece is
+        // not short, group 2's 3-block and 3-block pieces are.
+        let shares: Vec<_> = groups.iter().map(|g| g.fragmented_share).collect();
+        assert_eq!(shares, vec![Some(0.0), Some(0.0), Some(1.0)]);
         assert_eq!(groups.iter().map(|g| g.free_bytes).sum::<u64>(), f.free_bytes);
     }
 
@@ -639,5 +510,91 @@ mod tests {
         assert_eq!(g.bounds(2), (200, 250));
         assert_eq!(g.group_of(249), Some(2));
         assert_eq!(g.group_of(250), None);
+    }
+
+    /// Free extents of 1, 2, 3, 5, 8, ... 1024 blocks (Fibonacci-like plus
+    /// powers of two), far apart.
+    fn crafted() -> Vec<u64> {
+        vec![1, 1, 2, 3, 5, 8, 13, 21, 64, 100, 255, 256, 257, 511, 512, 1024, 4000]
+    }
+
+    fn measure_crafted(reference: Option<u64>) -> FreeSpace {
+        let mut acc = FreeSpaceAccumulator::new(BS as u32, None);
+        if let Some(r) = reference {
+            acc = acc.with_reference(r);
+        }
+        for (i, len) in crafted().into_iter().enumerate() {
+            acc.push((i as u64 * 10_000) * BS, len * BS);
+        }
+        acc.finish(identity(), 200_000 * BS)
+    }
+
+    #[test]
+    fn fragmented_share_is_the_histogram_below_the_reference() {
+        // Every power-of-two reference from one block to 4 MiB: the figure is
+        // exactly the bytes of the buckets that end below it over free bytes.
+        for k in 0..=10 {
+            let reference = (1u64 << k) * BS;
+            let f = measure_crafted(Some(reference));
+            let below: u64 = f.histogram.iter().filter(|b| b.max_bytes < reference).map(|b| b.bytes).sum();
+            assert_eq!(f.reference_bytes, reference);
+            assert_eq!(f.fragmented_share, Some(below as f64 / f.free_bytes as f64), "reference {k}");
+        }
+        // The default is 1 MiB, and then it and share_1mib add up to 1.
+        let f = measure_crafted(None);
+        assert_eq!(f.reference_bytes, 1 << 20);
+        let short: u64 = crafted().iter().filter(|&&b| b < 256).sum::<u64>() * BS;
+        assert_eq!(f.fragmented_share, Some(short as f64 / f.free_bytes as f64));
+        assert_eq!(f.fragmented_share.unwrap() + f.share_1mib.unwrap(), 1.0);
+        assert_eq!(f.mean_free_bytes, Some(f.free_bytes / crafted().len() as u64));
+    }
+
+    #[test]
+    fn a_smaller_reference_never_raises_the_figure() {
+        let shares: Vec<f64> = [1u64, 4, 16, 64, 256, 1024, 4096]
+            .iter()
+            .map(|&blocks| measure_crafted(Some(blocks * BS)).fragmented_share.unwrap())
+            .collect();
+        assert!(shares.windows(2).all(|w| w[0] <= w[1]), "{shares:?}");
+        assert_eq!(shares[0], 0.0, "nothing is shorter than one block");
+        assert!(shares[6] > shares[3]);
+    }
+
+    #[test]
+    fn the_reference_rounds_up_to_a_block_and_changes_nothing() {
+        // 1000 bytes is under one block: nothing free is shorter.
+        let f = measure_crafted(Some(1000));
+        assert_eq!((f.reference_bytes, f.fragmented_share), (BS, Some(0.0)));
+        // 100 KiB + 1 byte rounds to 26 blocks, the same cut as 101 KiB.
+        let odd = measure_crafted(Some(100 * 1024 + 1));
+        assert_eq!(odd.reference_bytes, 26 * BS);
+        assert_eq!(odd.fragmented_share, measure_crafted(Some(26 * BS)).fragmented_share);
+        assert_eq!(measure_crafted(Some(0)).reference_bytes, BS, "0 means one block here; the CLI refuses it");
+    }
+
+    #[test]
+    fn a_large_file_system_with_long_free_extents_is_not_fragmented() {
+        // The issue's case: 256 GiB, 92% free in 64-128 MiB extents, a few
+        // small pieces beside. 1 - largest/free says 0.999; the headline
+        // says what a writer meets: almost nothing is short.
+        let (mib, free_target) = (1u64 << 20, 235u64 << 30);
+        let mut acc = FreeSpaceAccumulator::new(BS as u32, None);
+        let (mut at, mut free) = (0u64, 0u64);
+        let mut i = 0u64;
+        while free < free_target {
+            let len = (64 + (i * 37) % 64) * mib;
+            acc.push(at, len);
+            free += len;
+            at += len + 4 * mib;
+            i += 1;
+        }
+        for _ in 0..10 {
+            acc.push(at, 16 * BS);
+            at += 2 * mib;
+        }
+        let f = acc.finish(identity(), 256 << 30);
+        assert!(f.outside_largest.unwrap() > 0.999, "{:?}", f.outside_largest);
+        assert!(f.fragmented_share.unwrap() < 0.0001, "{:?}", f.fragmented_share);
+        assert!(f.mean_free_bytes.unwrap() > 64 * mib);
     }
 }

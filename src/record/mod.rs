@@ -185,6 +185,10 @@ pub struct TargetRecord {
     /// /sys/fs/cgroup/memory/fslab-RUN-1`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_cgroup: Option<String>,
+    /// How the image was started when not by mkfs: `reflink of cache entry
+    /// KEY` / `sparse copy of cache entry KEY (N MiB of data)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_copy: Option<String>,
 }
 
 impl Case {

@@ -123,6 +123,7 @@ pub(super) fn load_run(sql: &mut dyn Sql, id: &str, version: i64) -> Result<Opti
             mount_opts: c[10].as_str().map(str::to_string),
             cold_method: c[11].as_str().map(str::to_string),
             memory_cgroup: c[14].as_str().map(str::to_string),
+            image_copy: None,
         };
         if let Some(conditions) = c[13].as_str() {
             case.conditions = from_json(conditions, "case's conditions")?;

@@ -46,6 +46,8 @@ pub enum FolderRole {
     Scratch,
     /// The state folder (`FSLAB_STATE_DIR`): ledgers and locks.
     State,
+    /// `--age-cache`: the aged images cases start from.
+    Cache,
 }
 
 impl FolderRole {
@@ -53,6 +55,7 @@ impl FolderRole {
         match self {
             FolderRole::Scratch => "scratch folder",
             FolderRole::State => "state folder",
+            FolderRole::Cache => "age cache folder",
         }
     }
 
@@ -60,6 +63,7 @@ impl FolderRole {
         match self {
             FolderRole::Scratch => "pick another with --scratch DIR",
             FolderRole::State => "pick another with FSLAB_STATE_DIR=DIR",
+            FolderRole::Cache => "pick another with --age-cache DIR",
         }
     }
 }

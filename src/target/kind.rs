@@ -91,6 +91,14 @@ pub trait Made: Debug {
     /// [`Caps::remount`] is set.
     fn remount(&mut self) -> Result<()>;
 
+    /// Unmount (settling delayed allocation and inode inactivation) and
+    /// hand back the image open read-only, for the aged-image cache to
+    /// copy; `None` for targets without an image (dir, device). After it,
+    /// only [`release`](Made::release) is called.
+    fn export_image(&mut self) -> Result<Option<std::fs::File>> {
+        Ok(None)
+    }
+
     /// Release everything it made, newest first.
     fn release(self: Box<Self>) -> Result<()>;
 }

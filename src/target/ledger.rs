@@ -85,6 +85,11 @@ pub enum Resource {
     /// A case's memory cgroup (`--memory`), `fslab-RUN-N` inside the
     /// memory controller's mount; tasks left are moved out, then removed.
     MemoryCgroup(PathBuf),
+    /// An entry being written into the aged-image cache, named by its
+    /// image (`CACHE/KEY.img`): proved by the unnamed image's device and
+    /// inode; released by removing that image if it stands without its
+    /// json (an incomplete entry), leaving a complete entry.
+    CacheImage(PathBuf),
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -306,7 +311,7 @@ impl Ledger {
     }
 
     /// Act as if the process died: unlock and forget, releasing nothing.
-    fn abandon(self) {
+    pub(crate) fn abandon(self) {
         let mut inner = self.inner.lock().unwrap();
         rustix::fs::flock(inner.file.as_fd(), FlockOperation::Unlock).unwrap();
         inner.closed = true;
@@ -519,6 +524,7 @@ pub fn describe(resource: &Resource) -> String {
         Resource::WorkDir(p) => format!("work folder {}", p.display()),
         Resource::Child { pid, .. } => format!("process group {pid}"),
         Resource::MemoryCgroup(p) => format!("memory cgroup {}", p.display()),
+        Resource::CacheImage(p) => format!("cache entry written at {} (removed if incomplete)", p.display()),
     }
 }
 
@@ -561,6 +567,7 @@ pub fn release(resource: &Resource, proof: Option<&Proof>, scratch: Option<&Owne
             Ok(None)
         }
         Resource::MemoryCgroup(p) => super::cgroup::release(p),
+        Resource::CacheImage(p) => super::image_cache::release_write(p, proof),
     }
 }
 

@@ -18,6 +18,8 @@ pub mod fake;
 pub mod folder;
 pub mod fs_type;
 mod held;
+pub mod image_cache;
+pub mod image_copy;
 pub mod cgroup;
 pub mod kind;
 pub mod kmsg;
@@ -51,6 +53,14 @@ pub struct TargetOptions {
     pub mkfs_args: BTreeMap<FsType, Vec<String>>,
     /// Mount options per file system (`--mount-opt FS=OPTS`).
     pub mount_opts: BTreeMap<FsType, String>,
+    /// Start each scratch image as a copy of this image (a cache entry)
+    /// instead of mkfs: the copy is made in the run folder (reflink where
+    /// the folder's fs can, else a sparse copy), proved and ledgered like
+    /// any image, and mounted with the run's options (xfs also with
+    /// `nouuid`, since every copy shares the UUID; btrfs since 6.7 mounts a
+    /// cloned single-device file system with a temporary fsid by itself).
+    /// Its size is the entry's; `size_bytes` is not used.
+    pub base_image: Option<std::sync::Arc<image_cache::CacheEntry>>,
 }
 
 /// The default scratch folder.

@@ -34,6 +34,7 @@ pub(super) struct MountedFs<'l> {
     mount_proof: Proof,
     mkfs_args: Vec<String>,
     mount_opts: Option<String>,
+    image_copy: Option<String>,
     mounted: bool,
 }
 
@@ -79,11 +80,15 @@ fn on_fd(dir: &OwnedDir) -> OsString {
 }
 
 /// How to format and mount: the file system, mkfs arguments after fslab's
-/// own, and mount options.
+/// own, and mount options. An image started as a copy of a cache entry
+/// (`image_copy` says how, for the record) is not formatted: its mkfs
+/// arguments are the ones the entry was made with (they are part of its
+/// key), recorded as such.
 pub(super) struct Format<'a> {
     pub fs: FsType,
     pub mkfs_extra: &'a [String],
     pub mount_opts: Option<String>,
+    pub image_copy: Option<String>,
 }
 
 impl<'l> MountedFs<'l> {
@@ -102,8 +107,10 @@ impl<'l> MountedFs<'l> {
         args.extend(format.mkfs_extra.iter().cloned());
         let mut argv: Vec<OsString> = args.iter().map(OsString::from).collect();
         argv.push(device.into());
-        let mkfs = fs.mkfs_path().ok_or_else(|| Error::environment(format!("{} is not installed", fs.mkfs())))?;
-        tool(held.ledger, mkfs.as_os_str(), argv)?;
+        if format.image_copy.is_none() {
+            let mkfs = fs.mkfs_path().ok_or_else(|| Error::environment(format!("{} is not installed", fs.mkfs())))?;
+            tool(held.ledger, mkfs.as_os_str(), argv)?;
+        }
 
         let work_dir = folder.path().join("mnt");
         let token = held.record(Resource::MountPoint(work_dir.clone()))?;
@@ -126,6 +133,7 @@ impl<'l> MountedFs<'l> {
             mount_proof,
             mkfs_args: args,
             mount_opts: format.mount_opts,
+            image_copy: format.image_copy,
             mounted: false,
         };
         made.mount()?;
@@ -173,6 +181,7 @@ impl Made for MountedFs<'_> {
             mount_opts: self.mount_opts.clone(),
             cold_method: None,
             memory_cgroup: None,
+            image_copy: self.image_copy.clone(),
         }
     }
 
@@ -198,6 +207,32 @@ impl Made for MountedFs<'_> {
             self.mounted = false;
         }
         self.mount()
+    }
+
+    /// Unmount (which settles delayed allocation and inode inactivation
+    /// onto the loop device, and through it into the image), then open the
+    /// image read-only from the held scratch folder, never through a
+    /// symlink, and insist it is the image made.
+    fn export_image(&mut self) -> Result<Option<std::fs::File>> {
+        let (Some(image), Proof::Mount { backing: Some(id), .. }) = (&self.image, &self.mount_proof) else {
+            return Ok(None);
+        };
+        let scratch = self.held.ledger.scratch()?;
+        if self.mounted {
+            proof::refused_is_error(proof::unmount(Some(scratch), &self.work_dir, Some(&self.mount_proof)))?;
+            self.mounted = false;
+        }
+        let relative = scratch
+            .relative(image)
+            .ok_or_else(|| Error::failed(format!("{}: not in the scratch folder", image.display())))?;
+        let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::CLOEXEC;
+        let resolve = rustix::fs::ResolveFlags::BENEATH | rustix::fs::ResolveFlags::NO_SYMLINKS;
+        let fd = rustix::fs::openat2(scratch.fd(), &relative, flags, rustix::fs::Mode::empty(), resolve)
+            .map_err(|e| Error::io(image, "open the image to export it", e.into()))?;
+        if FileId::of(&fd).ok() != Some(*id) {
+            return Err(Error::failed(format!("{}: not the image made (device/inode differ)", image.display())));
+        }
+        Ok(Some(std::fs::File::from(fd)))
     }
 
     fn release(mut self: Box<Self>) -> Result<()> {

@@ -12,6 +12,8 @@ use rustix::fs::{AtFlags, Mode, OFlags};
 
 use super::folder::{FileId, OwnedDir};
 use super::held::Held;
+use super::image_cache::CacheEntry;
+use super::image_copy::{self, Copied};
 use super::kind::{Made, TargetKind};
 use super::ledger::{Ledger, Resource};
 use super::mounted::{self, Format, MountedFs};
@@ -62,18 +64,61 @@ impl TargetKind for Scratch {
     }
 
     fn make<'l>(&self, ledger: &'l Ledger, options: &TargetOptions, run_id: &str) -> Result<Box<dyn Made + 'l>> {
+        let base = options.base_image.as_deref();
+        if let Some(base) = base {
+            check_base(base, self.fs)?;
+        }
         let mut held = Held::new(ledger);
         let folder = mounted::make_folder(&mut held, run_id, &self.label())?;
         let name = format!("{}.img", self.fs.name());
-        let size = options.size_bytes.unwrap_or(DEFAULT_SIZE_BYTES);
+        let size = base.map_or(options.size_bytes.unwrap_or(DEFAULT_SIZE_BYTES), |b| b.meta.image_bytes);
         let (image, file, id) = make_image(&mut held, &folder, &name, size)?;
+        let image_copy = base.map(|base| copy_base(base, &file, &image)).transpose()?;
         let device = attach(&mut held, &image, &file, id)?;
         let mut mkfs_extra = options.mkfs_args.get(&self.fs).cloned().unwrap_or_default();
         mkfs_extra.extend(self.mkfs_args.iter().cloned());
-        let mount_opts = self.mount_opts.clone().or_else(|| options.mount_opts.get(&self.fs).cloned());
-        let format = Format { fs: self.fs, mkfs_extra: &mkfs_extra, mount_opts };
+        let mut mount_opts = self.mount_opts.clone().or_else(|| options.mount_opts.get(&self.fs).cloned());
+        if base.is_some() && self.fs == FsType::Xfs {
+            // Every copy of an entry carries its UUID, which xfs refuses
+            // to mount twice at once.
+            mount_opts = Some(match mount_opts.filter(|o| !o.is_empty()) {
+                Some(opts) => format!("{opts},nouuid"),
+                None => "nouuid".to_string(),
+            });
+        }
+        let format = Format { fs: self.fs, mkfs_extra: &mkfs_extra, mount_opts, image_copy };
         Ok(Box::new(MountedFs::make(held, &device, Some((image, id)), &folder, format)?))
     }
+}
+
+/// Refuse a cache entry made for another file system than `fs` (when its
+/// key names one as `fs`).
+fn check_base(base: &CacheEntry, fs: FsType) -> Result<()> {
+    match base.meta.made_of.get("fs") {
+        Some(made) if made != fs.name() => Err(Error::failed(format!(
+            "cache entry {} holds a {made} image, not {fs}: a case starts only from an entry of its own file system",
+            base.meta.key
+        ))),
+        _ => Ok(())
+    }
+}
+
+/// Fill the fresh image open as `file` with the cache entry's content (a
+/// reflink where the scratch folder's file system can without changing
+/// the loop device's sector size, else a sparse copy), synced so the case's work does not share the disk with its
+/// writeback; how, in the record's words.
+fn copy_base(base: &CacheEntry, file: &File, image: &std::path::Path) -> Result<String> {
+    let copied = image_copy::copy_image(base.file(), file, true).map_err(|e| {
+        Error::io(image, &format!("copy cache entry {} into the image", base.path().display()), e)
+    })?;
+    file.sync_all().map_err(|e| Error::io(image, "sync the image", e))?;
+    let key = &base.meta.key;
+    Ok(match copied {
+        Copied::Reflink => format!("reflink of cache entry {key}"),
+        Copied::Sparse { data_bytes } => {
+            format!("sparse copy of cache entry {key} ({} MiB of data)", data_bytes.div_ceil(1 << 20))
+        }
+    })
 }
 
 /// Make the sparse image `name` in the run folder, once: unnamed first

@@ -1,0 +1,403 @@
+//! The cache of aged images: aging runs once per key (file system, mkfs
+//! arguments, image size, age profile, fill, aging code's version), and
+//! every case after starts from a copy of the finished image.
+//!
+//! The design decision: an entry is two files in a folder that is
+//! fslab's own (checked as the scratch folder is), `KEY.img` and
+//! `KEY.json`, each written unnamed (`O_TMPFILE`) and given its name only
+//! once whole (`linkat`, which never replaces): the json is linked last, so
+//! "the json is there" is "the entry is complete". The write is in the
+//! run's ledger before anything is made ([`Resource::CacheImage`]), so a
+//! kill between the two links leaves an image the next cleanup removes —
+//! by its device and inode, only while no json stands beside it. Nothing
+//! in the folder is followed through a symlink or read unless it is a
+//! regular file of ours.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
+use serde::{Deserialize, Serialize};
+
+use super::folder::{FileId, FolderRole, OwnedDir};
+use super::image_copy;
+use super::ledger::{Ledger, Resource};
+use super::proof::{Outcome, Proof};
+use crate::error::{Error, Result};
+
+/// The cache folder: checked as fslab's own (owned by the effective
+/// user, written by no one else, parents safe — the scratch folder's
+/// rules), made 0700 if absent, and held open: every entry is reached
+/// from its descriptor.
+#[derive(Debug)]
+pub struct ImageCache {
+    dir: OwnedDir,
+}
+
+/// The default cache folder, `SCRATCH/age-cache`: on the scratch folder's
+/// file system, so a copy can be a reflink where that file system allows.
+pub fn default_dir(scratch: &Path) -> PathBuf {
+    scratch.join("age-cache")
+}
+
+/// What a cache entry says of itself, kept as `KEY.json` beside `KEY.img`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EntryMeta {
+    /// The entry's key: [`key_of`] its `made_of`, as the caller gives it.
+    pub key: String,
+    /// What the key was made of (fs, mkfs args, image size, age profile
+    /// identity, fill, aging version...), as the caller passes it.
+    pub made_of: BTreeMap<String, String>,
+    /// How long aging took when the entry was made.
+    pub aging_seconds: f64,
+    /// The image's content hash ([`image_copy::content_hash`]).
+    pub image_hash: String,
+    /// The image's length.
+    pub image_bytes: u64,
+    /// Bytes of data in the image (its holes excluded).
+    pub data_bytes: u64,
+    /// When the entry was made, RFC 3339 UTC (filled by `store` when empty).
+    pub created_at: String,
+    /// Anything else worth keeping with it (what aging reported).
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+impl EntryMeta {
+    /// The meta of a new entry made of `made_of` (its key is
+    /// [`key_of`] it) after `aging_seconds` of aging: what `store` fills
+    /// in (hash, lengths, creation time) is left empty.
+    pub fn new(made_of: BTreeMap<String, String>, aging_seconds: f64) -> EntryMeta {
+        EntryMeta {
+            key: key_of(&made_of),
+            made_of,
+            aging_seconds,
+            image_hash: String::new(),
+            image_bytes: 0,
+            data_bytes: 0,
+            created_at: String::new(),
+            notes: Vec::new(),
+        }
+    }
+}
+
+/// A complete entry, open: a case's image is copied from its descriptor,
+/// so the entry can be removed meanwhile without harm.
+#[derive(Debug)]
+pub struct CacheEntry {
+    /// What the entry says of itself.
+    pub meta: EntryMeta,
+    file: File,
+    path: PathBuf,
+}
+
+impl CacheEntry {
+    /// Where the image is in the cache (`DIR/KEY.img`). An entry `store`
+    /// kept unnamed (another run's incomplete entry held the name) has no
+    /// file there: this is the name it would have had.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The image, open read-only.
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+}
+
+/// The key of `made_of`: SHA-256 (lowercase hex) of it serialised
+/// canonically (a `BTreeMap` as JSON: names sorted, no spaces).
+pub fn key_of(made_of: &BTreeMap<String, String>) -> String {
+    use sha2::Digest;
+    let json = serde_json::to_vec(made_of).expect("a map of strings serialises");
+    image_copy::hex(&sha2::Sha256::digest(json))
+}
+
+/// Whether `key` is one fslab makes (64 lowercase hex digits): the only
+/// names in the folder it reads, writes or removes are `KEY.img` and
+/// `KEY.json`.
+pub fn is_key(key: &str) -> bool {
+    key.len() == 64 && key.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// The key of a cache file name (`KEY.img`, `KEY.json`), and whether it
+/// is the image.
+fn parse_name(name: &str) -> Option<(&str, bool)> {
+    let (key, ext) = name.split_once('.')?;
+    let image = match ext {
+        "img" => true,
+        "json" => false,
+        _ => return None,
+    };
+    is_key(key).then_some((key, image))
+}
+
+/// The most a `KEY.json` may hold; more is not one fslab wrote.
+const META_MAX: u64 = 1 << 20;
+
+impl ImageCache {
+    /// Open (making it 0700 when absent) the cache folder `dir`; one that
+    /// is not ours alone is refused (exit 3).
+    pub fn open(dir: &Path) -> Result<ImageCache> {
+        Ok(ImageCache { dir: OwnedDir::open_or_make(dir, FolderRole::Cache)? })
+    }
+
+    /// Open the existing cache folder `dir` (for `cleanup --cache`);
+    /// `None` when there is none.
+    pub fn open_existing(dir: &Path) -> Result<Option<ImageCache>> {
+        Ok(OwnedDir::open_existing(dir, FolderRole::Cache)?.map(|dir| ImageCache { dir }))
+    }
+
+    /// The folder's canonical path.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The complete entry for `key` (image and meta present, regular files
+    /// of ours, meta parses, key matches, image as long as stated), else
+    /// `None`. The content is not hashed again.
+    pub fn lookup(&self, key: &str) -> Result<Option<CacheEntry>> {
+        if !is_key(key) {
+            return Err(Error::failed(format!("`{key}` is not a cache key (64 hex digits)")));
+        }
+        let Some(meta_file) = self.open_ours(&format!("{key}.json"))? else { return Ok(None) };
+        let mut text = Vec::new();
+        let json = self.path().join(format!("{key}.json"));
+        meta_file.take(META_MAX).read_to_end(&mut text).map_err(|e| Error::io(&json, "read the cache entry", e))?;
+        let Ok(meta) = serde_json::from_slice::<EntryMeta>(&text) else { return Ok(None) };
+        if meta.key != key {
+            return Ok(None);
+        }
+        let name = format!("{key}.img");
+        let Some(file) = self.open_ours(&name)? else { return Ok(None) };
+        let len = file.metadata().map_err(|e| Error::io(&self.path().join(&name), "stat the cache image", e))?.len();
+        if len != meta.image_bytes {
+            return Ok(None);
+        }
+        Ok(Some(CacheEntry { meta, file, path: self.path().join(name) }))
+    }
+
+    /// `name` in the folder, open read-only when it is a regular file of
+    /// ours; `None` when absent or anything else (a symlink is not
+    /// followed, a FIFO not waited on).
+    fn open_ours(&self, name: &str) -> Result<Option<File>> {
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let fd = match rustix::fs::openat(self.dir.fd(), name, flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT | Errno::LOOP | Errno::NXIO | Errno::ISDIR) => return Ok(None),
+            Err(e) => return Err(Error::io(&self.path().join(name), "open the cache file", e.into())),
+        };
+        let stat = rustix::fs::fstat(&fd).map_err(|e| Error::io(&self.path().join(name), "stat", e.into()))?;
+        let me = rustix::process::geteuid().as_raw();
+        if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile || stat.st_uid != me {
+            return Ok(None);
+        }
+        Ok(Some(File::from(fd)))
+    }
+
+    /// Copy `image` (from `export_image`) into the cache as entry
+    /// `meta.key`, hash it (filling `image_hash`, `image_bytes`,
+    /// `data_bytes`, and `created_at` when empty), and make it visible
+    /// atomically: written unnamed (`O_TMPFILE`) and synced, linked as
+    /// `KEY.img`, then `KEY.json` the same way (json last = complete). The
+    /// write is in `ledger` before anything is made, and released when
+    /// `store` returns (an incomplete entry removed, a complete one left).
+    /// If another run linked the key first, its entry is used when
+    /// complete, else our unnamed copy (still an entry).
+    pub fn store(&self, ledger: &Ledger, image: &File, meta: EntryMeta) -> Result<CacheEntry> {
+        if !is_key(&meta.key) {
+            return Err(Error::failed(format!("`{}` is not a cache key (64 hex digits)", meta.key)));
+        }
+        let path = self.path().join(format!("{}.img", meta.key));
+        let token = ledger.record(Resource::CacheImage(path.clone()))?;
+        let stored = self.write_image(ledger, token, image, meta, &path).and_then(|(file, meta)| {
+            self.publish(file, meta, &path)
+        });
+        let released = ledger.release(token);
+        let entry = stored?;
+        released?;
+        Ok(entry)
+    }
+
+    /// The image copied into an unnamed file of the folder, proved in the
+    /// ledger, hashed and synced; its metadata filled in.
+    fn write_image(
+        &self,
+        ledger: &Ledger,
+        token: super::Token,
+        image: &File,
+        mut meta: EntryMeta,
+        path: &Path,
+    ) -> Result<(File, EntryMeta)> {
+        let file = File::from(self.unnamed(path)?);
+        let id = FileId::of(&file).map_err(|e| Error::io(path, "stat the cache image", e))?;
+        ledger.prove(token, Proof::File(id))?;
+        image_copy::copy_image(image, &file, false).map_err(|e| Error::io(path, "copy the image into the cache", e))?;
+        let (hash, data_bytes) = image_copy::content_hash(&file).map_err(|e| Error::io(path, "hash the cache image", e))?;
+        meta.image_hash = hash;
+        meta.image_bytes = file.metadata().map_err(|e| Error::io(path, "stat the cache image", e))?.len();
+        meta.data_bytes = data_bytes;
+        if meta.created_at.is_empty() {
+            meta.created_at = crate::record::utc_now();
+        }
+        file.sync_all().map_err(|e| Error::io(path, "sync the cache image", e))?;
+        Ok((file, meta))
+    }
+
+    /// Give the written image its name, then its json; the entry.
+    fn publish(&self, file: File, meta: EntryMeta, path: &Path) -> Result<CacheEntry> {
+        let key = meta.key.clone();
+        let image_name = format!("{key}.img");
+        match link_unnamed(&file, &self.dir, &image_name) {
+            Ok(()) => {}
+            Err(Errno::EXIST) => {
+                if let Some(theirs) = self.lookup(&key)? {
+                    return Ok(theirs);
+                }
+                // Theirs is being written, or was left incomplete: ours
+                // serves this run unnamed, and goes when it closes.
+                let file = reopen_read_only(&file).map_err(|e| Error::io(path, "reopen the cache image", e))?;
+                return Ok(CacheEntry { meta, file, path: path.to_path_buf() });
+            }
+            Err(e) => return Err(Error::io(path, "name the cache image", e.into())),
+        }
+        let json_name = format!("{key}.json");
+        let json_path = self.path().join(&json_name);
+        let mut text = serde_json::to_vec_pretty(&meta).map_err(|e| Error::failed(format!("cache entry {key}: {e}")))?;
+        text.push(b'\n');
+        let mut json = File::from(self.unnamed(&json_path)?);
+        json.write_all(&text).and_then(|()| json.sync_all()).map_err(|e| Error::io(&json_path, "write", e))?;
+        match link_unnamed(&json, &self.dir, &json_name) {
+            Ok(()) => {}
+            Err(Errno::EXIST) => {
+                // A json left alone (its image removed while it was kept):
+                // the image under this key is ours now, so it is stale.
+                let _ = rustix::fs::unlinkat(self.dir.fd(), json_name.as_str(), AtFlags::empty());
+                link_unnamed(&json, &self.dir, &json_name).map_err(|e| Error::io(&json_path, "name", e.into()))?;
+            }
+            Err(e) => return Err(Error::io(&json_path, "name", e.into())),
+        }
+        rustix::fs::fsync(self.dir.fd()).map_err(|e| Error::io(self.path(), "sync the cache folder", e.into()))?;
+        let named = self.open_ours(&image_name)?;
+        let same = named.as_ref().and_then(|f| FileId::of(f).ok()) == FileId::of(&file).ok();
+        match named {
+            Some(file) if same => Ok(CacheEntry { meta, file, path: path.to_path_buf() }),
+            _ => Err(Error::failed(format!("{}: not the cache image just written", path.display()))),
+        }
+    }
+
+    /// An unnamed file in the folder, for `path`'s content.
+    fn unnamed(&self, path: &Path) -> Result<OwnedFd> {
+        let flags = OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC;
+        rustix::fs::openat(self.dir.fd(), ".", flags, Mode::from_raw_mode(0o600)).map_err(|e| match e {
+            Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL => Error::environment(format!(
+                "{}: the cache folder's file system cannot make unnamed files (O_TMPFILE), which the cache needs so no half-written entry ever has a name; put --age-cache on ext4, xfs, btrfs or tmpfs",
+                self.path().display()
+            )),
+            e => Error::io(path, "create in the cache folder", e.into()),
+        })
+    }
+
+    /// `fslab cleanup --cache`: remove every entry, complete or not, and
+    /// nothing else (only names `KEY.img`/`KEY.json`, only regular files,
+    /// no symlink followed; each json before its image, so a kill midway
+    /// leaves no complete-looking entry). Returns (entries removed, bytes
+    /// freed, counted as the blocks the files held).
+    pub fn clear(&self) -> Result<(usize, u64)> {
+        let listing = rustix::fs::Dir::read_from(self.dir.fd()).map_err(|e| Error::io(self.path(), "read the cache folder", e.into()))?;
+        let mut names: Vec<(String, bool, String)> = Vec::new();
+        for entry in listing {
+            let entry = entry.map_err(|e| Error::io(self.path(), "read the cache folder", e.into()))?;
+            let Ok(name) = entry.file_name().to_str() else { continue };
+            if let Some((key, image)) = parse_name(name) {
+                names.push((key.to_string(), image, name.to_string()));
+            }
+        }
+        names.sort(); // KEY then json (false) before img (true)
+        let me = rustix::process::geteuid().as_raw();
+        let (mut keys, mut bytes) = (std::collections::BTreeSet::new(), 0u64);
+        for (key, _, name) in names {
+            let stat = match rustix::fs::statat(self.dir.fd(), name.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(stat) => stat,
+                Err(Errno::NOENT) => continue,
+                Err(e) => return Err(Error::io(&self.path().join(&name), "stat", e.into())),
+            };
+            if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile || stat.st_uid != me {
+                continue;
+            }
+            match rustix::fs::unlinkat(self.dir.fd(), name.as_str(), AtFlags::empty()) {
+                Ok(()) => {
+                    bytes += stat.st_blocks as u64 * 512;
+                    keys.insert(key);
+                }
+                Err(Errno::NOENT) => {}
+                Err(e) => return Err(Error::io(&self.path().join(&name), "remove the cache file", e.into())),
+            }
+        }
+        Ok((keys.len(), bytes))
+    }
+}
+
+/// Give the unnamed `file` the name `name` in `dir` (`linkat`, which never
+/// replaces: an existing name is `EEXIST`). By descriptor where the caller
+/// may (`AT_EMPTY_PATH` wants `CAP_DAC_READ_SEARCH`), else through
+/// `/proc/self/fd`.
+fn link_unnamed(file: &File, dir: &OwnedDir, name: &str) -> rustix::io::Result<()> {
+    match rustix::fs::linkat(file, "", dir.fd(), name, AtFlags::EMPTY_PATH) {
+        Err(Errno::NOENT) => {
+            let proc = format!("/proc/self/fd/{}", file.as_raw_fd());
+            rustix::fs::linkat(rustix::fs::CWD, proc.as_str(), dir.fd(), name, AtFlags::SYMLINK_FOLLOW)
+        }
+        other => other,
+    }
+}
+
+/// The file open as `file`, opened again read-only (through
+/// `/proc/self/fd`, which reaches an unnamed file too).
+fn reopen_read_only(file: &File) -> std::io::Result<File> {
+    let proc = format!("/proc/self/fd/{}", file.as_fd().as_raw_fd());
+    let fd = rustix::fs::open(proc.as_str(), OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?;
+    Ok(File::from(fd))
+}
+
+/// Release a cache write a run recorded ([`Resource::CacheImage`]): an
+/// image at `path` that is the file the run made (`proof`) and has no json
+/// beside it is an incomplete entry, and is removed; a complete entry, or
+/// another file there, is left (released: nothing of the run's is left to
+/// give back — its unnamed copy died with it). A path not named as a cache
+/// image, or a folder that is not ours alone, is refused.
+pub fn release_write(path: &Path, proof: Option<&Proof>) -> Outcome {
+    let refuse = |why: String| Ok(Some(format!("not made by fslab: {why}")));
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    let (Some((key, true)), Some(folder)) = (parse_name(name), path.parent()) else {
+        return refuse(format!("{} is not named as a cache image", path.display()));
+    };
+    let Some(Proof::File(want)) = proof else {
+        return Ok(None); // killed before its unnamed file was proved: gone with it
+    };
+    let dir = match OwnedDir::open_existing(folder, FolderRole::Cache) {
+        Ok(Some(dir)) => dir,
+        Ok(None) => return Ok(None),
+        Err(e) => return refuse(e.message),
+    };
+    let stat_of = |name: &str| dir.stat_child(Path::new(name)).map_err(|e| Error::io(path, "stat", e));
+    match stat_of(name)? {
+        Some((id, FileType::RegularFile)) if id == *want => {}
+        _ => return Ok(None),
+    }
+    if stat_of(&format!("{key}.json"))?.is_some() {
+        return Ok(None); // complete: kept
+    }
+    match rustix::fs::unlinkat(dir.fd(), name, AtFlags::empty()) {
+        Ok(()) | Err(Errno::NOENT) => Ok(None),
+        Err(e) => Err(Error::io(path, "remove the incomplete cache image", e.into())),
+    }
+}
+
+#[cfg(test)]
+#[path = "image_cache_tests.rs"]
+mod tests;

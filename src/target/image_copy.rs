@@ -1,0 +1,258 @@
+//! Copying an image and naming its content: what the aged-image cache and
+//! a scratch target started from a cache entry both need.
+//!
+//! The design decision: an image is mostly holes, so both the copy and the
+//! hash walk only its data, as `SEEK_DATA`/`SEEK_HOLE` find it. A copy is a
+//! reflink (`FICLONE`) where the file system can share blocks, else a
+//! sparse copy (`copy_file_range` per data region, the length set last),
+//! so a hole stays a hole. The content hash treats a hole and a block of
+//! zeros alike, so a copy hashes as its source whatever the copy kept
+//! sparse.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+
+use rustix::fs::SeekFrom;
+use rustix::io::Errno;
+use sha2::{Digest, Sha256};
+
+/// The block the content hash works in: 1 MiB.
+pub const HASH_BLOCK: u64 = 1 << 20;
+
+/// How a copy was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Copied {
+    /// The destination shares the source's blocks (`FICLONE`).
+    Reflink,
+    /// The data regions were copied; this many bytes of them.
+    Sparse {
+        /// Bytes of data copied (holes excluded).
+        data_bytes: u64,
+    },
+}
+
+/// The data regions of `file` (`[start, end)` byte ranges, in order) as
+/// `SEEK_DATA`/`SEEK_HOLE` report them; a file system without them reports
+/// the whole file as one region.
+pub fn data_regions(file: &File) -> io::Result<Vec<(u64, u64)>> {
+    let len = file.metadata()?.len();
+    let mut regions = Vec::new();
+    let mut at = 0;
+    while at < len {
+        let start = match rustix::fs::seek(file, SeekFrom::Data(at)) {
+            Ok(start) => start,
+            Err(Errno::NXIO) => break, // only a hole is left
+            Err(e) => return Err(e.into()),
+        };
+        let end = rustix::fs::seek(file, SeekFrom::Hole(start))?.min(len);
+        if end > start {
+            regions.push((start, end));
+        }
+        at = end.max(start + 1);
+    }
+    Ok(regions)
+}
+
+/// Bytes in `regions`.
+pub fn region_bytes(regions: &[(u64, u64)]) -> u64 {
+    regions.iter().map(|(start, end)| end - start).sum()
+}
+
+/// Make `dst` (open for writing, empty or of `src`'s length and all holes)
+/// hold exactly `src`'s bytes: a reflink when the file system can, else a
+/// sparse copy. `dst` ends as long as `src`.
+///
+/// With `keep_dio_align` (an image a loop device will be attached to with
+/// direct I/O), a reflink is kept only if it leaves the file's direct-I/O
+/// alignment (`STATX_DIOALIGN`) as it was: xfs raises it to its block size
+/// for a file with shared extents, which gives the loop device 4096-byte
+/// sectors, on which a 1 KiB-block ext4 or a 512-byte-sector xfs no longer
+/// mounts and every case would run on other geometry than a fresh image.
+/// Such a reflink is undone and the copy made sparse, through memory.
+pub fn copy_image(src: &File, dst: &File, keep_dio_align: bool) -> io::Result<Copied> {
+    let before = dio_align(dst);
+    match rustix::fs::ioctl_ficlone(dst, src) {
+        Ok(()) if !keep_dio_align || dio_align(dst) <= before => Ok(Copied::Reflink),
+        Ok(()) => {
+            // Undone, and copied through memory: copy_file_range would
+            // share the blocks again on the same file system.
+            dst.set_len(0)?;
+            let data_bytes = sparse_copy(src, dst, Transfer::ReadWrite)?;
+            if dio_align(dst) > before {
+                return Err(io::Error::other(
+                    "the copied image kept the larger direct-I/O alignment of a reflinked file; put the scratch folder on another file system (ext4, or xfs without reflink)",
+                ));
+            }
+            Ok(Copied::Sparse { data_bytes })
+        }
+        // No block sharing here (ext4), across file systems, or not a
+        // file the file system can share.
+        Err(Errno::OPNOTSUPP | Errno::XDEV | Errno::INVAL | Errno::NOTTY) => {
+            Ok(Copied::Sparse { data_bytes: sparse_copy(src, dst, Transfer::InKernel)? })
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// How a sparse copy moves a region's bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Transfer {
+    /// `copy_file_range`: in the kernel, no copy through memory (and a
+    /// file system that can share blocks may share them).
+    InKernel,
+    /// `pread`/`pwrite` through a buffer: never shares a block.
+    ReadWrite,
+}
+
+/// The file's direct-I/O offset alignment (`STATX_DIOALIGN`); 0 when the
+/// kernel or file system does not say.
+fn dio_align(file: &File) -> u32 {
+    use rustix::fs::{AtFlags, StatxFlags};
+    match rustix::fs::statx(file, "", AtFlags::EMPTY_PATH, StatxFlags::DIOALIGN) {
+        Ok(st) if st.stx_mask & StatxFlags::DIOALIGN.bits() != 0 => st.stx_dio_offset_align,
+        _ => 0,
+    }
+}
+
+/// Copy `src`'s data regions into `dst` at the same offsets, `how`, then
+/// set `dst`'s length; the bytes of data copied.
+fn sparse_copy(src: &File, dst: &File, how: Transfer) -> io::Result<u64> {
+    let len = src.metadata()?.len();
+    let regions = data_regions(src)?;
+    let mut buf = if how == Transfer::ReadWrite { vec![0u8; 1 << 20] } else { Vec::new() };
+    for &(start, end) in &regions {
+        let (mut from, mut to) = (start, start);
+        while from < end {
+            let want = usize::try_from(end - from).unwrap_or(usize::MAX).min(1 << 30);
+            let n = match how {
+                Transfer::InKernel => rustix::fs::copy_file_range(src, Some(&mut from), dst, Some(&mut to), want)?,
+                Transfer::ReadWrite => {
+                    let chunk = &mut buf[..want.min(1 << 20)];
+                    let n = src.read_at(chunk, from)?;
+                    dst.write_all_at(&chunk[..n], to)?;
+                    (from, to) = (from + n as u64, to + n as u64);
+                    n
+                }
+            };
+            if n == 0 {
+                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the source image shrank while it was copied"));
+            }
+        }
+    }
+    dst.set_len(len)?;
+    Ok(region_bytes(&regions))
+}
+
+/// The content hash of an image, as lowercase hex: SHA-256 over the
+/// image's length (8 bytes, little-endian), then, for each 1 MiB block
+/// (aligned; the last may be shorter) that is not all zeros, its index
+/// (8 bytes, little-endian) and its bytes. A hole and a block of zeros are
+/// the same content, so a sparse copy hashes as its source, and only data
+/// regions are read. Returns the hash and the bytes of data regions.
+pub fn content_hash(file: &File) -> io::Result<(String, u64)> {
+    let len = file.metadata()?.len();
+    let regions = data_regions(file)?;
+    let mut hasher = Sha256::new();
+    hasher.update(len.to_le_bytes());
+    let mut buf = vec![0u8; HASH_BLOCK as usize];
+    // The next block not yet hashed: two regions in one block hash it once.
+    let mut next = 0u64;
+    for &(start, end) in &regions {
+        let first = (start / HASH_BLOCK).max(next);
+        let last = end.div_ceil(HASH_BLOCK);
+        for index in first..last {
+            let offset = index * HASH_BLOCK;
+            let size = HASH_BLOCK.min(len - offset) as usize;
+            let block = &mut buf[..size];
+            file.read_exact_at(block, offset)?;
+            if !all_zero(block) {
+                hasher.update(index.to_le_bytes());
+                hasher.update(&*block);
+            }
+        }
+        next = next.max(last);
+    }
+    Ok((hex(&hasher.finalize()), region_bytes(&regions)))
+}
+
+/// Whether every byte is zero: compared a page at a time with a page of
+/// zeros (`memcmp`, fast in debug builds too), stopping at the first page
+/// with data.
+fn all_zero(bytes: &[u8]) -> bool {
+    static ZEROS: [u8; 4096] = [0; 4096];
+    bytes.chunks(ZEROS.len()).all(|page| page == &ZEROS[..page.len()])
+}
+
+/// Lowercase hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn tmp() -> tempfile::TempDir {
+        tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap()
+    }
+
+    /// A 5 MiB + 100 byte file: data in block 0, a zero-filled block 2
+    /// (written, so data), a byte in block 4, holes elsewhere.
+    fn sparse_file(path: &std::path::Path) -> File {
+        let mut f = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(path).unwrap();
+        f.write_all(&[7u8; 5000]).unwrap();
+        f.write_all_at(&vec![0u8; HASH_BLOCK as usize], 2 * HASH_BLOCK).unwrap();
+        f.write_all_at(b"x", 4 * HASH_BLOCK + 12).unwrap();
+        f.set_len(5 * HASH_BLOCK + 100).unwrap();
+        f
+    }
+
+    #[test]
+    fn a_sparse_copy_is_byte_identical_hashes_the_same_and_one_byte_changes_the_hash() {
+        let dir = tmp();
+        let src = sparse_file(&dir.path().join("src"));
+        let dst = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(dir.path().join("dst")).unwrap();
+        let copied = copy_image(&src, &dst, true).unwrap();
+        assert_eq!(std::fs::read(dir.path().join("src")).unwrap(), std::fs::read(dir.path().join("dst")).unwrap());
+        let (a, _) = content_hash(&src).unwrap();
+        let (b, data) = content_hash(&dst).unwrap();
+        assert_eq!(a, b, "{copied:?}");
+        assert!(data > 0);
+        // The same content written densely (holes as zeros) hashes alike.
+        let dense = dir.path().join("dense");
+        std::fs::write(&dense, std::fs::read(dir.path().join("src")).unwrap()).unwrap();
+        assert_eq!(content_hash(&File::open(&dense).unwrap()).unwrap().0, a);
+        dst.write_all_at(b"y", 4 * HASH_BLOCK + 12).unwrap();
+        assert_ne!(content_hash(&dst).unwrap().0, a);
+        // Length is part of the content.
+        dst.write_all_at(b"x", 4 * HASH_BLOCK + 12).unwrap();
+        assert_eq!(content_hash(&dst).unwrap().0, a);
+        dst.set_len(6 * HASH_BLOCK).unwrap();
+        assert_ne!(content_hash(&dst).unwrap().0, a);
+    }
+
+    #[test]
+    fn a_copy_through_memory_is_byte_identical_and_stays_sparse() {
+        let dir = tmp();
+        let src = sparse_file(&dir.path().join("src"));
+        let dst = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(dir.path().join("dst")).unwrap();
+        let data = sparse_copy(&src, &dst, Transfer::ReadWrite).unwrap();
+        assert_eq!(std::fs::read(dir.path().join("src")).unwrap(), std::fs::read(dir.path().join("dst")).unwrap());
+        assert_eq!(data, region_bytes(&data_regions(&src).unwrap()));
+        assert_eq!(region_bytes(&data_regions(&dst).unwrap()), data);
+    }
+
+    #[test]
+    fn regions_of_an_empty_and_an_all_hole_file() {
+        let dir = tmp();
+        let f = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(dir.path().join("f")).unwrap();
+        assert!(data_regions(&f).unwrap().is_empty());
+        f.set_len(3 * HASH_BLOCK).unwrap();
+        assert!(data_regions(&f).unwrap().is_empty());
+        let (empty_hash, data) = content_hash(&f).unwrap();
+        assert_eq!(data, 0);
+        assert_eq!(empty_hash.len(), 64);
+    }
+}
