@@ -84,6 +84,23 @@ fn tree_and_profile_file_age_to_their_fill() {
     assert_eq!(aged.rounds, 6);
 }
 
+/// free-frag stops when the share of free space in extents < 1 MiB
+/// reaches its target, and says so; else it says it was not reached.
+#[test]
+fn free_frag_says_whether_it_reached_its_target() {
+    let Some(ext4) = ScratchFs::new("free_frag", "ext4", 1024, &["-b", "4096"]) else { return };
+    let aged = age::age(&ext4.mount, &spec("free-frag:sizes=4K..1M"), &quiet).unwrap();
+    let note = aged.note.unwrap();
+    assert!(note.starts_with("target 0.30 reached after"), "{note}");
+    let share = freespace::measure(&ext4.mount, false).unwrap().fragmented_share.unwrap();
+    assert!(share >= 0.3, "{share}");
+    let Some(xfs) = ScratchFs::new("free_frag", "xfs", 300, &["-b", "size=4096"]) else { return };
+    let aged = age::age(&xfs.mount, &spec("free-frag:max-rounds=1,target=0.99"), &quiet).unwrap();
+    assert_eq!(aged.rounds, 1);
+    assert!(aged.note.as_deref().unwrap().starts_with("not reached: 0."), "{aged:?}");
+    assert!(aged.note.as_deref().unwrap().ends_with("after 1 round"), "{aged:?}");
+}
+
 /// The same spec makes the same files on two file systems of one kind
 /// (rounds refill by the plan's account, not by what statvfs says right
 /// after deletions, which on xfs depends on inode inactivation's timing).

@@ -85,10 +85,14 @@ pub fn age(root: &Path, spec: &AgeSpec, progress: &dyn Fn(&str)) -> Result<Aged>
                 };
                 run::churn(&mut writer, &mut plan, c.fill, *max_rounds, progress, &mut stop)?
             };
+            let rounds = match aged.rounds {
+                1 => "1 round".to_string(),
+                n => format!("{n} rounds"),
+            };
             aged.note = Some(if value >= *target {
-                format!("target {target:.2} reached after {} rounds", aged.rounds)
+                format!("target {target:.2} reached after {rounds}")
             } else {
-                format!("not reached: {value:.2} after {} rounds", aged.rounds)
+                format!("not reached: {value:.2} after {rounds}")
             });
             Ok(aged)
         }
