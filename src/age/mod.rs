@@ -164,12 +164,13 @@ pub fn describe_profiles() -> String {
 const PROFILES_TEXT: &str = "\
 Aging profiles (--age PROFILE[:key=value,...]); all files go under age/ on the target.
 Every profile is deterministic: the same spec makes the same operations in the same order.
-A round is: delete, then refill to the fill level (with a syncfs after every fill, so the
-deleted files had blocks). Shares are written 80% or 0.8; sizes with K, M, G.
+The first fill measures its way to the fill level; a round is: delete, then make new files
+of as many bytes as the deleted ones held (so the level stays), with a syncfs after every
+fill so the deleted files had blocks. Shares are written 80% or 0.8; sizes with K, M, G.
 
 churn       Fill with files of log-uniform size, then rounds of: delete a random share of
             the live files (by count), refill. Files spread over 64 directories (8 x 8).
-              fill=80%        the level every fill reaches (statvfs: metadata counts as used)
+              fill=80%        the level the first fill reaches (statvfs: metadata counts as used)
               rounds=4        rounds of delete + refill after the first fill
               delete=50%      share of live files each round deletes, by count
               seed=1          seed of every random choice
