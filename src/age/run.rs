@@ -114,8 +114,10 @@ pub fn churn(
         progress(&format!("round {round}/{rounds}: deleting {files} files"));
         execute(writer, &ops, &mut aged)?;
         progress(&format!("round {round}/{rounds}: filling to {}", pct(fill)));
-        let ops = plan.fill(keep.saturating_sub(plan.live_bytes()));
-        execute(writer, &ops, &mut aged)?;
+        let freed = keep.saturating_sub(plan.live_bytes());
+        if freed > 0 {
+            execute(writer, &plan.fill(freed), &mut aged)?;
+        }
         writer.syncfs()?;
         aged.rounds = round;
         if stop(writer)? {
