@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what fslab and its tests need on a Debian machine, only when missing:
 # the mkfs tools of every file system the tests make, filefrag/e2freefrag
-# (e2fsprogs), xfs_io/xfs_db (xfsprogs), losetup (util-linux), hyperfine for
+# (e2fsprogs), xfs_io/xfs_db (xfsprogs), losetup (util-linux), git (for --age git:), hyperfine for
 # the benchmarks, a PostgreSQL server for the store tests and Chromium for
 # the report's browser test. Needs root to install; does nothing when all is
 # present.
@@ -17,6 +17,7 @@ have mkfs.btrfs  || need+=(btrfs-progs)
 have losetup     || need+=(mount)
 have hyperfine   || need+=(hyperfine)
 have gcc         || need+=(gcc)
+have git         || need+=(git)
 [ -x /usr/bin/time ] || need+=(time)
 compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need+=(postgresql)
 have chromium    || need+=(chromium)

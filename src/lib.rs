@@ -65,6 +65,7 @@ macro_rules! eprint {
     };
 }
 
+pub mod age;
 pub mod cli;
 pub mod compare;
 pub mod error;

@@ -19,7 +19,7 @@ mod replace_files;
 pub mod seeds;
 #[cfg(test)]
 pub mod skeleton;
-mod tree_copy;
+pub mod tree_copy;
 
 use std::path::Path;
 

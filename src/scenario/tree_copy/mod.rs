@@ -36,7 +36,7 @@
 //! are not restored (tar does, as root; it changes no data block).
 
 mod copy;
-mod synthetic;
+pub mod synthetic;
 mod walk;
 
 use std::ffi::{CStr, CString};

@@ -1,0 +1,335 @@
+//! `--age git:REPO[:N]`: check out N successive first-parent commits of
+//! REPO's HEAD onto `age/tree/`, oldest first — the first whole, then each
+//! next one as its diff (deleted files unlinked, added and changed files
+//! unlinked and made anew, as git checkout does) — the way Conway et al.
+//! (FAST 2017) aged file systems.
+//!
+//! fslab runs as root and the repository may be hostile, so:
+//! - git never checks anything out and runs no hooks or filters: only the
+//!   plumbing commands `rev-list`, `ls-tree`, `diff-tree` and
+//!   `cat-file --batch` run, with `--git-dir` given, as the uid/gid that
+//!   owns the repository folder, with no shell, the environment cleared
+//!   but for PATH, no system or global config, and `core.fsmonitor` off;
+//! - fslab writes every file itself, walking each path from `age/` with
+//!   `O_NOFOLLOW` and refusing empty, `.`, `..` and `.git` components and
+//!   absolute paths;
+//! - symlinks are made as symlinks (symlinkat; never followed: a later
+//!   path through one fails instead of escaping), submodules are skipped.
+
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use super::Aged;
+use super::writer::Writer;
+use crate::error::{Error, Result};
+
+/// A repository located and checked, and whom git runs as.
+#[derive(Debug, Clone)]
+pub struct Repo {
+    shown: PathBuf,
+    git_dir: PathBuf,
+    git: PathBuf,
+    owner: (u32, u32),
+}
+
+/// One path of a commit's tree: its git mode, blob id and path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeEntry {
+    /// `100644`, `100755`, `120000` (symlink) or `160000` (submodule).
+    pub mode: String,
+    /// The blob's id.
+    pub id: String,
+    /// The path in the tree.
+    pub path: Vec<u8>,
+}
+
+impl Repo {
+    /// The repository at `path`: a work tree (`path/.git` a directory, or
+    /// a `gitdir:` file as in a linked worktree) or a bare repository.
+    /// Errors are usage errors.
+    pub fn locate(path: &Path) -> Result<Repo> {
+        let shown = path.to_path_buf();
+        let bad = |what: String| Error::usage(format!("--age git:{}: {what}", shown.display()));
+        let meta = std::fs::metadata(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
+        if !meta.is_dir() {
+            return Err(bad("not a directory; give a git repository".into()));
+        }
+        let dot_git = path.join(".git");
+        let git_dir = match std::fs::symlink_metadata(&dot_git) {
+            Ok(m) if m.is_dir() => dot_git,
+            Ok(m) if m.is_file() => {
+                let text = std::fs::read_to_string(&dot_git).map_err(|e| bad(format!(".git: {e}")))?;
+                let target = text
+                    .strip_prefix("gitdir:")
+                    .map(str::trim)
+                    .ok_or_else(|| bad(".git is a file without a `gitdir:` line".into()))?;
+                path.join(target)
+            }
+            _ if path.join("HEAD").is_file() && path.join("objects").is_dir() => path.to_path_buf(),
+            _ => return Err(bad("not a git repository (no .git, and not a bare repository)".into())),
+        };
+        let git = crate::target::fs_type::find_program("git")
+            .ok_or_else(|| Error::environment("git is not installed; install it (apt-get install git) for --age git:"))?;
+        Ok(Repo { shown, git_dir, git, owner: (meta.uid(), meta.gid()) })
+    }
+
+    /// A git command on the repository, hardened as the module says.
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(&self.git);
+        c.env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_NO_REPLACE_OBJECTS", "1")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("HOME", "/nonexistent")
+            .current_dir("/")
+            .args(["-c", "core.fsmonitor=false", "-c", "safe.directory=*", "-c", "core.hooksPath=/dev/null"])
+            .arg("--git-dir")
+            .arg(&self.git_dir)
+            .args(args)
+            .stdin(Stdio::null());
+        if rustix::process::geteuid().is_root() {
+            c.uid(self.owner.0).gid(self.owner.1);
+        }
+        c
+    }
+
+    /// Run a git command to its end; its stdout. Failures are usage errors
+    /// (the repository is the user's input).
+    fn output(&self, args: &[&str]) -> Result<Vec<u8>> {
+        let out = self
+            .command(args)
+            .output()
+            .map_err(|e| Error::environment(format!("run {}: {e}", self.git.display())))?;
+        if !out.status.success() {
+            return Err(Error::usage(format!(
+                "--age git:{}: git {} failed: {}",
+                self.shown.display(),
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        Ok(out.stdout)
+    }
+
+    /// The `n` first-parent commits ending at HEAD, oldest first; a usage
+    /// error when there are fewer.
+    pub fn first_parent_commits(&self, n: u32) -> Result<Vec<String>> {
+        let out = self.output(&["rev-list", "--first-parent", "-n", &n.to_string(), "HEAD", "--"])?;
+        let mut ids: Vec<String> = String::from_utf8_lossy(&out).lines().map(str::to_string).collect();
+        if ids.len() < n as usize {
+            return Err(Error::usage(format!(
+                "--age git:{}:{n}: HEAD has only {} first-parent commits; ask for at most that many (a shallow clone has 1: fetch its history)",
+                self.shown.display(),
+                ids.len()
+            )));
+        }
+        ids.reverse();
+        Ok(ids)
+    }
+
+    /// Every file of `commit`'s tree.
+    pub fn ls_tree(&self, commit: &str) -> Result<Vec<TreeEntry>> {
+        let out = self.output(&["ls-tree", "-r", "-z", "--full-tree", commit])?;
+        out.split(|&b| b == 0)
+            .filter(|r| !r.is_empty())
+            .map(|record| {
+                let tab = record.iter().position(|&b| b == b'\t').ok_or_else(|| self.garbled("ls-tree"))?;
+                let head = String::from_utf8_lossy(&record[..tab]);
+                let mut words = head.split(' ');
+                let (mode, _kind, id) = (words.next(), words.next(), words.next());
+                match (mode, id) {
+                    (Some(mode), Some(id)) => {
+                        Ok(TreeEntry { mode: mode.to_string(), id: id.to_string(), path: record[tab + 1..].to_vec() })
+                    }
+                    _ => Err(self.garbled("ls-tree")),
+                }
+            })
+            .collect()
+    }
+
+    /// What changed from `from` to `to`: (deleted paths with their old
+    /// mode, added or changed entries).
+    pub fn diff(&self, from: &str, to: &str) -> Result<(Vec<TreeEntry>, Vec<TreeEntry>)> {
+        let out = self.output(&["diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-commit-id", from, to])?;
+        let mut fields = out.split(|&b| b == 0).filter(|f| !f.is_empty());
+        let (mut gone, mut new) = (Vec::new(), Vec::new());
+        while let Some(head) = fields.next() {
+            let path = fields.next().ok_or_else(|| self.garbled("diff-tree"))?.to_vec();
+            let head = String::from_utf8_lossy(head);
+            let w: Vec<&str> = head.trim_start_matches(':').split(' ').collect();
+            let [old_mode, new_mode, old_id, new_id, status] = w[..] else {
+                return Err(self.garbled("diff-tree"));
+            };
+            let old = TreeEntry { mode: old_mode.into(), id: old_id.into(), path: path.clone() };
+            let next = TreeEntry { mode: new_mode.into(), id: new_id.into(), path };
+            match status.chars().next() {
+                Some('D') => gone.push(old),
+                Some('A') => new.push(next),
+                // Changed, or a type change: unlinked, then made anew.
+                Some('M' | 'T') => {
+                    gone.push(old);
+                    new.push(next);
+                }
+                _ => return Err(self.garbled("diff-tree")),
+            }
+        }
+        Ok((gone, new))
+    }
+
+    fn garbled(&self, what: &str) -> Error {
+        Error::failed(format!("--age git:{}: git {what} printed what fslab cannot read", self.shown.display()))
+    }
+}
+
+/// A running `git cat-file --batch`: blobs by id, streamed.
+struct Blobs {
+    child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+}
+
+impl Blobs {
+    fn start(repo: &Repo) -> Result<Blobs> {
+        let mut child = repo
+            .command(&["cat-file", "--batch"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| Error::environment(format!("run git cat-file: {e}")))?;
+        let input = child.stdin.take().expect("piped");
+        let output = BufReader::new(child.stdout.take().expect("piped"));
+        Ok(Blobs { child, input, output })
+    }
+
+    /// Ask for blob `id`; its size, with its bytes next on `self.output`
+    /// (then one newline, read by [`Blobs::finish`]).
+    fn ask(&mut self, id: &str) -> std::io::Result<u64> {
+        writeln!(self.input, "{id}")?;
+        self.input.flush()?;
+        let mut header = String::new();
+        self.output.read_line(&mut header)?;
+        let words: Vec<&str> = header.split_whitespace().collect();
+        match words[..] {
+            [_, "blob", size] => size.parse().map_err(|_| std::io::Error::other(format!("git cat-file: {header}"))),
+            _ => Err(std::io::Error::other(format!("git cat-file: blob {id}: {}", header.trim()))),
+        }
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        let mut newline = [0u8; 1];
+        self.output.read_exact(&mut newline)
+    }
+}
+
+impl Drop for Blobs {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A path from the repository fslab will write: relative, and no empty,
+/// `.`, `..` or `.git` component.
+fn safe_path(path: &[u8]) -> bool {
+    !path.is_empty()
+        && path[0] != b'/'
+        && path.split(|&b| b == b'/').all(|c| !c.is_empty() && c != b"." && c != b".." && !c.eq_ignore_ascii_case(b".git"))
+}
+
+/// Symlink targets this long or longer (PATH_MAX) are skipped.
+const SYMLINK_MAX: u64 = 4096;
+
+/// Where the checkout lives under `age/`.
+const TREE: &[u8] = b"tree/";
+
+/// Check out `commits` commits of `repo` onto `writer`'s directory.
+pub fn age(writer: &mut Writer, repo: &Path, commits: u32, progress: &dyn Fn(&str)) -> Result<Aged> {
+    let repo = Repo::locate(repo)?;
+    let ids = repo.first_parent_commits(commits)?;
+    let mut blobs = Blobs::start(&repo)?;
+    let mut aged = Aged::default();
+    let mut skipped = 0u64;
+    let base = writer.path().join("tree");
+    let at = |path: &[u8], e: std::io::Error| Error::io(&base.join(OsStr::from_bytes(path)), "check out", e);
+    for (i, id) in ids.iter().enumerate() {
+        crate::interrupt::check()?;
+        let (gone, new) = if i == 0 { (Vec::new(), repo.ls_tree(id)?) } else { repo.diff(&ids[i - 1], id)? };
+        progress(&format!("commit {}/{}: {} deleted, {} written", i + 1, ids.len(), gone.len(), new.len()));
+        let remade: HashSet<&[u8]> = new.iter().map(|e| &e.path[..]).collect();
+        for entry in &gone {
+            if entry.mode == "160000" || !safe_path(&entry.path) {
+                continue;
+            }
+            let path = [TREE, &entry.path].concat();
+            match writer.remove(&path) {
+                Ok(()) => aged.files_deleted += 1,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(at(&entry.path, e)),
+            }
+            // A directory a deletion empties goes too (a file may take its
+            // name next), unless the file is only being made anew.
+            if !remade.contains(&entry.path[..]) {
+                writer.prune_parents(&path);
+            }
+        }
+        for entry in &new {
+            crate::interrupt::check()?;
+            if entry.mode == "160000" || !safe_path(&entry.path) {
+                skipped += 1;
+                continue;
+            }
+            let path = [TREE, &entry.path].concat();
+            let len = blobs.ask(&entry.id).map_err(|e| at(&entry.path, e))?;
+            let made = if entry.mode == "120000" && len >= SYMLINK_MAX {
+                skipped += 1;
+                std::io::copy(&mut (&mut blobs.output).take(len), &mut std::io::sink()).map(|_| 0)
+            } else if entry.mode == "120000" {
+                let mut target = vec![0; len as usize];
+                blobs.output.read_exact(&mut target).and_then(|()| writer.symlink(&path, &target)).map(|()| 0)
+            } else {
+                let mode = if entry.mode == "100755" { 0o755 } else { 0o644 };
+                writer.create_from(&path, mode, &mut blobs.output, len)
+            };
+            blobs.finish().map_err(|e| at(&entry.path, e))?;
+            aged.bytes_written += made.map_err(|e| at(&entry.path, e))?;
+            aged.files_made += 1;
+        }
+        // Each commit reaches the disk before the next changes it.
+        writer.syncfs()?;
+        aged.rounds = i as u32 + 1;
+    }
+    let mut note = format!(
+        "checked out {} commits of {} (first-parent, oldest first)",
+        ids.len(),
+        repo.shown.display()
+    );
+    if skipped > 0 {
+        note.push_str(&format!("; {skipped} submodules, unsafe paths or overlong symlinks skipped"));
+    }
+    aged.note = Some(note);
+    Ok(aged)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_relative_paths_without_dot_dot_or_dot_git_are_written() {
+        for good in [&b"a"[..], b"src/lib.rs", b".gitignore", b"a/.github/x", b"..a/b"] {
+            assert!(safe_path(good), "{}", String::from_utf8_lossy(good));
+        }
+        for bad in [&b""[..], b"/etc/passwd", b"../x", b"a/../../x", b"a//b", b"./a", b".git/hooks/x", b"a/.GIT/config"] {
+            assert!(!safe_path(bad), "{}", String::from_utf8_lossy(bad));
+        }
+    }
+}
