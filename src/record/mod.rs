@@ -118,6 +118,71 @@ pub struct Case {
     /// value as given (`256M`). Empty for a case under the machine's own.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub conditions: BTreeMap<String, String>,
+    /// How the target started before the work when it was not fresh
+    /// (`--age`, `--fill`); its measured state is in the `start_*` figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<StartRecord>,
+}
+
+/// An aged or filled target's starting point: which cache entry the image
+/// was copied from, and whether this case paid for making it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StartRecord {
+    /// The aging profile with every parameter (`churn:delete=50%,...`),
+    /// when the target was aged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub age: Option<String>,
+    /// The fill asked for (`--fill`), as a fraction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill: Option<f64>,
+    /// The cache entry's key: sha256 of what the image was made of.
+    pub cache_key: String,
+    /// sha256 of the image's content when it entered the cache.
+    pub image_hash: String,
+    /// Whether the image came from the cache (aging paid before this case).
+    pub cache_hit: bool,
+    /// Seconds this case spent making the image (mkfs, aging, filling,
+    /// storing it): 0 on a cache hit. Kept out of the figures, so
+    /// `compare` never calls a cache hit an improvement.
+    #[serde(default)]
+    pub aging_seconds: f64,
+    /// What aging said of itself (a free-space target reached or not).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// The free-space histogram measured before the work, power-of-two
+    /// buckets by size as `fslab free` prints them (empty ones left out):
+    /// every case from one cache entry starts with the same one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub free_histogram: Vec<FreeBucketCount>,
+}
+
+/// One bucket of a free-space histogram: extents of `min_bytes` up to
+/// twice that.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FreeBucketCount {
+    /// The smallest extent size in the bucket, bytes.
+    pub min_bytes: u64,
+    /// Free extents in the bucket.
+    pub extents: u64,
+    /// Their bytes.
+    pub bytes: u64,
+}
+
+impl StartRecord {
+    /// One line for people: `aged churn:..., then filled to 80%; image
+    /// 3fa2c1d09b7e from the cache`.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(age) = &self.age {
+            parts.push(format!("aged {age}"));
+        }
+        if let Some(fill) = self.fill {
+            parts.push(format!("filled to {:.0}%", fill * 100.0));
+        }
+        let short: String = self.cache_key.chars().take(12).collect();
+        let how = if self.cache_hit { "from the cache".to_string() } else { format!("made in {:.1} s", self.aging_seconds) };
+        format!("{}; image {short} {how}", parts.join(", then "))
+    }
 }
 
 /// How many files' extent maps a case keeps: the report draws them, and a
@@ -163,6 +228,7 @@ impl Case {
             maps: Vec::new(),
             command: None,
             conditions: BTreeMap::new(),
+            start: None,
         }
     }
 }

@@ -9,8 +9,8 @@ use crate::record::{Case, KeptMap, RunRecord, Status, TargetRecord};
 pub(super) fn insert_case(sql: &mut dyn Sql, run_id: &str, ordinal: usize, case: &Case) -> Result<()> {
     let rows = sql.query(
         "INSERT INTO cases (run_id, ordinal, case_key, scenario, fs, params, repeat, status, error, fs_type, device, \
-         mkfs_args, mount_opts, cold_method, command_output, conditions, memory_cgroup) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+         mkfs_args, mount_opts, cold_method, command_output, conditions, memory_cgroup, start, image_copy) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
          RETURNING id",
         &[
             Value::text(run_id),
@@ -30,6 +30,8 @@ pub(super) fn insert_case(sql: &mut dyn Sql, run_id: &str, ordinal: usize, case:
             Value::Text(case.command.as_ref().map(to_json)),
             Value::text(&to_json(&case.conditions)),
             Value::Text(case.target.memory_cgroup.clone()),
+            Value::Text(case.start.as_ref().map(to_json)),
+            Value::Text(case.target.image_copy.clone()),
         ],
     )?;
     let case_id = rows
@@ -103,10 +105,11 @@ pub(super) fn load_run(sql: &mut dyn Sql, id: &str, version: i64) -> Result<Opti
         verdicts: from_json(&text(&row[6]), "verdict list")?,
     };
     let conditions = if version >= 2 { "conditions, memory_cgroup" } else { "NULL, NULL" };
+    let start = if version >= 3 { "start, image_copy" } else { "NULL, NULL" };
     let cases = sql.query(
         &format!(
             "SELECT id, scenario, fs, params, repeat, status, error, fs_type, device, mkfs_args, mount_opts, \
-             cold_method, command_output, {conditions} FROM cases WHERE run_id = ? ORDER BY ordinal"
+             cold_method, command_output, {conditions}, {start} FROM cases WHERE run_id = ? ORDER BY ordinal"
         ),
         &[Value::text(id)],
     )?;
@@ -123,11 +126,12 @@ pub(super) fn load_run(sql: &mut dyn Sql, id: &str, version: i64) -> Result<Opti
             mount_opts: c[10].as_str().map(str::to_string),
             cold_method: c[11].as_str().map(str::to_string),
             memory_cgroup: c[14].as_str().map(str::to_string),
-            image_copy: None,
+            image_copy: c[16].as_str().map(str::to_string),
         };
         if let Some(conditions) = c[13].as_str() {
             case.conditions = from_json(conditions, "case's conditions")?;
         }
+        case.start = c[15].as_str().map(|t| from_json(t, "case's starting point")).transpose()?;
         case.command = c[12].as_str().map(|t| from_json(t, "command output")).transpose()?;
         case.figures = load_figures(sql, &case_id)?;
         let points = sql.query("SELECT points FROM timelines WHERE case_id = ?", std::slice::from_ref(&case_id))?;

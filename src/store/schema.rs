@@ -15,7 +15,7 @@ use super::{Backend, Value};
 use crate::error::{Error, Result};
 
 /// The schema version this fslab writes and reads.
-pub const CURRENT: i64 = 2;
+pub const CURRENT: i64 = 3;
 
 /// Each version's DDL, in order; index `i` makes version `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -89,6 +89,11 @@ const MIGRATIONS: &[&str] = &[
     // before, which read as none, as they ran.
     "ALTER TABLE cases ADD COLUMN conditions TEXT;
     ALTER TABLE cases ADD COLUMN memory_cgroup TEXT",
+    // 3: an aged or filled target's starting point (`--age`, `--fill`) as
+    // a JSON object, and how its image was copied from the cache; NULL in
+    // cases stored before, which started fresh.
+    "ALTER TABLE cases ADD COLUMN start TEXT;
+    ALTER TABLE cases ADD COLUMN image_copy TEXT",
 ];
 
 /// The words a backend puts into the DDL.
