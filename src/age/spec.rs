@@ -122,6 +122,17 @@ impl FromStr for AgeSpec {
 }
 
 impl AgeSpec {
+    /// The level aging leaves the file system at, when the profile has one
+    /// on the command line (`churn`, `tree`, `free-frag`); `None` for a
+    /// profile file (its level is read when the file is) and `git:`, whose
+    /// level is the repository's size. fslab sizes images by it.
+    pub fn fill_fraction(&self) -> Option<f64> {
+        match &self.profile {
+            Profile::Churn(c) | Profile::Tree(c) | Profile::FreeFrag { churn: c, .. } => Some(c.fill),
+            Profile::File(_) | Profile::Git { .. } => None,
+        }
+    }
+
     /// Profile name + every parameter with its default filled in, keys
     /// sorted: "churn:delete=50%,fill=80%,rounds=4,seed=1,sizes=4K..32M".
     /// Shown in records/tables, and the start of the cache key, so two

@@ -221,6 +221,10 @@ pub fn run(args: &HuntArgs) -> Result<ExitCode> {
             let work = scenario.work(params);
             crate::harness::check_room(&target, &plan.target_options, work.as_ref())
                 .map_err(|e| Error::usage(format!("{} on {}: {}", scenario.name(), target.label(), e.message)))?;
+            if let Some(start) = &plan.start {
+                crate::harness::check_start_room(&plan.target_options, start.level(), work.as_ref())
+                    .map_err(|e| Error::usage(format!("{}: {}", scenario.name(), e.message)))?;
+            }
         }
         ends.push(condition);
     }

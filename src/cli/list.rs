@@ -11,6 +11,13 @@ use crate::scenario::params::ParamKind;
 
 /// Run `fslab list`.
 pub fn run(args: &ListArgs) -> Result<ExitCode> {
+    if args.ages {
+        if args.json {
+            return Err(crate::error::Error::usage("--ages prints text only: leave --json out"));
+        }
+        super::print(crate::age::describe_profiles().as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let rendered = if args.json { render_json() } else { render_text().into_bytes() };
     super::print(&rendered)?;
     Ok(ExitCode::SUCCESS)

@@ -192,6 +192,19 @@ pub struct TargetArgs {
     /// Needs root and a memory cgroup controller.
     #[arg(long, value_name = "SIZE[,SIZE...]", value_delimiter = ',', value_parser = plan::parse_memory)]
     pub memory: Vec<(String, u64)>,
+    /// Age each scratch file system before the work: `churn`,
+    /// `churn:fill=80%,rounds=4`, `tree`, `free-frag`, `file:PATH`,
+    /// `git:REPO[:N]` (see `fslab list --ages`). Deterministic; the aged
+    /// image is kept in the cache and copied for every case.
+    #[arg(long, value_name = "PROFILE[:K=V,...]")]
+    pub age: Option<crate::age::AgeSpec>,
+    /// Fill each scratch file system to PCT before the work (after any
+    /// aging), with filler files: `80%` or `0.8`.
+    #[arg(long, value_name = "PCT", value_parser = plan::parse_fill)]
+    pub fill: Option<f64>,
+    /// Where aged and filled images are kept [default: SCRATCH/age-cache].
+    #[arg(long, value_name = "DIR")]
+    pub age_cache: Option<PathBuf>,
     /// Timeline sampling interval in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
     pub interval: f64,
@@ -290,6 +303,9 @@ pub struct HuntArgs {
 /// Arguments of `fslab list`.
 #[derive(Debug, Args)]
 pub struct ListArgs {
+    /// List the aging profiles (`--age`) with their parameters instead.
+    #[arg(long)]
+    pub ages: bool,
     /// Print JSON (schema fslab/1) instead of text.
     #[arg(long)]
     pub json: bool,

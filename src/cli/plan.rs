@@ -75,7 +75,9 @@ pub fn plan(args: &TargetArgs, cold_read: bool) -> Result<Plan> {
     if let Some(pair) = keys.windows(2).find(|w| w[0] == w[1]) {
         return Err(Error::usage(format!("--sysctl {} is given twice: give it once, with a list of values to vary it", pair[0])));
     }
+    let start = start_plan(args)?;
     Ok(Plan {
+        start,
         targets,
         target_options,
         sysctls,
@@ -84,6 +86,43 @@ pub fn plan(args: &TargetArgs, cold_read: bool) -> Result<Plan> {
         cold_read,
         hold_sysctls: false,
     })
+}
+
+/// How scratch targets start (`--age`, `--fill`, `--age-cache`), checked:
+/// only scratch targets are aged or filled (fslab never writes aging files
+/// into a user's folder or a device's file system it did not make fresh),
+/// and a profile's inputs are read now, so a missing file or repository is
+/// refused before anything is made.
+fn start_plan(args: &TargetArgs) -> Result<Option<crate::harness::StartPlan>> {
+    if args.age.is_none() && args.fill.is_none() {
+        if args.age_cache.is_some() {
+            return Err(Error::usage("--age-cache without --age or --fill: nothing would be cached; add --age PROFILE or --fill PCT"));
+        }
+        return Ok(None);
+    }
+    if args.dir.is_some() || args.device.is_some() {
+        let given = if args.dir.is_some() { "--dir" } else { "--device" };
+        return Err(Error::usage(format!(
+            "--age and --fill work on scratch file systems fslab makes, not with {given}: leave {given} out (use --fs)"
+        )));
+    }
+    let age_identity = args.age.as_ref().map(|a| a.resolve()).transpose()?;
+    let cache_dir = args.age_cache.as_ref().map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()));
+    Ok(Some(crate::harness::StartPlan { age: args.age.clone(), age_identity, fill: args.fill, cache_dir }))
+}
+
+/// Read `--fill`: `80%` or `0.8`, more than 0 and below 100%.
+pub fn parse_fill(text: &str) -> std::result::Result<f64, String> {
+    let t = text.trim();
+    let value: f64 = match t.strip_suffix('%') {
+        Some(pct) => pct.trim().parse::<f64>().map(|p| p / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| format!("`{text}` is not a fill level: give a percentage such as 80%"))?;
+    if !(value > 0.0 && value < 0.99) {
+        return Err(format!("{text}: give a fill above 0% and below 99% (the work needs room)"));
+    }
+    Ok(value)
 }
 
 /// The values of one `--sysctl KEY=V1,V2,...`: one is run-wide, more are
@@ -174,6 +213,15 @@ mod tests {
         assert_eq!(parse_sysctl_list("vm.dirty_ratio=5").unwrap().0.len(), 1);
         assert!(parse_sysctl_list("vm.dirty_ratio=5,5").unwrap_err().contains("twice"));
         assert!(parse_sysctl_list("vm.dirty_ratio").is_err());
+    }
+
+    #[test]
+    fn fill_levels_read_as_percent_or_fraction_and_leave_room() {
+        assert_eq!(parse_fill("80%"), Ok(0.8));
+        assert_eq!(parse_fill("0.5"), Ok(0.5));
+        assert!(parse_fill("100%").unwrap_err().contains("below 99%"));
+        assert!(parse_fill("0").is_err());
+        assert!(parse_fill("lots").unwrap_err().contains("percentage"));
     }
 
     #[test]

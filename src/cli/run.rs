@@ -47,6 +47,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
                 crate::harness::check_room(target, &plan.target_options, work.as_ref())
                     .map_err(|e| Error::usage(format!("{} on {}: {}", s.name(), target.label(), e.message)))?;
             }
+            if let Some(start) = &plan.start {
+                crate::harness::check_start_room(&plan.target_options, start.level(), work.as_ref())
+                    .map_err(|e| Error::usage(format!("{}: {}", s.name(), e.message)))?;
+            }
         }
         let mut conditions = plan.conditions.clone();
         if args.preset.is_some() {

@@ -10,6 +10,7 @@ use crate::runner::{InProcess, Runner};
 use crate::target::folder::{FolderRole, OwnedDir};
 use crate::target::ledger::{self, CleanedRun, Ledger};
 use crate::target::cgroup::{self, MemoryController};
+use crate::target::image_cache::{CacheEntry, ImageCache};
 use crate::target::sysctl::{self, SysctlLock, SysctlSetting};
 use crate::target::{TargetOptions, TargetSpec};
 
@@ -34,6 +35,8 @@ pub struct Plan {
     /// compares its points with each other, and a point measured while
     /// another run had `vm.dirty_background_ratio=1` set would lie.
     pub hold_sysctls: bool,
+    /// How scratch targets start when not fresh (`--age`, `--fill`).
+    pub start: Option<super::StartPlan>,
 }
 
 impl Plan {
@@ -56,6 +59,10 @@ pub struct Lab {
     pub(super) runner: Box<dyn Runner>,
     /// The memory controller, when some case has a memory limit.
     pub(super) memory: Option<MemoryController>,
+    /// The image cache, opened when the first case needs it.
+    pub(super) image_cache: std::cell::OnceCell<ImageCache>,
+    /// The cache entries this run's cases start from, by key.
+    pub(super) bases: std::cell::RefCell<std::collections::HashMap<String, std::sync::Arc<CacheEntry>>>,
     // Declared before the lock so the ledger (which restores sysctls) is
     // dropped first.
     ledger: Ledger,
@@ -175,6 +182,8 @@ impl Lab {
             cases_started: std::cell::Cell::new(0),
             runner: Box::new(InProcess),
             memory,
+            image_cache: std::cell::OnceCell::new(),
+            bases: std::cell::RefCell::new(std::collections::HashMap::new()),
             ledger,
             _sysctl_lock: sysctl_lock,
         })

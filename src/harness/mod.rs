@@ -19,14 +19,16 @@ mod measure;
 mod memory;
 mod room;
 mod run;
+mod start;
 
 pub use condition::{CaseSysctl, Condition, matrix};
 pub use environment::read_environment;
 pub use keep::Keeper;
 pub use lab::{Lab, Plan, cleanup_dead_runs};
 pub use measure::{Phase, SYNC_FIGURE};
-pub use room::check_room;
+pub use room::{check_room, check_start_room};
 pub use run::{Finished, Run};
+pub use start::StartPlan;
 
 use crate::record::Catalog;
 
@@ -44,6 +46,7 @@ pub fn catalog() -> Catalog {
     lists.push(crate::probe::cold::FIGURES);
     lists.push(memory::FIGURES);
     lists.push(layout::FIGURES);
+    lists.push(start::FIGURES);
     crate::scenario::catalog(&lists)
 }
 

@@ -86,6 +86,32 @@ pub fn check_room(spec: &TargetSpec, options: &TargetOptions, work: &dyn Work) -
     )))
 }
 
+/// Refuse (exit 2) a `--size` that leaves too little free for `work`
+/// once the target is filled to `level` before it (`--fill`, or the level
+/// aging leaves): what is free then is at most the unfilled share of the
+/// image. Without `--size` fslab sizes the image for the fill itself.
+pub fn check_start_room(options: &TargetOptions, level: f64, work: &dyn Work) -> Result<()> {
+    let Some(size) = options.size_bytes else { return Ok(()) };
+    if level <= 0.0 {
+        return Ok(());
+    }
+    let needed = work.space_needed();
+    let left = (size as f64 * (1.0 - level)) as u64;
+    if needed <= left {
+        return Ok(());
+    }
+    let smallest = ((needed as f64 / (1.0 - level)).ceil() as u64).div_ceil(MIB) * MIB;
+    Err(Error::usage(format!(
+        "writes up to {}, but --size {} filled to {:.0}% before the work leaves at most {} free: give --size {} or more, \
+         a lower --fill, or a smaller --set size",
+        bytes_short(needed),
+        bytes_short(size),
+        level * 100.0,
+        bytes_short(left),
+        bytes_short(smallest),
+    )))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

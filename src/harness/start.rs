@@ -1,0 +1,269 @@
+//! Where a case starts when not on a fresh file system (`--age`,
+//! `--fill`): an image aged and filled once per key, kept in the image
+//! cache, and copied for every case, so each case and repeat starts from
+//! the same blocks and aging is paid once.
+//!
+//! The key is what the image is made of: the target's label and kind,
+//! its mkfs arguments and mount options, the image size, the aging
+//! profile's identity (its parameters, and the content of a profile file
+//! or the commits of a repository), the fill, and the aging code's
+//! version. The kernel is not in it: a cache shared between kernels gives
+//! them the same starting blocks, which is what comparing them needs.
+//!
+//! The starting state is measured on each case's copy before the work,
+//! as `start_*` figures: fill, free space and its fragmentation, and the
+//! files aging left with their layout score. The work runs in a folder of
+//! its own (`work`) beside aging's, so the work's layout figures count
+//! only what it wrote.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::{Lab, Phase};
+use crate::age::{self, AgeSpec};
+use crate::error::{Error, Result};
+use crate::layout::freespace;
+use crate::layout::tree::{self, TreeOptions};
+use crate::record::{Better, Case, FigureSpec, FreeBucketCount, Kind, StartRecord};
+use crate::target::image_cache::{self, CacheEntry, EntryMeta, ImageCache};
+use crate::target::{Made, TargetOptions, TargetSpec};
+
+/// How every scratch target starts (`--age`, `--fill`).
+#[derive(Debug, Clone)]
+pub struct StartPlan {
+    /// The aging profile, when aged.
+    pub age: Option<AgeSpec>,
+    /// The profile's identity for the key ([`AgeSpec::resolve`]).
+    pub age_identity: Option<String>,
+    /// Fill to this fraction after aging.
+    pub fill: Option<f64>,
+    /// The cache folder (`--age-cache`); `None`: inside the scratch folder.
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl StartPlan {
+    /// The fullest the target is before the work: the fill asked, or the
+    /// level aging leaves it at, whichever is higher.
+    pub fn level(&self) -> f64 {
+        let aged = self.age.as_ref().and_then(AgeSpec::fill_fraction).unwrap_or(0.0);
+        self.fill.unwrap_or(0.0).max(aged)
+    }
+
+    /// The run header's words: `aged churn:..., then filled to 80%`.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(age) = &self.age {
+            parts.push(format!("aged {}", age.canonical()));
+        }
+        if let Some(fill) = self.fill {
+            parts.push(format!("filled to {:.0}%", fill * 100.0));
+        }
+        parts.join(", then ")
+    }
+}
+
+/// The starting-state figures, declared once.
+pub const FIGURES: &[FigureSpec] = &[
+    FigureSpec::new("start_fill", "ratio", Better::Lower, Kind::Exact)
+        .heading("fill")
+        .about("share of the file system's blocks in use before the work (statvfs)"),
+    FigureSpec::new("start_free_bytes", "bytes", Better::Higher, Kind::Exact)
+        .heading("free MB")
+        .about("free space before the work, the sum of the free extents"),
+    FigureSpec::new("start_free_extents", "count", Better::Lower, Kind::Exact)
+        .heading("free ext")
+        .about("free extents before the work (adjacent free records merged)"),
+    FigureSpec::new("start_free_largest_bytes", "bytes", Better::Higher, Kind::Exact)
+        .heading("largest MB")
+        .about("the largest free extent before the work"),
+    FigureSpec::new("start_fragmented_share", "ratio", Better::Lower, Kind::Exact)
+        .heading("free <1MiB")
+        .about("share of free space before the work in free extents shorter than 1 MiB"),
+    FigureSpec::new("start_files", "count", Better::Lower, Kind::Exact)
+        .heading("files")
+        .about("files aging and filling left on the target"),
+    FigureSpec::new("start_layout_score", "ratio", Better::Higher, Kind::Exact)
+        .heading("score")
+        .about("layout score of the files aging and filling left (1 is perfect)"),
+];
+
+fn spec(name: &str) -> &'static FigureSpec {
+    FIGURES.iter().find(|f| f.name == name).expect("declared above")
+}
+
+/// The folder, below the target's root, the work runs in when the target
+/// was aged or filled.
+pub const WORK_FOLDER: &str = "work";
+
+impl Lab {
+    /// The cache entry `spec` starts from, made now (aged, filled and
+    /// stored) when the cache has none; `None` when the run starts fresh
+    /// or `spec` is no scratch target.
+    pub(super) fn base_for(
+        &self,
+        spec: &TargetSpec,
+        options: &TargetOptions,
+        case: &mut Case,
+        progress: &dyn Fn(Phase),
+    ) -> Result<Option<Arc<CacheEntry>>> {
+        let Some(start) = &self.plan.start else { return Ok(None) };
+        if !spec.needs_scratch() {
+            return Ok(None);
+        }
+        let made_of = made_of(spec, options, start);
+        let key = image_cache::key_of(&made_of);
+        let cache = self.image_cache()?;
+        let mut bases = self.bases.borrow_mut();
+        let (entry, made_now) = match bases.get(&key) {
+            Some(entry) => (entry.clone(), None),
+            None => match cache.lookup(&key)? {
+                Some(entry) => (Arc::new(entry), None),
+                None => {
+                    progress(Phase::Age);
+                    let started = Instant::now();
+                    let entry = self.make_base(spec, options, start, cache, made_of)?;
+                    (Arc::new(entry), Some(started.elapsed().as_secs_f64()))
+                }
+            },
+        };
+        bases.insert(key.clone(), entry.clone());
+        case.start = Some(StartRecord {
+            age: start.age.as_ref().map(AgeSpec::canonical),
+            fill: start.fill,
+            cache_key: key,
+            image_hash: entry.meta.image_hash.clone(),
+            cache_hit: made_now.is_none(),
+            notes: entry.meta.notes.clone(),
+            free_histogram: Vec::new(),
+            aging_seconds: made_now.unwrap_or(0.0),
+        });
+        Ok(Some(entry))
+    }
+
+    /// The run's image cache, opened once.
+    fn image_cache(&self) -> Result<&ImageCache> {
+        if let Some(cache) = self.image_cache.get() {
+            return Ok(cache);
+        }
+        let start = self.plan.start.as_ref().expect("only asked with a start plan");
+        let dir = start.cache_dir.clone().unwrap_or_else(|| image_cache::default_dir(&self.plan.target_options.scratch));
+        let cache = ImageCache::open(&dir)?;
+        Ok(self.image_cache.get_or_init(|| cache))
+    }
+
+    /// Make `spec` fresh, age and fill it, and keep its image in the cache.
+    fn make_base(
+        &self,
+        spec: &TargetSpec,
+        options: &TargetOptions,
+        start: &StartPlan,
+        cache: &ImageCache,
+        made_of: BTreeMap<String, String>,
+    ) -> Result<CacheEntry> {
+        let mut fresh = options.clone();
+        fresh.base_image = None;
+        let mut target = spec.make(self.ledger(), &fresh, &self.id)?;
+        let started = Instant::now();
+        let shaped = shape(target.as_mut(), start);
+        let image = shaped.and_then(|notes| Ok((notes, target.export_image()?)));
+        let aging_seconds = started.elapsed().as_secs_f64();
+        let stored = image.and_then(|(notes, image)| {
+            let image = image.ok_or_else(|| Error::failed(format!("{}: no image to keep in the cache", spec.label())))?;
+            let mut meta = EntryMeta::new(made_of, aging_seconds);
+            meta.notes = notes;
+            cache.store(self.ledger(), &image, meta)
+        });
+        let released = target.release();
+        let entry = stored?;
+        released?;
+        Ok(entry)
+    }
+}
+
+/// Age and fill the fresh target; what aging said of itself.
+fn shape(target: &mut dyn Made, start: &StartPlan) -> Result<Vec<String>> {
+    let root = target.work_dir().to_path_buf();
+    let quiet = |_: &str| {};
+    let mut notes = Vec::new();
+    if let Some(age) = &start.age {
+        let aged = age::age(&root, age, &quiet)?;
+        notes.extend(aged.note);
+    }
+    if let Some(fill) = start.fill {
+        let filled = age::fill(&root, fill, &quiet)?;
+        notes.push(match filled.files {
+            0 => format!("already {:.1}% full after aging: no filler written", filled.level * 100.0),
+            n => format!("filled with {n} files ({} MiB) to {:.1}%", filled.bytes >> 20, filled.level * 100.0),
+        });
+    }
+    Ok(notes)
+}
+
+/// What an image is made of: everything that decides its blocks.
+fn made_of(spec: &TargetSpec, options: &TargetOptions, start: &StartPlan) -> BTreeMap<String, String> {
+    let fs = spec.scratch_fs();
+    let mut made = BTreeMap::new();
+    made.insert("target".to_string(), spec.label());
+    if let Some(fs) = fs {
+        made.insert("fs".to_string(), fs.name().to_string());
+        let args = options.mkfs_args.get(&fs).map(|a| a.join(" ")).unwrap_or_default();
+        made.insert("mkfs_args".to_string(), args);
+        made.insert("mount_opts".to_string(), options.mount_opts.get(&fs).cloned().unwrap_or_default());
+    }
+    made.insert("image_bytes".to_string(), options.size_bytes.unwrap_or(crate::target::DEFAULT_SIZE_BYTES).to_string());
+    if let Some(identity) = &start.age_identity {
+        made.insert("age".to_string(), identity.clone());
+    }
+    if let Some(fill) = start.fill {
+        made.insert("fill".to_string(), format!("{fill}"));
+    }
+    made.insert("aging_version".to_string(), age::AGING_VERSION.to_string());
+    made
+}
+
+/// Measure the starting state of the target whose root is `root` into
+/// the case's figures and start record, then make the folder the work
+/// runs in and return it.
+pub(super) fn measure_and_make_work_folder(root: &Path, case: &mut Case) -> Result<PathBuf> {
+    let figures = &mut case.figures;
+    let level = age::fill_level(root)?;
+    figures.put(spec("start_fill"), Some(level), "");
+    match freespace::measure(root, false) {
+        Ok(free) => {
+            figures.put(spec("start_free_bytes"), Some(free.free_bytes as f64), "");
+            figures.put(spec("start_free_extents"), Some(free.free_extents as f64), "");
+            figures.put(spec("start_free_largest_bytes"), Some(free.largest_bytes as f64), "");
+            figures.put(spec("start_fragmented_share"), free.fragmented_share, "nothing free");
+            if let Some(start) = case.start.as_mut() {
+                start.free_histogram = free
+                    .histogram
+                    .iter()
+                    .filter(|b| b.extents > 0)
+                    .map(|b| FreeBucketCount { min_bytes: b.min_bytes, extents: b.extents, bytes: b.bytes })
+                    .collect();
+            }
+        }
+        Err(e) => {
+            let why = format!("free space not read: {}", e.message);
+            for name in ["start_free_bytes", "start_free_extents", "start_free_largest_bytes", "start_fragmented_share"] {
+                figures.put(spec(name), None, &why);
+            }
+        }
+    }
+    let shaped: Vec<PathBuf> =
+        ["age", "fill"].iter().map(|name| root.join(name)).filter(|p| p.symlink_metadata().is_ok_and(|m| m.is_dir())).collect();
+    if shaped.is_empty() {
+        figures.put(spec("start_files"), Some(0.0), "");
+        figures.put(spec("start_layout_score"), None, "no file before the work");
+    } else {
+        let options = TreeOptions { threads: 2, top: 0, largest: 0, cross_mounts: false };
+        let report = tree::scan(&shaped, &options).map_err(|e| Error::io(root, "map the starting files", e))?;
+        figures.put(spec("start_files"), Some(report.summary.files as f64), "");
+        figures.put(spec("start_layout_score"), report.summary.layout_score_bytes, "no file with data");
+    }
+    let work = root.join(WORK_FOLDER);
+    std::fs::create_dir(&work).map_err(|e| Error::io(&work, "create the work folder", e))?;
+    Ok(work)
+}
