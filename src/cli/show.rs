@@ -55,6 +55,57 @@ fn target_options(record: &RunRecord) -> String {
     s
 }
 
+/// The figures of an aged or filled target's starting state, in order.
+const START_TABLE: &[&str] = &[
+    "start_fill",
+    "start_free_bytes",
+    "start_free_extents",
+    "start_free_largest_bytes",
+    "start_fragmented_share",
+    "start_files",
+    "start_layout_score",
+];
+
+/// For a run whose targets started aged or filled: what they started from
+/// (said once), a row per target and image with the starting state, and
+/// each image's cache key. Every case from one cache entry starts the
+/// same, so the first case of each entry stands for all.
+fn starting_state(catalog: &crate::record::Catalog, record: &RunRecord) -> String {
+    let mut s = String::new();
+    let mut firsts: Vec<&Case> = Vec::new();
+    for case in &record.cases {
+        let Some(start) = &case.start else { continue };
+        if !firsts.iter().any(|c| c.start.as_ref().is_some_and(|f| f.cache_key == start.cache_key)) {
+            firsts.push(case);
+        }
+    }
+    let Some(first) = firsts.first().and_then(|c| c.start.as_ref()) else { return s };
+    let mut how = Vec::new();
+    if let Some(age) = &first.age {
+        how.push(format!("aged {age}"));
+    }
+    if let Some(fill) = first.fill {
+        how.push(format!("filled to {:.0}%", fill * 100.0));
+    }
+    let _ = writeln!(s, "\nstarting state ({}), measured before the work:", how.join(", then "));
+    s.push_str(&table::render_cases(catalog, &firsts, &[], START_TABLE));
+    for case in &firsts {
+        let start = case.start.as_ref().expect("chosen for it");
+        let key: String = start.cache_key.chars().take(12).collect();
+        let made = if start.cache_hit {
+            "from the cache (aging 0 s)".to_string()
+        } else {
+            format!("made by this run (aging {:.1} s)", start.aging_seconds)
+        };
+        let copy = case.target.image_copy.as_deref().map(|c| format!("; the case's image: a {c}")).unwrap_or_default();
+        let _ = writeln!(s, "  {} image {key} {made}{copy}", case.place());
+        for note in &start.notes {
+            let _ = writeln!(s, "    {note}");
+        }
+    }
+    s
+}
+
 /// A run's tables: one per scenario, in the order the run took them, with
 /// the parameters, the seed's figures, then the common ones; `exec` cases
 /// get exec's columns; the verdicts last.
@@ -70,6 +121,7 @@ pub(super) fn render_text(record: &RunRecord) -> String {
     s.push('\n');
     s.push_str(&target_options(record));
     let catalog = crate::harness::catalog();
+    s.push_str(&starting_state(&catalog, record));
     let mut names: Vec<&str> = Vec::new();
     for case in &record.cases {
         if !names.contains(&case.scenario.as_str()) {

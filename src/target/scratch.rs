@@ -112,7 +112,9 @@ fn copy_base(base: &CacheEntry, file: &File, image: &std::path::Path) -> Result<
         Error::io(image, &format!("copy cache entry {} into the image", base.path().display()), e)
     })?;
     file.sync_all().map_err(|e| Error::io(image, "sync the image", e))?;
-    let key = &base.meta.key;
+    // The key's first 12 digits, as tables show it; the case's start
+    // record has it whole.
+    let key: String = base.meta.key.chars().take(12).collect();
     Ok(match copied {
         Copied::Reflink => format!("reflink of cache entry {key}"),
         Copied::Sparse { data_bytes } => {

@@ -19,6 +19,7 @@
 mod figures;
 mod maps;
 mod runs;
+mod start;
 mod section;
 mod verdicts;
 

@@ -42,6 +42,7 @@ pub(super) fn write_runs(out: &mut String, runs: &[RunRecord]) -> fmt::Result {
             write_environment(out, run)?;
         }
     }
+    super::start::write_start(out, runs)?;
     writeln!(out, "</section>")
 }
 
