@@ -8,13 +8,6 @@ use common::{Lab, cases, figure, root_or_skip};
 
 const MIB: f64 = 1048576.0;
 
-/// The extent count `filefrag` printed in a command's stdout
-/// (`f: 3 extents found`).
-fn filefrag_extents(stdout: &str) -> u64 {
-    let line = stdout.lines().find(|l| l.contains("found")).unwrap_or_else(|| panic!("no filefrag line in {stdout:?}"));
-    line.split_whitespace().rev().nth(2).unwrap().parse().unwrap()
-}
-
 #[test]
 fn dd_is_measured_on_ext4_xfs_btrfs_and_extents_match_filefrag() {
     if !root_or_skip("dd_is_measured") {
@@ -46,7 +39,7 @@ fn dd_is_measured_on_ext4_xfs_btrfs_and_extents_match_filefrag() {
             "{fs}: wrote {written} bytes to the device for a 64 MiB dd"
         );
         let stdout = case["command"]["stdout"].as_str().unwrap();
-        assert_eq!(figure(case, "extents").unwrap() as u64, filefrag_extents(stdout), "{fs}: extents vs filefrag");
+        assert_eq!(figure(case, "extents").unwrap() as u64, common::filefrag_extents_in(stdout, "f"), "{fs}: extents vs filefrag");
         assert_eq!(figure(case, "files"), Some(1.0), "{fs}");
         assert_eq!(figure(case, "bytes"), Some(64.0 * MIB), "{fs}");
         // The cold read went to the device: about 64 MiB read, by remount.

@@ -480,3 +480,13 @@ pub fn names(dir: &Path) -> Vec<String> {
     names.sort();
     names
 }
+
+/// The extent count `filefrag` printed for `name` in a command's output
+/// (`name: 3 extents found`).
+pub fn filefrag_extents_in(stdout: &str, name: &str) -> u64 {
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with(&format!("{name}:")) && l.contains("found"))
+        .unwrap_or_else(|| panic!("no filefrag line for {name} in {stdout:?}"));
+    line.split_whitespace().rev().nth(2).unwrap().parse().unwrap()
+}

@@ -1,0 +1,213 @@
+//! Aged and full targets end to end (`--age`, `--fill`, `--age-cache`):
+//! real 1 GiB xfs and ext4 images aged by `churn`, kept in the cache,
+//! copied for every case; the starting state measured and the same from
+//! case to case; the work's extents checked against filefrag on the aged
+//! file system; a kill during aging leaves nothing but complete entries.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::{Lab, cases, figure, root_or_skip};
+
+/// The cache folder of a lab's runs: beside its scratch folder, so the
+/// scratch folder's "nothing left" check still holds.
+fn cache_of(lab: &Lab) -> PathBuf {
+    lab.dir.path().join("cache")
+}
+
+fn start_of(case: &serde_json::Value) -> &serde_json::Value {
+    let start = &case["start"];
+    assert!(start.is_object(), "no start record: {case}");
+    start
+}
+
+/// Every `KEY.img` in the cache has its `KEY.json`, and nothing else is
+/// there: the cache holds only complete entries.
+fn assert_only_complete_entries(cache: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(cache) else { return 0 };
+    let names: Vec<String> = entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    let images: Vec<&String> = names.iter().filter(|n| n.ends_with(".img")).collect();
+    for image in &images {
+        let meta = image.trim_end_matches(".img").to_string() + ".json";
+        assert!(names.contains(&meta), "{image} without {meta}: {names:?}");
+    }
+    assert_eq!(names.len(), images.len() * 2, "only entries in the cache: {names:?}");
+    images.len()
+}
+
+/// Free figures of a fresh file system of `fs`, by `fslab free --json`.
+fn fresh_free(fs: &str) -> serde_json::Value {
+    let scratch = common::ScratchFs::new("aged-fresh", fs, 1024, &[]).expect("a fresh fs");
+    let mount = scratch.path("");
+    common::fslab_json(&["free", "--json", mount.to_str().unwrap()])["free"].clone()
+}
+
+#[test]
+fn churn_reaches_its_fill_fragments_free_space_and_every_case_starts_the_same() {
+    if !root_or_skip("churn_reaches_its_fill") {
+        return;
+    }
+    let lab = Lab::new();
+    let cache = cache_of(&lab);
+    let args = [
+        "create-file",
+        "--fs",
+        "xfs,ext4",
+        "--size",
+        "1G",
+        "--set",
+        "size=64M",
+        "--set",
+        "method=write-64k",
+        "--repeat",
+        "2",
+        "--age",
+        "churn",
+        "--age-cache",
+        cache.to_str().unwrap(),
+    ];
+    let json = lab.run_json(&args, 0);
+    let all = cases(&json);
+    assert_eq!(all.len(), 4);
+    for fs in ["xfs", "ext4"] {
+        let two: Vec<&serde_json::Value> = all.iter().filter(|c| c["fs"] == fs).collect();
+        let (a, b) = (start_of(two[0]), start_of(two[1]));
+        for case in &two {
+            assert_eq!(case["status"], "ok", "{case}");
+            let fill = figure(case, "start_fill").unwrap();
+            assert!((0.78..=0.82).contains(&fill), "{fs}: churn to 80% left the fs {fill} full");
+        }
+        // The first case of the run made the image; the second copied it.
+        assert_eq!((a["cache_hit"].as_bool(), b["cache_hit"].as_bool()), (Some(false), Some(true)), "{fs}");
+        assert!(a["aging_seconds"].as_f64().unwrap() > 0.0, "{fs}");
+        assert_eq!(b["aging_seconds"].as_f64(), Some(0.0), "{fs}");
+        assert_eq!(a["cache_key"], b["cache_key"], "{fs}");
+        assert_eq!(a["image_hash"], b["image_hash"], "{fs}");
+        assert!(!a["free_histogram"].as_array().unwrap().is_empty(), "{fs}");
+        assert_eq!(a["free_histogram"], b["free_histogram"], "{fs}: two copies start with one histogram");
+        for name in ["start_free_extents", "start_free_largest_bytes", "start_fragmented_share", "start_files"] {
+            assert_eq!(figure(two[0], name), figure(two[1], name), "{fs}: {name}");
+        }
+        // Aging moved the free space the stated way against a fresh fs.
+        let fresh = fresh_free(fs);
+        let aged_extents = figure(two[0], "start_free_extents").unwrap();
+        let aged_largest = figure(two[0], "start_free_largest_bytes").unwrap();
+        let aged_share = figure(two[0], "start_fragmented_share").unwrap();
+        assert!(aged_extents > fresh["free_extents"].as_f64().unwrap(), "{fs}: {aged_extents} free extents vs fresh {fresh}");
+        assert!(aged_largest < fresh["largest_bytes"].as_f64().unwrap(), "{fs}: largest {aged_largest} vs fresh {fresh}");
+        assert!(aged_share > fresh["fragmented_share"].as_f64().unwrap(), "{fs}: share {aged_share} vs fresh {fresh}");
+        // The work's own layout counts only its file, not aging's.
+        assert_eq!(figure(two[0], "files"), Some(1.0), "{fs}");
+    }
+    assert_eq!(assert_only_complete_entries(&cache), 2);
+
+    // A later run with the same key pays nothing and names the key.
+    let again = lab.run_json(&args, 0);
+    for case in cases(&again) {
+        let start = start_of(case);
+        assert_eq!(start["cache_hit"], true, "{case}");
+        assert_eq!(start["aging_seconds"].as_f64(), Some(0.0));
+        let key = start["cache_key"].as_str().unwrap();
+        assert!(all.iter().any(|c| c["start"]["cache_key"] == key), "{key} is a key of the first run");
+    }
+    lab.assert_nothing_left("after aged runs");
+}
+
+#[test]
+fn on_an_aged_and_filled_fs_the_work_s_extents_equal_filefrag_s() {
+    if !root_or_skip("aged_extents_vs_filefrag") {
+        return;
+    }
+    let lab = Lab::new();
+    let cache = cache_of(&lab);
+    // The three ways of seed 003: xfs_mkfile's O_DIRECT 256 KiB writes,
+    // dd's 64 KiB writes, fallocate.
+    // 24 MiB each: the 1 GiB image filled to 85% has about 150 MiB free.
+    let script = "dd if=/dev/zero of=mkfile bs=256K count=96 oflag=direct 2>/dev/null \
+                  && dd if=/dev/zero of=w64k bs=64K count=384 2>/dev/null \
+                  && fallocate -l 24M falloc && sync && filefrag mkfile w64k falloc";
+    let json = lab.exec_json(
+        &[
+            "--fs", "xfs,ext4", "--size", "1G", "--age", "churn", "--fill", "85%", "--age-cache",
+            cache.to_str().unwrap(), "--", "sh", "-c", script,
+        ],
+        0,
+    );
+    for case in cases(&json) {
+        let fs = case["fs"].as_str().unwrap();
+        assert_eq!(case["status"], "ok", "{case}");
+        let fill = figure(case, "start_fill").unwrap();
+        assert!((0.83..=0.87).contains(&fill), "{fs}: filled to {fill}");
+        let stdout = case["command"]["stdout"].as_str().unwrap();
+        let maps = case["maps"].as_array().unwrap();
+        let mut total = 0;
+        for name in ["mkfile", "w64k", "falloc"] {
+            let want = common::filefrag_extents_in(stdout, name);
+            let map = maps.iter().find(|m| m["path"].as_str().unwrap().ends_with(name)).unwrap_or_else(|| panic!("{fs}: no map of {name}"));
+            assert_eq!(map["extents"].as_u64(), Some(want), "{fs}: {name} extents vs filefrag");
+            total += want;
+        }
+        assert_eq!(figure(case, "extents"), Some(total as f64), "{fs}: the sum over the work's files");
+    }
+    lab.assert_nothing_left("after the aged exec");
+}
+
+#[test]
+fn a_work_that_cannot_fit_the_filled_fs_is_refused_before_anything_is_made() {
+    let lab = Lab::new();
+    let cache = cache_of(&lab);
+    let out = lab.expect(
+        &[
+            "run", "create-file", "--fs", "ext4", "--scratch", lab.scratch().to_str().unwrap(), "--size", "1G",
+            "--fill", "90%", "--set", "size=512M", "--age-cache", cache.to_str().unwrap(),
+        ],
+        2,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--size") && err.contains("90%"), "{err}");
+    assert!(!cache.exists(), "the cache was made for a refused run");
+    let out = lab.expect(&["run", "create-file", "--dir", "/var/tmp", "--age", "churn"], 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--dir"), "{out:?}");
+    let out = lab.expect(&["run", "create-file", "--fs", "ext4", "--age", "churn:rounds=x"], 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("rounds"), "{out:?}");
+    let out = lab.expect(&["run", "create-file", "--fs", "ext4", "--fill", "100%"], 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("99%"), "{out:?}");
+}
+
+#[test]
+fn sigkill_during_aging_then_cleanup_leaves_only_complete_cache_entries() {
+    if !root_or_skip("sigkill_during_aging") {
+        return;
+    }
+    let lab = Lab::new();
+    let cache = cache_of(&lab);
+    for wait_ms in [1500, 4000] {
+        let mut child = lab
+            .command()
+            .args(["run", "create-file", "--no-store", "--fs", "xfs", "--size", "2G", "--set", "size=16M"])
+            .args(["--age", &format!("churn:seed={wait_ms}"), "--age-cache"])
+            .arg(&cache)
+            .arg("--scratch")
+            .arg(lab.scratch())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Wait for the aging target's mount, then let aging run a while.
+        let started = Instant::now();
+        while common::mounts_under(&lab.scratch()).is_empty() && started.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(wait_ms));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        lab.expect(&["cleanup"], 0);
+        lab.assert_nothing_left(&format!("killed {wait_ms} ms into aging, then cleanup"));
+        assert_only_complete_entries(&cache);
+    }
+    // `cleanup --cache` empties the cache.
+    let out = lab.expect(&["cleanup", "--cache", "--age-cache", cache.to_str().unwrap()], 0);
+    assert_eq!(assert_only_complete_entries(&cache), 0, "{out:?}");
+}
