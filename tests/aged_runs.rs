@@ -112,6 +112,14 @@ fn churn_reaches_its_fill_fragments_free_space_and_every_case_starts_the_same() 
         let key = start["cache_key"].as_str().unwrap();
         assert!(all.iter().any(|c| c["start"]["cache_key"] == key), "{key} is a key of the first run");
     }
+    // The store keeps where each case started; `show` prints it once.
+    let shown = lab.expect(&["show", "last"], 0);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(text.contains("starting state (aged churn:delete=50%,fill=80%"), "{text}");
+    assert_eq!(text.matches("from the cache (aging 0 s)").count(), 2, "{text}");
+    let stored: serde_json::Value = serde_json::from_slice(&lab.expect(&["show", "last", "--json"], 0).stdout).unwrap();
+    assert_eq!(cases(&stored)[0]["start"], cases(&again)[0]["start"], "the start record survives the store");
+    assert!(cases(&stored)[0]["target"]["image_copy"].as_str().unwrap().contains("copy of cache entry"));
     lab.assert_nothing_left("after aged runs");
 }
 
