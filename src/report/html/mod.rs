@@ -290,6 +290,36 @@ mod tests {
     }
 
     #[test]
+    fn aged_targets_get_one_starting_state_row_per_cache_entry() {
+        let start = |hit| crate::record::StartRecord {
+            age: Some("churn:fill=80%".into()),
+            fill: None,
+            cache_key: "d95a7fceb5a8".repeat(5),
+            image_hash: "00".repeat(32),
+            cache_hit: hit,
+            aging_seconds: if hit { 0.0 } else { 11.1 },
+            notes: Vec::new(),
+            free_histogram: Vec::new(),
+        };
+        let mut cases = vec![case("create-file", "xfs", 1, 1.0), case("create-file", "xfs", 2, 1.0)];
+        for (n, c) in cases.iter_mut().enumerate() {
+            c.start = Some(start(n > 0));
+            c.figures.set("start_fill", 0.8, "ratio", Better::Lower, Kind::Exact);
+            c.figures.set("start_free_extents", 142.0, "count", Better::Lower, Kind::Exact);
+        }
+        let html = page(&[run(cases)], None);
+        assert_balanced(&html);
+        assert_eq!(html.matches("<h3>Starting state</h3>").count(), 1);
+        let table = html.split(r#"<table class="start">"#).nth(1).unwrap().split("</table>").next().unwrap();
+        // One row for the two cases of one entry: the first, which made it.
+        assert_eq!(table.matches("<tr>").count(), 2, "{table}");
+        assert!(table.contains("aged churn:fill=80%; image d95a7fceb5a8 made in 11.1 s"), "{table}");
+        assert!(table.contains("<td>80.0%</td>") && table.contains("<td>142</td>"), "{table}");
+        // No start: no section.
+        assert!(!page(&[run(vec![case("create-file", "xfs", 1, 1.0)])], None).contains("Starting state"));
+    }
+
+    #[test]
     fn missing_figures_say_missing_with_their_reason() {
         let mut ext4 = case("replace-files", "ext4", 1, 1.0);
         ext4.figures.set("journal_commits", 12.0, "count", Better::Lower, Kind::Exact);

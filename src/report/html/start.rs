@@ -25,9 +25,12 @@ pub(super) fn write_start(out: &mut String, runs: &[RunRecord]) -> fmt::Result {
         return Ok(());
     }
     writeln!(out, r#"<h3>Starting state</h3>"#)?;
+    // The run column only when the page holds several runs.
+    let several = runs.len() > 1;
+    let run_head = if several { "<th>run</th>" } else { "" };
     writeln!(
         out,
-        r#"<table class="start"><thead><tr><th>run</th><th>place</th><th>how</th><th>fill</th><th>free</th><th>free extents</th><th>largest free</th><th>free in &lt;1 MiB</th><th>files</th></tr></thead><tbody>"#
+        r#"<table class="start"><thead><tr>{run_head}<th>place</th><th>how</th><th>fill</th><th>free</th><th>free extents</th><th>largest free</th><th>free in &lt;1 MiB</th><th>files</th></tr></thead><tbody>"#
     )?;
     for (run, case) in rows {
         let start = case.start.as_ref().expect("chosen for it");
@@ -35,10 +38,10 @@ pub(super) fn write_start(out: &mut String, runs: &[RunRecord]) -> fmt::Result {
         let pct = |v: Option<f64>| v.map_or_else(|| "–".to_string(), |v| format!("{:.1}%", v * 100.0));
         let size = |v: Option<f64>| v.map_or_else(|| "–".to_string(), |v| bytes(v as u64));
         let count = |v: Option<f64>| v.map_or_else(|| "–".to_string(), |v| format!("{v:.0}"));
+        let run_cell = if several { format!("<td><code>{}</code></td>", escape(&run.id)) } else { String::new() };
         writeln!(
             out,
-            "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(&run.id),
+            "<tr>{run_cell}<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&case.place()),
             escape(&start.describe()),
             pct(value("start_fill")),
