@@ -111,6 +111,20 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("`{text}` is too large"))
 }
 
+/// Read `--fill`: `80%` or `0.8`, more than 0 and below 100%.
+pub fn parse_fill(text: &str) -> std::result::Result<f64, String> {
+    let t = text.trim();
+    let value: f64 = match t.strip_suffix('%') {
+        Some(pct) => pct.trim().parse::<f64>().map(|p| p / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| format!("`{text}` is not a fill level: give a percentage such as 80%"))?;
+    if !(value > 0.0 && value < 0.99) {
+        return Err(format!("{text}: give a fill above 0% and below 99% (the work needs room)"));
+    }
+    Ok(value)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -219,3 +219,46 @@ fn sigkill_during_aging_then_cleanup_leaves_only_complete_cache_entries() {
     let out = lab.expect(&["cleanup", "--cache", "--age-cache", cache.to_str().unwrap()], 0);
     assert_eq!(assert_only_complete_entries(&cache), 0, "{out:?}");
 }
+
+#[test]
+fn a_fill_list_is_a_matrix_axis_with_a_place_per_level() {
+    if !root_or_skip("fill_list_axis") {
+        return;
+    }
+    let lab = Lab::new();
+    let cache = cache_of(&lab);
+    let json = lab.run_json(
+        &["create-file", "--fs", "ext4", "--size", "1G", "--set", "size=16M", "--fill", "30%,70%", "--age-cache", cache.to_str().unwrap()],
+        0,
+    );
+    let all = cases(&json);
+    let places: Vec<String> = all.iter().map(|c| format!("{}@fill={}", c["fs"].as_str().unwrap(), c["conditions"]["fill"].as_str().unwrap())).collect();
+    assert_eq!(places, ["ext4@fill=30%", "ext4@fill=70%"]);
+    for (case, want) in all.iter().zip([0.3, 0.7]) {
+        let fill = figure(case, "start_fill").unwrap();
+        assert!((fill - want).abs() <= 0.02, "{case}: filled to {fill}, not {want}");
+        assert_eq!(case["start"]["fill"].as_f64(), Some(want), "the case's start says its own fill");
+    }
+    assert_ne!(all[0]["start"]["cache_key"], all[1]["start"]["cache_key"]);
+    lab.assert_nothing_left("after a fill axis");
+}
+
+#[test]
+fn the_seeds_preset_finds_seed_003_on_an_aged_full_xfs() {
+    if !root_or_skip("preset_seed_003_aged") {
+        return;
+    }
+    let lab = Lab::new();
+    let cache = cache_of(&lab);
+    let json = lab.run_json(&["create-file", "--preset", "seeds", "--fs", "xfs", "--age-cache", cache.to_str().unwrap()], 0);
+    let verdict = &json["run"]["verdicts"][0];
+    assert_eq!(verdict["seed"], "003", "{verdict}");
+    let places = verdict["places"].as_array().unwrap();
+    let place = |target: &str| places.iter().find(|p| p["target"] == target).unwrap_or_else(|| panic!("no {target} in {verdict}"));
+    // Fresh, xfs keeps every way's file in one extent; aged and 80% full,
+    // xfs_mkfile's direct writes leave several times the extents of dd's.
+    assert_eq!(place("xfs")["shows"], false, "{verdict}");
+    assert_eq!(place("xfs@age=churn,fill=80%")["shows"], true, "{verdict}");
+    assert_eq!(verdict["shows"], true);
+    lab.assert_nothing_left("after the preset");
+}

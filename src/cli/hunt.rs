@@ -191,11 +191,14 @@ pub fn run(args: &HuntArgs) -> Result<ExitCode> {
         return Err(Error::usage("hunt follows one target: give one file system with --fs (run it once per file system)"));
     }
     if plan.conditions.len() != 1 {
-        return Err(Error::usage("hunt varies only --vary: give --memory and --sysctl one value each"));
+        return Err(Error::usage("hunt varies only --vary: give --memory, --sysctl and --fill one value each"));
     }
     let base = plan.conditions[0].clone();
     if vary.key == Key::Memory && base.memory.is_some() {
         return Err(Error::usage("--vary memory and --memory both set the limit: leave --memory out"));
+    }
+    if vary.key == Key::Fill && !args.target.fill.is_empty() {
+        return Err(Error::usage("--vary fill and --fill both set the fill: leave --fill out"));
     }
     if vary.key == Key::Sysctl && plan.sysctls.iter().any(|s| s.key == vary.name) {
         return Err(Error::usage(format!("--vary {0} and --sysctl {0} both set it: leave --sysctl out", vary.name)));
@@ -221,7 +224,7 @@ pub fn run(args: &HuntArgs) -> Result<ExitCode> {
             let work = scenario.work(params);
             crate::harness::check_room(&target, &plan.target_options, work.as_ref())
                 .map_err(|e| Error::usage(format!("{} on {}: {}", scenario.name(), target.label(), e.message)))?;
-            if let Some(start) = &plan.start {
+            if let Some(start) = crate::harness::StartPlan::for_condition(plan.start.as_ref(), &condition)? {
                 crate::harness::check_start_room(&plan.target_options, start.level(), work.as_ref())
                     .map_err(|e| Error::usage(format!("{}: {}", scenario.name(), e.message)))?;
             }
@@ -367,6 +370,10 @@ impl Points<'_> {
                 condition.sysctls.push(CaseSysctl { setting, shown });
             }
             Key::Param(name) => settings.push(Setting { key: name.to_string(), values: vec![shown] }),
+            Key::Fill => {
+                crate::units::parse_fill(&shown)?;
+                condition.fill = Some(shown);
+            }
         }
         let sets = params::expand(self.scenario.params(), &settings, self.scale)?;
         for params in &sets {

@@ -1,7 +1,8 @@
 //! `--vary KEY=LO..HI` read into what `hunt` varies and the axis it
 //! searches: `memory` (a size, geometric), a sysctl key (sizes for
-//! `*_bytes` keys, else a plain number on a linear axis), or a numeric
-//! parameter of the scenario (sizes and counts, geometric).
+//! `*_bytes` keys, else a plain number on a linear axis), `fill` (whole
+//! percent, linear: how full the target starts), or a numeric parameter
+//! of the scenario (sizes and counts, geometric).
 
 use crate::harness::hunt::{Axis, Scale, Start, size_grain};
 use crate::scenario::Scenario;
@@ -16,6 +17,8 @@ pub enum Key {
     Sysctl,
     /// A parameter of the scenario.
     Param(&'static str),
+    /// How full the target starts (`--fill`), in whole percent.
+    Fill,
 }
 
 /// `--vary` read: the key's name, what it is, and the axis.
@@ -38,7 +41,9 @@ impl Vary {
     /// A value as the case records it and the work is given it: `256M`
     /// for sizes on a MiB (`K` on a KiB), else the number.
     pub fn shown(&self, value: u64) -> String {
-        if !self.sizes {
+        if self.key == Key::Fill {
+            format!("{value}%")
+        } else if !self.sizes {
             value.to_string()
         } else if value % (1 << 30) == 0 {
             format!("{}G", value >> 30)
@@ -53,7 +58,13 @@ impl Vary {
 
     /// A value for people: `256 MiB`, or the number.
     pub fn said(&self, value: u64) -> String {
-        if self.sizes { crate::units::bytes_short(value) } else { value.to_string() }
+        if self.key == Key::Fill {
+            format!("{value}%")
+        } else if self.sizes {
+            crate::units::bytes_short(value)
+        } else {
+            value.to_string()
+        }
     }
 }
 
@@ -66,6 +77,8 @@ pub fn parse(text: &str, scenario: &dyn Scenario) -> Result<Vary, String> {
     let param = scenario.params().iter().find(|p| p.name == name);
     let (key, sizes, scale) = if name == "memory" {
         (Key::Memory, true, Scale::Geometric)
+    } else if name == "fill" {
+        (Key::Fill, false, Scale::Linear)
     } else if let Some(spec) = param {
         match spec.kind {
             ParamKind::Size => (Key::Param(spec.name), true, Scale::Geometric),
@@ -77,13 +90,14 @@ pub fn parse(text: &str, scenario: &dyn Scenario) -> Result<Vary, String> {
     } else {
         let params: Vec<&str> = scenario.params().iter().map(|p| p.name).collect();
         return Err(bad(&format!(
-            "`{name}` is not memory, a sysctl key or a parameter of {} ({})",
+            "`{name}` is not memory, fill, a sysctl key or a parameter of {} ({})",
             scenario.name(),
             params.join(", ")
         )));
     };
     let read = |v: &str| -> Result<u64, String> {
         let v = v.trim();
+        let v = if key == Key::Fill { v.trim_end_matches('%') } else { v };
         if sizes { crate::units::parse_bytes(v) } else { v.parse::<u64>().map_err(|_| format!("`{v}` is not a whole number")) }
     };
     let (lo, hi) = (read(lo).map_err(|e| bad(&e))?, read(hi).map_err(|e| bad(&e))?);
@@ -94,8 +108,13 @@ pub fn parse(text: &str, scenario: &dyn Scenario) -> Result<Vary, String> {
         return Err(bad("LO must be more than 0 (the steps are geometric)"));
     }
     let grain = if sizes { size_grain(lo) } else { 1 };
+    if key == Key::Fill && (lo == 0 || hi > 98) {
+        return Err(bad("give fill levels in whole percent from 1 to 98 (the work needs room)"));
+    }
     let start = match key {
         Key::Memory => Start::FromHigh,
+        // An emptier target is quicker to age and fill.
+        Key::Fill => Start::FromLow,
         Key::Param(_) if sizes => Start::FromLow,
         _ => Start::BothEnds,
     };
@@ -125,5 +144,8 @@ mod tests {
         assert!(parse("bogus=1..2", mmap_fill()).unwrap_err().contains("not memory"));
         assert!(parse("memory=1G..128M", mmap_fill()).unwrap_err().contains("below"));
         assert!(parse("memory=128M", mmap_fill()).unwrap_err().contains("LO..HI"));
+        let v = parse("fill=10%..95%", mmap_fill()).unwrap();
+        assert_eq!((v.key, v.axis.scale, v.shown(60), v.start), (Key::Fill, Scale::Linear, "60%".to_string(), Start::FromLow));
+        assert!(parse("fill=0..99", mmap_fill()).unwrap_err().contains("1 to 98"));
     }
 }

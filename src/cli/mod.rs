@@ -199,9 +199,10 @@ pub struct TargetArgs {
     #[arg(long, value_name = "PROFILE[:K=V,...]")]
     pub age: Option<crate::age::AgeSpec>,
     /// Fill each scratch file system to PCT before the work (after any
-    /// aging), with filler files: `80%` or `0.8`.
-    #[arg(long, value_name = "PCT", value_parser = plan::parse_fill)]
-    pub fill: Option<f64>,
+    /// aging), with filler files: `80%` or `0.8`; a list (`50%,80%,95%`)
+    /// is a matrix axis, as --memory is.
+    #[arg(long, value_name = "PCT[,PCT...]", value_delimiter = ',', value_parser = plan::parse_fill_value)]
+    pub fill: Vec<(String, f64)>,
     /// Where aged and filled images are kept [default: SCRATCH/age-cache].
     #[arg(long, value_name = "DIR")]
     pub age_cache: Option<PathBuf>,

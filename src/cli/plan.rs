@@ -81,11 +81,19 @@ pub fn plan(args: &TargetArgs, cold_read: bool) -> Result<Plan> {
         targets,
         target_options,
         sysctls,
-        conditions: crate::harness::matrix(&args.memory, &axes),
+        conditions: crate::harness::with_fills(crate::harness::matrix(&args.memory, &axes), &fill_axis(args)),
         interval: Duration::from_secs_f64(args.interval),
         cold_read,
         hold_sysctls: false,
     })
+}
+
+/// The fill levels a run varies, as given: none unless `--fill` is a list.
+fn fill_axis(args: &TargetArgs) -> Vec<String> {
+    if args.fill.len() < 2 {
+        return Vec::new();
+    }
+    args.fill.iter().map(|(shown, _)| shown.clone()).collect()
 }
 
 /// How scratch targets start (`--age`, `--fill`, `--age-cache`), checked:
@@ -94,13 +102,11 @@ pub fn plan(args: &TargetArgs, cold_read: bool) -> Result<Plan> {
 /// and a profile's inputs are read now, so a missing file or repository is
 /// refused before anything is made.
 fn start_plan(args: &TargetArgs) -> Result<Option<crate::harness::StartPlan>> {
-    if args.age.is_none() && args.fill.is_none() {
-        if args.age_cache.is_some() {
-            return Err(Error::usage("--age-cache without --age or --fill: nothing would be cached; add --age PROFILE or --fill PCT"));
-        }
+    // `--age-cache` alone is kept for a preset's aged conditions.
+    if args.age.is_none() && args.fill.is_empty() && args.age_cache.is_none() {
         return Ok(None);
     }
-    if args.dir.is_some() || args.device.is_some() {
+    if (args.age.is_some() || !args.fill.is_empty()) && (args.dir.is_some() || args.device.is_some()) {
         let given = if args.dir.is_some() { "--dir" } else { "--device" };
         return Err(Error::usage(format!(
             "--age and --fill work on scratch file systems fslab makes, not with {given}: leave {given} out (use --fs)"
@@ -108,21 +114,18 @@ fn start_plan(args: &TargetArgs) -> Result<Option<crate::harness::StartPlan>> {
     }
     let age_identity = args.age.as_ref().map(|a| a.resolve()).transpose()?;
     let cache_dir = args.age_cache.as_ref().map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()));
-    Ok(Some(crate::harness::StartPlan { age: args.age.clone(), age_identity, fill: args.fill, cache_dir }))
+    // One fill is the run's; a list is an axis of per-case conditions.
+    let fill = match args.fill.as_slice() {
+        [(_, one)] => Some(*one),
+        _ => None,
+    };
+    Ok(Some(crate::harness::StartPlan { age: args.age.clone(), age_identity, fill, cache_dir }))
 }
 
-/// Read `--fill`: `80%` or `0.8`, more than 0 and below 100%.
-pub fn parse_fill(text: &str) -> std::result::Result<f64, String> {
-    let t = text.trim();
-    let value: f64 = match t.strip_suffix('%') {
-        Some(pct) => pct.trim().parse::<f64>().map(|p| p / 100.0),
-        None => t.parse::<f64>(),
-    }
-    .map_err(|_| format!("`{text}` is not a fill level: give a percentage such as 80%"))?;
-    if !(value > 0.0 && value < 0.99) {
-        return Err(format!("{text}: give a fill above 0% and below 99% (the work needs room)"));
-    }
-    Ok(value)
+/// Read one `--fill` value: kept as given (`80%`, a case's condition when
+/// the run varies it), with the fraction.
+pub fn parse_fill_value(text: &str) -> std::result::Result<(String, f64), String> {
+    Ok((text.trim().to_string(), crate::units::parse_fill(text)?))
 }
 
 /// The values of one `--sysctl KEY=V1,V2,...`: one is run-wide, more are
@@ -217,11 +220,11 @@ mod tests {
 
     #[test]
     fn fill_levels_read_as_percent_or_fraction_and_leave_room() {
-        assert_eq!(parse_fill("80%"), Ok(0.8));
-        assert_eq!(parse_fill("0.5"), Ok(0.5));
-        assert!(parse_fill("100%").unwrap_err().contains("below 99%"));
-        assert!(parse_fill("0").is_err());
-        assert!(parse_fill("lots").unwrap_err().contains("percentage"));
+        assert_eq!(crate::units::parse_fill("80%"), Ok(0.8));
+        assert_eq!(crate::units::parse_fill("0.5"), Ok(0.5));
+        assert!(crate::units::parse_fill("100%").unwrap_err().contains("below 99%"));
+        assert!(crate::units::parse_fill("0").is_err());
+        assert!(crate::units::parse_fill("lots").unwrap_err().contains("percentage"));
     }
 
     #[test]

@@ -40,6 +40,14 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         let settings = settings_for(*s, args)?;
         let param_sets = params::expand(s.params(), &settings, args.scale).map_err(Error::usage)?;
         let targets = if args.preset.is_some() { with_variants(&plan.targets, *s) } else { plan.targets.clone() };
+        let mut conditions = plan.conditions.clone();
+        if args.preset.is_some() {
+            for extra in preset_conditions(*s, args)? {
+                if !conditions.contains(&extra) {
+                    conditions.push(extra);
+                }
+            }
+        }
         for p in &param_sets {
             s.check(p).map_err(|why| Error::usage(format!("{}: {why}", s.name())))?;
             let work = s.work(p);
@@ -47,16 +55,11 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
                 crate::harness::check_room(target, &plan.target_options, work.as_ref())
                     .map_err(|e| Error::usage(format!("{} on {}: {}", s.name(), target.label(), e.message)))?;
             }
-            if let Some(start) = &plan.start {
-                crate::harness::check_start_room(&plan.target_options, start.level(), work.as_ref())
-                    .map_err(|e| Error::usage(format!("{}: {}", s.name(), e.message)))?;
-            }
-        }
-        let mut conditions = plan.conditions.clone();
-        if args.preset.is_some() {
-            for extra in preset_conditions(*s, args)? {
-                if !conditions.contains(&extra) {
-                    conditions.push(extra);
+            for condition in &conditions {
+                let start = crate::harness::StartPlan::for_condition(plan.start.as_ref(), condition)?;
+                if let Some(start) = start {
+                    crate::harness::check_start_room(&plan.target_options, start.level(), work.as_ref())
+                        .map_err(|e| Error::usage(format!("{}: {}", s.name(), e.message)))?;
                 }
             }
         }
@@ -173,11 +176,18 @@ fn read_preset_conditions(
             continue;
         }
         let memory = preset.memory.map(super::plan::parse_memory).transpose()?;
+        if let Some(fill) = preset.fill {
+            crate::units::parse_fill(fill)?;
+        }
+        if let Some(age) = preset.age {
+            age.parse::<crate::age::AgeSpec>()?;
+        }
         let mut sysctls = Vec::new();
         for (key, value) in preset.sysctls {
             sysctls.extend(super::plan::parse_sysctl_list(&format!("{key}={value}"))?.0);
         }
-        out.push(Condition { memory, sysctls });
+        let (age, fill) = (preset.age.map(str::to_string), preset.fill.map(str::to_string));
+        out.push(Condition { memory, sysctls, age, fill });
     }
     Ok(out)
 }
@@ -212,7 +222,7 @@ mod tests {
     }
 
     #[test]
-    fn the_mmap_fill_preset_adds_memory_around_its_file_and_early_writeback() {
+    fn presets_add_memory_around_mmap_fill_s_file_early_writeback_and_an_aged_start_for_create_file() {
         let mmap_fill = scenario::find("mmap-fill").unwrap().seeded().unwrap().preset().conditions;
         let all = read_preset_conditions(mmap_fill, true, &[]).unwrap();
         assert_eq!(places(&all), ["xfs@120M", "xfs@160M", "xfs@vm.dirty_background_bytes=32M"]);
@@ -220,8 +230,11 @@ mod tests {
         // The user's --memory, or the same sysctl, wins.
         let user = read_preset_conditions(mmap_fill, false, &["vm.dirty_background_bytes"]).unwrap();
         assert!(user.is_empty(), "{:?}", places(&user));
-        // Only mmap-fill's seed describes such conditions.
-        for s in SCENARIOS.iter().filter(|s| s.name() != "mmap-fill") {
+        // create-file's seed adds an aged, 80%-full start; the others none.
+        let create_file = scenario::find("create-file").unwrap().seeded().unwrap().preset().conditions;
+        let aged = read_preset_conditions(create_file, true, &[]).unwrap();
+        assert_eq!(places(&aged), ["xfs@age=churn,fill=80%"]);
+        for s in SCENARIOS.iter().filter(|s| !["mmap-fill", "create-file"].contains(&s.name())) {
             let conditions = s.seeded().map(|seeded| seeded.preset().conditions).unwrap_or(&[]);
             assert!(conditions.is_empty(), "{}", s.name());
         }

@@ -1,6 +1,7 @@
 //! The conditions a run varies per case, beside the target: a memory
-//! limit (`--memory 192M,1G`) and sysctls given as a list
-//! (`--sysctl vm.dirty_background_bytes=16M,64M`). Each is a matrix axis,
+//! limit (`--memory 192M,1G`), sysctls given as a list
+//! (`--sysctl vm.dirty_background_bytes=16M,64M`), and how full and aged
+//! the target starts (`--fill 50%,80%`, a preset's aged start). Each is a matrix axis,
 //! as `--fs` is; a case carries its values in `Case::conditions`, which its
 //! key and its place (`xfs@192M`) include.
 //!
@@ -29,6 +30,12 @@ pub struct Condition {
     pub memory: Option<(String, u64)>,
     /// Sysctls set for this case alone, put back after it.
     pub sysctls: Vec<CaseSysctl>,
+    /// An aging profile for this case's target, as given (`churn`),
+    /// replacing the run's `--age`.
+    pub age: Option<String>,
+    /// A fill level for this case's target, as given (`80%`), replacing
+    /// the run's `--fill`.
+    pub fill: Option<String>,
 }
 
 impl Condition {
@@ -42,6 +49,12 @@ impl Condition {
         for s in &self.sysctls {
             map.insert(s.setting.key.clone(), s.shown.clone());
         }
+        if let Some(age) = &self.age {
+            map.insert("age".to_string(), age.clone());
+        }
+        if let Some(fill) = &self.fill {
+            map.insert("fill".to_string(), fill.clone());
+        }
         map
     }
 
@@ -54,6 +67,18 @@ impl Condition {
     }
 }
 
+/// `conditions` once per fill level of `fills` (as given, `80%`), fill
+/// varying fastest; `conditions` as they are when `fills` is empty.
+pub fn with_fills(conditions: Vec<Condition>, fills: &[String]) -> Vec<Condition> {
+    if fills.is_empty() {
+        return conditions;
+    }
+    conditions
+        .into_iter()
+        .flat_map(|c| fills.iter().map(move |f| Condition { fill: Some(f.clone()), ..c.clone() }))
+        .collect()
+}
+
 /// Every combination of the memory values (none: the machine's own) and
 /// the values of each sysctl axis, memory varying slowest; one default
 /// condition when nothing varies.
@@ -61,7 +86,7 @@ pub fn matrix(memory: &[(String, u64)], sysctl_axes: &[Vec<CaseSysctl>]) -> Vec<
     let mut out = if memory.is_empty() {
         vec![Condition::default()]
     } else {
-        memory.iter().map(|m| Condition { memory: Some(m.clone()), sysctls: Vec::new() }).collect()
+        memory.iter().map(|m| Condition { memory: Some(m.clone()), ..Condition::default() }).collect()
     };
     for axis in sysctl_axes {
         out = out

@@ -103,10 +103,10 @@ impl Lab {
         progress(Phase::Make);
         let settings: Vec<_> = what.condition.sysctls.iter().map(|s| s.setting.clone()).collect();
         let set = crate::interrupt::check().and_then(|()| sysctl::apply(self.ledger(), &settings));
-        let mut options = self.options_for(&*work);
+        let mut options = self.options_for(&*work, what.condition);
         let made = set.and_then(|tokens| {
             held.extend(tokens);
-            options.base_image = self.base_for(spec, &options, case, progress)?;
+            options.base_image = self.base_for(spec, &options, case, progress, what.condition)?;
             spec.make(self.ledger(), &options, &self.id)
         });
         let mut target = match made {
@@ -142,10 +142,11 @@ impl Lab {
 
     /// The target options for `work`: the plan's, with an image large
     /// enough for what the work writes when the user gave no `--size`.
-    fn options_for(&self, work: &dyn Work) -> TargetOptions {
+    fn options_for(&self, work: &dyn Work, condition: &Condition) -> TargetOptions {
         let mut options = self.plan.target_options.clone();
         if options.size_bytes.is_none() {
-            let level = self.plan.start.as_ref().map_or(0.0, super::StartPlan::level);
+            let start = super::StartPlan::for_condition(self.plan.start.as_ref(), condition).ok().flatten();
+            let level = start.as_ref().map_or(0.0, super::StartPlan::level);
             options.size_bytes = Some(image_size_for(work.space_needed(), level));
         }
         options

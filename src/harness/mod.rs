@@ -21,7 +21,7 @@ mod room;
 mod run;
 mod start;
 
-pub use condition::{CaseSysctl, Condition, matrix};
+pub use condition::{CaseSysctl, Condition, matrix, with_fills};
 pub use environment::read_environment;
 pub use keep::Keeper;
 pub use lab::{Lab, Plan, cleanup_dead_runs};

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{Lab, Phase};
+use super::{Condition, Lab, Phase};
 use crate::age::{self, AgeSpec};
 use crate::error::{Error, Result};
 use crate::layout::freespace;
@@ -49,6 +49,25 @@ impl StartPlan {
     pub fn level(&self) -> f64 {
         let aged = self.age.as_ref().and_then(AgeSpec::fill_fraction).unwrap_or(0.0);
         self.fill.unwrap_or(0.0).max(aged)
+    }
+
+    /// The start of a case under `condition`: its age and fill, when it
+    /// has them, replace the run's (`run`); `None` for a fresh target.
+    pub fn for_condition(run: Option<&StartPlan>, condition: &Condition) -> Result<Option<StartPlan>> {
+        let fresh = |start: &StartPlan| start.age.is_none() && start.fill.is_none();
+        if condition.age.is_none() && condition.fill.is_none() {
+            return Ok(run.filter(|r| !fresh(r)).cloned());
+        }
+        let mut start = run.cloned().unwrap_or(StartPlan { age: None, age_identity: None, fill: None, cache_dir: None });
+        if let Some(age) = &condition.age {
+            let spec: AgeSpec = age.parse().map_err(|e: String| Error::usage(format!("age {age}: {e}")))?;
+            start.age_identity = Some(spec.resolve()?);
+            start.age = Some(spec);
+        }
+        if let Some(fill) = &condition.fill {
+            start.fill = Some(crate::units::parse_fill(fill).map_err(|e| Error::usage(format!("fill {fill}: {e}")))?);
+        }
+        Ok(Some(start))
     }
 
     /// The run header's words: `aged churn:..., then filled to 80%`.
@@ -107,8 +126,10 @@ impl Lab {
         options: &TargetOptions,
         case: &mut Case,
         progress: &dyn Fn(Phase),
+        condition: &Condition,
     ) -> Result<Option<Arc<CacheEntry>>> {
-        let Some(start) = &self.plan.start else { return Ok(None) };
+        let Some(start) = StartPlan::for_condition(self.plan.start.as_ref(), condition)? else { return Ok(None) };
+        let start = &start;
         if !spec.needs_scratch() {
             return Ok(None);
         }
@@ -147,8 +168,8 @@ impl Lab {
         if let Some(cache) = self.image_cache.get() {
             return Ok(cache);
         }
-        let start = self.plan.start.as_ref().expect("only asked with a start plan");
-        let dir = start.cache_dir.clone().unwrap_or_else(|| image_cache::default_dir(&self.plan.target_options.scratch));
+        let dir = self.plan.start.as_ref().and_then(|s| s.cache_dir.clone());
+        let dir = dir.unwrap_or_else(|| image_cache::default_dir(&self.plan.target_options.scratch));
         let cache = ImageCache::open(&dir)?;
         Ok(self.image_cache.get_or_init(|| cache))
     }

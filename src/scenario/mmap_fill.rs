@@ -202,9 +202,9 @@ impl Seeded for MmapFill {
 /// larger `--set size` moves the file past both, which the places' names
 /// then say.
 const PRESET_CONDITIONS: &[PresetCondition] = &[
-    PresetCondition { memory: Some("120M"), sysctls: &[] },
-    PresetCondition { memory: Some("160M"), sysctls: &[] },
-    PresetCondition { memory: None, sysctls: &[("vm.dirty_background_bytes", "32M")] },
+    PresetCondition { memory: Some("120M"), sysctls: &[], age: None, fill: None },
+    PresetCondition { memory: Some("160M"), sysctls: &[], age: None, fill: None },
+    PresetCondition { memory: None, sysctls: &[("vm.dirty_background_bytes", "32M")], age: None, fill: None },
 ];
 
 /// What seed 000 reported, kept as one line of the verdict's evidence.

@@ -34,13 +34,18 @@ pub struct Preset {
 }
 
 /// One condition a preset adds: a memory limit, sysctls set for the case,
-/// or both, written as `--memory` and `--sysctl` would take them.
+/// an aged or full start, written as `--memory`, `--sysctl`, `--age` and
+/// `--fill` would take them.
 #[derive(Debug, Clone, Copy)]
 pub struct PresetCondition {
     /// The work's memory limit (`96M`), if any.
     pub memory: Option<&'static str>,
     /// Sysctls set for the case alone, as `(key, value)`.
     pub sysctls: &'static [(&'static str, &'static str)],
+    /// The target aged first, as `--age` takes it (`churn`), if at all.
+    pub age: Option<&'static str>,
+    /// The target filled first, as `--fill` takes it (`80%`), if at all.
+    pub fill: Option<&'static str>,
 }
 
 /// A scratch file system made another way, under its own label.
