@@ -24,8 +24,9 @@ cargo clippy --all-targets --locked -- -D warnings
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # --all-targets: unit and integration tests (the crate has no doc tests,
-# whose empty block would otherwise close the output).
-cargo test --locked --all-targets 2>&1 | tee "$log"
+# whose empty block would otherwise close the output); --no-fail-fast: a
+# red run lists every failing test, not the first binary's.
+cargo test --locked --all-targets --no-fail-fast 2>&1 | tee "$log"
 
 # Loop devices, mounts, and the test folders themselves (fslab-test-* for
 # layout tests, fslab-lab-* for exec/run/cleanup tests).
