@@ -2,7 +2,7 @@
 # Install what fslab and its tests need on a Debian machine, only when missing:
 # the mkfs tools of every file system the tests make, filefrag/e2freefrag
 # (e2fsprogs), xfs_io/xfs_db (xfsprogs), losetup (util-linux), git (for --age git:), hyperfine for
-# the benchmarks, a PostgreSQL server for the store tests and Chromium for
+# the benchmarks, fio (exec --parse fio and its test), a PostgreSQL server for the store tests and Chromium for
 # the report's browser test. Needs root to install; does nothing when all is
 # present.
 set -euo pipefail
@@ -16,6 +16,7 @@ have xfs_io      || need+=(xfsprogs)
 have mkfs.btrfs  || need+=(btrfs-progs)
 have losetup     || need+=(mount)
 have hyperfine   || need+=(hyperfine)
+have fio         || need+=(fio)
 have gcc         || need+=(gcc)
 have git         || need+=(git)
 [ -x /usr/bin/time ] || need+=(time)

@@ -263,3 +263,151 @@ fn scratch_file_systems_need_root_and_say_so() {
     assert!(stderr.contains("root") && stderr.contains("--dir"), "{stderr}");
     lab.assert_nothing_left("after a refused run");
 }
+
+#[test]
+fn the_command_is_told_where_it_runs_and_its_exit_status_is_a_figure() {
+    if !root_or_skip("exec_env_and_status") {
+        return;
+    }
+    let lab = Lab::new();
+    let json = lab.exec_json(
+        &["--fs", "ext4,btrfs", "--", "sh", "-c", "echo \"$FSLAB_MOUNT|$FSLAB_FS|$FSLAB_DEVICE|$(pwd)\"; test \"$FSLAB_FS\" != btrfs || exit 3"],
+        4,
+    );
+    let both = cases(&json);
+    for (case, fs, status) in [(&both[0], "ext4", 0.0), (&both[1], "btrfs", 3.0)] {
+        let seen = case["command"]["stdout"].as_str().unwrap().trim_end().to_string();
+        let words: Vec<&str> = seen.split('|').collect();
+        assert_eq!(words.len(), 4, "{seen}");
+        assert_eq!(words[0], words[3], "{fs}: FSLAB_MOUNT is the working directory");
+        assert!(words[0].starts_with(lab.scratch().to_str().unwrap()), "{fs}: {seen}");
+        assert_eq!(words[1], fs, "{fs}: FSLAB_FS");
+        assert_eq!(words[2], case["target"]["device"].as_str().unwrap(), "{fs}: FSLAB_DEVICE");
+        assert_eq!(figure(case, "exit_status"), Some(status), "{fs}");
+        assert_eq!(case["figures"]["exit_status"]["kind"], "exact");
+    }
+    assert_eq!(both[0]["status"], "ok");
+    assert_eq!(both[1]["status"], "failed");
+    assert!(both[1]["error"].as_str().unwrap().contains("exited with status 3"), "{}", both[1]["error"]);
+    // Killed by a signal: 128 + N, as a shell says, and the signal named.
+    let json = lab.exec_json(&["--fs", "ext4", "--", "sh", "-c", "kill -TERM $$"], 4);
+    let case = &cases(&json)[0];
+    assert_eq!(figure(case, "exit_status"), Some(143.0));
+    assert!(case["error"].as_str().unwrap().contains("SIGTERM"), "{}", case["error"]);
+    lab.assert_nothing_left("after env and status runs");
+}
+
+#[test]
+fn warmups_run_unrecorded_before_the_repeats() {
+    if !root_or_skip("exec_repeat_warmup") {
+        return;
+    }
+    let lab = Lab::new();
+    let tally = lab.dir.path().join("tally");
+    let command = format!("echo \"$FSLAB_FS\" >> '{}'", tally.display());
+    let json = lab.exec_json(&["--fs", "ext4,xfs", "--repeat", "3", "--warmup", "2", "--", "sh", "-c", &command], 0);
+    let shown: Vec<(&str, u64)> = cases(&json).iter().map(|c| (c["fs"].as_str().unwrap(), c["repeat"].as_u64().unwrap())).collect();
+    assert_eq!(shown, [("ext4", 1), ("ext4", 2), ("ext4", 3), ("xfs", 1), ("xfs", 2), ("xfs", 3)]);
+    // Every run happened: two warmups and three repeats per target.
+    let ran = std::fs::read_to_string(&tally).unwrap();
+    assert_eq!(ran.lines().collect::<Vec<_>>(), [["ext4"; 5], ["xfs"; 5]].concat());
+    // The store holds the repeats only.
+    let out = lab.expect(&["show", "--json", "last"], 0);
+    let stored: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(common::cases(&stored).len(), 6);
+    assert!(stored["run"]["complete"].as_bool().unwrap());
+    lab.assert_nothing_left("after repeats and warmups");
+}
+
+#[test]
+fn show_output_streams_while_the_command_runs_and_keeps_it() {
+    if !root_or_skip("exec_show_output") {
+        return;
+    }
+    use std::io::BufRead;
+    let lab = Lab::new();
+    let mut c = lab.command();
+    c.args(["exec", "--json", "--show-output", "--scratch"]).arg(lab.scratch());
+    c.args(["--fs", "ext4", "--", "sh", "-c", "echo early-line; echo err-line >&2; sleep 4; echo late-line"]);
+    let mut child = c.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let json = std::thread::spawn(move || {
+        let mut all = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut all).unwrap();
+        all
+    });
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    // Its two streams are shown by two threads: in either order.
+    let mut seen = String::new();
+    while !seen.contains("early-line") && stderr.read_line(&mut seen).unwrap() > 0 {}
+    assert!(seen.contains("early-line"), "the command's stdout never reached fslab's stderr: {seen}");
+    assert_eq!(child.try_wait().unwrap(), None, "shown only after the command ended");
+    std::io::Read::read_to_string(&mut stderr, &mut seen).unwrap();
+    assert!(seen.contains("late-line") && seen.contains("err-line"), "{seen}");
+    assert_eq!(child.wait().unwrap().code(), Some(0), "{seen}");
+    let json: serde_json::Value = serde_json::from_slice(&json.join().unwrap()).expect("stdout stays one JSON document");
+    let case = &cases(&json)[0];
+    assert_eq!(case["command"]["stdout"], "early-line\nlate-line\n");
+    assert_eq!(case["command"]["stderr"], "err-line\n");
+    // Without --json the command's stdout is fslab's, before the table.
+    let out = lab.exec(&["--show-output", "--fs", "ext4", "--", "echo", "on-stdout"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("on-stdout\n"), "{}", String::from_utf8_lossy(&out.stdout));
+    lab.assert_nothing_left("after --show-output");
+}
+
+#[test]
+fn the_works_own_window_leaves_fslabs_sync_out_and_short_work_has_a_fine_timeline() {
+    if !root_or_skip("exec_work_window") {
+        return;
+    }
+    let lab = Lab::new();
+    // 32 MiB reach the device during the work (fsync), 32 MiB only in
+    // fslab's syncfs after it.
+    let json = lab.exec_json(
+        &["--fs", "ext4", "--", "sh", "-c", "dd if=/dev/zero of=a bs=1M count=32 conv=fsync 2>/dev/null; dd if=/dev/zero of=b bs=1M count=32 2>/dev/null; sleep 0.5"],
+        0,
+    );
+    let case = &cases(&json)[0];
+    let work = figure(case, "work_written_bytes").unwrap();
+    let total = figure(case, "written_bytes").unwrap();
+    assert!((work - 32.0 * MIB).abs() <= 0.1 * 32.0 * MIB, "the work wrote {work} bytes itself");
+    assert!((total - 64.0 * MIB).abs() <= 0.1 * 64.0 * MIB, "{total} bytes in all");
+    assert!(figure(case, "work_write_ios").unwrap() <= figure(case, "write_ios").unwrap());
+    let mbps = figure(case, "work_mbps").unwrap();
+    let wall = figure(case, "wall_s").unwrap();
+    assert!((mbps - work / 1e6 / wall).abs() <= 0.1 * mbps, "work_mbps {mbps} vs {work} bytes in {wall} s");
+    // Under a second of work, sampled every tenth of one.
+    let t: Vec<f64> = case["timeline"].as_array().unwrap().iter().map(|p| p["t_s"].as_f64().unwrap()).collect();
+    assert!(t.len() >= 5 && t[0] < 0.2, "{t:?}");
+    lab.assert_nothing_left("after the work-window run");
+}
+
+#[test]
+fn parse_fio_stores_fios_own_bandwidth() {
+    if !root_or_skip("exec_parse_fio") || !common::have("fio") {
+        return;
+    }
+    let lab = Lab::new();
+    let out = lab.exec(&["--fs", "ext4", "--parse", "fio", "--", "fio", "--name=w", "--rw=write", "--bs=64k", "--size=64M", "--output-format=json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = lab.expect(&["show", "--json", "last"], 0);
+    let stored: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let case = &cases(&stored)[0];
+    let stdout = case["command"]["stdout"].as_str().unwrap();
+    let report: serde_json::Value = serde_json::from_str(&stdout[stdout.find('{').unwrap()..]).unwrap();
+    let write = &report["jobs"][0]["write"];
+    assert_eq!(figure(case, "fio_w_write_bw_bytes"), write["bw_bytes"].as_f64());
+    assert_eq!(figure(case, "fio_w_write_iops"), write["iops"].as_f64());
+    let p99 = write["clat_ns"]["percentile"]["99.000000"].as_f64().unwrap();
+    assert_eq!(figure(case, "fio_w_write_clat_p99_s"), Some(p99 / 1e9));
+    let bw = &case["figures"]["fio_w_write_bw_bytes"];
+    assert_eq!((bw["kind"].as_str(), bw["better"].as_str(), bw["unit"].as_str()), (Some("timing"), Some("higher"), Some("bytes/s")));
+    assert!(case["figures"].get("fio_w_read_bw_bytes").is_none(), "a write job has no read figures");
+    assert_eq!(case["params"]["parse"], "fio");
+    // A command whose stdout is not fio's JSON fails its case and says why.
+    let json = lab.exec_json(&["--fs", "ext4", "--parse", "fio", "--", "echo", "hello"], 4);
+    let error = cases(&json)[0]["error"].as_str().unwrap().to_string();
+    assert!(error.contains("--output-format=json"), "{error}");
+    lab.assert_nothing_left("after --parse fio");
+}

@@ -13,22 +13,42 @@ use crate::error::{ErrorKind, Result};
 use crate::harness::{Finished, Run};
 use crate::record::{RunRecord, Status};
 use crate::runner::WorkSpec;
-use crate::scenario::exec::{self, CommandWork};
+use crate::scenario::exec::{self, CommandWork, Echo};
 
-/// Run `fslab exec`.
+/// Run `fslab exec`: per target and condition, the warmups (measured
+/// and dropped), then the repeats (stored).
 pub fn run(args: &ExecArgs) -> Result<ExitCode> {
     let plan = super::plan::plan(&args.target, args.cold_read)?;
     let targets = plan.targets.clone();
     let conditions = plan.conditions.clone();
-    let mut run = Run::start(plan, store(&args.target), &args.target.tag, targets.len() * conditions.len())?;
-    let mut work = CommandWork { argv: args.command.clone(), cold_read: args.cold_read };
+    let planned = targets.len() * conditions.len() * args.repeat as usize;
+    let mut run = Run::start(plan, store(&args.target), &args.target.tag, planned)?;
+    let echo = match (args.show_output, args.target.json) {
+        (false, _) => Echo::Off,
+        (true, false) => Echo::Streams,
+        (true, true) => Echo::Stderr,
+    };
+    let mut work = CommandWork { argv: args.command.clone(), cold_read: args.cold_read, parse: args.parse, echo };
     let job = WorkSpec { scenario: exec::NAME.into(), params: work.params() };
     'all: for spec in &targets {
         for condition in &conditions {
-            if run.interrupted() {
-                break 'all;
+            let place = condition.place(&spec.label());
+            for warmup in 1..=args.warmup {
+                if run.interrupted() {
+                    break 'all;
+                }
+                let case = run.lab().measure(spec, &job, condition, 0, &|_| {}, &mut work);
+                if case.status == Status::Failed {
+                    let why = case.error.as_deref().unwrap_or("no reason given");
+                    run.say(&format!("warmup {warmup} on {place} failed (not recorded): {why}"), true);
+                }
             }
-            run.measure(spec, &job, condition, 1, &condition.place(&spec.label()), &mut work);
+            for repeat in 1..=args.repeat {
+                if run.interrupted() {
+                    break 'all;
+                }
+                run.measure(spec, &job, condition, repeat, &place, &mut work);
+            }
         }
     }
     print_run(run.finish(Vec::new())?, &args.target)

@@ -242,7 +242,27 @@ pub struct ExecArgs {
     /// in directory order.
     #[arg(long)]
     pub cold_read: bool,
-    /// The command and its arguments (after `--`).
+    /// Run the command N times on each target (a fresh file system each
+    /// time), every run a stored case.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: u32,
+    /// First run the command N times on each target unrecorded (fresh file
+    /// systems too), to warm the page cache with its program and the
+    /// machine: warmup cases are neither stored nor shown.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub warmup: u32,
+    /// Show the command's stdout and stderr as it runs (still kept in the
+    /// record); with --json its stdout goes to stderr.
+    #[arg(long)]
+    pub show_output: bool,
+    /// Read the command's own results from its stdout as figures:
+    /// `fio` (fio --output-format=json) gives each job's bandwidth, IOPS
+    /// and p50/p99 completion latency.
+    #[arg(long, value_enum, value_name = "PROGRAM")]
+    pub parse: Option<crate::scenario::exec::OutputParser>,
+    /// The command and its arguments (after `--`). It runs in the work
+    /// folder, with FSLAB_MOUNT (that folder), FSLAB_FS (the file system's
+    /// type) and FSLAB_DEVICE (its block device, when there is one) set.
     #[arg(required = true, last = true, value_name = "COMMAND")]
     pub command: Vec<std::ffi::OsString>,
 }

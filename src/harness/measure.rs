@@ -198,6 +198,7 @@ impl Lab {
             backing: devices.backing.as_ref(),
             tracefs: self.tracefs.as_deref().map_err(|why| *why),
             interval: self.plan.interval,
+            short_work_timeline: job.scenario == crate::scenario::exec::NAME,
         };
         // The probes of the work alone start last and stop first.
         let order: Vec<usize> = (0..PROBES.len())

@@ -54,6 +54,9 @@ pub struct ProbeCtx<'a> {
     pub tracefs: Result<&'a Path, &'a str>,
     /// The timeline's sampling interval.
     pub interval: Duration,
+    /// Whether work that ends within `timeline::SHORT_WORK` gets a finer
+    /// timeline (a command's: it may be over in a second).
+    pub short_work_timeline: bool,
 }
 
 /// Which part of a case a probe covers.

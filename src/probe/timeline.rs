@@ -150,6 +150,14 @@ fn point(start: Instant, before: &Sample, after: &Sample) -> Option<TimelinePoin
     })
 }
 
+/// How long work counts as short: a timeline of work that ended sooner
+/// is sampled every [`SHORT_WORK_STEP`] when the run asks for that.
+pub const SHORT_WORK: Duration = Duration::from_secs(5);
+
+/// The sampling step of short work's timeline (or the run's interval, if
+/// that is shorter): ten USER_HZ ticks per CPU, enough for a CPU split.
+pub const SHORT_WORK_STEP: Duration = Duration::from_millis(100);
+
 /// A background thread sampling at a fixed interval.
 #[derive(Debug)]
 pub struct Sampler {
@@ -160,10 +168,24 @@ pub struct Sampler {
 impl Sampler {
     /// Start sampling now, every `interval`; `device` adds throughput.
     pub fn start(interval: Duration, device: Option<BlockDevice>) -> Sampler {
+        Sampler::spawn(interval, None, device)
+    }
+
+    /// Start sampling now, every `interval` — but if the work ends within
+    /// [`SHORT_WORK`], the timeline has a point every [`SHORT_WORK_STEP`]
+    /// instead. Both series are kept for the first seconds, and the fine
+    /// one is dropped once the work outlasts them, so long work's timeline
+    /// is the same as [`Sampler::start`]'s.
+    pub fn start_short_aware(interval: Duration, device: Option<BlockDevice>) -> Sampler {
+        let step = (SHORT_WORK_STEP < interval).then_some(SHORT_WORK_STEP);
+        Sampler::spawn(interval, step, device)
+    }
+
+    fn spawn(interval: Duration, fine: Option<Duration>, device: Option<BlockDevice>) -> Sampler {
         let (stop, stopped) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("fslab-timeline".into())
-            .spawn(move || sample_until(interval, device.as_ref(), &stopped))
+            .spawn(move || sample_until(interval, fine, device.as_ref(), &stopped))
             .expect("spawning a thread only fails when the system is out of threads");
         Sampler { stop, thread }
     }
@@ -176,55 +198,100 @@ impl Sampler {
     }
 }
 
-fn sample_until(interval: Duration, device: Option<&BlockDevice>, stopped: &mpsc::Receiver<()>) -> Vec<TimelinePoint> {
-    let start = Instant::now();
-    let mut points = Vec::new();
-    let mut base = take_sample(device);
-    // Ticks fall on start + k * interval, so a slow sample does not make
-    // every later one late.
-    let mut next = start + interval;
-    // Anything but a timeout means stopped, or the Sampler was dropped.
-    while let Err(mpsc::RecvTimeoutError::Timeout) =
-        stopped.recv_timeout(next.saturating_duration_since(Instant::now()))
-    {
-        let now = Instant::now();
-        while next <= now {
-            next += interval;
+/// Points at one step: the sample the next point starts from, and the
+/// points so far.
+#[derive(Default)]
+struct Series {
+    base: Option<Sample>,
+    points: Vec<TimelinePoint>,
+}
+
+impl Series {
+    /// Add a point ending at `now` if one can be made; the new sample
+    /// becomes the base only then, so a tickless interval is folded into
+    /// the next.
+    fn advance(&mut self, start: Instant, now: Option<Sample>) -> bool {
+        let Some(now) = now else { return false };
+        let Some(before) = &self.base else {
+            self.base = Some(now);
+            return false;
+        };
+        match point(start, before, &now) {
+            Some(p) => {
+                self.points.push(p);
+                self.base = Some(now);
+                true
+            }
+            None => false,
         }
-        advance(start, &mut base, device, &mut points);
+    }
+}
+
+/// Ticks at `start + k * step`, so a slow sample does not make every
+/// later one late.
+struct Ticks {
+    step: Duration,
+    next: Instant,
+}
+
+impl Ticks {
+    fn new(start: Instant, step: Duration) -> Ticks {
+        Ticks { step, next: start + step }
+    }
+
+    /// Whether a tick fell due by `now`; if so, the next one after it.
+    fn due(&mut self, now: Instant) -> bool {
+        let due = self.next <= now;
+        while self.next <= now {
+            self.next += self.step;
+        }
+        due
+    }
+}
+
+fn sample_until(
+    interval: Duration,
+    fine_step: Option<Duration>,
+    device: Option<&BlockDevice>,
+    stopped: &mpsc::Receiver<()>,
+) -> Vec<TimelinePoint> {
+    let start = Instant::now();
+    let first = take_sample(device);
+    let mut coarse = (Ticks::new(start, interval), Series { base: first, points: Vec::new() });
+    let mut fine = fine_step.map(|step| (Ticks::new(start, step), Series { base: first, points: Vec::new() }));
+    loop {
+        let next = fine.as_ref().map_or(coarse.0.next, |(ticks, _)| ticks.next.min(coarse.0.next));
+        // Anything but a timeout means stopped, or the Sampler was dropped.
+        if !matches!(
+            stopped.recv_timeout(next.saturating_duration_since(Instant::now())),
+            Err(mpsc::RecvTimeoutError::Timeout)
+        ) {
+            break;
+        }
+        let now = Instant::now();
+        let sample = take_sample(device);
+        if coarse.0.due(now) {
+            coarse.1.advance(start, sample);
+        }
+        if let Some((ticks, series)) = &mut fine {
+            if ticks.due(now) {
+                series.advance(start, sample);
+            }
+        }
+        if now.duration_since(start) >= SHORT_WORK {
+            fine = None;
+        }
     }
     // The partial last interval: wait for a tick of /proc/stat if none
     // has passed yet (at most a few, in case the clock is coarser).
+    let mut series = fine.map_or(coarse.1, |(_, series)| series);
     for _ in 0..10 {
-        if advance(start, &mut base, device, &mut points) {
+        if series.advance(start, take_sample(device)) {
             break;
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    points
-}
-
-/// Sample, and add a point if one can be made; the new sample becomes the
-/// base only then, so a tickless interval is folded into the next.
-fn advance(
-    start: Instant,
-    base: &mut Option<Sample>,
-    device: Option<&BlockDevice>,
-    points: &mut Vec<TimelinePoint>,
-) -> bool {
-    let Some(now) = take_sample(device) else { return false };
-    let Some(before) = base else {
-        *base = Some(now);
-        return false;
-    };
-    match point(start, before, &now) {
-        Some(p) => {
-            points.push(p);
-            *base = Some(now);
-            true
-        }
-        None => false,
-    }
+    series.points
 }
 
 /// The probe: the timeline of the work and the sync after it.
@@ -241,7 +308,12 @@ impl Probe for Timeline {
     }
 
     fn start<'a>(&self, ctx: &ProbeCtx<'a>) -> Box<dyn Running + 'a> {
-        Box::new(Sampler::start(ctx.interval, ctx.scratch.cloned()))
+        let device = ctx.scratch.cloned();
+        Box::new(if ctx.short_work_timeline {
+            Sampler::start_short_aware(ctx.interval, device)
+        } else {
+            Sampler::start(ctx.interval, device)
+        })
     }
 }
 
@@ -304,6 +376,38 @@ mod tests {
         assert_eq!(p.read_bytes_per_s, None);
         let sum = p.user_pct + p.system_pct + p.iowait_pct + p.idle_pct;
         assert!(sum > 0.0 && sum <= 100.0 + 1e-9, "{p:?}");
+    }
+
+    fn busy_for(time: Duration) {
+        let busy = Instant::now();
+        let mut x = 1u64;
+        while busy.elapsed() < time {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+    }
+
+    #[test]
+    fn short_work_gets_a_point_every_tenth_of_a_second() {
+        let sampler = Sampler::start_short_aware(Duration::from_secs(1), None);
+        busy_for(Duration::from_millis(750));
+        let points = sampler.stop();
+        // Seven full steps and one partial, give or take one folded point.
+        assert!((7..=9).contains(&points.len()), "{points:?}");
+        assert!((points[0].t_s - 0.1).abs() < 0.05, "{points:?}");
+        // The plain sampler gives the one partial point.
+        let plain = Sampler::start(Duration::from_secs(1), None);
+        busy_for(Duration::from_millis(300));
+        assert_eq!(plain.stop().len(), 1);
+    }
+
+    #[test]
+    fn work_longer_than_short_keeps_the_run_interval() {
+        let sampler = Sampler::start_short_aware(Duration::from_secs(1), None);
+        std::thread::sleep(SHORT_WORK + Duration::from_millis(600));
+        let points = sampler.stop();
+        // Five whole seconds and the partial sixth, not 56 tenths.
+        assert!((5..=7).contains(&points.len()), "{points:?}");
+        assert!((points[0].t_s - 1.0).abs() < 0.1, "{points:?}");
     }
 
     #[test]

@@ -4,19 +4,28 @@
 //! `$FSLAB_MOUNT`), as the leader of its own process group — so a signal
 //! to fslab reaches everything it started, and whatever it leaves running
 //! is ended when it exits, by group id, never by name. Its stdout and
-//! stderr are kept, up to [`KEPT_BYTES`] each.
+//! stderr are kept, up to [`KEPT_BYTES`] each, and shown as they come with
+//! `--show-output`. It is told where it runs in `FSLAB_MOUNT`, `FSLAB_FS`
+//! and `FSLAB_DEVICE`; its exit status, what it wrote in its own window
+//! (before fslab's syncfs) and, with `--parse fio`, fio's own results are
+//! figures of the case.
+
+mod fio;
+mod window;
 
 use std::ffi::OsString;
-use std::io::Read;
-use std::path::Path;
+use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 pub use crate::record::CommandOutput;
+pub use window::FIGURES;
 
 use super::WorkOutcome;
 use crate::error::{Error, Result};
 use crate::target::ledger::{self, Ledger, Resource};
+use window::Place;
 
 /// How much of each output stream is kept (the rest is counted).
 pub const KEPT_BYTES: usize = 1 << 20;
@@ -31,6 +40,41 @@ pub struct CommandWork {
     pub argv: Vec<OsString>,
     /// Whether to read everything back with a cold cache after it.
     pub cold_read: bool,
+    /// Whose results to read from the command's stdout.
+    pub parse: Option<OutputParser>,
+    /// Where the command's output is shown while it runs (not a parameter
+    /// of the case: it changes nothing measured).
+    pub echo: Echo,
+}
+
+/// A program whose own report on stdout becomes figures (`--parse`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputParser {
+    /// fio with `--output-format=json`: per job and direction, bandwidth,
+    /// IOPS and the p50/p99 completion latency.
+    Fio,
+}
+
+impl OutputParser {
+    /// The word the command line and the case's parameters use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutputParser::Fio => "fio",
+        }
+    }
+}
+
+/// Where a command's output is shown live (`--show-output`); it is kept
+/// for the record either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Echo {
+    /// Not shown.
+    #[default]
+    Off,
+    /// Its stdout to fslab's stdout, its stderr to fslab's stderr.
+    Streams,
+    /// Both to fslab's stderr, so fslab's stdout stays one JSON document.
+    Stderr,
 }
 
 impl CommandWork {
@@ -41,6 +85,9 @@ impl CommandWork {
         let argv: Vec<String> = self.argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
         params.insert("command".into(), argv.into());
         params.insert("cold_read".into(), self.cold_read.into());
+        if let Some(parser) = self.parse {
+            params.insert("parse".into(), parser.as_str().into());
+        }
         params
     }
 
@@ -52,31 +99,52 @@ impl CommandWork {
             .and_then(|words| words.iter().map(|w| w.as_str().map(OsString::from)).collect::<Option<Vec<_>>>())
             .ok_or_else(|| Error::usage("exec: the parameter `command` is not a list of words"))?;
         let cold_read = params.get("cold_read").and_then(|c| c.as_bool()).unwrap_or(false);
-        Ok(CommandWork { argv, cold_read })
+        let parse = match params.get("parse").and_then(|p| p.as_str()) {
+            None => None,
+            Some("fio") => Some(OutputParser::Fio),
+            Some(other) => return Err(Error::usage(format!("exec: unknown output parser `{other}` (this fslab knows fio)"))),
+        };
+        Ok(CommandWork { argv, cold_read, parse, echo: Echo::Off })
     }
 }
 
 impl super::Work for CommandWork {
     fn run(&mut self, dir: &Path, ledger: &Ledger) -> Result<WorkOutcome> {
-        run_command(ledger, &self.argv, dir)
+        let mut outcome = run_command(ledger, &self.argv, dir, self.echo)?;
+        if let (Some(OutputParser::Fio), Some(output)) = (self.parse, &outcome.command) {
+            match fio::figures(&output.stdout) {
+                Ok(figures) => outcome.figures.extend(figures),
+                Err(why) => {
+                    outcome.failure = Some(match outcome.failure.take() {
+                        Some(first) => format!("{first}; {why}"),
+                        None => why,
+                    })
+                }
+            }
+        }
+        Ok(outcome)
     }
 }
 
 /// Run `argv` in `dir` and wait for it, recording its process group in
-/// the ledger for the time it runs.
-pub fn run_command(ledger: &Ledger, argv: &[OsString], dir: &Path) -> Result<WorkOutcome> {
+/// the ledger for the time it runs; its output is shown live as `echo`
+/// says. The outcome's figures are its exit status and its own window's
+/// writes.
+pub fn run_command(ledger: &Ledger, argv: &[OsString], dir: &Path, echo: Echo) -> Result<WorkOutcome> {
     let (program, args) = argv.split_first().ok_or_else(|| Error::usage("no command given after --"))?;
+    let place = Place::of(dir);
     let mut command = Command::new(program);
     command
         .args(args)
         .current_dir(dir)
-        .env("FSLAB_MOUNT", dir)
+        .envs(place.env())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
     crate::sys::process::kill_with_parent(&mut command);
     let shown: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    let window = place.open_window();
     let mut child = command.spawn().map_err(|e| {
         let mut err = Error::io(Path::new(program), "start the command", e);
         if err.kind == crate::error::ErrorKind::Usage {
@@ -90,9 +158,16 @@ pub fn run_command(ledger: &Ledger, argv: &[OsString], dir: &Path) -> Result<Wor
         start_ticks: ledger::start_ticks(pid as i32).unwrap_or(0),
     });
     let forward = crate::interrupt::ForwardTo::group(pid);
-    let stdout = child.stdout.take().map(|s| std::thread::spawn(move || keep(s)));
-    let stderr = child.stderr.take().map(|s| std::thread::spawn(move || keep(s)));
+    let (out_to, err_to) = match echo {
+        Echo::Off => (None, None),
+        Echo::Streams => (Some(Shown::Stdout), Some(Shown::Stderr)),
+        Echo::Stderr => (Some(Shown::Stderr), Some(Shown::Stderr)),
+    };
+    let stdout = child.stdout.take().map(|s| std::thread::spawn(move || keep(s, out_to)));
+    let stderr = child.stderr.take().map(|s| std::thread::spawn(move || keep(s, err_to)));
     let status = child.wait().map_err(|e| Error::io(Path::new(program), "wait for the command", e));
+    let mut figures = crate::record::Figures::new();
+    window.close(place.device.as_ref(), &mut figures);
     drop(forward);
     // Anything the command left running in its group goes now: it would
     // keep the file system busy and the figures moving.
@@ -104,6 +179,7 @@ pub fn run_command(ledger: &Ledger, argv: &[OsString], dir: &Path) -> Result<Wor
     let (err, err_dropped) = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
 
     use std::os::unix::process::ExitStatusExt;
+    window::put_exit_status(status.code(), status.signal(), &mut figures);
     let output = CommandOutput {
         argv: shown,
         exit_code: status.code(),
@@ -118,11 +194,33 @@ pub fn run_command(ledger: &Ledger, argv: &[OsString], dir: &Path) -> Result<Wor
         (_, Some(signal)) => Some(format!("the command was killed by {}", crate::interrupt::signal_name(signal))),
         _ => Some("the command ended abnormally".to_string()),
     };
-    Ok(WorkOutcome { figures: Default::default(), command: Some(output), failure })
+    Ok(WorkOutcome { figures, command: Some(output), failure })
 }
 
-/// Read a stream to its end, keeping the first [`KEPT_BYTES`].
-fn keep(mut stream: impl Read) -> (String, u64) {
+/// Where one of the command's streams is shown.
+#[derive(Debug, Clone, Copy)]
+enum Shown {
+    Stdout,
+    Stderr,
+}
+
+impl Shown {
+    /// Write `bytes` through now (a closed stream is not the command's
+    /// failure: it is kept all the same).
+    fn write(self, bytes: &[u8]) {
+        let _ = match self {
+            Shown::Stdout => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(bytes).and_then(|()| out.flush())
+            }
+            Shown::Stderr => std::io::stderr().lock().write_all(bytes),
+        };
+    }
+}
+
+/// Read a stream to its end, keeping the first [`KEPT_BYTES`] and showing
+/// everything as it comes when `shown` says where.
+fn keep(mut stream: impl Read, shown: Option<Shown>) -> (String, u64) {
     let mut kept = Vec::new();
     let mut dropped = 0u64;
     let mut buf = [0u8; 64 * 1024];
@@ -130,6 +228,9 @@ fn keep(mut stream: impl Read) -> (String, u64) {
         match stream.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => {
+                if let Some(to) = shown {
+                    to.write(&buf[..n]);
+                }
                 let room = KEPT_BYTES.saturating_sub(kept.len()).min(n);
                 kept.extend_from_slice(&buf[..room]);
                 dropped += (n - room) as u64;
@@ -146,7 +247,7 @@ mod tests {
     #[test]
     fn output_beyond_the_limit_is_counted_not_kept() {
         let data = vec![b'x'; KEPT_BYTES + 10];
-        let (kept, dropped) = keep(&data[..]);
+        let (kept, dropped) = keep(&data[..], None);
         assert_eq!(kept.len(), KEPT_BYTES);
         assert_eq!(dropped, 10);
     }

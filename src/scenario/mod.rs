@@ -181,6 +181,7 @@ pub fn catalog(probe_figures: &[&'static [FigureSpec]]) -> Catalog {
     for list in probe_figures {
         catalog.figures.extend(list.iter().copied());
     }
+    catalog.figures.extend(exec::FIGURES.iter().copied());
     for s in SCENARIOS {
         catalog.scenarios.push(ScenarioInfo {
             name: s.name(),
