@@ -210,6 +210,13 @@ fn shape(target: &mut dyn Made, start: &StartPlan) -> Result<Vec<String>> {
     let mut notes = Vec::new();
     if let Some(age) = &start.age {
         let aged = age::age(&root, age, &quiet)?;
+        notes.push(format!(
+            "aging made {} files and deleted {} in {} rounds, writing {} MiB",
+            aged.files_made,
+            aged.files_deleted,
+            aged.rounds,
+            aged.bytes_written >> 20
+        ));
         notes.extend(aged.note);
     }
     if let Some(fill) = start.fill {
