@@ -24,6 +24,9 @@ pub struct Difference {
 /// of first appearance.
 type Values = Vec<String>;
 
+/// One aspect of how a case's target was set up, as text.
+type Aspect<'a> = (&'a str, &'a dyn Fn(&Case) -> String);
+
 /// The settings in which `base` and `new` differ, machine and software
 /// first, then sysctls, then per target (in the order the base ran them,
 /// those both sides ran): mkfs arguments, mount options, conditions and
@@ -58,8 +61,7 @@ pub fn differences(base: &[RunRecord], new: &[RunRecord]) -> Vec<Difference> {
         let per_case = |runs: &[RunRecord], f: &dyn Fn(&Case) -> String| {
             distinct(runs.iter().flat_map(|r| &r.cases).filter(|c| c.fs == target).map(f))
         };
-        let aspects: [(&str, &dyn Fn(&Case) -> String); 4] =
-            [("mkfs", &mkfs), ("mount", &mount), ("conditions", &conditions), ("start", &start)];
+        let aspects: [Aspect<'_>; 4] = [("mkfs", &mkfs), ("mount", &mount), ("conditions", &conditions), ("start", &start)];
         for (aspect, f) in aspects {
             add(format!("{target} {aspect}"), per_case(base, f), per_case(new, f));
         }

@@ -280,7 +280,7 @@ fn sample_sizes(rows: &[FigureComparison]) -> Vec<SampleSizes> {
             None => sizes.push(SampleSizes { base, new, figures: 1, least_p: stats::min_two_sided_p(base, new) }),
         }
     }
-    sizes.sort_by(|a, b| b.figures.cmp(&a.figures));
+    sizes.sort_by_key(|s| std::cmp::Reverse(s.figures));
     sizes
 }
 

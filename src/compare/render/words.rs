@@ -113,7 +113,7 @@ pub fn wrap(indent: &str, sep: &str, pieces: &[String]) -> Vec<String> {
                 .char_indices()
                 .filter(|&(i, ch)| ch == ' ' && width(&line[..i]) <= WIDTH && i > more.len())
                 .map(|(i, _)| i)
-                .last();
+                .next_back();
             let Some(cut) = cut else { break };
             let rest = line[cut + 1..].to_string();
             line.truncate(cut);
@@ -141,7 +141,7 @@ mod tests {
         assert_eq!(lines.iter().map(|l| l.matches("word").count()).sum::<usize>(), 40);
         // Nothing to break at: the line stays whole rather than lose text.
         let unbroken = "x".repeat(130);
-        assert_eq!(wrap("", "", &[unbroken.clone()]), [unbroken]);
+        assert_eq!(wrap("", "", std::slice::from_ref(&unbroken)), [unbroken]);
         let prose = paragraph(&"several words ".repeat(20));
         assert!(prose.len() == 3 && prose.iter().all(|l| l.chars().count() <= WIDTH && !l.starts_with(' ')), "{prose:#?}");
     }
