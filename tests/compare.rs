@@ -221,6 +221,14 @@ fn runs_with_no_case_in_common_are_a_usage_error_that_says_what_each_has() {
         assert!(err.contains("has 2 cases: mmap-fill on xfs (files=20), mmap-fill on btrfs (files=20)"), "{err}");
         assert!(out.stdout.is_empty(), "no verdict is printed");
     }
+    // A condition is part of a case's key: a memory limit on one side alone
+    // leaves nothing in common, and the error says that is why.
+    let mut limited = ok("tree-copy", "ext4", 1);
+    limited["conditions"] = serde_json::json!({"memory": "256M"});
+    let limited = crafted(dir.path(), "limited", true, vec![limited]);
+    let out = common::fslab_expect(&["compare", &base, &limited], 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("; their setups differ in: ext4 conditions: none → memory=256M"), "{err}");
     // A killed run that stored no case has nothing in common either.
     let empty = crafted(dir.path(), "empty", false, vec![]);
     let out = common::fslab_expect(&["compare", &base, &empty], 2);
