@@ -58,7 +58,8 @@ fn a_sync_mount_is_a_regression_and_the_same_setup_is_not() {
     // The text says it in a sentence, and markdown is a table.
     let out = lab.command().args(["compare", "base", "sync"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("create-file wall_s on ext4 (method=write-64k, size=16 MiB): "), "{text}");
+    assert!(text.contains("\n  create-file on ext4 (method=write-64k, size=16 MiB):\n"), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("    wall_s ") && l.contains("x slower ") && l.contains(" (median ")), "{text}");
     assert!(text.lines().last().unwrap().contains("regression"), "{text}");
     let out = lab.command().args(["compare", "base", "sync", "--markdown"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -81,7 +82,75 @@ fn too_few_repeats_are_said_not_guessed() {
     let c: Value = serde_json::from_slice(&out.stdout).unwrap();
     let wall = row(&c, "wall_s");
     assert_eq!(wall["outcome"], "too_few_repeats", "{wall}");
-    assert!(wall["note"].as_str().unwrap().contains("--repeat 4"), "{wall}");
+    // What one value a side allows is said once for the comparison.
+    let sizes = &c["compare"]["sample_sizes"][0];
+    assert_eq!((sizes["base"].as_u64(), sizes["new"].as_u64(), sizes["least_p"].as_f64()), (Some(1), Some(1), Some(1.0)), "{c}");
+}
+
+/// `fslab run replace-files --fs ext4 --repeat 3 --no-store --json`, with
+/// `extra`, saved as `NAME.json` in the lab; its path.
+fn saved_run(lab: &Lab, name: &str, extra: &[&str]) -> String {
+    let mut args = vec!["replace-files", "--fs", "ext4", "--repeat", "3", "--no-store"];
+    args.extend(extra);
+    let run = lab.run_json(&args, 0);
+    let path = lab.dir.path().join(format!("{name}.json"));
+    std::fs::write(&path, run.to_string()).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn compare_opens_with_what_differs_and_says_likely_effects_in_the_right_words() {
+    if !root_or_skip("compare_what_differs") {
+        return;
+    }
+    let lab = Lab::new();
+    let base = saved_run(&lab, "defaults", &[]);
+    let sync = saved_run(&lab, "sync", &["--mount-opt", "ext4=sync"]);
+    lab.assert_nothing_left("two replace-files runs");
+
+    let out = lab.command().args(["compare", &base, &sync]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let decided = text.contains("\nRegressions:\n");
+    assert_eq!(out.status.code(), Some(if decided { 1 } else { 0 }), "exit 1 only for decided regressions:\n{text}");
+    // The header names the mount option, once, before any row.
+    let header = text.split("\n\n").next().unwrap();
+    assert!(header.contains("What differs (") && header.contains("\n  ext4 mount: defaults → sync\n"), "{text}");
+    assert_eq!(text.matches("sync\n").count(), 1, "{text}");
+    // The smallest p 3 against 3 allow is said once, not on each row.
+    assert!(header.contains("Smallest p the repeats allow: 0.1 with 3 vs 3 values"), "{text}");
+    assert!(!text.contains("cannot reach p"), "{text}");
+    // Flushes 42 → 761 cannot be missed: decided (exact) or likely, in counts' words.
+    let flushes = text.lines().find(|l| l.trim_start().starts_with("flushes ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(flushes.contains("x more  ("), "{flushes}");
+    assert!(!text.contains("x worse") && !text.lines().any(|l| l.contains("bytes ") && l.contains(" slower")), "{text}");
+    assert!(text.contains("Likely regressions (too few repeats to decide, ranges apart):"), "{text}");
+    assert!(text.contains("— ranges apart: "), "{text}");
+    assert!(text.replace('\n', " ").contains("(exit 1 is for decided ones)"), "{text}");
+    // backing_* are host-wide: counted aside, not judged.
+    let flat = text.replace('\n', " ");
+    assert!(flat.contains("host-wide (backing_*: the whole disk under the target"), "{text}");
+    assert!(!text.contains("backing_flushes"), "host-wide rows only with --all: {text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 120), "a line over 120 columns:\n{text}");
+
+    let out = lab.command().args(["compare", &base, &sync, "--json"]).output().unwrap();
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let differs = c["compare"]["differs"].as_array().unwrap();
+    assert_eq!(differs, &[serde_json::json!({"what": "ext4 mount", "base": "defaults", "new": "sync"})], "{c}");
+    let backing = row(&c, "backing_flushes");
+    assert_eq!((backing["outcome"].as_str(), backing["host_wide"].as_bool()), (Some("host_wide"), Some(true)), "{backing}");
+    let likely = c["compare"]["rows"].as_array().unwrap().iter().filter(|r| r["outcome"] == "likely_regression").count();
+    assert!(likely > 0, "{c}");
+    let markdown = lab.command().args(["compare", &base, &sync, "--markdown"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&markdown.stdout).contains("- ext4 mount: defaults → sync\n"));
+
+    // --host-figures judges them: the whole disk's flushes rose as much.
+    let out = lab.command().args(["compare", &base, &sync, "--json", "--host-figures"]).output().unwrap();
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let backing = row(&c, "backing_flushes");
+    assert!(matches!(backing["outcome"].as_str(), Some("regression" | "likely_regression")), "{backing}");
+    // The same setup differs in nothing, and says nothing of it.
+    let out = lab.command().args(["compare", &base, &base]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("What differs"));
 }
 
 #[test]
@@ -152,6 +221,14 @@ fn runs_with_no_case_in_common_are_a_usage_error_that_says_what_each_has() {
         assert!(err.contains("has 2 cases: mmap-fill on xfs (files=20), mmap-fill on btrfs (files=20)"), "{err}");
         assert!(out.stdout.is_empty(), "no verdict is printed");
     }
+    // A condition is part of a case's key: a memory limit on one side alone
+    // leaves nothing in common, and the error says that is why.
+    let mut limited = ok("tree-copy", "ext4", 1);
+    limited["conditions"] = serde_json::json!({"memory": "256M"});
+    let limited = crafted(dir.path(), "limited", true, vec![limited]);
+    let out = common::fslab_expect(&["compare", &base, &limited], 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("; their setups differ in: ext4 conditions: none → memory=256M"), "{err}");
     // A killed run that stored no case has nothing in common either.
     let empty = crafted(dir.path(), "empty", false, vec![]);
     let out = common::fslab_expect(&["compare", &base, &empty], 2);

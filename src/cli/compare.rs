@@ -22,13 +22,14 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
     if comparison.cases_in_common == 0 {
         return Err(Error::usage(format!(
             "{} and {} have no case in common, so nothing can be compared: {} has {}; {} has {} \
-             (compare runs of the same scenarios on the same targets)",
+             (compare runs of the same scenarios on the same targets){}",
             base.label,
             new.label,
             base.label,
             compare::summarise_cases(&base.runs),
             new.label,
-            compare::summarise_cases(&new.runs)
+            compare::summarise_cases(&new.runs),
+            differs(&comparison)
         )));
     }
     let rendered = if args.json {
@@ -42,6 +43,17 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
     Ok(if comparison.regressions() > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
+/// `; they also differ in: ext4 conditions: none → memory=256M` (a
+/// condition is part of a case's key, so it alone can leave the sides
+/// nothing in common), or nothing when the setups are the same.
+fn differs(comparison: &compare::Comparison) -> String {
+    if comparison.differs.is_empty() {
+        return String::new();
+    }
+    let said: Vec<String> = comparison.differs.iter().map(|d| format!("{}: {} → {}", d.what, d.base, d.new)).collect();
+    format!("; their setups differ in: {}", said.join("; "))
+}
+
 /// The judging options from the flags, refused with the flag named when
 /// they make no sense.
 pub(super) fn options(args: &CompareOptionArgs) -> Result<CompareOptions> {
@@ -53,7 +65,7 @@ pub(super) fn options(args: &CompareOptionArgs) -> Result<CompareOptions> {
     if alpha <= 0.0 || alpha >= 0.5 {
         return Err(Error::usage(format!("--alpha {}: give a level between 0 and 0.5, such as 0.05", args.alpha)));
     }
-    Ok(CompareOptions { threshold, alpha, ..CompareOptions::default() })
+    Ok(CompareOptions { threshold, alpha, host_figures: args.host_figures, ..CompareOptions::default() })
 }
 
 /// `5%` or `0.05` as 0.05.

@@ -392,6 +392,11 @@ pub struct CompareOptionArgs {
     /// Significance level (false discovery rate over the figures tested).
     #[arg(long, value_name = "LEVEL", default_value = "0.05")]
     pub alpha: String,
+    /// Judge host-wide figures (backing_*: the whole disk under the
+    /// target, other users included) too; by default they are shown, not
+    /// judged.
+    #[arg(long)]
+    pub host_figures: bool,
 }
 
 /// Arguments of `fslab report`.

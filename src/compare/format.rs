@@ -52,6 +52,21 @@ fn seconds(v: f64) -> (String, String) {
     }
 }
 
+/// The words for a value that went up and one that went down, by its
+/// unit: times are `slower`/`faster` and rates (`…/s`) `faster`/`slower`;
+/// counts `more`/`fewer`, bytes `larger`/`smaller`, anything else (ratios,
+/// percentages, scores) `higher`/`lower`. Whether that is better is the
+/// outcome's to say, not the word's.
+pub fn direction_words(unit: &str) -> (&'static str, &'static str) {
+    match unit {
+        "s" | "ms" | "us" | "µs" | "ns" => ("slower", "faster"),
+        u if u.ends_with("/s") => ("faster", "slower"),
+        "bytes" => ("larger", "smaller"),
+        u if u == "count" || u.starts_with("I/Os") => ("more", "fewer"),
+        _ => ("higher", "lower"),
+    }
+}
+
 /// One value with its unit: `1.23 s`, `64 MiB`, `46.6 MB/s`, `21`.
 pub fn value(v: f64, unit: &str) -> String {
     let (n, suffix) = parts(v, unit);
@@ -64,6 +79,21 @@ pub fn change(base: f64, new: f64, unit: &str) -> String {
     let (b, b_suffix) = parts(base, unit);
     let (n, n_suffix) = parts(new, unit);
     if b_suffix == n_suffix { format!("{b} → {n}{n_suffix}") } else { format!("{b}{b_suffix} → {n}{n_suffix}") }
+}
+
+/// A side's range, the unit said once when both ends share it:
+/// `40–44`, `2.88–5.82 ms`, `5.12 ms–125 ms`; one value when both ends
+/// read the same.
+pub fn range(lo: f64, hi: f64, unit: &str) -> String {
+    let (l, l_suffix) = parts(lo, unit);
+    let (h, h_suffix) = parts(hi, unit);
+    if (&l, &l_suffix) == (&h, &h_suffix) {
+        value(lo, unit)
+    } else if l_suffix == h_suffix {
+        format!("{l}–{h}{h_suffix}")
+    } else {
+        format!("{l}{l_suffix}–{h}{h_suffix}")
+    }
 }
 
 /// A factor: `1.05x` below 2, `8.8x` below 100, then whole; `∞` when
@@ -149,7 +179,27 @@ mod tests {
         assert_eq!(value(64.0 * 1024.0 * 1024.0, "bytes"), "64 MiB");
         assert_eq!(value(10.5, "count"), "10.5");
         assert_eq!(value(0.5, "ratio"), "0.500");
+        assert_eq!(range(40.0, 44.0, "count"), "40–44");
+        assert_eq!(range(0.002_88, 0.005_82, "s"), "2.88–5.82 ms");
+        assert_eq!(range(0.005_12, 0.125, "s"), "5.12–125 ms");
+        assert_eq!(range(0.5, 1.5, "s"), "500 ms–1.5 s");
+        assert_eq!(range(37.1e9, 37.1e9 + 1.0, "bytes"), "34.6 GiB");
         assert_eq!(value(12.0, "%"), "12%");
+    }
+
+    #[test]
+    fn words_follow_the_unit_not_the_verdict() {
+        assert_eq!(direction_words("s"), ("slower", "faster"));
+        assert_eq!(direction_words("us"), ("slower", "faster"));
+        assert_eq!(direction_words("ms"), ("slower", "faster"));
+        // A rate that went up is faster.
+        assert_eq!(direction_words("MB/s"), ("faster", "slower"));
+        assert_eq!(direction_words("MiB/s"), ("faster", "slower"));
+        assert_eq!(direction_words("count"), ("more", "fewer"));
+        assert_eq!(direction_words("I/Os per MiB"), ("more", "fewer"));
+        assert_eq!(direction_words("bytes"), ("larger", "smaller"));
+        assert_eq!(direction_words("ratio"), ("higher", "lower"));
+        assert_eq!(direction_words("%"), ("higher", "lower"));
     }
 
     #[test]

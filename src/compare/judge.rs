@@ -80,7 +80,7 @@ pub fn judge(base: &[f64], new: &[f64], figure: &Figure, options: &CompareOption
     if !judgement.note.is_empty() {
         notes.push(std::mem::take(&mut judgement.note));
     }
-    judge_timing(base, new, better, options, seed, &mut judgement, &mut notes);
+    judge_timing(base, new, figure, options, seed, &mut judgement, &mut notes);
     judgement.note = notes.join("; ");
     judgement
 }
@@ -111,13 +111,13 @@ fn judge_exact(base: f64, new: f64, slowdown: f64, threshold: f64) -> Outcome {
 fn judge_timing(
     base: &[f64],
     new: &[f64],
-    better: Better,
+    figure: &Figure,
     options: &CompareOptions,
     seed: u64,
     judgement: &mut Judgement,
     notes: &mut Vec<String>,
 ) {
-    let alpha = options.alpha;
+    let (alpha, better, unit) = (options.alpha, figure.better, figure.unit.as_ref());
     judgement.p_value = stats::mann_whitney(base, new).map(|r| r.p);
     let ci = stats::bootstrap_ratio_ci(base, new, options.resamples, alpha, &mut SplitMix64::new(seed));
     judgement.ci = ci.map(|[lo, hi]| match better {
@@ -127,16 +127,13 @@ fn judge_timing(
     let (n, m) = (base.len(), new.len());
     let least_p = stats::min_two_sided_p(n, m);
     if n < 2 || m < 2 || least_p >= alpha {
+        // The comparison states once what these sample sizes allow; a
+        // row only says when its effect cannot be missed all the same.
         judgement.outcome = Outcome::TooFewRepeats;
-        let why = if n < 2 || m < 2 {
-            "a single value on a side shows no spread".to_string()
-        } else {
-            format!("{n} and {m} values cannot reach p < {alpha} (the least possible p is {})", format::p_value(least_p))
-        };
-        notes.push(match stats::values_needed(alpha) {
-            Some(k) => format!("{why}; needs {k} values per side (--repeat {k})"),
-            None => format!("{why}; no number of repeats can reach p < {alpha}"),
-        });
+        if let Some((outcome, why)) = likely(base, new, better, options.threshold, unit) {
+            judgement.outcome = outcome;
+            notes.push(why);
+        }
         return;
     }
     let (Some([lo, hi]), Some(p)) = (judgement.ci, judgement.p_value) else {
@@ -161,15 +158,50 @@ fn judge_timing(
     };
 }
 
-/// `base 20–22` or `new 21`: the range of a side's values.
-fn spread(side: &str, values: &[f64], unit: &str) -> String {
+/// The least gap, as a factor between the nearest ends of the two sides'
+/// ranges, that makes an effect "likely" without a test: 25%, or the
+/// threshold when that is larger.
+pub const LIKELY_GAP: f64 = 0.25;
+
+/// An effect too few repeats cannot test but that cannot be missed: at
+/// least 2 values a side, every value of one side beyond every value of
+/// the other, and the nearest ends apart by more than
+/// 1 + max(threshold, [`LIKELY_GAP`]). The outcome is a likely regression
+/// or improvement (by `better`), with the reason:
+/// `ranges apart: 40–44 vs 750–770`.
+fn likely(base: &[f64], new: &[f64], better: Better, threshold: f64, unit: &str) -> Option<(Outcome, String)> {
+    if base.len() < 2 || new.len() < 2 {
+        return None;
+    }
+    let (b_lo, b_hi) = range(base);
+    let (n_lo, n_hi) = range(new);
+    let (gap, up) = if b_hi < n_lo {
+        (stats::ratio(n_lo, b_hi), true)
+    } else if n_hi < b_lo {
+        (stats::ratio(b_lo, n_hi), false)
+    } else {
+        return None;
+    };
+    if gap <= 1.0 + threshold.max(LIKELY_GAP) {
+        return None;
+    }
+    let worse = up == (better == Better::Lower);
+    let outcome = if worse { Outcome::LikelyRegression } else { Outcome::LikelyImprovement };
+    let (base, new) = (format::range(b_lo, b_hi, unit), format::range(n_lo, n_hi, unit));
+    Some((outcome, format!("ranges apart: {base} vs {new}")))
+}
+
+/// The smallest and largest of `values`.
+fn range(values: &[f64]) -> (f64, f64) {
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if lo == hi {
-        format!("{side} {}", format::value(lo, unit))
-    } else {
-        format!("{side} {}–{}", format::value(lo, unit), format::value(hi, unit))
-    }
+    (lo, hi)
+}
+
+/// `base 20–22` or `new 21`: the range of a side's values.
+fn spread(side: &str, values: &[f64], unit: &str) -> String {
+    let (lo, hi) = range(values);
+    format!("{side} {}", format::range(lo, hi, unit))
 }
 
 #[cfg(test)]
@@ -220,14 +252,36 @@ mod tests {
     }
 
     #[test]
-    fn three_repeats_a_side_are_too_few_and_the_note_says_how_many() {
-        let j = timing(&[1.0, 1.1, 0.9], &[2.0, 2.2, 1.8]);
+    fn three_repeats_a_side_are_too_few_and_the_row_does_not_repeat_why() {
+        // Overlapping ranges: nothing to see without a test.
+        let j = timing(&[1.0, 1.5, 0.9], &[1.4, 2.2, 1.8]);
         assert_eq!(j.outcome, Outcome::TooFewRepeats);
-        assert!(j.note.contains("the least possible p is 0.1"), "{}", j.note);
-        assert!(j.note.contains("needs 4 values per side (--repeat 4)"), "{}", j.note);
+        assert_eq!(j.note, "", "the comparison's header says what 3 and 3 values allow");
         let j = timing(&[1.0], &[2.0]);
         assert_eq!(j.outcome, Outcome::TooFewRepeats);
-        assert!(j.note.starts_with("a single value"), "{}", j.note);
+    }
+
+    #[test]
+    fn ranges_far_apart_are_likely_with_the_reason() {
+        let j = timing(&[40.0, 42.0, 44.0], &[750.0, 761.0, 770.0]);
+        assert_eq!(j.outcome, Outcome::LikelyRegression);
+        assert_eq!(j.note, "ranges apart: 40–44 vs 750–770");
+        // A rate that rose is a likely improvement; one that fell, a likely regression.
+        let rate = |b: &[f64], n: &[f64]| judge(b, n, &figure(Better::Higher, Kind::Timing), &options(), 1).outcome;
+        assert_eq!(rate(&[100.0, 110.0], &[300.0, 320.0]), Outcome::LikelyImprovement);
+        assert_eq!(rate(&[300.0, 320.0], &[100.0, 110.0]), Outcome::LikelyRegression);
+        // Apart, but the nearest ends only 10% apart: not beyond LIKELY_GAP.
+        assert_eq!(timing(&[1.0, 1.05, 1.1], &[1.21, 1.25, 1.3]).outcome, Outcome::TooFewRepeats);
+        // A single value a side shows no range.
+        assert_eq!(timing(&[1.0], &[20.0]).outcome, Outcome::TooFewRepeats);
+        // From all zeros to something: apart by an infinite factor.
+        let j = timing(&[0.0, 0.0], &[4096.0, 8192.0]);
+        assert_eq!(j.outcome, Outcome::LikelyRegression);
+        assert!(j.note.ends_with("ranges apart: 0 vs 4096–8192"), "{}", j.note);
+        // A larger threshold raises the gap needed.
+        let strict = CompareOptions { threshold: 0.9, ..options() };
+        let j = judge(&[1.0, 1.1], &[1.9, 2.0], &figure(Better::Lower, Kind::Timing), &strict, 1);
+        assert_eq!(j.outcome, Outcome::TooFewRepeats);
     }
 
     #[test]

@@ -18,7 +18,17 @@
 //! Significance is decided on Benjamini–Hochberg q-values over all the
 //! figures tested, not on each p alone: two runs of one setup compare
 //! hundreds of timings, and a few p under 0.05 among them are chance.
+//!
+//! Too few repeats do not hide an effect that cannot be missed: when the
+//! two sides' ranges lie apart by a wide gap, the figure is a *likely*
+//! regression or improvement, with the ranges as the reason; only decided
+//! regressions fail the comparison. `backing_*` figures count the whole
+//! disk under the target, other users included: they are shown as
+//! host-wide and kept out of the verdict unless asked for
+//! (`host_figures`). What differs between the sides' setups (kernel,
+//! mount options, sysctls, ...) is said first (`differs`).
 
+mod differs;
 mod failed;
 mod format;
 mod judge;
@@ -32,6 +42,7 @@ use serde::Serialize;
 use crate::record::{Better, Figure, Kind};
 use crate::record::{Case, RunRecord, Status};
 
+pub use differs::{Difference, differences};
 pub use failed::{FailedCase, case_labels, summarise_cases};
 
 /// How a comparison judges.
@@ -48,13 +59,17 @@ pub struct CompareOptions {
     /// Seed of the bootstrap, mixed with each figure's key so a figure's
     /// interval does not depend on which other cases are compared.
     pub seed: u64,
+    /// Judge host-wide figures (`backing_*`, the whole disk under the
+    /// target) like the others; by default they are shown, not judged,
+    /// since whatever else uses that disk moves them.
+    pub host_figures: bool,
 }
 
 impl Default for CompareOptions {
     /// 5% threshold, alpha 0.05, 10 000 resamples, a fixed seed (so the
     /// same runs always compare the same).
     fn default() -> Self {
-        CompareOptions { threshold: 0.05, alpha: 0.05, resamples: 10_000, seed: 0x00F5_1AB0 }
+        CompareOptions { threshold: 0.05, alpha: 0.05, resamples: 10_000, seed: 0x00F5_1AB0, host_figures: false }
     }
 }
 
@@ -81,6 +96,15 @@ pub enum Outcome {
     Unchanged,
     /// The repeats are too few for the test ever to be significant.
     TooFewRepeats,
+    /// Too few repeats for a test, but the sides' ranges lie far apart
+    /// for the worse: shown with the reason, not counted as a regression
+    /// (it does not fail the comparison).
+    LikelyRegression,
+    /// The same for the better.
+    LikelyImprovement,
+    /// A host-wide figure (the whole disk under the target), shown but
+    /// not judged (`--host-figures` judges it).
+    HostWide,
 }
 
 impl Outcome {
@@ -92,6 +116,9 @@ impl Outcome {
             Outcome::Changed => "changed",
             Outcome::Unchanged => "unchanged",
             Outcome::TooFewRepeats => "too_few_repeats",
+            Outcome::LikelyRegression => "likely_regression",
+            Outcome::LikelyImprovement => "likely_improvement",
+            Outcome::HostWide => "host_wide",
         }
     }
 
@@ -99,6 +126,9 @@ impl Outcome {
     pub fn words(self) -> &'static str {
         match self {
             Outcome::TooFewRepeats => "too few repeats",
+            Outcome::LikelyRegression => "likely regression",
+            Outcome::LikelyImprovement => "likely improvement",
+            Outcome::HostWide => "host-wide, not judged",
             other => other.name(),
         }
     }
@@ -145,6 +175,9 @@ pub struct FigureComparison {
     pub outcome: Outcome,
     /// What a reader needs to know about the verdict; may be empty.
     pub note: String,
+    /// Whether the figure counts the whole disk under the target (a
+    /// `backing_*` figure): every user of that disk moves it.
+    pub host_wide: bool,
 }
 
 impl FigureComparison {
@@ -173,6 +206,15 @@ pub struct Comparison {
     pub resamples: usize,
     /// The bootstrap seed (with the runs, it reproduces every interval).
     pub seed: u64,
+    /// Whether host-wide figures were judged (`--host-figures`).
+    pub host_figures: bool,
+    /// What differs between the two sides' setups (kernel, fslab, tools,
+    /// per target mkfs arguments, mount options, conditions and start,
+    /// sysctls): empty when they are the same.
+    pub differs: Vec<Difference>,
+    /// The sample sizes the statistics met, with the smallest p each
+    /// allows: said once per comparison, not on every row.
+    pub sample_sizes: Vec<SampleSizes>,
     /// Every figure measured on both sides, sorted by effect: regressions
     /// (largest first), improvements (largest first), changes, the rest.
     pub rows: Vec<FigureComparison>,
@@ -211,6 +253,35 @@ impl Comparison {
     pub fn improvements(&self) -> usize {
         self.count(Outcome::Improvement)
     }
+}
+
+/// How many figures were judged by statistics on `base` against `new`
+/// values, and the smallest two-sided p those sizes allow.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SampleSizes {
+    /// Values on the base side.
+    pub base: usize,
+    /// Values on the new side.
+    pub new: usize,
+    /// Figures with these sizes.
+    pub figures: usize,
+    /// The smallest p the rank-sum test can give for them.
+    pub least_p: f64,
+}
+
+/// The sample sizes of the rows judged by statistics, the most common
+/// first.
+fn sample_sizes(rows: &[FigureComparison]) -> Vec<SampleSizes> {
+    let mut sizes: Vec<SampleSizes> = Vec::new();
+    for row in rows.iter().filter(|r| r.p_value.is_some()) {
+        let (base, new) = (row.base.len(), row.new.len());
+        match sizes.iter_mut().find(|s| (s.base, s.new) == (base, new)) {
+            Some(s) => s.figures += 1,
+            None => sizes.push(SampleSizes { base, new, figures: 1, least_p: stats::min_two_sided_p(base, new) }),
+        }
+    }
+    sizes.sort_by_key(|s| std::cmp::Reverse(s.figures));
+    sizes
 }
 
 /// Compare `new` against `base`.
@@ -256,6 +327,7 @@ pub fn compare(base: Side<'_>, new: Side<'_>, options: &CompareOptions) -> Compa
     let incomplete = |runs: &[RunRecord]| runs.iter().filter(|r| !r.complete).map(|r| r.id.clone()).collect();
     control_false_discoveries(&mut rows, options.alpha);
     rows.sort_by(by_effect);
+    let sample_sizes = sample_sizes(&rows);
     Comparison {
         base_label: base.label.to_string(),
         new_label: new.label.to_string(),
@@ -265,6 +337,9 @@ pub fn compare(base: Side<'_>, new: Side<'_>, options: &CompareOptions) -> Compa
         alpha: options.alpha,
         resamples: options.resamples,
         seed: options.seed,
+        host_figures: options.host_figures,
+        differs: differences(base.runs, new.runs),
+        sample_sizes,
         rows,
         only_base,
         only_new,
@@ -279,6 +354,8 @@ fn row(key: &str, case: &Case, b: &PooledFigure<'_>, n: &PooledFigure<'_>, optio
     let (better, kind) = (b.figure.better, b.figure.kind);
     let seed = options.seed ^ fnv1a([key.as_bytes(), &[0], b.name.as_bytes()]);
     let j = judge::judge(&b.values, &n.values, b.figure, options, seed);
+    let host_wide = is_host_wide(b.name);
+    let outcome = if host_wide && !options.host_figures { Outcome::HostWide } else { j.outcome };
     FigureComparison {
         scenario: case.scenario.clone(),
         fs: case.place(),
@@ -295,9 +372,16 @@ fn row(key: &str, case: &Case, b: &PooledFigure<'_>, n: &PooledFigure<'_>, optio
         ci: j.ci,
         p_value: j.p_value,
         q_value: None,
-        outcome: j.outcome,
+        outcome,
         note: j.note,
+        host_wide,
     }
+}
+
+/// Whether a figure counts the whole disk under the target rather than
+/// the target alone: the block probe's `backing_*` figures.
+pub fn is_host_wide(figure: &str) -> bool {
+    figure.starts_with("backing_")
 }
 
 /// Decide significance on Benjamini–Hochberg q-values over every figure
@@ -306,8 +390,9 @@ fn row(key: &str, case: &Case, b: &PooledFigure<'_>, n: &PooledFigure<'_>, optio
 /// a regression or improvement whose q is not under `alpha` is unchanged,
 /// with the reason in its note.
 fn control_false_discoveries(rows: &mut [FigureComparison], alpha: f64) {
+    let decidable = |o: Outcome| matches!(o, Outcome::Regression | Outcome::Improvement | Outcome::Unchanged);
     let tested: Vec<usize> = (0..rows.len())
-        .filter(|&i| rows[i].ci.is_some() && rows[i].outcome != Outcome::TooFewRepeats)
+        .filter(|&i| rows[i].ci.is_some() && decidable(rows[i].outcome))
         .filter(|&i| rows[i].p_value.is_some())
         .collect();
     let p: Vec<f64> = tested.iter().map(|&i| rows[i].p_value.unwrap_or(1.0)).collect();
@@ -343,15 +428,18 @@ fn by_effect(a: &FigureComparison, b: &FigureComparison) -> std::cmp::Ordering {
     let group = |r: &FigureComparison| match r.outcome {
         Outcome::Regression => 0,
         Outcome::Improvement => 1,
-        Outcome::Changed => 2,
-        Outcome::Unchanged => 3,
-        Outcome::TooFewRepeats => 4,
+        Outcome::LikelyRegression => 2,
+        Outcome::LikelyImprovement => 3,
+        Outcome::Changed => 4,
+        Outcome::Unchanged => 5,
+        Outcome::TooFewRepeats => 6,
+        Outcome::HostWide => 7,
     };
     let s = |r: &FigureComparison| r.slowdown.unwrap_or(1.0);
     group(a).cmp(&group(b)).then_with(|| match a.outcome {
-        Outcome::Regression => s(b).total_cmp(&s(a)),
-        Outcome::Improvement => s(a).total_cmp(&s(b)),
-        Outcome::Changed => s(b).ln().abs().total_cmp(&s(a).ln().abs()),
+        Outcome::Regression | Outcome::LikelyRegression => s(b).total_cmp(&s(a)),
+        Outcome::Improvement | Outcome::LikelyImprovement => s(a).total_cmp(&s(b)),
+        Outcome::Changed | Outcome::HostWide => s(b).ln().abs().total_cmp(&s(a).ln().abs()),
         Outcome::Unchanged | Outcome::TooFewRepeats => std::cmp::Ordering::Equal,
     })
 }

@@ -6,16 +6,17 @@
 //! Every renderer reads the same [`Cells`], so a row says the same thing
 //! wherever it is shown.
 
+mod words;
+
 use std::fmt::Write as _;
 
 use super::{Comparison, FigureComparison, Outcome, format, stats};
-use crate::record::Kind;
 
 /// One row in words: what, how much, on what evidence.
 struct Cells {
     /// `tree-copy read_mbps on ext4 (size=64M)`.
     label: String,
-    /// `8.8x slower`, `changed +4.76%`, `unchanged`.
+    /// `8.8x slower`, `18.1x more`, `changed +4.76%`, `unchanged`.
     headline: String,
     /// `median 410 → 46.6 MB/s`, or `21 → 2` for stable values.
     values: String,
@@ -29,16 +30,23 @@ struct Cells {
 fn cells(row: &FigureComparison) -> Cells {
     let stable = |v: &[f64]| v.iter().all(|&x| x == v[0]);
     let change = format::change(row.base_median, row.new_median, &row.unit);
-    let improved = row.outcome == Outcome::Improvement;
-    // An improvement's interval is turned round to read as a speed-up,
-    // like its headline.
-    let ci = row.ci.map(|[lo, hi]| if improved { [1.0 / hi, 1.0 / lo] } else { [lo, hi] });
+    // The interval reads in the headline's direction: turned round when
+    // the figure got better, as the headline's factor is.
+    let better = row.slowdown.is_some_and(|s| s < 1.0);
+    let ci = row.ci.map(|[lo, hi]| if better { [1.0 / hi, 1.0 / lo] } else { [lo, hi] });
+    // Too few repeats for a test, or not judged: a p would only mislead
+    // (the header says what the sizes allow; JSON keeps it).
+    let untestable = matches!(
+        row.outcome,
+        Outcome::TooFewRepeats | Outcome::LikelyRegression | Outcome::LikelyImprovement | Outcome::HostWide
+    );
     Cells {
-        label: row.label(),
+        label: if row.host_wide { format!("{} (host-wide)", row.label()) } else { row.label() },
         headline: headline(row),
         values: if stable(&row.base) && stable(&row.new) { change } else { format!("median {change}") },
         ci: ci.map(|[lo, hi]| format!("{}–{}", format::factor(lo), format::factor(hi))).unwrap_or_default(),
         p: match (row.p_value, row.q_value) {
+            _ if untestable => String::new(),
             (Some(p), Some(q)) => format!("{}, q={}", format::p_value(p), format::p_value(q)),
             (Some(p), None) => format::p_value(p),
             _ => String::new(),
@@ -48,29 +56,31 @@ fn cells(row: &FigureComparison) -> Cells {
 }
 
 fn headline(row: &FigureComparison) -> String {
-    let word = |worse: bool| match (row.kind, worse) {
-        (Kind::Timing, true) => "slower",
-        (Kind::Timing, false) => "faster",
-        (Kind::Exact, true) => "worse",
-        (Kind::Exact, false) => "better",
-    };
-    let by = |factor: f64, worse: bool| {
-        if factor.is_finite() {
-            format!("{} {}", format::factor(factor), word(worse))
-        } else {
-            let end = if row.base_median == 0.0 { "from 0" } else { "to 0" };
-            format!("{} ({end})", word(worse))
-        }
-    };
-    let slowdown = row.slowdown.unwrap_or(1.0);
     match row.outcome {
-        Outcome::Regression => by(slowdown, true),
-        Outcome::Improvement => by(1.0 / slowdown, false),
+        Outcome::Regression | Outcome::Improvement | Outcome::LikelyRegression | Outcome::LikelyImprovement => moved(row),
+        Outcome::HostWide if row.new_median != row.base_median && row.slowdown.is_some() => moved(row),
         Outcome::Changed if row.base_median != 0.0 => {
             let relative = (row.new_median - row.base_median) / row.base_median.abs();
             format!("changed {}", format::signed_percent(relative))
         }
+        Outcome::HostWide => "unchanged".to_string(),
         other => other.words().to_string(),
+    }
+}
+
+/// How far the median moved, in the unit's words: `8.8x slower`,
+/// `18.1x more`, `6.8x larger`, `more (from 0)`.
+fn moved(row: &FigureComparison) -> String {
+    let (up_word, down_word) = format::direction_words(&row.unit);
+    let up = row.new_median > row.base_median;
+    let word = if up { up_word } else { down_word };
+    let ratio = stats::ratio(row.new_median, row.base_median);
+    let factor = if up { ratio } else { 1.0 / ratio };
+    if factor.is_finite() {
+        format!("{} {word}", format::factor(factor))
+    } else {
+        let end = if row.base_median == 0.0 { "from 0" } else { "to 0" };
+        format!("{word} ({end})")
     }
 }
 
@@ -84,7 +94,16 @@ pub fn verdict(c: &Comparison) -> String {
         regressions = format!("{regressions} ({failed})");
     }
     let mut parts = vec![regressions, plural(c.improvements(), "improvement", "improvements")];
-    for (outcome, words) in [(Outcome::Changed, "changed within the threshold"), (Outcome::Unchanged, "unchanged")] {
+    for (outcome, one, many) in
+        [(Outcome::LikelyRegression, "likely regression", "likely regressions"), (Outcome::LikelyImprovement, "likely improvement", "likely improvements")]
+    {
+        let n = c.count(outcome);
+        if n > 0 {
+            parts.push(plural(n, one, many));
+        }
+    }
+    let within = format!("changed within {}", format::percent(c.threshold));
+    for (outcome, words) in [(Outcome::Changed, within.as_str()), (Outcome::Unchanged, "unchanged")] {
         let n = c.count(outcome);
         if n > 0 || outcome == Outcome::Unchanged {
             parts.push(format!("{n} {words}"));
@@ -92,17 +111,13 @@ pub fn verdict(c: &Comparison) -> String {
     }
     let few = c.count(Outcome::TooFewRepeats);
     if few > 0 {
-        parts.push(format!("{few} with too few repeats"));
+        parts.push(format!("{few} too few repeats"));
+    }
+    let host = c.count(Outcome::HostWide);
+    if host > 0 {
+        parts.push(format!("{host} host-wide"));
     }
     parts.join(", ")
-}
-
-/// What to run to be able to judge: `needs 4 values per side (--repeat 4)`.
-fn repeat_advice(alpha: f64) -> String {
-    match stats::values_needed(alpha) {
-        Some(k) => format!("needs {k} values per side (--repeat {k})"),
-        None => format!("no number of repeats can reach p < {alpha}"),
-    }
 }
 
 /// The sections rows are shown in, with their headings.
@@ -110,11 +125,15 @@ fn sections(c: &Comparison, all: bool) -> Vec<(String, Vec<&FigureComparison>)> 
     let mut shown = vec![
         (Outcome::Regression, "Regressions".to_string()),
         (Outcome::Improvement, "Improvements".to_string()),
+        (Outcome::LikelyRegression, "Likely regressions (too few repeats to decide, ranges apart)".to_string()),
+        (Outcome::LikelyImprovement, "Likely improvements (too few repeats to decide, ranges apart)".to_string()),
         (Outcome::Changed, format!("Changed within {}", format::percent(c.threshold))),
     ];
     if all {
         shown.push((Outcome::Unchanged, "Unchanged".to_string()));
-        shown.push((Outcome::TooFewRepeats, format!("Too few repeats to judge; {}", repeat_advice(c.alpha))));
+        shown.push((Outcome::TooFewRepeats, "Too few repeats to judge".to_string()));
+        let host = "Host-wide, not judged (the whole disk under the target; --host-figures judges them)";
+        shown.push((Outcome::HostWide, host.to_string()));
     }
     shown
         .into_iter()
@@ -132,9 +151,10 @@ fn not_shown(c: &Comparison) -> Option<String> {
         parts.push(format!("{unchanged} unchanged"));
     }
     if few > 0 {
-        parts.push(format!("{few} with too few repeats to judge, {}", repeat_advice(c.alpha)));
+        parts.push(format!("{few} with too few repeats to judge"));
     }
-    (!parts.is_empty()).then(|| format!("Not shown: {}.", parts.join("; ")))
+    parts.extend(words::host_wide(c));
+    (!parts.is_empty()).then(|| format!("Not shown (--all shows them): {}.", parts.join("; ")))
 }
 
 /// A side's runs: `v1: 20261121T093015Z-4242-9f03a1c2` (the first three).
@@ -182,7 +202,19 @@ pub fn text(c: &Comparison, all: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "base {}", runs_line(&c.base_label, &c.base_runs));
     let _ = writeln!(out, "new  {}", runs_line(&c.new_label, &c.new_runs));
+    let differences = words::differences(c);
+    if !differences.is_empty() {
+        let _ = writeln!(out, "What differs ({} → {}):", c.base_label, c.new_label);
+        for pieces in &differences {
+            for line in words::wrap("  ", " ", pieces) {
+                let _ = writeln!(out, "{line}");
+            }
+        }
+    }
     let _ = writeln!(out, "{}", settings(c));
+    for line in words::sample_sizes(c).iter().flat_map(|l| words::paragraph(l)) {
+        let _ = writeln!(out, "{line}");
+    }
     for line in incomplete(c) {
         let _ = writeln!(out, "INCOMPLETE: {line}");
     }
@@ -195,24 +227,32 @@ pub fn text(c: &Comparison, all: bool) -> String {
     let level = format::percent(1.0 - c.alpha);
     for (heading, rows) in sections(c, all) {
         let _ = writeln!(out, "\n{heading}:");
-        for row in rows {
-            let cells = cells(row);
-            let mut evidence = vec![cells.values];
-            if !cells.ci.is_empty() {
-                evidence.push(format!("{level} CI {}", cells.ci));
+        for (case, rows) in by_case(&rows) {
+            let _ = writeln!(out, "  {case}:");
+            let named: Vec<(String, Cells)> = rows.iter().map(|r| (figure_name(r), cells(r))).collect();
+            let name_width = named.iter().map(|(n, _)| n.chars().count()).max().unwrap_or(0);
+            let headline_width = named.iter().map(|(_, c)| c.headline.chars().count()).max().unwrap_or(0);
+            for (name, cells) in named {
+                let mut evidence = vec![cells.values];
+                if !cells.ci.is_empty() {
+                    evidence.push(format!("{level} CI {}", cells.ci));
+                }
+                if !cells.p.is_empty() {
+                    evidence.push(format!("p={}", cells.p));
+                }
+                let note = if cells.note.is_empty() { String::new() } else { format!("— {}", cells.note) };
+                let first = format!("{name:<name_width$}  {:<headline_width$}", cells.headline);
+                for line in words::wrap("    ", "  ", &[first, format!("({})", evidence.join(", ")), note]) {
+                    let _ = writeln!(out, "{line}");
+                }
             }
-            if !cells.p.is_empty() {
-                evidence.push(format!("p={}", cells.p));
-            }
-            let _ = write!(out, "  {}: {}  ({})", cells.label, cells.headline, evidence.join(", "));
-            if !cells.note.is_empty() {
-                let _ = write!(out, " — {}", cells.note);
-            }
-            out.push('\n');
         }
     }
     if let Some(line) = not_shown(c).filter(|_| !all) {
-        let _ = writeln!(out, "\n{line}");
+        let _ = writeln!(out);
+        for line in words::paragraph(&line) {
+            let _ = writeln!(out, "{line}");
+        }
     }
     for (label, items) in [(&c.base_label, &c.only_base), (&c.new_label, &c.only_new)] {
         if items.is_empty() {
@@ -220,15 +260,43 @@ pub fn text(c: &Comparison, all: bool) -> String {
         }
         let (shown, more) = listed(items, all);
         let _ = writeln!(out, "\nOnly in {label} ({}):", items.len());
-        for item in shown {
-            let _ = writeln!(out, "  {item}");
+        for line in shown.into_iter().flat_map(|item| words::wrap("  ", " ", std::slice::from_ref(item))) {
+            let _ = writeln!(out, "{line}");
         }
         if more > 0 {
             let _ = writeln!(out, "  … and {more} more");
         }
     }
-    let _ = writeln!(out, "\n{}", verdict(c));
+    if let Some(footer) = words::likely_footer(c) {
+        let _ = writeln!(out);
+        for line in words::paragraph(&footer) {
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    let _ = writeln!(out);
+    for line in words::paragraph(&verdict(c)) {
+        let _ = writeln!(out, "{line}");
+    }
     out
+}
+
+/// Rows grouped by their case (`tree-copy on ext4 (size=64 MiB)`), the
+/// cases in order of first appearance, each case's rows in their order.
+fn by_case<'a>(rows: &[&'a FigureComparison]) -> Vec<(String, Vec<&'a FigureComparison>)> {
+    let mut groups: Vec<(String, Vec<&FigureComparison>)> = Vec::new();
+    for &row in rows {
+        let case = format::label(&row.scenario, None, &row.fs, &row.params);
+        match groups.iter_mut().find(|(c, _)| *c == case) {
+            Some((_, rows)) => rows.push(row),
+            None => groups.push((case, vec![row])),
+        }
+    }
+    groups
+}
+
+/// The figure's name, marked when it counts the whole host disk.
+fn figure_name(row: &FigureComparison) -> String {
+    if row.host_wide { format!("{} (host-wide)", row.figure) } else { row.figure.clone() }
 }
 
 /// A markdown cell: pipes escaped, on one line.
@@ -242,7 +310,17 @@ pub fn markdown(c: &Comparison, all: bool) -> String {
     let mut out = String::new();
     let (base, new) = (runs_line(&c.base_label, &c.base_runs), runs_line(&c.new_label, &c.new_runs));
     let _ = writeln!(out, "**{}** → **{}**", md(&base), md(&new));
+    let differences = words::differences(c);
+    if !differences.is_empty() {
+        let _ = writeln!(out, "\nWhat differs ({} → {}):\n", md(&c.base_label), md(&c.new_label));
+        for [what, base, new] in &differences {
+            let _ = writeln!(out, "- {} {} {}", md(what), md(base), md(new));
+        }
+    }
     let _ = writeln!(out, "\n{}\n", settings(c));
+    if let Some(line) = words::sample_sizes(c) {
+        let _ = writeln!(out, "{}\n", md(&line));
+    }
     for line in incomplete(c) {
         let _ = writeln!(out, "**Incomplete:** {}\n", md(&line));
     }
@@ -293,6 +371,9 @@ pub fn markdown(c: &Comparison, all: bool) -> String {
             let _ = writeln!(out, "- … and {more} more");
         }
     }
+    if let Some(footer) = words::likely_footer(c) {
+        let _ = writeln!(out, "\n{}", md(&footer));
+    }
     let _ = writeln!(out, "\n**{}**", verdict(c));
     out
 }
@@ -319,13 +400,28 @@ fn escape(text: &str) -> String {
     out
 }
 
-/// An HTML fragment for the report page: one `<table class="compare">`
-/// with every row, each `<tr>` classed by its outcome
+/// An HTML fragment for the report page: what differs between the sides
+/// (`<ul class="differs">`) and the notes said once (`<p
+/// class="compare-note">`), when there are any, then one
+/// `<table class="compare">` with every row, each `<tr>` classed by its outcome
 /// (`regression`, ..., `too_few_repeats`), the one-sided items in its
 /// footer and the verdict as its caption. No script, no style, nothing
 /// fetched; every text is escaped.
 pub fn html_table(c: &Comparison) -> String {
-    let mut out = String::from("<table class=\"compare\">\n");
+    let mut out = String::new();
+    let differences = words::differences(c);
+    if !differences.is_empty() {
+        let _ = writeln!(out, "<p class=\"differs\">What differs ({} → {}):</p>", escape(&c.base_label), escape(&c.new_label));
+        out.push_str("<ul class=\"differs\">\n");
+        for [what, base, new] in &differences {
+            let _ = writeln!(out, "<li><b>{}</b> {} {}</li>", escape(what), escape(base), escape(new));
+        }
+        out.push_str("</ul>\n");
+    }
+    for line in words::sample_sizes(c).into_iter().chain(words::likely_footer(c)) {
+        let _ = writeln!(out, "<p class=\"compare-note\">{}</p>", escape(&line));
+    }
+    out.push_str("<table class=\"compare\">\n");
     let caption = format!("{} → {}: {}", c.base_label, c.new_label, verdict(c));
     let _ = writeln!(out, "<caption>{}</caption>", escape(&caption));
     let level = escape(&format::percent(1.0 - c.alpha));

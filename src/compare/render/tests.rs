@@ -2,13 +2,16 @@
 
 use super::*;
 use crate::compare::tests::{case, compare_runs, run};
-use crate::record::{Better, Figures};
+use crate::compare::{CompareOptions, Side};
+use crate::record::{Better, Figures, Kind};
 
 /// Base and new runs of tree-copy on ext2-1k (size=64M): a rate that
 /// falls 8.8-fold, commits that fall from 21 to 2, a wall time that does
-/// not move, a nudge of 21 → 22 extents, and a sync time on 3 repeats.
+/// not move, a nudge of 21 → 22 extents, a sync time on 3 repeats whose
+/// ranges overlap, write I/Os on 3 repeats far apart (42 → 761), and a
+/// host-wide flush count that rises.
 fn comparison() -> Comparison {
-    let side = |rates: [f64; 5], commits: f64, extents: f64, sync: [f64; 3]| {
+    let side = |rates: [f64; 5], commits: f64, extents: f64, sync: [f64; 3], ios: [f64; 3]| {
         let cases: Vec<crate::record::Case> = (0..5)
             .map(|i| {
                 case("tree-copy", "ext2-1k", &[("size", "64M")], i as u32 + 1, |f: &mut Figures| {
@@ -16,16 +19,18 @@ fn comparison() -> Comparison {
                     f.set("journal_commits", commits, "count", Better::Lower, Kind::Exact);
                     f.set("extents", extents, "count", Better::Lower, Kind::Exact);
                     f.set("wall_s", [1.0, 1.1, 0.9, 1.05, 0.95][i], "s", Better::Lower, Kind::Timing);
+                    f.set("backing_flushes", commits * 2.0, "count", Better::Lower, Kind::Exact);
                     if i < 3 {
                         f.set("sync_s", sync[i], "s", Better::Lower, Kind::Timing);
+                        f.set("write_ios", ios[i], "count", Better::Lower, Kind::Timing);
                     }
                 })
             })
             .collect();
         cases
     };
-    let base = side([400.0, 405.0, 410.0, 415.0, 420.0], 21.0, 21.0, [0.01, 0.011, 0.012]);
-    let mut new = side([45.0, 46.0, 46.6, 47.0, 48.0], 2.0, 22.0, [0.02, 0.021, 0.022]);
+    let base = side([400.0, 405.0, 410.0, 415.0, 420.0], 21.0, 21.0, [0.01, 0.011, 0.012], [40.0, 42.0, 44.0]);
+    let mut new = side([45.0, 46.0, 46.6, 47.0, 48.0], 2.0, 22.0, [0.011, 0.021, 0.022], [750.0, 761.0, 770.0]);
     new.push(case("exec", "dir", &[("cmd", "a|b <x>")], 1, |f: &mut Figures| {
         f.set("wall_s", 1.0, "s", Better::Lower, Kind::Timing);
     }));
@@ -38,36 +43,72 @@ fn counted(name: &str, value: f64) -> crate::record::Case {
 }
 
 #[test]
-fn text_lines_read_as_sentences_and_end_with_the_verdict() {
+fn text_groups_rows_by_case_and_ends_with_the_verdict() {
     let out = text(&comparison(), false);
+    let rows = "Regressions:\n  tree-copy on ext2-1k (size=64M):\n    read_mbps  8.8x slower  (median 410 → 46.6 MB/s, 95% CI ";
+    assert!(out.contains(rows), "{out}");
     let line = out.lines().find(|l| l.contains("read_mbps")).unwrap();
-    assert!(
-        line.starts_with("  tree-copy read_mbps on ext2-1k (size=64M): 8.8x slower  (median 410 → 46.6 MB/s, 95% CI "),
-        "{line}"
-    );
     // Two figures were tested (read_mbps, wall_s): q = 0.008 · 2 / 1.
     assert!(line.ends_with(", p=0.008, q=0.016)"), "{line}");
-    assert!(out.contains("  tree-copy journal_commits on ext2-1k (size=64M): 10.5x better  (21 → 2)\n"), "{out}");
-    let changed = "Changed within 5%:\n  tree-copy extents on ext2-1k (size=64M): changed +4.76%  (21 → 22)\n";
+    // Counts are fewer or more, never slower.
+    assert!(out.contains("Improvements:\n  tree-copy on ext2-1k (size=64M):\n    journal_commits  10.5x fewer  (21 → 2)\n"), "{out}");
+    let changed = "Changed within 5%:\n  tree-copy on ext2-1k (size=64M):\n    extents  changed +4.76%  (21 → 22)\n";
     assert!(out.contains(changed), "{out}");
-    assert!(!out.contains("wall_s"), "unchanged rows are only counted:\n{out}");
-    assert!(
-        out.contains("Not shown: 1 unchanged; 1 with too few repeats to judge, needs 4 values per side (--repeat 4)."),
-        "{out}"
-    );
+    let likely = "Likely regressions (too few repeats to decide, ranges apart):\n  tree-copy on ext2-1k (size=64M):\n    \
+                  write_ios  18.1x more  (median 42 → 761, 95% CI ";
+    assert!(out.contains(likely), "{out}");
+    let line = out.lines().find(|l| l.contains("write_ios")).unwrap();
+    assert!(line.ends_with(")  — ranges apart: 40–44 vs 750–770"), "no p on a row that cannot be tested: {line}");
+    assert!(!out.contains("wall_s") && !out.contains("backing_flushes"), "unchanged and host-wide rows are only counted:\n{out}");
+    assert!(out.contains("Not shown (--all shows them): 1 unchanged; 1 with too few repeats to judge; 1 host-wide (backing_*"), "{out}");
     assert!(out.contains("Only in v2 (1):\n  exec on dir (cmd=a|b <x>)\n"), "{out}");
-    assert!(out.starts_with("base v1 (1 run: base-run)\nnew  v2 (1 run: new-run)\n"), "{out}");
-    let verdict = "1 regression, 1 improvement, 1 changed within the threshold, 1 unchanged, 1 with too few repeats";
+    assert!(out.starts_with("base v1 (1 run: base-run)\nnew  v2 (1 run: new-run)\nthreshold 5%"), "the same setups: {out}");
+    // The smallest p is said once, in the header, not on the rows.
+    let sizes = "Smallest p the repeats allow: 0.008 with 5 vs 5 values (2 figures), 0.1 with 3 vs 3 (2); below 0.05 needs --repeat 4.\n";
+    assert!(out.contains(sizes), "{out}");
+    assert_eq!(out.matches("least possible p").count() + out.matches("--repeat 4").count(), 2, "{out}");
+    assert!(out.contains("regressions do not fail the comparison (exit 1 is for decided ones)"), "{out}");
+    let verdict = "1 regression, 1 improvement, 1 likely regression, 1 changed within 5%, 1 unchanged, 1 too few repeats, \
+                   1 host-wide";
     assert_eq!(out.lines().last(), Some(verdict));
+    assert!(out.lines().all(|l| l.chars().count() <= 120), "{out}");
 }
 
 #[test]
 fn text_with_all_lists_every_row() {
     let out = text(&comparison(), true);
-    assert!(out.contains("Unchanged:\n  tree-copy wall_s on ext2-1k (size=64M): unchanged  (median 1 → 1 s, 95% CI "), "{out}");
-    assert!(out.contains("Too few repeats to judge; needs 4 values per side (--repeat 4):\n  tree-copy sync_s"), "{out}");
-    assert!(out.contains("too few repeats  (median 11 → 21 ms"), "{out}");
+    assert!(out.contains("Unchanged:\n  tree-copy on ext2-1k (size=64M):\n    wall_s  unchanged  (median 1 → 1 s, 95% CI "), "{out}");
+    assert!(out.contains("Too few repeats to judge:\n  tree-copy on ext2-1k (size=64M):\n    sync_s  too few repeats  (median 11 → 21 ms"), "{out}");
+    let host = "Host-wide, not judged (the whole disk under the target; --host-figures judges them):\n  \
+                tree-copy on ext2-1k (size=64M):\n    backing_flushes (host-wide)  10.5x fewer  (42 → 4)\n";
+    assert!(out.contains(host), "{out}");
     assert!(!out.contains("Not shown"));
+}
+
+#[test]
+fn host_figures_are_judged_when_asked_and_marked_still() {
+    let base = [run("b", vec![counted("backing_flushes", 42.0)])];
+    let new = [run("n", vec![counted("backing_flushes", 761.0)])];
+    let c = compare_runs(&base, &new);
+    assert_eq!((c.rows[0].outcome, c.rows[0].host_wide, c.regressions()), (Outcome::HostWide, true, 0));
+    let options = CompareOptions { host_figures: true, ..crate::compare::tests::options() };
+    let c = crate::compare::compare(Side { label: "v1", runs: &base }, Side { label: "v2", runs: &new }, &options);
+    assert_eq!((c.rows[0].outcome, c.regressions()), (Outcome::Regression, 1));
+    assert!(text(&c, false).contains("    backing_flushes (host-wide)  18.1x more  (42 → 761)\n"), "{}", text(&c, false));
+    let v: serde_json::Value = serde_json::from_slice(&json(&c)).unwrap();
+    assert_eq!((v["compare"]["rows"][0]["host_wide"].as_bool(), v["compare"]["host_figures"].as_bool()), (Some(true), Some(true)));
+}
+
+#[test]
+fn what_differs_opens_every_output() {
+    let mut new = run("n", vec![counted("files", 1.0)]);
+    new.cases[0].target.mount_opts = Some("sync".into());
+    let c = compare_runs(&[run("b", vec![counted("files", 1.0)])], &[new]);
+    assert!(text(&c, false).starts_with("base v1 (1 run: b)\nnew  v2 (1 run: n)\nWhat differs (v1 → v2):\n  ext4 mount: defaults → sync\n"));
+    assert!(markdown(&c, false).contains("What differs (v1 → v2):\n\n- ext4 mount: defaults → sync\n"));
+    assert!(html_table(&c).starts_with("<p class=\"differs\">What differs (v1 → v2):</p>\n<ul class=\"differs\">\n<li><b>ext4 mount:</b> defaults → sync</li>"));
+    let v: serde_json::Value = serde_json::from_slice(&json(&c)).unwrap();
+    assert_eq!(v["compare"]["differs"], serde_json::json!([{"what": "ext4 mount", "base": "defaults", "new": "sync"}]));
 }
 
 #[test]
@@ -86,7 +127,7 @@ fn improvements_read_as_speed_ups() {
     }
     let out = text(&flipped, false);
     let line = out.lines().find(|l| l.contains("read_mbps")).unwrap();
-    assert!(line.contains(": 8.8x faster  (median 46.6 → 410 MB/s, 95% CI "), "{line}");
+    assert!(line.contains(" 8.8x faster  (median 46.6 → 410 MB/s, 95% CI "), "{line}");
     let original = c.rows.iter().find(|r| r.figure == "read_mbps").unwrap().ci.unwrap();
     let shown = format!("{}–{}", format::factor(original[0]), format::factor(original[1]));
     assert!(line.contains(&shown), "the speed-up interval is the slowdown one: {line} {shown}");
@@ -96,11 +137,15 @@ fn improvements_read_as_speed_ups() {
 fn markdown_is_one_table_with_escaped_cells() {
     let out = markdown(&comparison(), true);
     assert!(out.contains("| Outcome | Figure | Change | Base → new | 95% CI | p | Note |\n|---|---|---|---|---|---|---|\n"));
-    let row = "| improvement | tree-copy journal_commits on ext2-1k (size=64M) | 10.5x better | 21 → 2 |  |  |  |\n";
+    let row = "| improvement | tree-copy journal_commits on ext2-1k (size=64M) | 10.5x fewer | 21 → 2 |  |  |  |\n";
     assert!(out.contains(row), "{out}");
+    let row = "| likely regression | tree-copy write_ios on ext2-1k (size=64M) | 18.1x more | median 42 → 761 |";
+    assert!(out.contains(row), "{out}");
+    assert!(out.contains("| host-wide, not judged | tree-copy backing_flushes on ext2-1k (size=64M) (host-wide) |"), "{out}");
     assert!(out.contains("- exec on dir (cmd=a\\|b <x>)"), "{out}");
     assert_eq!(out.matches("| regression |").count(), 1);
-    assert!(out.trim_end().ends_with("with too few repeats**"));
+    assert!(out.contains("Smallest p the repeats allow: 0.008 with 5 vs 5 values"), "{out}");
+    assert!(out.trim_end().ends_with("1 host-wide**"), "{out}");
 }
 
 #[test]
@@ -126,16 +171,17 @@ fn infinite_factors_are_json_null_and_words_in_text() {
     let v: serde_json::Value = serde_json::from_slice(&json(&c)).unwrap();
     assert!(v["compare"]["rows"][0]["slowdown"].is_null());
     let out = text(&c, false);
-    assert!(out.contains("s errors on ext4: worse (from 0)  (0 → 3) — no finite factor: the base median is 0"), "{out}");
+    assert!(out.contains("    errors  more (from 0)  (0 → 3)\n        — no finite factor: the base median is 0; "), "{out}");
     assert!(!out.contains("NaN") && !out.contains("inf"));
 }
 
 #[test]
 fn html_is_one_escaped_table_classed_by_outcome() {
     let out = html_table(&comparison());
-    assert!(out.starts_with("<table class=\"compare\">\n<caption>v1 → v2: 1 regression, 1 improvement"));
+    assert!(out.starts_with("<p class=\"compare-note\">Smallest p the repeats allow: "), "{out}");
+    assert!(out.contains("<table class=\"compare\">\n<caption>v1 → v2: 1 regression, 1 improvement"));
     assert!(out.ends_with("</table>\n"));
-    for class in ["regression", "improvement", "changed", "unchanged", "too_few_repeats"] {
+    for class in ["regression", "improvement", "likely_regression", "changed", "unchanged", "too_few_repeats", "host_wide"] {
         assert_eq!(out.matches(&format!("<tr class=\"{class}\">")).count(), 1, "{class}");
     }
     assert!(out.contains("<td colspan=\"6\">exec on dir (cmd=a|b &lt;x&gt;)</td>"), "{out}");
@@ -146,7 +192,7 @@ fn html_is_one_escaped_table_classed_by_outcome() {
 fn nothing_eventful_says_so() {
     let base = [run("b", vec![counted("files", 1.0)])];
     let c = compare_runs(&base, &base);
-    assert!(markdown(&c, false).contains("No regressions, improvements or changes.\n\nNot shown: 1 unchanged.\n"));
+    assert!(markdown(&c, false).contains("No regressions, improvements or changes.\n\nNot shown (--all shows them): 1 unchanged.\n"));
     assert_eq!(text(&c, false).lines().last(), Some("0 regressions, 0 improvements, 1 unchanged"));
 }
 
