@@ -29,7 +29,7 @@ mod output;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::error::ErrorKind;
 
@@ -109,6 +109,22 @@ pub struct MapArgs {
     /// OUT gets the file's number before its extension: map-1.svg, ...).
     #[arg(long, value_name = "OUT")]
     pub svg: Option<PathBuf>,
+    /// Unit of the offsets and lengths in the text list: file-system
+    /// blocks (as filefrag -v), bytes, or 512-byte sectors (as xfs_bmap).
+    /// JSON is always in bytes.
+    #[arg(long, value_enum, default_value_t = MapUnits::Blocks)]
+    pub units: MapUnits,
+}
+
+/// The unit `fslab map` prints offsets and lengths in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MapUnits {
+    /// File-system blocks (`filefrag -v`'s unit).
+    Blocks,
+    /// Bytes.
+    Bytes,
+    /// 512-byte sectors (`xfs_bmap`'s unit).
+    Sectors,
 }
 
 /// Arguments of `fslab frag`.
