@@ -291,7 +291,7 @@ fn write_text_summary(w: &mut impl Write, map: &FileMap) -> io::Result<()> {
     };
     writeln!(
         w,
-        "  {} records, {} holes ({}), {} backward jumps, seek distance {}{past_eof}; flags: {}; rule: {}",
+        "  {} records, {} holes ({}), {} backward jumps, seek distance {}{past_eof}\n  flags: {}; rule: {}",
         f.records,
         f.holes,
         format::bytes(f.hole_bytes),
