@@ -25,6 +25,7 @@ mod hunt_axis;
 mod free;
 mod map;
 mod output;
+mod shell;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -39,7 +40,7 @@ pub use crate::SCHEMA;
 
 /// fslab: a laboratory for file-system layout and write-path performance.
 #[derive(Debug, Parser)]
-#[command(name = "fslab", version, about, long_about = None, max_term_width = 100)]
+#[command(name = "fslab", version = crate::VERSION, about, long_about = None, max_term_width = 100)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -87,6 +88,12 @@ enum Command {
     /// Release every mount, loop device, image and sysctl that a killed
     /// fslab run left behind (runs still alive are not touched).
     Cleanup(CleanupArgs),
+    /// Print a completion script for SHELL (bash, zsh, fish, elvish,
+    /// powershell), generated from this command line.
+    Completions(shell::CompletionsArgs),
+    /// Print the manual page fslab(1), or write a page per subcommand
+    /// into --dir.
+    Man(shell::ManArgs),
 }
 
 /// Arguments of `fslab map`.
@@ -484,6 +491,8 @@ pub fn main() -> ExitCode {
         Command::Compare(args) => compare::run(args),
         Command::Report(args) => report::run(args),
         Command::Cleanup(args) => cleanup::run(args),
+        Command::Completions(args) => shell::completions(args),
+        Command::Man(args) => shell::man(args),
     };
     let code = match outcome {
         Ok(code) => code,
