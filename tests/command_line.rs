@@ -70,3 +70,15 @@ fn mistyped_scenarios_and_keys_get_a_suggestion() {
     }
     lab.assert_nothing_left("mistyped names");
 }
+
+#[test]
+fn help_ends_with_examples_that_fit_the_help_width() {
+    for command in ["run", "exec", "compare", "report"] {
+        let help = stdout(&[command, "--help"]);
+        let examples = help.split("Examples:\n").nth(1).unwrap_or_else(|| panic!("{command} --help has no examples:\n{help}"));
+        for line in examples.lines().filter(|l| !l.is_empty()) {
+            // clap wraps at 100 columns: an example cut in two cannot be copied.
+            assert!(line.starts_with("  fslab ") || line.starts_with("  sudo fslab ") || !line.starts_with("  "), "{command}: {line:?}");
+        }
+    }
+}

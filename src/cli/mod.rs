@@ -8,6 +8,7 @@
 
 mod cleanup;
 mod compare;
+mod examples;
 mod exec;
 mod export;
 mod plan;
@@ -60,12 +61,14 @@ enum Command {
     /// Run any command on fresh scratch file systems (or in a directory)
     /// with every probe around it: CPU, block I/O, journal commits,
     /// timeline, cold read-back, layout of what it left.
+    #[command(after_help = examples::EXEC)]
     Exec(Box<ExecArgs>),
     /// The scenarios (one per seed report), their parameters, defaults
     /// and the seeds' values.
     List(ListArgs),
     /// Run scenarios on fresh file systems (or in a directory), across a
     /// matrix of file systems and parameter values.
+    #[command(after_help = examples::RUN)]
     Run(Box<RunArgs>),
     /// Find where a seed's claim flips along one condition or parameter:
     /// measure both ends of `--vary KEY=LO..HI`, then bisect.
@@ -80,10 +83,12 @@ enum Command {
     /// Regression verdicts between two runs, tags or stores: exact figures
     /// exactly, timings with a bootstrap interval and a rank test over the
     /// repeats. Exits 1 when anything regressed.
+    #[command(after_help = examples::COMPARE)]
     Compare(CompareArgs),
     /// One self-contained HTML page of a run: bars per file system with
     /// their spread, extent-map strips, timelines with detected drops, and
     /// the comparison against --compare BASE.
+    #[command(after_help = examples::REPORT)]
     Report(ReportArgs),
     /// Release every mount, loop device, image and sysctl that a killed
     /// fslab run left behind (runs still alive are not touched).
