@@ -82,3 +82,11 @@ fn help_ends_with_examples_that_fit_the_help_width() {
         }
     }
 }
+
+#[test]
+fn help_names_the_environment_and_its_defaults() {
+    let help = stdout(&["--help"]);
+    for needle in ["FSLAB_STORE", "FSLAB_STATE_DIR", "fslab.db", "/var/tmp/fslab/state"] {
+        assert!(help.contains(needle), "{needle} missing from:\n{help}");
+    }
+}

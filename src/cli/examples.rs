@@ -1,5 +1,14 @@
-//! Examples shown at the end of `--help` for the commands people start
-//! with: a command line one can copy beats a paragraph about flags.
+//! Texts shown at the end of `--help`: examples for the commands people
+//! start with (a command line one can copy beats a paragraph about flags),
+//! and the environment fslab reads.
+
+/// `fslab --help`: the environment variables, with their defaults.
+pub const ENVIRONMENT: &str = "\
+Environment:
+  FSLAB_STORE      the store when --store is not given: an SQLite file or a postgres:// URL
+                   (default: fslab.db in the current directory)
+  FSLAB_STATE_DIR  where runs keep the ledgers of what they made, for `fslab cleanup`
+                   (default: /var/tmp/fslab/state as root, /var/tmp/fslab-UID/state otherwise)";
 
 /// `fslab run --help`.
 pub const RUN: &str = "\

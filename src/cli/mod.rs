@@ -42,6 +42,7 @@ pub use crate::SCHEMA;
 /// fslab: a laboratory for file-system layout and write-path performance.
 #[derive(Debug, Parser)]
 #[command(name = "fslab", version = crate::VERSION, about, long_about = None, max_term_width = 100)]
+#[command(after_help = examples::ENVIRONMENT)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
