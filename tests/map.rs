@@ -106,6 +106,17 @@ fn craft(fs: &ScratchFs) -> Vec<&'static str> {
         made.push("unwritten");
     }
 
+    // Blocks kept past EOF: 8 blocks written, 56 more allocated beyond
+    // them with KEEP_SIZE (what xfs's speculative preallocation looks like,
+    // on every file system that can fallocate).
+    if has_fallocate(fs) {
+        let k = File::create(dir.join("keep-size")).unwrap();
+        k.write_all_at(&vec![2u8; 8 * BS as usize], 0).unwrap();
+        k.sync_all().unwrap();
+        fallocate(&k, libc::FALLOC_FL_KEEP_SIZE, 8 * BS, 56 * BS);
+        made.push("keep-size");
+    }
+
     // Seed 000's order through a shared mapping: ftruncate, mmap, one store
     // per page at (i+23)*1000000007 mod npg, msync.
     let npg: u64 = 2048;
@@ -186,6 +197,13 @@ fn extents_and_records_match_filefrag_and_fiemap_on_every_file_system() {
                 }
                 "reflinked" | "original" => {
                     assert_eq!(m["flags"]["shared"], m["records"], "every record shared: {ctx}");
+                }
+                "keep-size" => {
+                    assert_eq!(m["past_eof_bytes"].as_u64().unwrap(), 56 * BS, "{ctx}");
+                    assert!(m["past_eof_records"].as_u64().unwrap() >= 1, "{ctx}");
+                    assert_eq!(m["holes"], 0, "{ctx}");
+                    let last = list.last().unwrap();
+                    assert!(flag_names(last).contains(&"past_eof") && flag_names(last).contains(&"unwritten"), "{ctx}");
                 }
                 "alt-a" | "alt-b" => {
                     assert_eq!(m["mapped_bytes"], 32 * BS, "{ctx}");
