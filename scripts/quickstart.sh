@@ -11,6 +11,20 @@ bash scripts/setup.sh
 cargo build --release --locked -q
 fslab=target/release/fslab
 
+# Man pages and shell completion, generated from fslab's own command line:
+# into target/share always, and where man and bash look for them as root.
+mkdir -p target/share/man/man1 target/share/completions
+"$fslab" man --dir target/share/man/man1
+for shell in bash zsh fish; do "$fslab" completions "$shell" > "target/share/completions/fslab.$shell"; done
+if [ "$(id -u)" = 0 ]; then
+    install -d /usr/local/share/man/man1 /usr/local/share/bash-completion/completions
+    install -m 644 target/share/man/man1/*.1 /usr/local/share/man/man1/
+    install -m 644 target/share/completions/fslab.bash /usr/local/share/bash-completion/completions/fslab
+    echo "== installed man fslab (and fslab-map, ...) and bash completion for fslab under /usr/local/share"
+else
+    echo "== man pages in target/share/man/man1 (man -l target/share/man/man1/fslab.1), completions in target/share/completions"
+fi
+
 tree=${1:-/usr}
 echo "== fslab frag $tree: fragmentation of every file below it"
 "$fslab" frag --top 5 "$tree"

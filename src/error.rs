@@ -159,6 +159,38 @@ fn classify_errno(errno: Option<i32>) -> (ErrorKind, Option<&'static str>) {
     }
 }
 
+/// " (did you mean `x`?)" when one of `known` is within two edits of
+/// `word`, or is the only one that begins with it (three letters at
+/// least: `mmap` for `mmap-fill`); empty otherwise. For messages about a
+/// mistyped name: scenario names, `--set` keys, aging profiles.
+pub fn did_you_mean(word: &str, known: &[&str]) -> String {
+    let close = known.iter().map(|k| (edit_distance(word, k), *k)).filter(|(d, _)| *d <= 2).min().map(|(_, k)| k);
+    let prefixed = || {
+        let mut starting = known.iter().filter(|k| word.len() >= 3 && k.starts_with(word));
+        match (starting.next(), starting.next()) {
+            (Some(k), None) => Some(*k),
+            _ => None,
+        }
+    };
+    close.or_else(prefixed).map(|k| format!(" (did you mean `{k}`?)")).unwrap_or_default()
+}
+
+/// Levenshtein distance between `a` and `b`, in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (diagonal + usize::from(ca != *cb)).min(row[j] + 1).min(row[j + 1] + 1);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,5 +216,14 @@ mod tests {
         let err = Error::io(Path::new("/t"), "FIEMAP", io::Error::from_raw_os_error(libc::EOPNOTSUPP));
         assert_eq!(err.kind, ErrorKind::Environment);
         assert!(err.message.contains("does not support"));
+    }
+
+    #[test]
+    fn a_mistyped_name_gets_the_nearest_known_one() {
+        let known = ["mmap-fill", "tree-copy", "replace-files"];
+        assert_eq!(did_you_mean("replace_files", &known), " (did you mean `replace-files`?)");
+        assert_eq!(did_you_mean("mmap", &known), " (did you mean `mmap-fill`?)");
+        assert_eq!(did_you_mean("fio", &known), "");
+        assert_eq!(did_you_mean("tr", &known), "", "too short to be a prefix");
     }
 }

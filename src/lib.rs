@@ -15,6 +15,11 @@
 /// JSON export).
 pub const SCHEMA: &str = "fslab/1";
 
+/// fslab's version with the git commit it was built from (`build.rs`;
+/// "unknown" outside a git checkout): `0.1.0 (3f2a9c1)`. Two builds of one
+/// version differ in what they measure, so the commit says which ran.
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("FSLAB_GIT_COMMIT"), ")");
+
 /// `{"schema":"fslab/1","KEY":VALUE}`, pretty, with a final newline: the
 /// shape of every `--json` output.
 pub fn json_document<T: serde::Serialize + ?Sized>(key: &str, value: &T) -> Vec<u8> {

@@ -106,6 +106,17 @@ fn craft(fs: &ScratchFs) -> Vec<&'static str> {
         made.push("unwritten");
     }
 
+    // Blocks kept past EOF: 8 blocks written, 56 more allocated beyond
+    // them with KEEP_SIZE (what xfs's speculative preallocation looks like,
+    // on every file system that can fallocate).
+    if has_fallocate(fs) {
+        let k = File::create(dir.join("keep-size")).unwrap();
+        k.write_all_at(&vec![2u8; 8 * BS as usize], 0).unwrap();
+        k.sync_all().unwrap();
+        fallocate(&k, libc::FALLOC_FL_KEEP_SIZE, 8 * BS, 56 * BS);
+        made.push("keep-size");
+    }
+
     // Seed 000's order through a shared mapping: ftruncate, mmap, one store
     // per page at (i+23)*1000000007 mod npg, msync.
     let npg: u64 = 2048;
@@ -155,6 +166,10 @@ fn extents_and_records_match_filefrag_and_fiemap_on_every_file_system() {
             }
             let list = m["extent_list"].as_array().unwrap();
             assert_eq!(list.len() as u64, m["records"].as_u64().unwrap(), "{ctx}");
+            // `eof` on exactly the rows where filefrag -v prints it.
+            let ours: Vec<u64> = list.iter().filter(|r| flag_names(r).contains(&"eof")).map(|r| r["logical"].as_u64().unwrap() / BS).collect();
+            let theirs: Vec<u64> = filefrag_rows(&path).into_iter().filter(|(_, f)| f.split(',').any(|f| f == "eof")).map(|(l, _)| l).collect();
+            assert_eq!(ours, theirs, "eof rows (logical blocks) vs filefrag -v, {ctx}");
             let mapped: u64 = list.iter().map(|e| e["length"].as_u64().unwrap()).sum();
             assert_eq!(mapped, m["mapped_bytes"].as_u64().unwrap(), "{ctx}");
             match name {
@@ -182,6 +197,13 @@ fn extents_and_records_match_filefrag_and_fiemap_on_every_file_system() {
                 }
                 "reflinked" | "original" => {
                     assert_eq!(m["flags"]["shared"], m["records"], "every record shared: {ctx}");
+                }
+                "keep-size" => {
+                    assert_eq!(m["past_eof_bytes"].as_u64().unwrap(), 56 * BS, "{ctx}");
+                    assert!(m["past_eof_records"].as_u64().unwrap() >= 1, "{ctx}");
+                    assert_eq!(m["holes"], 0, "{ctx}");
+                    let last = list.last().unwrap();
+                    assert!(flag_names(last).contains(&"past_eof") && flag_names(last).contains(&"unwritten"), "{ctx}");
                 }
                 "alt-a" | "alt-b" => {
                     assert_eq!(m["mapped_bytes"], 32 * BS, "{ctx}");
@@ -339,4 +361,166 @@ fn a_file_system_without_fiemap_is_an_environment_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("/proc/self/status") && stderr.contains("FIEMAP"), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+/// filefrag -v's extent rows: (logical start block, flags).
+fn filefrag_rows(path: &Path) -> Vec<(u64, String)> {
+    let out = run("filefrag", &["-v", path.to_str().unwrap()]);
+    out.lines()
+        .filter_map(|l| {
+            let (index, rest) = l.trim_start().split_once(':')?;
+            index.parse::<u64>().ok()?;
+            let logical = rest.trim_start().split("..").next()?.trim().parse().ok()?;
+            // The flags are the last field, after the length's colon.
+            let flags = rest.rsplit_once(':').map_or("", |(_, f)| f).trim().to_string();
+            Some((logical, flags))
+        })
+        .collect()
+}
+
+fn flag_names(record: &Value) -> Vec<&str> {
+    record["flags"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect()
+}
+
+#[test]
+fn xfs_speculative_preallocation_is_marked_eof_as_filefrag_does() {
+    let Some(fs) = ScratchFs::new("map_past_eof", "xfs", 512, &["-b", "size=4096"]) else { return };
+    let path = fs.path("appended");
+    // 1 MiB in 4 KiB appends, flushed but not closed: xfs keeps its
+    // speculative preallocation past EOF while the file is open.
+    let mut file = File::create(&path).unwrap();
+    for _ in 0..256 {
+        file.write_all(&[0x5Au8; BS as usize]).unwrap();
+    }
+    file.sync_all().unwrap();
+
+    let m = map_one(&path);
+    let list = m["extent_list"].as_array().unwrap();
+    let size = 256 * BS;
+    let beyond: Vec<&Value> = list.iter().filter(|r| r["logical"].as_u64().unwrap() >= size).collect();
+    assert!(!beyond.is_empty(), "xfs kept no preallocation past EOF, nothing to test: {m}");
+    let last = list.last().unwrap();
+    for flag in ["unwritten", "last", "eof", "past_eof"] {
+        assert!(flag_names(last).contains(&flag), "{flag} on the preallocation: {m}");
+    }
+    // Row by row, `eof` where filefrag -v says it.
+    let rows = filefrag_rows(&path);
+    assert_eq!(rows.len(), list.len(), "one filefrag -v row per record: {rows:?} / {m}");
+    for (record, (logical, flags)) in list.iter().zip(&rows) {
+        assert_eq!(record["logical"].as_u64().unwrap(), logical * BS, "{rows:?} / {m}");
+        let ours = flag_names(record).contains(&"eof");
+        assert_eq!(ours, flags.split(',').any(|f| f == "eof"), "eof on the row at block {logical}: {flags:?} / {m}");
+        let past = flag_names(record).contains(&"past_eof");
+        assert_eq!(past, record["logical"].as_u64().unwrap() >= size, "{m}");
+    }
+    // Counted as filefrag counts, kept out of the reading figures.
+    assert_eq!(m["extents"].as_u64().unwrap(), filefrag_extents(&path), "{m}");
+    assert_eq!(m["past_eof_records"].as_u64().unwrap(), beyond.len() as u64, "{m}");
+    let past_bytes: u64 = beyond.iter().map(|r| r["length"].as_u64().unwrap()).sum();
+    assert_eq!(m["past_eof_bytes"].as_u64().unwrap(), past_bytes, "{m}");
+    assert_eq!(m["mapped_bytes"].as_u64().unwrap() - past_bytes, size, "{m}");
+    assert_eq!(m["holes"], 0, "space past EOF is no hole: {m}");
+
+    // The text list says it too, on the same rows.
+    let out = fslab_expect(&["map", path.to_str().unwrap()], 0);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let eof_rows = text.lines().filter(|l| l.split_whitespace().last().is_some_and(|f| f.split(',').any(|f| f == "eof"))).count();
+    assert_eq!(eof_rows, rows.iter().filter(|(_, f)| f.split(',').any(|f| f == "eof")).count(), "{text}");
+    assert!(text.contains("past EOF, not in the layout score"), "{text}");
+
+    // Closing the file gives the preallocation back: nothing past EOF then.
+    drop(file);
+    let closed = map_one(&path);
+    assert_eq!((closed["past_eof_records"].as_u64(), closed["past_eof_bytes"].as_u64()), (Some(0), Some(0)), "{closed}");
+}
+
+/// `xfs_bmap -v` data rows: (file offset, block range start, AG, AG-OFFSET
+/// start), all in 512-byte units.
+fn xfs_bmap_rows(path: &Path) -> Vec<(u64, u64, u64, u64)> {
+    let out = run("xfs_bmap", &["-v", path.to_str().unwrap()]);
+    let start = |s: &str| -> u64 { s.trim_matches(|c| "[]():".contains(c)).split("..").next().unwrap().parse().unwrap() };
+    out.lines()
+        .filter(|l| l.trim_start().split(':').next().is_some_and(|n| n.parse::<u64>().is_ok()))
+        .filter(|l| !l.contains("hole"))
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (start(w[1]), start(w[2]), w[3].parse().unwrap(), start(w[4]))
+        })
+        .collect()
+}
+
+#[test]
+fn xfs_allocation_groups_match_xfs_bmap() {
+    let Some(fs) = ScratchFs::new("map_xfs_ag", "xfs", 512, &["-b", "size=4096", "-d", "agcount=4"]) else { return };
+    // 300 MiB preallocated on a 512 MiB file system of four 128 MiB groups
+    // must span groups; writes in it split the records.
+    let path = fs.path("spanning");
+    let f = File::create(&path).unwrap();
+    fallocate(&f, 0, 0, 300 << 20);
+    for off in [0u64, 100 << 20, 250 << 20] {
+        f.write_all_at(&vec![9u8; 64 * BS as usize], off).unwrap();
+    }
+    f.sync_all().unwrap();
+    drop(f);
+
+    let m = map_one(&path);
+    let list = m["extent_list"].as_array().unwrap();
+    let bmap = xfs_bmap_rows(&path);
+    assert!(bmap.len() >= 3, "{bmap:?}");
+    let groups: std::collections::BTreeSet<u64> = bmap.iter().map(|r| r.2).collect();
+    assert!(groups.len() >= 2, "the file spans allocation groups: {bmap:?}");
+    for &(offset, block, ag, ag_offset) in &bmap {
+        let record = list
+            .iter()
+            .find(|r| r["logical"].as_u64() == Some(offset * 512))
+            .unwrap_or_else(|| panic!("no record at xfs_bmap's offset {offset}: {bmap:?} / {m}"));
+        assert_eq!(record["physical"].as_u64(), Some(block * 512), "{record}");
+        assert_eq!(record["ag"].as_u64(), Some(ag), "AG of {record} vs xfs_bmap {bmap:?}");
+        assert_eq!(record["ag_offset"].as_u64(), Some(ag_offset * 512), "AG-OFFSET of {record} vs xfs_bmap {bmap:?}");
+    }
+
+    // In sectors, the text list prints xfs_bmap's very numbers.
+    let p = path.to_str().unwrap();
+    let text = String::from_utf8(fslab_expect(&["map", "--units", "sectors", p], 0).stdout).unwrap();
+    assert!(text.contains("logical (sectors)") && text.contains("ag offset"), "{text}");
+    assert!(text.contains("4 allocation groups of "), "{text}");
+    for &(offset, block, ag, ag_offset) in &bmap {
+        let found = text.lines().any(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            w.len() > 4
+                && w[1].starts_with(&format!("{offset}.."))
+                && w[2].starts_with(&format!("{block}.."))
+                && w.windows(2).any(|p| p == [ag.to_string(), ag_offset.to_string()])
+        });
+        assert!(found, "row for xfs_bmap's [{offset}..] {block} AG {ag} ({ag_offset}..) in\n{text}");
+    }
+    // Blocks and bytes print the same records, scaled.
+    let blocks = String::from_utf8(fslab_expect(&["map", p], 0).stdout).unwrap();
+    let bytes = String::from_utf8(fslab_expect(&["map", "--units", "bytes", p], 0).stdout).unwrap();
+    let first_row = |t: &str, unit: &str| -> Vec<String> {
+        let row = t.lines().find(|l| l.trim_start().starts_with("0 ")).unwrap_or_else(|| panic!("{unit}: {t}"));
+        row.split_whitespace().map(str::to_string).collect()
+    };
+    let (rb, ry) = (first_row(&blocks, "blocks"), first_row(&bytes, "bytes"));
+    let (r0, _) = (&list[0], ());
+    let physical = r0["physical"].as_u64().unwrap();
+    let length = r0["length"].as_u64().unwrap();
+    assert_eq!(rb[2], format!("{}..{}", physical / BS, (physical + length) / BS - 1), "{blocks}");
+    assert_eq!(ry[2], format!("{}..{}", physical, physical + length - 1), "{bytes}");
+    assert_eq!(ry[3], length.to_string(), "{bytes}");
+}
+
+#[test]
+fn ag_columns_are_for_xfs_only() {
+    let Some(fs) = ScratchFs::new("map_no_ag", "ext4", 256, &["-b", "4096"]) else { return };
+    let path = fs.path("data");
+    std::fs::write(&path, vec![1u8; 16 * BS as usize]).unwrap();
+    let p = path.to_str().unwrap();
+    let m = fslab_json(&["map", "--json", "--sync", p])["files"][0].clone();
+    let record = &m["extent_list"][0];
+    assert!(record.get("ag").is_none() && record.get("ag_offset").is_none(), "{record}");
+    let text = String::from_utf8(fslab_expect(&["map", p], 0).stdout).unwrap();
+    assert!(!text.contains("ag offset") && !text.contains("allocation groups"), "{text}");
+    // A file that ends exactly at its last block: filefrag marks that row eof.
+    assert!(flag_names(record).contains(&"eof") && !flag_names(record).contains(&"past_eof"), "{record}");
 }

@@ -10,7 +10,7 @@ use std::str::FromStr;
 
 use super::git;
 use super::profile_file::ProfileFile;
-use crate::error::Result;
+use crate::error::{Result, did_you_mean};
 
 /// Commits `git:REPO` checks out when no `:N` is given.
 pub const GIT_DEFAULT_COMMITS: u32 = 50;
@@ -309,32 +309,6 @@ fn size(bytes: u64) -> String {
         }
     }
     bytes.to_string()
-}
-
-/// "; did you mean `x`?" when one of `known` is within two edits of `word`.
-pub(super) fn did_you_mean(word: &str, known: &[&str]) -> String {
-    known
-        .iter()
-        .map(|k| (edit_distance(word, k), k))
-        .filter(|(d, _)| *d <= 2)
-        .min()
-        .map(|(_, k)| format!(" (did you mean `{k}`?)"))
-        .unwrap_or_default()
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let next = (diagonal + usize::from(ca != *cb)).min(row[j] + 1).min(row[j + 1] + 1);
-            diagonal = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]

@@ -177,7 +177,14 @@ pub fn run(args: &HuntArgs) -> Result<ExitCode> {
     let vary = hunt_axis::parse(&args.vary, scenario).map_err(Error::usage)?;
     for setting in &args.set {
         if !scenario.params().iter().any(|p| p.name == setting.key) {
-            return Err(Error::usage(format!("--set {}: no parameter `{}` in {} (see `fslab list`)", setting.key, setting.key, scenario.name())));
+            let keys: Vec<&str> = scenario.params().iter().map(|p| p.name).collect();
+            return Err(Error::usage(format!(
+                "--set {}: no parameter `{}` in {}{} (see `fslab list`)",
+                setting.key,
+                setting.key,
+                scenario.name(),
+                crate::error::did_you_mean(&setting.key, &keys)
+            )));
         }
         if setting.values.len() > 1 || setting.key == vary.name {
             return Err(Error::usage(format!(

@@ -14,10 +14,13 @@ use std::process::ExitCode;
 use serde::Serialize;
 use serde_json::json;
 
+mod text;
+
 use super::{MapArgs, Out, SCHEMA, format, write_error};
 use crate::error::{Error, Result};
 use crate::layout::extent_map::DEFAULT_BATCH;
-use crate::layout::{self, Extent, FileMap, FsInfo, RecordStep};
+use crate::layout::{self, AgGeometry, Extent, FileMap, FsInfo, RecordStep};
+use text::{TextRow, flag_list};
 use crate::report::strip::StripBuilder;
 use crate::sys::fiemap::FiemapBuffer;
 
@@ -126,7 +129,7 @@ impl Mapper<'_> {
         }
         match sink {
             Sink::Text => {
-                writeln!(
+                write!(
                     w,
                     "{display}: {}, block size {}, size {} ({} bytes, {} blocks)",
                     fs.fs_type,
@@ -135,11 +138,11 @@ impl Mapper<'_> {
                     size,
                     size.div_ceil(u64::from(fs.block_size))
                 )?;
-                writeln!(
-                    w,
-                    "{:>6}  {:>23}  {:>25}  {:>10}  {:>12}  flags",
-                    "ext", "logical (blocks)", "physical (blocks)", "length", "jump"
-                )?;
+                if let Some(ag) = &fs.xfs_ag {
+                    write!(w, ", {} allocation groups of {} blocks", ag.ag_count, ag.ag_blocks)?;
+                }
+                writeln!(w)?;
+                TextRow::new(self.args.units, fs, size).write_header(w)?;
             }
             Sink::Json { .. } => {
                 let head = json!({"path": display, "size": size, "block_size": fs.block_size, "fs_type": fs.fs_type});
@@ -150,7 +153,8 @@ impl Mapper<'_> {
         }
 
         let mut strip = svg.map(|_| StripBuilder::new(size, fs.total_bytes, format!("{display} — {}", fs.fs_type)));
-        let bs = u64::from(fs.block_size);
+        let text = TextRow::new(self.args.units, fs, size);
+        let xfs_ag = fs.xfs_ag;
         let mut index = 0u64;
         let mut sink = sink;
         let rule = fs.rule_for(&file);
@@ -159,13 +163,13 @@ impl Mapper<'_> {
                 strip.add(e, step.starts_extent);
             }
             match &mut sink {
-                Sink::Text => write_text_row(w, index, e, step, bs)?,
+                Sink::Text => text.write(w, index, e, step)?,
                 Sink::Json { first } => {
                     if !*first {
                         w.write_all(b",")?;
                     }
                     *first = false;
-                    write_json_record(w, e)?;
+                    write_json_record(w, e, step, xfs_ag.as_ref())?;
                 }
                 Sink::Figures => {}
             }
@@ -226,46 +230,35 @@ impl From<io::Error> for OneFailure {
     }
 }
 
-fn write_text_row(w: &mut impl Write, index: u64, e: &Extent, step: RecordStep, bs: u64) -> io::Result<()> {
-    let logical = format!("{}..{}", e.logical / bs, (e.logical_end().div_ceil(bs)).saturating_sub(1));
-    let physical = if e.location_known() {
-        format!("{}..{}", e.physical / bs, (e.physical_end().div_ceil(bs)).saturating_sub(1))
-    } else {
-        "-".to_string()
-    };
-    let jump = match (step.starts_extent, step.jump) {
-        (true, Some(j)) => format!("{:+}", j / bs as i64),
-        (true, None) => "?".to_string(),
-        (false, _) => String::new(),
-    };
-    let flags: Vec<&str> = e.flag_names().collect();
-    writeln!(
-        w,
-        "{index:>6}  {logical:>23}  {physical:>25}  {:>10}  {jump:>12}  {}",
-        e.length.div_ceil(bs),
-        flags.join(",")
-    )
-}
-
-fn write_json_record(w: &mut impl Write, e: &Extent) -> io::Result<()> {
+fn write_json_record(w: &mut impl Write, e: &Extent, step: RecordStep, ag: Option<&AgGeometry>) -> io::Result<()> {
     #[derive(Serialize)]
     struct Record<'a> {
         logical: u64,
         physical: Option<u64>,
         length: u64,
         flags: &'a [&'a str],
+        /// xfs only: the allocation group, `null` where the location is
+        /// unknown.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        ag: Option<Option<u64>>,
+        /// xfs only: bytes from the group's start.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        ag_offset: Option<Option<u64>>,
     }
-    let mut names = [""; 11];
+    let mut names = [""; 13];
     let mut n = 0;
-    for name in e.flag_names() {
+    for name in flag_list(e, step) {
         names[n] = name;
         n += 1;
     }
+    let placed = ag.map(|g| g.locate(e.physical).filter(|_| e.on_device()));
     let record = Record {
         logical: e.logical,
         physical: e.location_known().then_some(e.physical),
         length: e.length,
         flags: &names[..n],
+        ag: placed.map(|p| p.map(|(group, _)| group)),
+        ag_offset: placed.map(|p| p.map(|(_, offset)| offset)),
     };
     serde_json::to_writer(w, &record).map_err(io::Error::other)
 }
@@ -291,9 +284,14 @@ fn write_text_summary(w: &mut impl Write, map: &FileMap) -> io::Result<()> {
             flags.push(format!("{name} {count}"));
         }
     }
+    let past_eof = if f.past_eof_bytes > 0 || f.past_eof_records > 0 {
+        format!("; {} past EOF, not in the layout score", format::bytes(f.past_eof_bytes))
+    } else {
+        String::new()
+    };
     writeln!(
         w,
-        "  {} records, {} holes ({}), {} backward jumps, seek distance {}; flags: {}; rule: {}",
+        "  {} records, {} holes ({}), {} backward jumps, seek distance {}{past_eof}\n  flags: {}; rule: {}",
         f.records,
         f.holes,
         format::bytes(f.hole_bytes),

@@ -8,6 +8,7 @@
 
 mod cleanup;
 mod compare;
+mod examples;
 mod exec;
 mod export;
 mod plan;
@@ -25,11 +26,12 @@ mod hunt_axis;
 mod free;
 mod map;
 mod output;
+mod shell;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::error::ErrorKind;
 
@@ -39,7 +41,8 @@ pub use crate::SCHEMA;
 
 /// fslab: a laboratory for file-system layout and write-path performance.
 #[derive(Debug, Parser)]
-#[command(name = "fslab", version, about, long_about = None, max_term_width = 100)]
+#[command(name = "fslab", version = crate::VERSION, about, long_about = None, max_term_width = 100)]
+#[command(after_help = examples::ENVIRONMENT)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -59,12 +62,14 @@ enum Command {
     /// Run any command on fresh scratch file systems (or in a directory)
     /// with every probe around it: CPU, block I/O, journal commits,
     /// timeline, cold read-back, layout of what it left.
+    #[command(after_help = examples::EXEC)]
     Exec(Box<ExecArgs>),
     /// The scenarios (one per seed report), their parameters, defaults
     /// and the seeds' values.
     List(ListArgs),
     /// Run scenarios on fresh file systems (or in a directory), across a
     /// matrix of file systems and parameter values.
+    #[command(after_help = examples::RUN)]
     Run(Box<RunArgs>),
     /// Find where a seed's claim flips along one condition or parameter:
     /// measure both ends of `--vary KEY=LO..HI`, then bisect.
@@ -79,14 +84,22 @@ enum Command {
     /// Regression verdicts between two runs, tags or stores: exact figures
     /// exactly, timings with a bootstrap interval and a rank test over the
     /// repeats. Exits 1 when anything regressed.
+    #[command(after_help = examples::COMPARE)]
     Compare(CompareArgs),
     /// One self-contained HTML page of a run: bars per file system with
     /// their spread, extent-map strips, timelines with detected drops, and
     /// the comparison against --compare BASE.
+    #[command(after_help = examples::REPORT)]
     Report(ReportArgs),
     /// Release every mount, loop device, image and sysctl that a killed
     /// fslab run left behind (runs still alive are not touched).
     Cleanup(CleanupArgs),
+    /// Print a completion script for SHELL (bash, zsh, fish, elvish,
+    /// powershell), generated from this command line.
+    Completions(shell::CompletionsArgs),
+    /// Print the manual page fslab(1), or write a page per subcommand
+    /// into --dir.
+    Man(shell::ManArgs),
 }
 
 /// Arguments of `fslab map`.
@@ -109,6 +122,22 @@ pub struct MapArgs {
     /// OUT gets the file's number before its extension: map-1.svg, ...).
     #[arg(long, value_name = "OUT")]
     pub svg: Option<PathBuf>,
+    /// Unit of the offsets and lengths in the text list: file-system
+    /// blocks (as filefrag -v), bytes, or 512-byte sectors (as xfs_bmap).
+    /// JSON is always in bytes.
+    #[arg(long, value_enum, default_value_t = MapUnits::Blocks)]
+    pub units: MapUnits,
+}
+
+/// The unit `fslab map` prints offsets and lengths in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MapUnits {
+    /// File-system blocks (`filefrag -v`'s unit).
+    Blocks,
+    /// Bytes.
+    Bytes,
+    /// 512-byte sectors (`xfs_bmap`'s unit).
+    Sectors,
 }
 
 /// Arguments of `fslab frag`.
@@ -494,6 +523,8 @@ pub fn main() -> ExitCode {
         Command::Compare(args) => compare::run(args),
         Command::Report(args) => report::run(args),
         Command::Cleanup(args) => cleanup::run(args),
+        Command::Completions(args) => shell::completions(args),
+        Command::Man(args) => shell::man(args),
     };
     let code = match outcome {
         Ok(code) => code,

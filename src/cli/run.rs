@@ -113,11 +113,13 @@ fn check_settings(scenarios: &[&'static dyn Scenario], settings: &[Setting]) -> 
     for setting in settings {
         if !scenarios.iter().any(|s| s.params().iter().any(|p| p.name == setting.key)) {
             let names: Vec<&str> = scenarios.iter().map(|s| s.name()).collect();
+            let keys: Vec<&str> = scenarios.iter().flat_map(|s| s.params().iter().map(|p| p.name)).collect();
             return Err(Error::usage(format!(
-                "--set {}: no parameter `{}` in {} (see `fslab list`)",
+                "--set {}: no parameter `{}` in {}{} (see `fslab list`)",
                 setting.key,
                 setting.key,
-                names.join(", ")
+                names.join(", "),
+                crate::error::did_you_mean(&setting.key, &keys)
             )));
         }
     }

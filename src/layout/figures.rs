@@ -7,6 +7,13 @@
 //! gap; the first record always counts one. Holes, unknown locations and
 //! record boundaries are all fed through the same rule, so the count is
 //! the one `filefrag` prints for the same file.
+//!
+//! Blocks past EOF (xfs's speculative preallocation, `fallocate` with
+//! KEEP_SIZE) are records too, so they count in `extents` and `records`
+//! exactly as filefrag counts them; but no reader of the file ever goes
+//! there, so they are left out of the reading figures: layout score, seek
+//! distance, backward jumps, holes. They are counted apart
+//! (`past_eof_records`, `past_eof_bytes`).
 
 use serde::Serialize;
 
@@ -24,12 +31,20 @@ pub struct RecordStep {
     /// bytes, it starts from where the previous record ended on the device.
     /// `None` when either location is unknown.
     pub jump: Option<i64>,
+    /// filefrag's `eof`: the record reaches or passes the end of the file
+    /// (`logical + length >= st_size`), so it holds EOF or lies beyond it.
+    pub eof: bool,
+    /// The record starts at or past the end of the file: none of its
+    /// bytes are the file's data (preallocation beyond EOF).
+    pub past_eof: bool,
 }
 
 /// Accumulates the figures of one file from its records in logical order.
 #[derive(Debug, Clone)]
 pub struct LayoutAccumulator {
     block_size: u64,
+    /// `st_size` when mapping began: where EOF is.
+    size: u64,
     previous: Option<Extent>,
     extents: u64,
     records: u64,
@@ -41,6 +56,8 @@ pub struct LayoutAccumulator {
     holes: u64,
     hole_bytes: u64,
     flags: FlagCounts,
+    past_eof_records: u64,
+    past_eof_bytes: u64,
     first_physical: Option<u64>,
     last_physical_end: Option<u64>,
 }
@@ -65,17 +82,24 @@ pub struct LayoutFigures {
     pub seek_distance: u64,
     /// Fraction of the file's blocks after the first that sit physically
     /// right after their predecessor (Conway et al., FAST 2017); `None` for
-    /// a file without data.
+    /// a file without data. Blocks past EOF are not the file's and are
+    /// left out.
     pub layout_score: Option<f64>,
     /// Bytes covered by records.
     pub mapped_bytes: u64,
-    /// Gaps in the logical space before and between records (a trailing
-    /// gap up to EOF counts too).
+    /// Gaps in the logical space before and between records, up to EOF (a
+    /// trailing gap up to EOF counts too; space past EOF is no hole).
     pub holes: u64,
     /// Bytes of those gaps.
     pub hole_bytes: u64,
     /// Records per flag.
     pub flags: FlagCounts,
+    /// Records that start at or past EOF (filefrag counts them; they hold
+    /// none of the file's data).
+    pub past_eof_records: u64,
+    /// Bytes mapped past the block that holds EOF: preallocation beyond the
+    /// file's end (xfs's speculative preallocation, `fallocate -n`).
+    pub past_eof_bytes: u64,
     /// Device offset of the first record with a known location.
     #[serde(skip)]
     pub first_physical: Option<u64>,
@@ -86,10 +110,12 @@ pub struct LayoutFigures {
 }
 
 impl LayoutAccumulator {
-    /// A fresh accumulator for a file system of `block_size`-byte blocks.
-    pub fn new(block_size: u32) -> Self {
+    /// A fresh accumulator for a file of `size` bytes (`st_size`, where EOF
+    /// is) on a file system of `block_size`-byte blocks.
+    pub fn new(block_size: u32, size: u64) -> Self {
         LayoutAccumulator {
             block_size: u64::from(block_size.max(1)),
+            size,
             previous: None,
             extents: 0,
             records: 0,
@@ -101,6 +127,8 @@ impl LayoutAccumulator {
             holes: 0,
             hole_bytes: 0,
             flags: FlagCounts::default(),
+            past_eof_records: 0,
+            past_eof_bytes: 0,
             first_physical: None,
             last_physical_end: None,
         }
@@ -115,47 +143,83 @@ impl LayoutAccumulator {
         } else if starts_extent {
             self.extents += 1;
         }
+        let bs = self.block_size;
+        // The file's blocks end with the block that holds EOF; beyond it
+        // lies preallocation only.
+        let file_end = self.size.div_ceil(bs).saturating_mul(bs);
+        let past_eof = e.logical >= self.size;
+        let eof = e.logical_end() >= self.size;
         let gap_start = self.previous.map_or(0, |p| p.logical_end());
-        if e.logical > gap_start {
+        let gap_end = e.logical.min(self.size);
+        if gap_end > gap_start {
             self.holes += 1;
-            self.hole_bytes += e.logical - gap_start;
+            self.hole_bytes += gap_end - gap_start;
         }
 
-        let blocks = e.length.div_ceil(self.block_size);
+        let blocks = e.length.div_ceil(bs);
+        // Blocks of this record inside the file: all, some (the record
+        // holds EOF and runs on), or none.
+        let in_file_bytes = file_end.saturating_sub(e.logical).min(e.length);
+        let in_file_blocks = if in_file_bytes == e.length { blocks } else { in_file_bytes.div_ceil(bs) };
         self.mapped_bytes += e.length;
-        self.mapped_blocks += blocks;
-        if e.on_device() {
-            self.contiguous_blocks += blocks.saturating_sub(1);
-            self.first_physical.get_or_insert(e.physical);
+        if past_eof {
+            self.past_eof_records += 1;
         }
+        self.past_eof_bytes += e.length - in_file_bytes;
 
         let mut jump = None;
-        if let Some(prev) = self.previous {
-            let both_known = prev.on_device() && e.on_device();
-            // An encoded (compressed) record's length on the device is
-            // unknown: `gap_to` says how that is judged.
-            let gap = both_known.then(|| prev.gap_to(e, self.block_size));
-            if gap == Some(0) {
-                self.contiguous_blocks += 1;
-            }
-            if let (true, Some(distance)) = (starts_extent, gap) {
-                jump = Some(distance.clamp(i64::MIN as i128, i64::MAX as i128) as i64);
-                if distance < 0 {
-                    self.backward_jumps += 1;
-                }
-                self.seek_distance = self.seek_distance.saturating_add(distance.unsigned_abs() as u64);
+        if in_file_blocks > 0 {
+            self.mapped_blocks += in_file_blocks;
+            if e.on_device() {
+                self.contiguous_blocks += in_file_blocks - 1;
+                self.first_physical.get_or_insert(e.physical);
             }
         }
-        self.last_physical_end = e.on_device().then(|| e.least_physical_end(self.block_size));
+        if let Some(prev) = self.previous
+            && prev.on_device()
+            && e.on_device()
+        {
+            // An encoded (compressed) record's length on the device is
+            // unknown: `gap_to` says how that is judged.
+            let gap = prev.gap_to(e, bs);
+            if starts_extent {
+                jump = Some(gap.clamp(i64::MIN as i128, i64::MAX as i128) as i64);
+            }
+            // Records come in logical order, so one with blocks inside the
+            // file follows only such records: the reading figures see the
+            // file's own blocks alone.
+            if in_file_blocks > 0 {
+                if gap == 0 {
+                    self.contiguous_blocks += 1;
+                }
+                if starts_extent {
+                    if gap < 0 {
+                        self.backward_jumps += 1;
+                    }
+                    self.seek_distance = self.seek_distance.saturating_add(gap.unsigned_abs() as u64);
+                }
+            }
+        }
+        if in_file_blocks > 0 {
+            self.last_physical_end = e.on_device().then(|| {
+                if in_file_blocks == blocks {
+                    e.least_physical_end(bs)
+                } else {
+                    e.physical.saturating_add(in_file_blocks * bs)
+                }
+            });
+        }
         self.records += 1;
         self.flags.add(e.flags);
         self.previous = Some(*e);
-        RecordStep { starts_extent: starts_extent && self.records > 1, jump }
+        RecordStep { starts_extent: starts_extent && self.records > 1, jump, eof, past_eof }
     }
 
-    /// The figures, given the file's size (for a trailing hole).
+    /// The figures. `size` is the file's size now; the trailing hole runs
+    /// to the smaller of it and the size mapping began with.
     pub fn finish(mut self, size: u64) -> LayoutFigures {
         let end = self.previous.map_or(0, |p| p.logical_end());
+        let size = size.min(self.size);
         if size > end {
             self.holes += 1;
             self.hole_bytes += size - end;
@@ -176,6 +240,8 @@ impl LayoutAccumulator {
             holes: self.holes,
             hole_bytes: self.hole_bytes,
             flags: self.flags,
+            past_eof_records: self.past_eof_records,
+            past_eof_bytes: self.past_eof_bytes,
             first_physical: self.first_physical,
             last_physical_end: self.last_physical_end,
         }
@@ -194,7 +260,7 @@ mod tests {
     }
 
     fn figures(records: &[Extent], size: u64) -> LayoutFigures {
-        let mut acc = LayoutAccumulator::new(BS as u32);
+        let mut acc = LayoutAccumulator::new(BS as u32, size);
         for r in records {
             acc.push(r);
         }
@@ -295,5 +361,69 @@ mod tests {
             8 * BS,
         );
         assert_eq!(f.extents, 3);
+    }
+
+    fn steps(records: &[Extent], size: u64) -> Vec<RecordStep> {
+        let mut acc = LayoutAccumulator::new(BS as u32, size);
+        records.iter().map(|r| acc.push(r)).collect()
+    }
+
+    #[test]
+    fn eof_is_filefrags_and_past_eof_starts_beyond_it() {
+        // xfs after 1 MiB of 4 KiB appends, file still open: the data, then
+        // its speculative preallocation as unwritten,last right after it.
+        let prealloc = Extent { flags: crate::sys::fiemap::FIEMAP_EXTENT_UNWRITTEN | crate::sys::fiemap::FIEMAP_EXTENT_LAST, ..ext(256, 280, 240) };
+        let s = steps(&[ext(0, 24, 256), prealloc], 256 * BS);
+        // filefrag -v: both rows say eof (the first ends at EOF exactly).
+        assert_eq!((s[0].eof, s[0].past_eof), (true, false));
+        assert_eq!((s[1].eof, s[1].past_eof), (true, true));
+        // A record ending before EOF is neither; one holding EOF inside is eof.
+        let s = steps(&[ext(0, 100, 4), ext(4, 200, 4)], 6 * BS + 10);
+        assert_eq!((s[0].eof, s[0].past_eof), (false, false));
+        assert_eq!((s[1].eof, s[1].past_eof), (true, false));
+    }
+
+    #[test]
+    fn blocks_past_eof_count_as_extents_but_not_in_the_score() {
+        // 4 data blocks at 100, then 8 preallocated blocks far behind.
+        let f = figures(&[ext(0, 100, 4), ext(4, 10, 8)], 4 * BS);
+        assert_eq!((f.extents, f.records), (2, 2), "filefrag counts the preallocation");
+        assert_eq!((f.past_eof_records, f.past_eof_bytes), (1, 8 * BS));
+        assert_eq!(f.layout_score, Some(1.0), "only the 4 blocks of the file");
+        assert_eq!((f.backward_jumps, f.seek_distance), (0, 0), "no reader goes there");
+        assert_eq!(f.mapped_bytes, 12 * BS);
+        assert_eq!(f.last_physical_end, Some(104 * BS));
+        // The same layout with the size covering both is scored as before.
+        let whole = figures(&[ext(0, 100, 4), ext(4, 10, 8)], 12 * BS);
+        assert_eq!(whole.layout_score, Some(10.0 / 11.0));
+        assert_eq!(whole.backward_jumps, 1);
+        assert_eq!((whole.past_eof_records, whole.past_eof_bytes), (0, 0));
+    }
+
+    #[test]
+    fn a_record_holding_eof_is_scored_up_to_the_block_that_holds_it() {
+        // One 16-block record, EOF inside block 5 (5.5 blocks of data);
+        // the next preallocated record continues physically.
+        let size = 5 * BS + BS / 2;
+        let f = figures(&[ext(0, 100, 16), ext(16, 116, 16)], size);
+        assert_eq!(f.extents, 1);
+        assert_eq!(f.past_eof_bytes, 26 * BS, "blocks 6..31");
+        assert_eq!(f.past_eof_records, 1);
+        assert_eq!(f.layout_score, Some(1.0));
+        assert_eq!(f.last_physical_end, Some(106 * BS));
+        assert_eq!(f.holes, 0);
+    }
+
+    #[test]
+    fn space_past_eof_is_no_hole() {
+        // A size-0 file with blocks kept past EOF (fallocate KEEP_SIZE).
+        let f = figures(&[ext(8, 500, 4)], 0);
+        assert_eq!((f.holes, f.hole_bytes), (0, 0));
+        assert_eq!((f.extents, f.past_eof_records, f.past_eof_bytes), (1, 1, 4 * BS));
+        assert_eq!(f.layout_score, None, "no block of the file");
+        assert_eq!((f.first_physical, f.last_physical_end), (None, None));
+        // Data, a gap running past EOF, then preallocation: the hole stops at EOF.
+        let f = figures(&[ext(0, 100, 2), ext(10, 300, 2)], 4 * BS);
+        assert_eq!((f.holes, f.hole_bytes), (1, 2 * BS));
     }
 }

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 
 use super::ext_super::ExtSuperblock;
 use super::mounts;
+use super::xfs_ag::AgGeometry;
 use crate::sys;
 
 /// `statfs` magic numbers fslab knows by name.
@@ -68,6 +69,8 @@ pub struct FsInfo {
     pub mount_point: Option<PathBuf>,
     /// Total size of the file system in bytes (`statfs`).
     pub total_bytes: u64,
+    /// On xfs, the allocation groups' size, to place extents in them.
+    pub xfs_ag: Option<AgGeometry>,
     /// Rule for block-mapped files (ext2/ext3 style).
     block_mapped_rule: PerfectionRule,
     /// Rule for everything else on this file system.
@@ -92,6 +95,7 @@ impl FsInfo {
         };
         let bs = u64::from(block_size);
         let unknown = |why: String| PerfectionRule { max_extent_bytes: None, text: why };
+        let mut xfs_ag = None;
         let (block_mapped_rule, extent_rule) = match magic {
             magic::EXT => {
                 let group_rule = match mount.as_ref().map(|m| ExtSuperblock::read(m.source.as_ref())) {
@@ -117,6 +121,7 @@ impl FsInfo {
             magic::XFS => {
                 let rule = match sys::xfs::geometry(fd) {
                     Ok(g) => {
+                        xfs_ag = Some(AgGeometry::from(g));
                         let blocks = XFS_MAX_EXTENT_BLOCKS.min(u64::from(g.ag_blocks));
                         PerfectionRule {
                             max_extent_bytes: Some(blocks * u64::from(g.block_size)),
@@ -148,6 +153,7 @@ impl FsInfo {
             block_size,
             mount_point: mount.map(|m| m.mount_point),
             total_bytes: sfs.f_blocks * sfs.f_bsize as u64,
+            xfs_ag,
             block_mapped_rule,
             extent_rule,
         })

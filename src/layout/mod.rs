@@ -14,6 +14,7 @@ pub mod fsinfo;
 pub mod mounts;
 pub mod tar_order;
 pub mod tree;
+pub mod xfs_ag;
 
 use std::fs::File;
 use std::io;
@@ -27,6 +28,7 @@ pub use extent::{Extent, FlagCounts};
 pub use extent_map::ExtentStream;
 pub use figures::{LayoutAccumulator, LayoutFigures, RecordStep};
 pub use fsinfo::{FsInfo, PerfectionRule};
+pub use xfs_ag::AgGeometry;
 
 use crate::error::{Error, Result};
 use crate::sys::fiemap::FiemapBuffer;
@@ -89,8 +91,10 @@ pub fn open_regular(path: &Path) -> Result<(File, std::fs::Metadata)> {
 }
 
 /// Stream the records of the open file `fd` through the figures, calling
-/// `visit` on each record with what it meant. The caller finishes the
-/// accumulator with the file's size and picks the perfection rule
+/// `visit` on each record with what it meant. The file's size is read
+/// (`fstat`) just before the first FIEMAP call, as filefrag does, so that
+/// blocks past EOF are known as such. The caller finishes the accumulator
+/// with the file's size and picks the perfection rule
 /// ([`FsInfo::rule_for`]).
 pub fn map_open_file(
     fd: impl AsFd,
@@ -99,7 +103,8 @@ pub fn map_open_file(
     sync: bool,
     mut visit: impl FnMut(&Extent, RecordStep) -> io::Result<()>,
 ) -> io::Result<LayoutAccumulator> {
-    let mut acc = LayoutAccumulator::new(block_size);
+    let size = rustix::fs::fstat(fd.as_fd())?.st_size.max(0) as u64;
+    let mut acc = LayoutAccumulator::new(block_size, size);
     for record in ExtentStream::new(fd.as_fd(), buffer, sync) {
         let record = record?;
         let step = acc.push(&record);

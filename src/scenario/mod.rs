@@ -158,7 +158,11 @@ pub static SCENARIOS: &[&dyn Scenario] = &[
 pub fn find(name: &str) -> Result<&'static dyn Scenario> {
     SCENARIOS.iter().copied().find(|s| s.name() == name).ok_or_else(|| {
         let known: Vec<&str> = SCENARIOS.iter().map(|s| s.name()).collect();
-        Error::usage(format!("unknown scenario `{name}`: choose from {} (see `fslab list`)", known.join(", ")))
+        Error::usage(format!(
+            "unknown scenario `{name}`{}: choose from {} (see `fslab list`)",
+            crate::error::did_you_mean(name, &known),
+            known.join(", ")
+        ))
     })
 }
 

@@ -256,6 +256,8 @@ mod tests {
             holes: 0,
             hole_bytes: 0,
             flags: Default::default(),
+            past_eof_records: 0,
+            past_eof_bytes: 0,
             first_physical: None,
             last_physical_end: None,
         };

@@ -1,0 +1,40 @@
+//! Texts shown at the end of `--help`: examples for the commands people
+//! start with (a command line one can copy beats a paragraph about flags),
+//! and the environment fslab reads.
+
+/// `fslab --help`: the environment variables, with their defaults.
+pub const ENVIRONMENT: &str = "\
+Environment:
+  FSLAB_STORE      the store when --store is not given: an SQLite file or a postgres:// URL
+                   (default: fslab.db in the current directory)
+  FSLAB_STATE_DIR  where runs keep the ledgers of what they made, for `fslab cleanup`
+                   (default: /var/tmp/fslab/state as root, /var/tmp/fslab-UID/state otherwise)";
+
+/// `fslab run --help`.
+pub const RUN: &str = "\
+Examples:
+  sudo fslab run replace-files mmap-fill --fs ext4,xfs,btrfs --repeat 3
+  sudo fslab run --preset seeds --tag seeds     # each seed report's own comparison
+  fslab run replace-files --dir /var/tmp        # no root: in a folder, on its file system
+  sudo fslab run create-file --fs ext4 --set size=16M,64M --mount-opt ext4=sync";
+
+/// `fslab exec --help`.
+pub const EXEC: &str = "\
+Examples:
+  sudo fslab exec --fs ext4,xfs --cold-read -- sh -c 'dd if=/dev/zero of=f bs=1M count=64'
+  sudo fslab exec --fs xfs --memory 256M -- fio --name=w --rw=write --bs=64k --size=64M
+  fslab exec --dir /var/tmp -- cp -r /usr/share/doc copy   # no root: in a new folder there";
+
+/// `fslab compare --help`.
+pub const COMPARE: &str = "\
+Examples:
+  fslab compare base sync                  # two tags: each one's runs, repeats pooled
+  fslab compare base last --markdown       # the latest run against the tag base, for a PR
+  fslab compare old.db new.db --all        # two stores, every figure listed
+Exit status 1 when anything regressed, so `fslab compare base last || exit 1` gates CI.";
+
+/// `fslab report --help`.
+pub const REPORT: &str = "\
+Examples:
+  fslab report last -o report.html
+  fslab report seeds --compare base -o seeds.html   # with the comparison against tag base";
