@@ -307,6 +307,7 @@ fn a_store_of_the_schema_before_conditions_still_reads_and_migrates_on_write() {
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
         "ALTER TABLE cases DROP COLUMN conditions; ALTER TABLE cases DROP COLUMN memory_cgroup; \
+         ALTER TABLE cases DROP COLUMN start; ALTER TABLE cases DROP COLUMN image_copy; \
          UPDATE fslab_schema SET version = 1;",
     )
     .unwrap();
@@ -323,6 +324,39 @@ fn a_store_of_the_schema_before_conditions_still_reads_and_migrates_on_write() {
     store.put_run(&new).unwrap();
     assert_eq!(store.load(&new.id).unwrap().unwrap().cases[0].place(), "ext4@256M");
     assert!(store.load(&old.id).unwrap().unwrap().cases[0].conditions.is_empty());
+}
+
+#[test]
+fn a_store_of_the_schema_before_aged_starts_still_reads_and_migrates_on_write() {
+    // Version 2 had no start record: its cases read back as fresh ones,
+    // and a run stored there migrates it and keeps its start.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v2.db");
+    let location = path.to_str().unwrap();
+    let old = tiny_run("20261121T000001Z-2-00000004");
+    fslab::store::Store::open(location).unwrap().put_run(&old).unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "ALTER TABLE cases DROP COLUMN start; ALTER TABLE cases DROP COLUMN image_copy; \
+         UPDATE fslab_schema SET version = 2;",
+    )
+    .unwrap();
+    drop(conn);
+    let mut store = fslab::store::Store::open_existing(&path).unwrap();
+    let back = store.load(&old.id).unwrap().expect("the old run is there");
+    assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&old).unwrap());
+    drop(store);
+    let mut store = fslab::store::Store::open(location).unwrap();
+    let mut new = tiny_run("20261121T000002Z-3-00000005");
+    new.cases[0].start = Some(serde_json::from_value(serde_json::json!({
+        "age": "churn:fill=80%", "cache_key": "ab".repeat(32), "image_hash": "cd".repeat(32), "cache_hit": true
+    })).unwrap());
+    new.cases[0].target.image_copy = Some("sparse copy of cache entry abababababab (10 MiB of data)".into());
+    store.put_run(&new).unwrap();
+    let again = store.load(&new.id).unwrap().unwrap();
+    assert_eq!(again.cases[0].start, new.cases[0].start);
+    assert_eq!(again.cases[0].target.image_copy, new.cases[0].target.image_copy);
+    assert!(store.load(&old.id).unwrap().unwrap().cases[0].start.is_none());
 }
 
 fn tiny_run(id: &str) -> fslab::record::RunRecord {
