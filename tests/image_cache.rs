@@ -78,7 +78,7 @@ fn an_ext4_image_is_stored_and_cases_start_from_sparse_copies() {
     let case = case_from(FsType::Ext4, &entry, &ledger, &scratch, "case-1");
     let record = case.record();
     let copy = record.image_copy.clone().unwrap_or_default();
-    assert!(copy.starts_with(&format!("sparse copy of cache entry {} (", entry.meta.key)) && copy.ends_with(" MiB of data)"), "{copy}");
+    assert!(copy.starts_with(&format!("sparse copy of cache entry {} (", &entry.meta.key[..12])) && copy.ends_with(" MiB of data)"), "{copy}");
     assert_eq!(record.mkfs_args, base_record.mkfs_args);
     assert_eq!(record.mount_opts, base_record.mount_opts);
     // The copy's image is the entry's until mounted; the mount wrote to it
@@ -143,7 +143,7 @@ fn reflinks_are_used_where_they_keep_the_loop_devices_sectors() {
             let (entry, _) = stored_entry(FsType::Ext4, 256 << 20, "btrfs-folder", ledger, scratch, cache);
             let entry = Arc::new(entry);
             let case = case_from(FsType::Ext4, &entry, ledger, scratch, "case-r");
-            assert_eq!(case.record().image_copy, Some(format!("reflink of cache entry {}", entry.meta.key)));
+            assert_eq!(case.record().image_copy, Some(format!("reflink of cache entry {}", &entry.meta.key[..12])));
             case.release().unwrap();
         });
     }
