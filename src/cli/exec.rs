@@ -51,7 +51,7 @@ pub fn run(args: &ExecArgs) -> Result<ExitCode> {
             }
         }
     }
-    print_run(run.finish(Vec::new())?, &args.target)
+    print_run(run.finish(Vec::new())?, &args.target, args.wide)
 }
 
 /// The store the arguments name: none with `--no-store`.
@@ -62,9 +62,9 @@ pub(super) fn store(args: &TargetArgs) -> Option<&str> {
 /// Print a finished run (JSON, or its tables) and where it was stored,
 /// then what could not be released; exit 4 if any case failed, the store
 /// could not keep it or something could not be released.
-pub(super) fn print_run(done: Finished, args: &TargetArgs) -> Result<ExitCode> {
+pub(super) fn print_run(done: Finished, args: &TargetArgs, wide: bool) -> Result<ExitCode> {
     let Finished { record, stored, released } = done;
-    let mut rendered = if args.json { render_json(&record) } else { super::show::render_text(&record).into_bytes() };
+    let mut rendered = if args.json { render_json(&record) } else { super::show::render_text(&record, wide).into_bytes() };
     if let (false, Ok(Some(location))) = (args.json, &stored) {
         let _ = writeln!(rendered, "\nstored as run {} in {location}", record.id);
     }

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use super::ExportArgs;
 use crate::error::{Error, Result};
-use crate::record::RunRecord;
+use crate::record::{Case, RunRecord};
 
 /// Run `fslab export`.
 pub fn run(args: &ExportArgs) -> Result<ExitCode> {
@@ -41,9 +41,13 @@ pub fn run(args: &ExportArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The header of the CSV export.
-const CSV_HEADER: &str =
-    "run,case,scenario,fs,params,repeat,status,figure,value,unit,better,kind,missing\n";
+/// The header of the CSV export: the case and figure, then how the
+/// case's target was made and started (mkfs arguments and mount options
+/// as given to the tools, the case's conditions and the run's sysctls as
+/// `key=value;...`, the aging profile, the fill as a fraction), so a
+/// spreadsheet can tell set-ups apart.
+const CSV_HEADER: &str = "run,case,scenario,fs,params,repeat,status,figure,value,unit,better,kind,missing,\
+                          mkfs_args,mount_opts,conditions,sysctls,age,fill\n";
 
 /// One row per figure of every case of every run.
 fn render_csv(runs: &[RunRecord]) -> Vec<u8> {
@@ -58,6 +62,7 @@ fn render_csv(runs: &[RunRecord]) -> Vec<u8> {
                     other => format!("{k}={other}"),
                 })
                 .collect();
+            let setup = setup_cells(run, case);
             for (name, f) in case.figures.iter() {
                 let value = f.value.map(|v| v.to_string()).unwrap_or_default();
                 let fields = [
@@ -74,6 +79,12 @@ fn render_csv(runs: &[RunRecord]) -> Vec<u8> {
                     f.better.as_str(),
                     f.kind.as_str(),
                     f.missing.as_deref().unwrap_or(""),
+                    &setup[0],
+                    &setup[1],
+                    &setup[2],
+                    &setup[3],
+                    &setup[4],
+                    &setup[5],
                 ];
                 let cells: Vec<String> = fields.iter().map(|c| csv_cell(c)).collect();
                 out.push_str(&cells.join(","));
@@ -82,6 +93,21 @@ fn render_csv(runs: &[RunRecord]) -> Vec<u8> {
         }
     }
     out.into_bytes()
+}
+
+/// A case's set-up cells: mkfs arguments, mount options, conditions, the
+/// run's sysctls, aging profile and fill (empty when there is none).
+fn setup_cells(run: &RunRecord, case: &Case) -> [String; 6] {
+    let pairs = |list: Vec<String>| list.join(";");
+    let start = case.start.as_ref();
+    [
+        shell_words::join(&case.target.mkfs_args),
+        case.target.mount_opts.clone().unwrap_or_default(),
+        pairs(case.conditions.iter().map(|(k, v)| format!("{k}={v}")).collect()),
+        pairs(run.sysctls.iter().map(|(k, v)| format!("{k}={v}")).collect()),
+        start.and_then(|s| s.age.clone()).unwrap_or_default(),
+        start.and_then(|s| s.fill).map(|f| f.to_string()).unwrap_or_default(),
+    ]
 }
 
 /// A CSV cell (RFC 4180): quoted when it holds a comma, quote or line

@@ -289,6 +289,11 @@ pub struct ExecArgs {
     /// and p50/p99 completion latency.
     #[arg(long, value_enum, value_name = "PROGRAM")]
     pub parse: Option<crate::scenario::exec::OutputParser>,
+    /// Show every figure, one column each, however wide the tables get
+    /// (by default they fit 120 columns: the seed's figures first, then
+    /// the common ones while they fit).
+    #[arg(long)]
+    pub wide: bool,
     /// The command and its arguments (after `--`). It runs in the work
     /// folder, with FSLAB_MOUNT (that folder), FSLAB_FS (the file system's
     /// type) and FSLAB_DEVICE (its block device, when there is one) set.
@@ -320,6 +325,11 @@ pub struct RunArgs {
     /// with a verdict per seed.
     #[arg(long, value_name = "NAME", value_parser = ["seeds"])]
     pub preset: Option<String>,
+    /// Show every figure, one column each, however wide the tables get
+    /// (by default they fit 120 columns: the seed's figures first, then
+    /// the common ones while they fit).
+    #[arg(long)]
+    pub wide: bool,
 }
 
 /// Arguments of `fslab hunt`.
@@ -388,6 +398,11 @@ pub struct ShowArgs {
     /// Print JSON (schema fslab/1) instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Show every figure, one column each, however wide the tables get
+    /// (by default they fit 120 columns: the seed's figures first, then
+    /// the common ones while they fit).
+    #[arg(long)]
+    pub wide: bool,
 }
 
 /// Arguments of `fslab export`.

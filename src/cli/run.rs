@@ -105,7 +105,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     } else {
         Vec::new()
     };
-    super::exec::print_run(run.finish(verdicts)?, &args.target)
+    super::exec::print_run(run.finish(verdicts)?, &args.target, args.wide)
 }
 
 /// Every setting must belong to some chosen scenario.

@@ -4,7 +4,9 @@
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
-use super::{ShowArgs, table};
+use super::table::{self, Columns};
+use super::verdicts::wrap;
+use super::ShowArgs;
 use crate::error::Result;
 use crate::record::catalog::{EXEC_TABLE, TABLE_COMMON};
 use crate::record::{Case, RunRecord};
@@ -20,7 +22,7 @@ pub fn run(args: &ShowArgs) -> Result<ExitCode> {
             if !rendered.is_empty() {
                 rendered.push(b'\n');
             }
-            rendered.extend(render_text(record).into_bytes());
+            rendered.extend(render_text(record, args.wide).into_bytes());
         }
     }
     super::print(&rendered)?;
@@ -28,8 +30,11 @@ pub fn run(args: &ShowArgs) -> Result<ExitCode> {
 }
 
 /// A line per target made with options beyond fslab's own (`--mkfs-opt`,
-/// `--mount-opt`, a preset's variant), so the header says how every
-/// target was made; the record has the whole argument lists.
+/// `--mount-opt`, a preset's variant), and the run's sysctls, so the
+/// header says how every target was made and what it ran under (memory
+/// limits and per-case sysctls are in each place's name, `xfs@256M`; an
+/// aged or filled start in the starting state); the record has the whole
+/// argument lists.
 fn target_options(record: &RunRecord) -> String {
     let mut s = String::new();
     let mut seen: Vec<&str> = Vec::new();
@@ -39,8 +44,7 @@ fn target_options(record: &RunRecord) -> String {
         }
         seen.push(&case.fs);
         let target = &case.target;
-        let base = target.fs_type.parse::<crate::target::FsType>().map(|fs| fs.base_mkfs_args()).unwrap_or_default();
-        let extra = target.mkfs_args.strip_prefix(base.as_slice()).unwrap_or(&target.mkfs_args);
+        let extra = mkfs_extra(&target.fs_type, &target.mkfs_args);
         let mut parts = Vec::new();
         if !extra.is_empty() {
             parts.push(format!("mkfs.{} {}", target.fs_type, shell_words::join(extra)));
@@ -49,10 +53,35 @@ fn target_options(record: &RunRecord) -> String {
             parts.push(format!("mount -o {opts}"));
         }
         if !parts.is_empty() {
-            let _ = writeln!(s, "{} made with {}", case.fs, parts.join(", "));
+            s.push_str(&wrap(&format!("{} made with {}", case.fs, parts.join(", ")), 2));
         }
     }
+    if !record.sysctls.is_empty() {
+        let set: Vec<String> = record.sysctls.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        s.push_str(&wrap(&format!("sysctls for the whole run: {}", set.join(", ")), 2));
+    }
+    // Each condition the places vary, with its values in the run's order.
+    let mut varied: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (name, value) in record.cases.iter().flat_map(|c| &c.conditions) {
+        let name = if name == "memory" { "memory limit" } else { name.as_str() };
+        match varied.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, values)) if !values.contains(&value.as_str()) => values.push(value),
+            Some(_) => {}
+            None => varied.push((name, vec![value.as_str()])),
+        }
+    }
+    if !varied.is_empty() {
+        let said: Vec<String> = varied.iter().map(|(name, values)| format!("{name} {}", values.join(", "))).collect();
+        s.push_str(&wrap(&format!("places (fs@conditions) under: {}", said.join("; ")), 2));
+    }
     s
+}
+
+/// The mkfs arguments of a target of `fs_type` beyond fslab's own (the
+/// user's `--mkfs-opt`, a preset's variant): what sets it apart.
+pub(super) fn mkfs_extra<'a>(fs_type: &str, args: &'a [String]) -> &'a [String] {
+    let base = fs_type.parse::<crate::target::FsType>().map(|fs| fs.base_mkfs_args()).unwrap_or_default();
+    args.strip_prefix(base.as_slice()).unwrap_or(args)
 }
 
 /// The figures of an aged or filled target's starting state, in order.
@@ -87,8 +116,10 @@ fn starting_state(catalog: &crate::record::Catalog, record: &RunRecord) -> Strin
     if let Some(fill) = first.fill {
         how.push(format!("filled to {:.0}%", fill * 100.0));
     }
-    let _ = writeln!(s, "\nstarting state ({}), measured before the work:", how.join(", then "));
-    s.push_str(&table::render_cases(catalog, &firsts, &[], START_TABLE));
+    s.push('\n');
+    s.push_str(&wrap(&format!("starting state ({}), measured before the work:", how.join(", then ")), 2));
+    let columns = Columns { figures: START_TABLE.iter().map(|f| f.to_string()).collect(), ..Columns::default() };
+    s.push_str(&table::render_cases(catalog, &firsts, &columns));
     for case in &firsts {
         let start = case.start.as_ref().expect("chosen for it");
         let key: String = start.cache_key.chars().take(12).collect();
@@ -98,27 +129,28 @@ fn starting_state(catalog: &crate::record::Catalog, record: &RunRecord) -> Strin
             format!("made by this run (aging {:.1} s)", start.aging_seconds)
         };
         let copy = case.target.image_copy.as_deref().map(|c| format!("; the case's image: a {c}")).unwrap_or_default();
-        let _ = writeln!(s, "  {} image {key} {made}{copy}", case.place());
+        s.push_str(&wrap(&format!("  {} image {key} {made}{copy}", case.place()), 4));
         for note in &start.notes {
-            let _ = writeln!(s, "    {note}");
+            s.push_str(&wrap(&format!("    {note}"), 6));
         }
     }
     s
 }
 
 /// A run's tables: one per scenario, in the order the run took them, with
-/// the parameters, the seed's figures, then the common ones; `exec` cases
-/// get exec's columns; the verdicts last.
-pub(super) fn render_text(record: &RunRecord) -> String {
+/// the parameters, the seed's figures, then the common ones, as many as
+/// fit (all with `wide`); `exec` cases get exec's columns, then what the
+/// command reported (`--parse`); the verdicts last.
+pub(super) fn render_text(record: &RunRecord, wide: bool) -> String {
     let mut s = String::new();
-    let _ = write!(s, "run {}  (kernel {})", record.id, record.environment.kernel);
+    let mut head = format!("run {}  (kernel {})", record.id, record.environment.kernel);
     if !record.tags.is_empty() {
-        let _ = write!(s, "  tags: {}", record.tags.join(", "));
+        let _ = write!(head, "  tags: {}", record.tags.join(", "));
     }
     if !record.complete {
-        s.push_str("  INCOMPLETE: interrupted or killed; its finished cases follow");
+        head.push_str("  INCOMPLETE: interrupted or killed; its finished cases follow");
     }
-    s.push('\n');
+    s.push_str(&wrap(&head, 2));
     s.push_str(&target_options(record));
     let catalog = crate::harness::catalog();
     s.push_str(&starting_state(&catalog, record));
@@ -130,13 +162,14 @@ pub(super) fn render_text(record: &RunRecord) -> String {
     }
     for name in names {
         let cases: Vec<&Case> = record.cases.iter().filter(|c| c.scenario == name).collect();
+        let mut columns = Columns { more: true, wide, ..Columns::default() };
         match catalog.scenario(name) {
             Some(scenario) => {
                 let seed = scenario.seed.map(|seed| format!(" (seed {seed})")).unwrap_or_default();
-                let _ = writeln!(s, "\n{}{seed}: {}", scenario.name, scenario.about);
-                let mut figures: Vec<&str> = scenario.headline.to_vec();
-                figures.extend(TABLE_COMMON.iter().filter(|f| !scenario.headline.contains(f)));
-                s.push_str(&table::render_cases(&catalog, &cases, &scenario.params, &figures));
+                s.push('\n');
+                s.push_str(&wrap(&format!("{}{seed}: {}", scenario.name, scenario.about), 2));
+                columns.params = scenario.params.as_slice();
+                columns.figures = scenario.headline.iter().chain(TABLE_COMMON).map(|f| f.to_string()).collect();
             }
             // `exec`, or a scenario this fslab does not know (a store
             // written by another version).
@@ -144,11 +177,19 @@ pub(super) fn render_text(record: &RunRecord) -> String {
                 if name != "exec" {
                     let _ = writeln!(s, "\n{name}:");
                 }
-                s.push_str(&table::render_cases(&catalog, &cases, &[], EXEC_TABLE));
+                columns.figures = EXEC_TABLE.iter().map(|f| f.to_string()).collect();
+                // What the command reported of itself (`--parse fio`).
+                for case in &cases {
+                    for (figure, _) in case.figures.iter().filter(|(n, _)| catalog.figure(n).is_none()) {
+                        if !columns.figures.iter().any(|f| f == figure) {
+                            columns.figures.push(figure.to_string());
+                        }
+                    }
+                }
             }
         }
+        s.push_str(&table::render_cases(&catalog, &cases, &columns));
         s.push_str(&table::failures(&cases));
-        s.push_str(&table::missing(&cases));
     }
     s.push_str(&super::verdicts::render(&record.verdicts));
     s

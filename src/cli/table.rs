@@ -1,138 +1,206 @@
-//! Text tables of cases: one row per case, figures scaled by their unit,
-//! `-` for a missing figure; then failures and missing-figure reasons, so
-//! no `-` is a mystery.
+//! Text tables of cases: a row per place and parameter set, the repeats of
+//! one folded into `median [min–max]` with their count `n`, parameters
+//! every row shares said once above them; figures scaled
+//! to the README's units (sizes in MiB, rates in MiB/s); columns fitted to
+//! [`WIDTH`] in order of importance, every figure with `--wide`; then the
+//! missing-figure reasons once per table, so no `-` is a mystery.
+
+mod cell;
+mod notes;
+#[cfg(test)]
+mod tests;
 
 use std::fmt::Write as _;
 
-use crate::record::Figures;
+use super::verdicts::{WIDTH, wrap};
 use crate::record::{Case, Catalog, Status};
+use cell::{heading, summary};
+use notes::missing;
+pub use notes::failures;
 
-/// A figure for a table cell, scaled by its unit.
-pub fn cell(figures: &Figures, name: &str) -> String {
-    let Some(figure) = figures.get(name) else { return "-".into() };
-    let Some(v) = figure.value else { return "-".into() };
-    match figure.unit.as_ref() {
-        "s" | "ratio" => format!("{v:.3}"),
-        "bytes" => format!("{:.1}", v / 1e6),
-        "count" => format!("{v:.0}"),
-        _ => format!("{v:.1}"),
+/// What a table may show, most important first.
+#[derive(Debug, Clone, Default)]
+pub struct Columns<'a> {
+    /// The parameters, each a column left of the figures.
+    pub params: &'a [&'a str],
+    /// The figures shown while they fit [`WIDTH`] (all with `wide`).
+    pub figures: Vec<String>,
+    /// Whether `--wide` shows every other figure the cases hold too (a
+    /// run's tables; not the starting state's).
+    pub more: bool,
+    /// Whether to show every figure, however wide (`--wide`).
+    pub wide: bool,
+}
+
+/// The cases of one place and parameter set: one row however many
+/// repeats.
+struct Row<'c> {
+    place: String,
+    params: &'c serde_json::Map<String, serde_json::Value>,
+    cases: Vec<&'c Case>,
+}
+
+/// The cases grouped into rows, in the order their first case came.
+fn rows<'c>(cases: &[&'c Case]) -> Vec<Row<'c>> {
+    let mut rows: Vec<Row<'c>> = Vec::new();
+    for case in cases {
+        let place = case.place();
+        match rows.iter_mut().find(|r| r.place == place && *r.params == case.params) {
+            Some(row) => row.cases.push(case),
+            None => rows.push(Row { place, params: &case.params, cases: vec![case] }),
+        }
+    }
+    rows
+}
+
+/// A parameter's value for a cell: sizes as sizes, `-` when unset.
+fn param_cell(params: &serde_json::Map<String, serde_json::Value>, name: &str) -> String {
+    match params.get(name) {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(serde_json::Value::Number(n)) => n.as_u64().map_or_else(|| n.to_string(), crate::units::bytes_or_count(name)),
+        _ => "-".into(),
     }
 }
 
-/// The figures a memory limit adds to a table, when some case has them
-/// measured: why a layout changed under the limit.
-const MEMORY_TABLE: &[&str] =
-    &["memory_peak_bytes", "memory_limit_hits", "memory_scanned_pages", "memory_reclaimed_pages", "memory_dirty_bytes", "memory_writeback_bytes"];
+/// `ok` when every repeat succeeded, `FAILED` when none did, else how
+/// many did (`2/3 ok`).
+fn status_cell(cases: &[&Case]) -> String {
+    let ok = cases.iter().filter(|c| c.status == Status::Ok).count();
+    match ok {
+        n if n == cases.len() => "ok".into(),
+        0 => "FAILED".into(),
+        n => format!("{n}/{} ok", cases.len()),
+    }
+}
 
-/// The table: where each case ran (the fs, or its place `xfs@256M` when a
-/// run varies conditions), the given parameters, repeat (if any case
-/// repeats), status, then the figures (and the memory cgroup's, when some
-/// case ran under a limit).
-pub fn render_cases(catalog: &Catalog, cases: &[&Case], params: &[&str], figures: &[&str]) -> String {
-    let repeats = cases.iter().any(|c| c.repeat > 1);
+/// The figures a table could show that some case holds: `first` as the
+/// table lists them (so the memory cgroup's appear only for cases run
+/// under a limit), then, when `more`, every other figure but the starting
+/// state's, which has a table of its own (`--wide` only).
+fn candidates(cases: &[&Case], first: &[String], more: bool) -> (Vec<String>, Vec<String>) {
+    let held = |name: &str| cases.iter().any(|c| c.figures.get(name).is_some());
+    let mut listed: Vec<String> = Vec::new();
+    for name in first {
+        if held(name) && !listed.contains(name) {
+            listed.push(name.clone());
+        }
+    }
+    let mut rest: Vec<String> = Vec::new();
+    for case in cases.iter().filter(|_| more) {
+        for (name, _) in case.figures.iter() {
+            if !name.starts_with("start_") && !listed.iter().chain(&rest).any(|n| n == name) {
+                rest.push(name.to_string());
+            }
+        }
+    }
+    (listed, rest)
+}
+
+/// A column: its heading, its cells, whether it is left-aligned.
+struct Column {
+    heading: String,
+    cells: Vec<String>,
+    left: bool,
+}
+
+impl Column {
+    fn width(&self) -> usize {
+        self.cells.iter().chain(std::iter::once(&self.heading)).map(|c| c.chars().count()).max().unwrap_or(0)
+    }
+}
+
+/// The table: the parameters every row shares, said once above it; then
+/// where each row ran (the fs, or its place `xfs@256M` when a run varies
+/// conditions), the parameters that vary, `n` (when some row has
+/// repeats), status, then as many figures as fit [`WIDTH`] (all with
+/// `wide`), a line saying how many more `--wide` shows, and the reasons
+/// for the shown figures that were not measured.
+pub fn render_cases(catalog: &Catalog, cases: &[&Case], columns: &Columns) -> String {
+    let rows = rows(cases);
     let places = cases.iter().any(|c| !c.conditions.is_empty());
-    let mut figures = figures.to_vec();
-    for name in MEMORY_TABLE {
-        if !figures.contains(name) && cases.iter().any(|c| c.figures.value(name).is_some()) {
-            figures.push(name);
+    let mut table = vec![Column {
+        heading: if places { "place" } else { "fs" }.into(),
+        cells: rows.iter().map(|r| r.place.clone()).collect(),
+        left: true,
+    }];
+    // A parameter every row shares is said once above the table, not
+    // repeated down a column of its own.
+    let mut shared = Vec::new();
+    for p in columns.params {
+        let cells: Vec<String> = rows.iter().map(|r| param_cell(r.params, p)).collect();
+        if cells.iter().all(|c| *c == cells[0]) {
+            shared.push(format!("{p} {}", cells[0]));
+        } else {
+            table.push(Column { heading: p.to_string(), cells, left: true });
         }
     }
-    let mut head: Vec<String> = vec![if places { "place" } else { "fs" }.into()];
-    head.extend(params.iter().map(|p| p.to_string()));
-    if repeats {
-        head.push("#".into());
+    if rows.iter().any(|r| r.cases.len() > 1) {
+        table.push(Column { heading: "n".into(), cells: rows.iter().map(|r| r.cases.len().to_string()).collect(), left: false });
     }
-    head.push("status".into());
-    let left = head.len();
-    head.extend(figures.iter().map(|f| catalog.heading(f).to_string()));
-    let mut rows = vec![head];
-    for case in cases {
-        let mut row = vec![case.place()];
-        for p in params {
-            row.push(match case.params.get(*p) {
-                Some(serde_json::Value::String(s)) => s.clone(),
-                Some(serde_json::Value::Number(n)) => n.as_u64().map_or_else(|| n.to_string(), crate::units::bytes_or_count(p)),
-                _ => "-".into(),
-            });
+    table.push(Column { heading: "status".into(), cells: rows.iter().map(|r| status_cell(&r.cases)).collect(), left: true });
+    let mut width = table.iter().map(Column::width).sum::<usize>() + 2 * (table.len() - 1);
+    let (listed, rest) = candidates(cases, &columns.figures, columns.more);
+    let (mut shown, mut hidden) = (Vec::new(), if columns.wide { 0 } else { rest.len() });
+    let every = if columns.wide { rest.as_slice() } else { &[] };
+    for name in listed.iter().chain(every) {
+        let unit = cases.iter().find_map(|c| c.figures.get(name)).map(|f| f.unit.to_string());
+        let column = Column {
+            heading: unique_heading(&table, catalog, name, unit.as_deref()),
+            cells: rows.iter().map(|r| summary(&r.cases, name)).collect(),
+            left: false,
+        };
+        if columns.wide || width + 2 + column.width() <= WIDTH {
+            width += 2 + column.width();
+            table.push(column);
+            shown.push(name.clone());
+        } else {
+            hidden += 1;
         }
-        if repeats {
-            row.push(case.repeat.to_string());
-        }
-        row.push(if case.status == Status::Ok { "ok" } else { "FAILED" }.into());
-        row.extend(figures.iter().map(|f| cell(&case.figures, f)));
-        rows.push(row);
     }
-    let widths: Vec<usize> =
-        (0..rows[0].len()).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
     let mut s = String::new();
-    for row in &rows {
+    if !shared.is_empty() && !rows.is_empty() {
+        s.push_str(&wrap(&format!("parameters: {}", shared.join(", ")), 2));
+    }
+    s.push_str(&lines(&table));
+    if hidden > 0 {
+        let _ = writeln!(s, "({hidden} more figures with --wide)");
+    }
+    s.push_str(&missing(cases, &shown));
+    s
+}
+
+/// A figure's heading, told apart from every column before it: its
+/// declared heading, else its name (replace-files' `files` parameter and
+/// the `files left` figure never share one).
+fn unique_heading(table: &[Column], catalog: &Catalog, name: &str, unit: Option<&str>) -> String {
+    let taken = |h: &str| table.iter().any(|c| c.heading == h);
+    let declared = heading(catalog, name, unit);
+    if !taken(&declared) {
+        return declared;
+    }
+    if !taken(name) {
+        return name.to_string();
+    }
+    format!("figure {name}")
+}
+
+/// The columns as lines: text columns left-aligned, figures right-aligned,
+/// two spaces between.
+fn lines(table: &[Column]) -> String {
+    let widths: Vec<usize> = table.iter().map(Column::width).collect();
+    let mut s = String::new();
+    let rows = table.first().map_or(0, |c| c.cells.len());
+    for r in 0..=rows {
         let mut line = String::new();
-        for (i, text) in row.iter().enumerate() {
-            if i < left {
-                let _ = write!(line, "{text:<w$}  ", w = widths[i]);
+        for (column, w) in table.iter().zip(&widths) {
+            let text = if r == 0 { &column.heading } else { &column.cells[r - 1] };
+            if column.left {
+                let _ = write!(line, "{text:<w$}  ");
             } else {
-                let _ = write!(line, "{text:>w$}  ", w = widths[i]);
+                let _ = write!(line, "{text:>w$}  ");
             }
         }
         let _ = writeln!(s, "{}", line.trim_end());
     }
     s
-}
-
-/// Each failed case with its error and the last lines its command wrote
-/// to stderr.
-pub fn failures(cases: &[&Case]) -> String {
-    let mut s = String::new();
-    for case in cases.iter().filter(|c| c.status == Status::Failed) {
-        let _ = writeln!(s, "\n{}: {}", case.place(), case.error.as_deref().unwrap_or("failed"));
-        if let Some(command) = &case.command {
-            let tail: Vec<&str> = command.stderr.lines().rev().take(10).collect();
-            for line in tail.iter().rev() {
-                let _ = writeln!(s, "  | {line}");
-            }
-        }
-    }
-    s
-}
-
-/// Missing figures of successful cases, grouped by reason (each fs once
-/// per reason).
-pub fn missing(cases: &[&Case]) -> String {
-    let mut seen: Vec<(String, String, Vec<String>)> = Vec::new();
-    for case in cases.iter().filter(|c| c.status == Status::Ok) {
-        for (name, figure) in case.figures.iter().filter(|(_, f)| f.value.is_none()) {
-            let why = figure.missing.clone().unwrap_or_default();
-            let place = case.place();
-            match seen.iter_mut().find(|(fs, w, _)| *fs == place && *w == why) {
-                Some((_, _, names)) if !names.iter().any(|n| n == name) => names.push(name.to_string()),
-                Some(_) => {}
-                None => seen.push((place, why, vec![name.to_string()])),
-            }
-        }
-    }
-    let mut s = String::new();
-    for (fs, why, names) in seen {
-        let _ = writeln!(s, "{fs}: not measured: {} ({why})", names.join(", "));
-    }
-    s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::record::{Better, Kind};
-
-    #[test]
-    fn cells_scale_by_unit_and_missing_is_a_dash() {
-        let mut f = Figures::new();
-        f.set("extents", 3.0, "count", Better::Lower, Kind::Exact);
-        f.set_missing("journal_commits", "count", Better::Lower, Kind::Exact, "needs root");
-        f.set("written_bytes", 67_108_864.0, "bytes", Better::Lower, Kind::Exact);
-        f.set("wall_s", 0.5, "s", Better::Lower, Kind::Timing);
-        assert_eq!(cell(&f, "extents"), "3");
-        assert_eq!(cell(&f, "journal_commits"), "-");
-        assert_eq!(cell(&f, "nothing"), "-");
-        assert_eq!(cell(&f, "written_bytes"), "67.1");
-        assert_eq!(cell(&f, "wall_s"), "0.500");
-    }
 }

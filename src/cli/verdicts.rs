@@ -41,7 +41,7 @@ pub fn render(verdicts: &[Verdict]) -> String {
 /// `line` broken at spaces into lines of at most [`WIDTH`] columns, the
 /// continuations indented by `indent`; a word longer than a line stands
 /// alone. Ends with a newline.
-fn wrap(line: &str, indent: usize) -> String {
+pub(super) fn wrap(line: &str, indent: usize) -> String {
     let mut out = String::new();
     let mut current = String::new();
     let lead: String = line.chars().take_while(|c| *c == ' ').collect();

@@ -10,7 +10,9 @@ use crate::record::{Better, FigureSpec, Figures, KEPT_MAPS, KEPT_RECORDS, KeptMa
 
 /// The layout figures, declared once.
 pub const FIGURES: &[FigureSpec] = &[
-    FigureSpec::new("files", "count", Better::Lower, Kind::Exact).about("regular files the work left"),
+    FigureSpec::new("files", "count", Better::Lower, Kind::Exact)
+        .heading("files left")
+        .about("regular files the work left"),
     FigureSpec::new("bytes", "bytes", Better::Lower, Kind::Exact).about("their bytes"),
     FigureSpec::new("extents", "count", Better::Lower, Kind::Exact)
         .about("extents as filefrag counts them, summed over the files"),

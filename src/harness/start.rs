@@ -89,13 +89,13 @@ pub const FIGURES: &[FigureSpec] = &[
         .heading("fill")
         .about("share of the file system's blocks in use before the work (statvfs)"),
     FigureSpec::new("start_free_bytes", "bytes", Better::Higher, Kind::Exact)
-        .heading("free MB")
+        .heading("free MiB")
         .about("free space before the work, the sum of the free extents"),
     FigureSpec::new("start_free_extents", "count", Better::Lower, Kind::Exact)
         .heading("free ext")
         .about("free extents before the work (adjacent free records merged)"),
     FigureSpec::new("start_free_largest_bytes", "bytes", Better::Higher, Kind::Exact)
-        .heading("largest MB")
+        .heading("largest MiB")
         .about("the largest free extent before the work"),
     FigureSpec::new("start_fragmented_share", "ratio", Better::Lower, Kind::Exact)
         .heading("free <1MiB")

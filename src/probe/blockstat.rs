@@ -282,7 +282,7 @@ macro_rules! block_figures {
 }
 
 /// The scratch device's figures.
-pub const FIGURES: &[FigureSpec] = block_figures!("", "the scratch device", ["MB wr", "MB rd", "wr I/Os", "rd I/Os"]);
+pub const FIGURES: &[FigureSpec] = block_figures!("", "the scratch device", ["MiB wr", "MiB rd", "wr I/Os", "rd I/Os"]);
 
 /// The figures of the whole disk beneath the target: every user of that
 /// disk counts, not the work alone.

@@ -140,7 +140,7 @@ pub const FIGURES: &[FigureSpec] = &[
         .about("time to read every file back with a cold cache, in tar order"),
     FigureSpec::new("cold_read_user_s", "s", Better::Lower, Kind::Timing).heading("cold user s"),
     FigureSpec::new("cold_read_sys_s", "s", Better::Lower, Kind::Timing).heading("cold sys s"),
-    FigureSpec::new("cold_read_mbps", "MB/s", Better::Higher, Kind::Timing).heading("cold MB/s"),
+    FigureSpec::new("cold_read_mbps", "MB/s", Better::Higher, Kind::Timing).heading("cold MiB/s"),
     FigureSpec::new("cold_read_bytes", "bytes", Better::Lower, Kind::Exact),
     FigureSpec::new("cold_read_ios", "count", Better::Lower, Kind::Timing)
         .about("read I/Os the device completed during the read-back"),

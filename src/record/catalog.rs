@@ -45,28 +45,51 @@ impl FigureSpec {
     }
 }
 
-/// Figures every scenario's table shows after its headline figures.
-pub const TABLE_COMMON: &[&str] =
-    &["written_bytes", "flushes", "journal_commits", "files", "extents", "perfection", "layout_score"];
-
-/// The columns of a command's (`exec`) table, in order: a command has no
-/// headline of its own.
-pub const EXEC_TABLE: &[&str] = &[
-    "wall_s",
-    "user_s",
-    "sys_s",
+/// Figures every scenario's table shows after its headline figures, while
+/// they fit the table's width: first the memory cgroup's (only a case
+/// that ran under a limit has them; they say why its layout changed),
+/// then what the work wrote and left.
+pub const TABLE_COMMON: &[&str] = &[
+    "memory_peak_bytes",
+    "memory_limit_hits",
+    "memory_scanned_pages",
+    "memory_reclaimed_pages",
+    "memory_dirty_bytes",
+    "memory_writeback_bytes",
     "written_bytes",
-    "write_ios",
-    "read_ios",
     "flushes",
     "journal_commits",
     "files",
     "extents",
     "perfection",
     "layout_score",
-    "seeks",
+];
+
+/// The columns of a command's (`exec`) table, most important first (the
+/// table shows them while they fit; the memory cgroup's only when the
+/// command ran under a limit): a command has no headline of its own.
+pub const EXEC_TABLE: &[&str] = &[
+    "wall_s",
+    "user_s",
+    "sys_s",
+    "memory_peak_bytes",
+    "memory_limit_hits",
+    "work_mbps",
+    "written_bytes",
+    "write_ios",
+    "flushes",
+    "journal_commits",
+    "extents",
+    "perfection",
+    "layout_score",
     "cold_read_mbps",
     "cold_read_ios_per_mib",
+    "read_ios",
+    "files",
+    "seeks",
+    "work_written_bytes",
+    "work_write_ios",
+    "exit_status",
 ];
 
 /// Figures the report charts for every scenario after its headline ones:

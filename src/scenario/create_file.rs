@@ -149,7 +149,7 @@ pub struct CreateFile;
 const FIGURES: &[FigureSpec] = &[
     FigureSpec::new("create_s", "s", Better::Lower, Kind::Timing).heading("create s")
         .about("seconds making the file (its writes and close, not the later syncfs)"),
-    FigureSpec::new("create_mbps", "MB/s", Better::Higher, Kind::Timing).heading("create MB/s")
+    FigureSpec::new("create_mbps", "MB/s", Better::Higher, Kind::Timing).heading("create MiB/s")
         .about("size / create_s in MB/s (10^6 bytes), as dd prints it"),
     FigureSpec::new("fallocate_emulated", "count", Better::Lower, Kind::Exact)
         .about("fallocate only: 1 if glibc wrote every block (no fallocate(2), ext2/ext3), 0 if not"),

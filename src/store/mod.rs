@@ -27,7 +27,7 @@ use serde::Serialize;
 pub use select::{Selection, open_for_reading, resolve};
 
 use crate::error::{Error, Result};
-use crate::record::{Case, RunRecord, Status, Verdict};
+use crate::record::{Case, RunRecord, StartRecord, Status, Verdict};
 
 /// The store used when `--store` is not given: a file in the current
 /// folder.
@@ -122,6 +122,29 @@ pub struct RunSummary {
     pub scenarios: Vec<String>,
     /// File-system labels in it, in order of first case.
     pub targets: Vec<String>,
+    /// The run-wide sysctls it set (`--sysctl` with one value).
+    pub sysctls: Vec<(String, String)>,
+    /// How its targets were made and started, each distinct set-up once,
+    /// in order of first case: what `fslab runs` says of a run beside its
+    /// id (`sync`, `aged`), so runs that differ in set-up are told apart.
+    pub setups: Vec<SetupSummary>,
+}
+
+/// One way a run's targets were made and started.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SetupSummary {
+    /// The file system's type.
+    pub fs_type: String,
+    /// Its whole mkfs argument list.
+    pub mkfs_args: Vec<String>,
+    /// Its mount options, when fslab gave any.
+    pub mount_opts: Option<String>,
+    /// The case's conditions (memory limit, per-case sysctls, age, fill).
+    pub conditions: std::collections::BTreeMap<String, String>,
+    /// The aging profile it started from (`--age`).
+    pub age: Option<String>,
+    /// The fill it started at (`--fill`), as a fraction.
+    pub fill: Option<f64>,
 }
 
 /// An open store.
@@ -235,11 +258,15 @@ impl Store {
             Some(tag) => (format!("WHERE id {TAGGED}"), format!("WHERE run_id {TAGGED}"), vec![Value::text(tag)]),
             None => (String::new(), String::new(), Vec::new()),
         };
+        let version = self.version;
         let mut out = Vec::new();
         self.backend.transaction(&mut |sql| {
             out.clear();
             let mut index = HashMap::new();
-            let runs = sql.query(&format!("SELECT id, started_at, complete, kernel FROM runs {runs_where} ORDER BY started_at, id"), &args)?;
+            let runs = sql.query(
+                &format!("SELECT id, started_at, complete, kernel, sysctls FROM runs {runs_where} ORDER BY started_at, id"),
+                &args,
+            )?;
             for row in runs {
                 index.insert(text(&row[0]), out.len());
                 out.push(RunSummary {
@@ -252,6 +279,8 @@ impl Store {
                     failed: 0,
                     scenarios: Vec::new(),
                     targets: Vec::new(),
+                    sysctls: from_json(&text(&row[4]), "sysctl list")?,
+                    setups: Vec::new(),
                 });
             }
             let summary_of = |row: &[Value]| index.get(row[0].as_str().unwrap_or_default()).copied();
@@ -260,7 +289,15 @@ impl Store {
                     out[i].tags.push(text(&row[1]));
                 }
             }
-            let cases = sql.query(&format!("SELECT run_id, scenario, fs, status FROM cases {rows_where} ORDER BY run_id, ordinal"), &args)?;
+            let conditions = if version >= 2 { "conditions" } else { "NULL" };
+            let start = if version >= 3 { "start" } else { "NULL" };
+            let cases = sql.query(
+                &format!(
+                    "SELECT run_id, scenario, fs, status, fs_type, mkfs_args, mount_opts, {conditions}, {start} \
+                     FROM cases {rows_where} ORDER BY run_id, ordinal"
+                ),
+                &args,
+            )?;
             for case in cases {
                 let Some(i) = summary_of(&case) else { continue };
                 let summary = &mut out[i];
@@ -268,6 +305,18 @@ impl Store {
                 summary.failed += u64::from(case[3].as_str() == Some(Status::Failed.as_str()));
                 push_new(&mut summary.scenarios, text(&case[1]));
                 push_new(&mut summary.targets, text(&case[2]));
+                let start: Option<StartRecord> = case[8].as_str().map(|t| from_json(t, "case's starting point")).transpose()?;
+                let setup = SetupSummary {
+                    fs_type: text(&case[4]),
+                    mkfs_args: from_json(&text(&case[5]), "mkfs argument list")?,
+                    mount_opts: case[6].as_str().map(str::to_string),
+                    conditions: case[7].as_str().map(|t| from_json(t, "case's conditions")).transpose()?.unwrap_or_default(),
+                    age: start.as_ref().and_then(|s| s.age.clone()),
+                    fill: start.as_ref().and_then(|s| s.fill),
+                };
+                if !summary.setups.contains(&setup) {
+                    summary.setups.push(setup);
+                }
             }
             Ok(())
         })?;

@@ -92,7 +92,7 @@ pub struct DirectStream;
 const FIGURES: &[FigureSpec] = &[
     FigureSpec::new("bytes_written", "bytes", Better::Higher, Kind::Exact)
         .about("bytes the loop wrote"),
-    FigureSpec::new("stream_mbps", "MB/s", Better::Higher, Kind::Timing).heading("MB/s")
+    FigureSpec::new("stream_mbps", "MB/s", Better::Higher, Kind::Timing).heading("MiB/s")
         .about("bytes written / loop seconds, MB/s (10^6 bytes)"),
     FigureSpec::new("prepared_extents", "count", Better::Lower, Kind::Exact)
         .about("overwrite: extents of the file laid down before the run"),

@@ -18,10 +18,10 @@ pub const FIGURES: &[FigureSpec] = &[
         .heading("exit")
         .about("the command's exit status (128 + N when killed by signal N, as a shell says)"),
     FigureSpec::new("work_mbps", "MB/s", Better::Higher, Kind::Timing)
-        .heading("work MB/s")
+        .heading("work MiB/s")
         .about("bytes written to the scratch device while the command ran, in 10^6 bytes per second of it (fslab's syncfs after it not counted)"),
     FigureSpec::new("work_written_bytes", "bytes", Better::Lower, Kind::Timing)
-        .heading("work MB wr")
+        .heading("work MiB wr")
         .about("bytes written to the scratch device while the command ran (written_bytes adds fslab's syncfs after it)"),
     FigureSpec::new("work_write_ios", "count", Better::Lower, Kind::Timing)
         .heading("work wr I/Os")

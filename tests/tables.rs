@@ -1,0 +1,103 @@
+//! The tables people read, end to end: a real run with repeats on two
+//! file systems fits 120 columns, has a row per target and parameter set,
+//! says each "not measured" reason once, and shows how its targets were
+//! made in the header, in `runs`, `show` and the CSV export.
+
+mod common;
+
+use common::{Lab, root_or_skip};
+
+/// Every line fits 120 columns.
+fn assert_fits(text: &str) {
+    for line in text.lines() {
+        assert!(line.chars().count() <= 120, "{} columns: {line}\n{text}", line.chars().count());
+    }
+}
+
+/// No two columns share a heading.
+fn assert_unique(headings: &[&str]) {
+    let mut unique = headings.to_vec();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), headings.len(), "no two columns share a heading: {headings:?}");
+}
+
+/// The heading and rows of the table that follows `title`'s line (and its
+/// shared parameters): the lines after its heading up to the first that is
+/// blank or a note.
+fn table_rows<'t>(text: &'t str, title: &str) -> (&'t str, Vec<&'t str>) {
+    let mut lines = text.lines().skip_while(|l| !l.starts_with(title)).skip(1).skip_while(|l| l.starts_with("parameters: "));
+    let head = lines.next().unwrap_or_else(|| panic!("no table after {title}:\n{text}"));
+    let rows = lines.take_while(|l| !l.is_empty() && !l.starts_with('(') && !l.starts_with("not measured")).collect();
+    (head, rows)
+}
+
+#[test]
+fn a_repeated_run_prints_a_row_per_target_and_parameter_set_within_120_columns() {
+    if !root_or_skip("tables_repeat") {
+        return;
+    }
+    let lab = Lab::new();
+    let out = lab.expect(
+        &[
+            "run",
+            "replace-files",
+            "--scratch",
+            lab.scratch().to_str().unwrap(),
+            "--fs",
+            "ext4,xfs",
+            "--repeat",
+            "2",
+            "--set",
+            "strategy=fsync-each,writeback-batch",
+            "--mount-opt",
+            "ext4=sync",
+            "--tag",
+            "tables",
+        ],
+        0,
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_fits(&text);
+    assert!(text.lines().any(|l| l == "ext4 made with mount -o sync"), "the header says how ext4 was made:\n{text}");
+    let (head, rows) = table_rows(&text, "replace-files (seed 002)");
+    let words: Vec<&str> = head.split("  ").map(str::trim).filter(|h| !h.is_empty()).collect();
+    assert_eq!(&words[..4], ["fs", "strategy", "n", "status"], "{text}");
+    assert!(text.contains("\nparameters: files 20\nfs "), "the parameter every row shares, said once:\n{text}");
+    assert!(words.contains(&"wall s"), "the seed's figures first: {words:?}");
+    assert_unique(&words);
+    assert_eq!(rows.len(), 4, "2 targets × 2 strategies:\n{text}");
+    for row in &rows {
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!((cells[2], cells[3]), ("2", "ok"), "{row}");
+    }
+    // Timings of two repeats: median [min–max] unless they print alike.
+    assert!(rows.iter().any(|r| r.contains('[') && r.contains('–')), "{text}");
+    // Each reason once, however many targets and repeats share it.
+    let reasons: Vec<&str> =
+        text.lines().filter(|l| l.starts_with("not measured: ")).map(|l| l.rsplit_once(" (").map_or(l, |(_, why)| why)).collect();
+    let mut once = reasons.clone();
+    once.sort();
+    once.dedup();
+    assert_eq!(once.len(), reasons.len(), "a reason said twice:\n{text}");
+
+    // `show --wide`: every figure, the same rows.
+    let wide = String::from_utf8(lab.expect(&["show", "tables", "--wide"], 0).stdout).unwrap();
+    let (wide_head, wide_rows) = table_rows(&wide, "replace-files (seed 002)");
+    assert_eq!(wide_rows.len(), 4, "{wide}");
+    assert!(wide_head.len() > 120 && wide_head.contains("files_replaced"), "{wide_head}");
+    let wide_words: Vec<&str> = wide_head.split("  ").map(str::trim).filter(|h| !h.is_empty()).collect();
+    assert!(wide_words.contains(&"files left") && wide_words.contains(&"MiB wr"), "{wide_words:?}");
+    assert_unique(&wide_words);
+    assert!(!wide.contains("more figures with --wide"), "{wide}");
+    // `runs` names the mount option; the CSV carries the set-up.
+    let runs = String::from_utf8(lab.expect(&["runs"], 0).stdout).unwrap();
+    assert!(runs.lines().nth(1).is_some_and(|l| l.ends_with("-o sync")), "{runs}");
+    let csv = String::from_utf8(lab.expect(&["export", "tables", "--csv"], 0).stdout).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    assert_eq!(&header[13..], ["mkfs_args", "mount_opts", "conditions", "sysctls", "age", "fill"], "{csv}");
+    let ext4_rows: Vec<&str> = csv.lines().filter(|l| l.contains(",ext4,")).collect();
+    assert!(!ext4_rows.is_empty() && ext4_rows.iter().all(|l| l.contains(",sync,")), "{csv}");
+    assert!(csv.lines().filter(|l| l.contains(",xfs,")).all(|l| !l.contains(",sync,")), "{csv}");
+    lab.assert_nothing_left("after the tables run");
+}
