@@ -303,15 +303,7 @@ fn a_store_of_the_schema_before_conditions_still_reads_and_migrates_on_write() {
     let path = dir.path().join("old.db");
     let location = path.to_str().unwrap();
     let old = tiny_run("20261121T000001Z-2-00000002");
-    fslab::store::Store::open(location).unwrap().put_run(&old).unwrap();
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch(
-        "ALTER TABLE cases DROP COLUMN conditions; ALTER TABLE cases DROP COLUMN memory_cgroup; \
-         ALTER TABLE cases DROP COLUMN start; ALTER TABLE cases DROP COLUMN image_copy; \
-         UPDATE fslab_schema SET version = 1;",
-    )
-    .unwrap();
-    drop(conn);
+    store_of_version(&path, &old, 1, &["conditions", "memory_cgroup", "start", "image_copy"]);
     let mut store = fslab::store::Store::open_existing(&path).unwrap();
     let back = store.load(&old.id).unwrap().expect("the old run is there");
     assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&old).unwrap());
@@ -334,14 +326,7 @@ fn a_store_of_the_schema_before_aged_starts_still_reads_and_migrates_on_write() 
     let path = dir.path().join("v2.db");
     let location = path.to_str().unwrap();
     let old = tiny_run("20261121T000001Z-2-00000004");
-    fslab::store::Store::open(location).unwrap().put_run(&old).unwrap();
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch(
-        "ALTER TABLE cases DROP COLUMN start; ALTER TABLE cases DROP COLUMN image_copy; \
-         UPDATE fslab_schema SET version = 2;",
-    )
-    .unwrap();
-    drop(conn);
+    store_of_version(&path, &old, 2, &["start", "image_copy"]);
     let mut store = fslab::store::Store::open_existing(&path).unwrap();
     let back = store.load(&old.id).unwrap().expect("the old run is there");
     assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&old).unwrap());
@@ -357,6 +342,17 @@ fn a_store_of_the_schema_before_aged_starts_still_reads_and_migrates_on_write() 
     assert_eq!(again.cases[0].start, new.cases[0].start);
     assert_eq!(again.cases[0].target.image_copy, new.cases[0].target.image_copy);
     assert!(store.load(&old.id).unwrap().unwrap().cases[0].start.is_none());
+}
+
+/// A store at `path` holding `run`, made as schema `version` made it: the
+/// case columns later versions added (`dropped`) taken out again.
+fn store_of_version(path: &std::path::Path, run: &fslab::record::RunRecord, version: i64, dropped: &[&str]) {
+    fslab::store::Store::open(path.to_str().unwrap()).unwrap().put_run(run).unwrap();
+    let conn = rusqlite::Connection::open(path).unwrap();
+    for column in dropped {
+        conn.execute_batch(&format!("ALTER TABLE cases DROP COLUMN {column}")).unwrap();
+    }
+    conn.execute_batch(&format!("UPDATE fslab_schema SET version = {version}")).unwrap();
 }
 
 fn tiny_run(id: &str) -> fslab::record::RunRecord {

@@ -109,15 +109,8 @@ fn starting_state(catalog: &crate::record::Catalog, record: &RunRecord) -> Strin
         }
     }
     let Some(first) = firsts.first().and_then(|c| c.start.as_ref()) else { return s };
-    let mut how = Vec::new();
-    if let Some(age) = &first.age {
-        how.push(format!("aged {age}"));
-    }
-    if let Some(fill) = first.fill {
-        how.push(format!("filled to {:.0}%", fill * 100.0));
-    }
     s.push('\n');
-    s.push_str(&wrap(&format!("starting state ({}), measured before the work:", how.join(", then ")), 2));
+    s.push_str(&wrap(&format!("starting state ({}), measured before the work:", first.how()), 2));
     let columns = Columns { figures: START_TABLE.iter().map(|f| f.to_string()).collect(), ..Columns::default() };
     s.push_str(&table::render_cases(catalog, &firsts, &columns));
     for case in &firsts {

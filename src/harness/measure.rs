@@ -103,10 +103,12 @@ impl Lab {
         progress(Phase::Make);
         let settings: Vec<_> = what.condition.sysctls.iter().map(|s| s.setting.clone()).collect();
         let set = crate::interrupt::check().and_then(|()| sysctl::apply(self.ledger(), &settings));
-        let mut options = self.options_for(&*work, what.condition);
+        // Read once per case: a `git:` profile's identity runs git.
+        let start = super::StartPlan::for_condition(self.plan.start.as_ref(), what.condition);
+        let mut options = self.options_for(&*work, start.as_ref().ok().and_then(Option::as_ref));
         let made = set.and_then(|tokens| {
             held.extend(tokens);
-            options.base_image = self.base_for(spec, &options, case, progress, what.condition)?;
+            options.base_image = self.base_for(spec, &options, case, progress, start?.as_ref())?;
             spec.make(self.ledger(), &options, &self.id)
         });
         let mut target = match made {
@@ -142,11 +144,10 @@ impl Lab {
 
     /// The target options for `work`: the plan's, with an image large
     /// enough for what the work writes when the user gave no `--size`.
-    fn options_for(&self, work: &dyn Work, condition: &Condition) -> TargetOptions {
+    fn options_for(&self, work: &dyn Work, start: Option<&super::StartPlan>) -> TargetOptions {
         let mut options = self.plan.target_options.clone();
         if options.size_bytes.is_none() {
-            let start = super::StartPlan::for_condition(self.plan.start.as_ref(), condition).ok().flatten();
-            let level = start.as_ref().map_or(0.0, super::StartPlan::level);
+            let level = start.map_or(0.0, super::StartPlan::level);
             options.size_bytes = Some(image_size_for(work.space_needed(), level));
         }
         options

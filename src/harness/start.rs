@@ -70,17 +70,6 @@ impl StartPlan {
         Ok(Some(start))
     }
 
-    /// The run header's words: `aged churn:..., then filled to 80%`.
-    pub fn describe(&self) -> String {
-        let mut parts = Vec::new();
-        if let Some(age) = &self.age {
-            parts.push(format!("aged {}", age.canonical()));
-        }
-        if let Some(fill) = self.fill {
-            parts.push(format!("filled to {:.0}%", fill * 100.0));
-        }
-        parts.join(", then ")
-    }
 }
 
 /// The starting-state figures, declared once.
@@ -117,19 +106,19 @@ fn spec(name: &str) -> &'static FigureSpec {
 pub const WORK_FOLDER: &str = "work";
 
 impl Lab {
-    /// The cache entry `spec` starts from, made now (aged, filled and
-    /// stored) when the cache has none; `None` when the run starts fresh
-    /// or `spec` is no scratch target.
+    /// The cache entry `spec` starts from under `start` (the case's, from
+    /// [`StartPlan::for_condition`]), made now (aged, filled and stored)
+    /// when the cache has none; `None` when the case starts fresh or
+    /// `spec` is no scratch target.
     pub(super) fn base_for(
         &self,
         spec: &TargetSpec,
         options: &TargetOptions,
         case: &mut Case,
         progress: &dyn Fn(Phase),
-        condition: &Condition,
+        start: Option<&StartPlan>,
     ) -> Result<Option<Arc<CacheEntry>>> {
-        let Some(start) = StartPlan::for_condition(self.plan.start.as_ref(), condition)? else { return Ok(None) };
-        let start = &start;
+        let Some(start) = start else { return Ok(None) };
         if !spec.needs_scratch() {
             return Ok(None);
         }

@@ -169,9 +169,8 @@ pub struct FreeBucketCount {
 }
 
 impl StartRecord {
-    /// One line for people: `aged churn:..., then filled to 80%; image
-    /// 3fa2c1d09b7e from the cache`.
-    pub fn describe(&self) -> String {
+    /// How the target was shaped: `aged churn:..., then filled to 80%`.
+    pub fn how(&self) -> String {
         let mut parts = Vec::new();
         if let Some(age) = &self.age {
             parts.push(format!("aged {age}"));
@@ -179,9 +178,15 @@ impl StartRecord {
         if let Some(fill) = self.fill {
             parts.push(format!("filled to {:.0}%", fill * 100.0));
         }
+        parts.join(", then ")
+    }
+
+    /// One line for people: `aged churn:..., then filled to 80%; image
+    /// 3fa2c1d09b7e from the cache`.
+    pub fn describe(&self) -> String {
         let short: String = self.cache_key.chars().take(12).collect();
-        let how = if self.cache_hit { "from the cache".to_string() } else { format!("made in {:.1} s", self.aging_seconds) };
-        format!("{}; image {short} {how}", parts.join(", then "))
+        let made = if self.cache_hit { "from the cache".to_string() } else { format!("made in {:.1} s", self.aging_seconds) };
+        format!("{}; image {short} {made}", self.how())
     }
 }
 
