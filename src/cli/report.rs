@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use super::ReportArgs;
 use crate::compare::{self, Side, render};
 use crate::error::{Error, Result};
+use crate::report::html::Compared;
 
 /// Run `fslab report`.
 pub fn run(args: &ReportArgs) -> Result<ExitCode> {
@@ -18,20 +19,26 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
     }
     let options = super::compare::options(&args.compare_options)?;
     let selection = crate::store::resolve(&args.store.location, &args.run)?;
-    let compared = match &args.compare {
-        Some(base) => {
-            let base = crate::store::resolve(&args.store.location, base)?;
-            let comparison = compare::compare(
-                Side { label: &base.label, runs: &base.runs },
-                Side { label: &selection.label, runs: &selection.runs },
-                &options,
-            );
-            Some(render::html_table(&comparison))
-        }
+    let base = match &args.compare {
+        Some(base) => Some(crate::store::resolve(&args.store.location, base)?),
         None => None,
     };
+    let compared = base.as_ref().map(|base| {
+        let comparison = compare::compare(
+            Side { label: &base.label, runs: &base.runs },
+            Side { label: &selection.label, runs: &selection.runs },
+            &options,
+        );
+        Compared {
+            base_label: &base.label,
+            base_runs: &base.runs,
+            new_label: &selection.label,
+            summary_html: String::new(),
+            table_html: render::html_table(&comparison),
+        }
+    });
     let title = format!("fslab report: {}", selection.label);
-    let page = crate::report::html::render(&crate::harness::catalog(), &selection.runs, &title, compared.as_deref());
+    let page = crate::report::html::render(&crate::harness::catalog(), &selection.runs, &title, compared.as_ref());
     super::output::write_whole(&args.output, &page, "write")?;
     eprintln!("fslab: wrote {} ({} KiB)", args.output.display(), page.len().div_ceil(1024));
     Ok(ExitCode::SUCCESS)

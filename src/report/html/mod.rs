@@ -32,13 +32,29 @@ use crate::record::{Catalog, RunRecord};
 /// 100 KB at worst), and so must their number be.
 const MAX_STRIPS: usize = 48;
 
-/// The page for `runs`, titled `title`, with `compare_html` (an HTML
-/// fragment made elsewhere, embedded as it is) in a section of its own;
-/// `catalog` orders the scenarios and describes them and their figures.
-/// UTF-8 bytes of a complete HTML5 document.
-pub fn render(catalog: &Catalog, runs: &[RunRecord], title: &str, compare_html: Option<&str>) -> Vec<u8> {
+/// What `fslab report --compare BASE` adds to the page: the base's runs,
+/// so charts can draw base and new side by side, and the comparison's
+/// HTML fragments (made by `compare::render`, embedded as they are).
+pub struct Compared<'a> {
+    /// The base side's label (`tag before`, a run id, ...).
+    pub base_label: &'a str,
+    /// The base side's runs.
+    pub base_runs: &'a [RunRecord],
+    /// The new side's label; its runs are the page's runs.
+    pub new_label: &'a str,
+    /// What differs between the sides and the notes said once: near the
+    /// top of the page, under the verdicts.
+    pub summary_html: String,
+    /// The comparison table, in a section of its own.
+    pub table_html: String,
+}
+
+/// The page for `runs`, titled `title`, with what `compared` adds when
+/// given; `catalog` orders the scenarios and describes them and their
+/// figures. UTF-8 bytes of a complete HTML5 document.
+pub fn render(catalog: &Catalog, runs: &[RunRecord], title: &str, compared: Option<&Compared>) -> Vec<u8> {
     let mut page = String::with_capacity(256 * 1024);
-    Page::new(catalog, runs).write(&mut page, title, compare_html).expect("fmt::Write for String never fails");
+    Page::new(catalog, runs, compared).write(&mut page, title).expect("fmt::Write for String never fails");
     page.into_bytes()
 }
 
@@ -46,6 +62,8 @@ pub fn render(catalog: &Catalog, runs: &[RunRecord], title: &str, compare_html: 
 struct Page<'a> {
     catalog: &'a Catalog,
     runs: &'a [RunRecord],
+    /// The base side and the comparison, with `--compare`.
+    compared: Option<&'a Compared<'a>>,
     /// Target labels in order of first appearance: their bar colour.
     colours: Vec<&'a str>,
     /// Strips still allowed on the page.
@@ -53,17 +71,18 @@ struct Page<'a> {
 }
 
 impl<'a> Page<'a> {
-    fn new(catalog: &'a Catalog, runs: &'a [RunRecord]) -> Page<'a> {
+    fn new(catalog: &'a Catalog, runs: &'a [RunRecord], compared: Option<&'a Compared<'a>>) -> Page<'a> {
         let mut colours: Vec<&str> = Vec::new();
         for case in runs.iter().flat_map(|r| &r.cases) {
             if !colours.contains(&case.fs.as_str()) {
                 colours.push(&case.fs);
             }
         }
-        Page { catalog, runs, colours, strips_left: MAX_STRIPS }
+        Page { catalog, runs, compared, colours, strips_left: MAX_STRIPS }
     }
 
-    fn write(mut self, out: &mut String, title: &str, compare_html: Option<&str>) -> fmt::Result {
+    fn write(mut self, out: &mut String, title: &str) -> fmt::Result {
+        let compared = self.compared;
         let scenarios = scenario_order(self.catalog, self.runs);
         writeln!(out, "<!DOCTYPE html>")?;
         writeln!(out, r#"<html lang="en">"#)?;
@@ -84,7 +103,7 @@ impl<'a> Page<'a> {
             plural(cases, "case", "cases"),
             escape(env!("CARGO_PKG_VERSION"))
         )?;
-        write_nav(out, &scenarios, compare_html.is_some())?;
+        write_nav(out, &scenarios, compared.is_some())?;
         writeln!(out, "</header>")?;
         writeln!(out, "<main>")?;
         if self.runs.is_empty() {
@@ -95,9 +114,10 @@ impl<'a> Page<'a> {
         for scenario in &scenarios {
             self.write_scenario(out, scenario)?;
         }
-        if let Some(fragment) = compare_html {
+        if let Some(compared) = compared {
             writeln!(out, r#"<section class="compare" id="compare"><h2>Comparison</h2>"#)?;
-            writeln!(out, "{fragment}")?;
+            writeln!(out, "{}", compared.summary_html)?;
+            writeln!(out, "{}", compared.table_html)?;
             writeln!(out, "</section>")?;
         }
         writeln!(out, "</main>")?;
@@ -222,7 +242,14 @@ mod tests {
     }
 
     fn page(runs: &[RunRecord], compare: Option<&str>) -> String {
-        String::from_utf8(render(&catalog(), runs, "fslab report", compare)).expect("UTF-8")
+        let compared = compare.map(|table| Compared {
+            base_label: "base",
+            base_runs: &[],
+            new_label: "new",
+            summary_html: String::new(),
+            table_html: table.to_string(),
+        });
+        String::from_utf8(render(&catalog(), runs, "fslab report", compared.as_ref())).expect("UTF-8")
     }
 
     /// Values of attribute `name` on elements whose tag has `marker`.
