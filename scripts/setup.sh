@@ -3,7 +3,8 @@
 # the mkfs tools of every file system the tests make, filefrag/e2freefrag
 # (e2fsprogs), xfs_io/xfs_db (xfsprogs), losetup (util-linux), git (for --age git:), hyperfine for
 # the benchmarks, fio (exec --parse fio and its test), a PostgreSQL server for the store tests and Chromium for
-# the report's browser test. Needs root to install; does nothing when all is
+# the report's browser test; QEMU and a static busybox for guests (--kernel: the guest's initramfs has
+# no C library, so busybox-static, not busybox). Needs root to install; does nothing when all is
 # present.
 set -euo pipefail
 
@@ -22,6 +23,8 @@ have git         || need+=(git)
 [ -x /usr/bin/time ] || need+=(time)
 compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need+=(postgresql)
 have chromium    || need+=(chromium)
+have qemu-system-x86_64 || need+=(qemu-system-x86)
+dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' || need+=(busybox-static)
 
 if [ ${#need[@]} -gt 0 ]; then
     if [ "$(id -u)" -ne 0 ]; then
