@@ -98,8 +98,10 @@ pub fn is_static_elf(bytes: &[u8]) -> bool {
 }
 
 /// Write the initramfs for `modules` (from the tree at `tree_dir`) with
-/// the static busybox at `busybox` to `out`; returns its size in bytes.
-pub fn write(out: &Path, busybox: &Path, tree_dir: &Path, modules: &[Module]) -> Result<u64> {
+/// the static busybox at `busybox` into `file` (empty, made and ledgered
+/// by the caller; `out` is its path, for messages); returns its size in
+/// bytes.
+pub fn write(file: File, out: &Path, busybox: &Path, tree_dir: &Path, modules: &[Module]) -> Result<u64> {
     let busybox_bytes = std::fs::read(busybox).map_err(|e| {
         Error::environment(format!("{}: cannot read busybox ({e}); install busybox-static", busybox.display()))
     })?;
@@ -109,7 +111,6 @@ pub fn write(out: &Path, busybox: &Path, tree_dir: &Path, modules: &[Module]) ->
             busybox.display()
         )));
     }
-    let file = File::create(out).map_err(|e| Error::io(out, "create the initramfs", e))?;
     let io = |e| Error::io(out, "write the initramfs", e);
     let mut cpio = CpioWriter::new(BufWriter::new(file));
     for dir in ["bin", "dev", "proc", "sys", "modules"] {
@@ -155,12 +156,12 @@ mod tests {
         let out = dir.path().join("initramfs.cpio");
         // The host's own fslab is dynamically linked.
         let me = std::env::current_exe().unwrap();
-        let err = write(&out, &me, dir.path(), &[]).unwrap_err();
+        let err = write(File::create(&out).unwrap(), &out, &me, dir.path(), &[]).unwrap_err();
         assert!(err.message.contains("busybox-static"), "{}", err.message);
         for busybox in ["/bin/busybox", "/usr/bin/busybox"] {
             let bytes = std::fs::read(busybox).unwrap_or_default();
             if is_static_elf(&bytes) {
-                let size = write(&out, Path::new(busybox), dir.path(), &[]).unwrap();
+                let size = write(File::create(&out).unwrap(), &out, Path::new(busybox), dir.path(), &[]).unwrap();
                 assert!(size > bytes.len() as u64);
                 return;
             }

@@ -80,10 +80,12 @@ impl GuestSpec {
         args.extend(["-serial".into(), "chardev:console".into()]);
         for (i, share) in self.shares.iter().enumerate() {
             let mut fsdev = with_path(&format!("local,id=share{i},path="), &share.path);
-            fsdev.push(",security_model=none,multidevs=remap");
-            if share.read_only {
-                fsdev.push(",readonly=on");
-            }
+            // A share the guest writes keeps the guest's owners and modes
+            // in xattrs: its root makes plain files on the host, never a
+            // device node or a setuid file. The read-only root shows the
+            // host's as they are.
+            fsdev.push(if share.read_only { ",security_model=none,readonly=on" } else { ",security_model=mapped-xattr" });
+            fsdev.push(",multidevs=remap");
             args.extend(["-fsdev".into(), fsdev]);
             args.extend(["-device".into(), format!("virtio-9p-pci,fsdev=share{i},mount_tag={}", share.tag).into()]);
         }
@@ -146,8 +148,8 @@ mod tests {
             "-kernel /k/vmlinux -initrd /r/initramfs.cpio",
             "-append console=ttyS0 panic=-1 quiet fslab.case=1",
             "-chardev file,id=console,path=/r/a,,b/console.log -serial chardev:console",
-            "-fsdev local,id=share0,path=/,security_model=none,multidevs=remap,readonly=on -device virtio-9p-pci,fsdev=share0,mount_tag=fslabroot",
-            "-fsdev local,id=share1,path=/r/out,security_model=none,multidevs=remap -device virtio-9p-pci,fsdev=share1,mount_tag=fslabout",
+            "-fsdev local,id=share0,path=/,security_model=none,readonly=on,multidevs=remap -device virtio-9p-pci,fsdev=share0,mount_tag=fslabroot",
+            "-fsdev local,id=share1,path=/r/out,security_model=mapped-xattr,multidevs=remap -device virtio-9p-pci,fsdev=share1,mount_tag=fslabout",
             "-drive file=/r/scratch.img,format=raw,if=none,id=disk0,cache=none,aio=threads -device virtio-blk-pci,drive=disk0",
         ] {
             assert!(line.contains(part), "{part:?} not in {line}");
