@@ -115,3 +115,32 @@ fn replace_files_runs_in_a_guest_of_another_kernel_and_its_json_comes_back() {
     files.release().unwrap();
     assert!(!folder.exists());
 }
+
+#[test]
+fn kernels_refuses_what_is_no_kernel_image_and_reports_one_that_is() {
+    let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+    let not_image = dir.path().join("notes.txt");
+    std::fs::write(&not_image, "hello").unwrap();
+    let out = common::fslab_expect(&["kernels", not_image.to_str().unwrap()], 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a kernel image"));
+    let Some(root) = std::env::var_os("FSLAB_TEST_KERNEL_ROOT").map(PathBuf::from) else {
+        eprintln!("skipped the image: FSLAB_TEST_KERNEL_ROOT names no unpacked kernel package");
+        return;
+    };
+    let vmlinuz = std::fs::read_dir(root.join("boot"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("vmlinuz-"))
+        .unwrap();
+    let json = common::fslab_json(&["kernels", "--json", vmlinuz.to_str().unwrap()]);
+    let report = &json["kernels"][0];
+    assert_eq!(report["image"]["format"], "bzimage");
+    for fs in report["file_systems"].as_array().unwrap() {
+        assert_eq!(fs["available"], true, "{fs}");
+    }
+    let ext4 = &report["file_systems"][2]["load"];
+    let load: Vec<&str> = ext4.as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+    let at = |m: &str| load.iter().position(|x| *x == m).unwrap_or_else(|| panic!("{m} not in {load:?}"));
+    assert!(at("crc32c_generic") < at("ext4") && at("jbd2") < at("ext4"), "{load:?}");
+}

@@ -24,6 +24,7 @@ mod frag;
 mod hunt;
 mod hunt_axis;
 mod free;
+mod kernels;
 mod map;
 mod output;
 mod shell;
@@ -94,6 +95,9 @@ enum Command {
     /// Release every mount, loop device, image and sysctl that a killed
     /// fslab run left behind (runs still alive are not touched).
     Cleanup(CleanupArgs),
+    /// What a kernel image can do here as a guest (`--kernel`): its
+    /// modules, the file systems it can mount, how it boots, acceleration.
+    Kernels(KernelsArgs),
     /// Print a completion script for SHELL (bash, zsh, fish, elvish,
     /// powershell), generated from this command line.
     Completions(shell::CompletionsArgs),
@@ -159,6 +163,22 @@ pub struct FragArgs {
     /// Descend into other file systems mounted below PATH.
     #[arg(long)]
     pub cross_mounts: bool,
+}
+
+/// Arguments of `fslab kernels`.
+#[derive(Debug, Args)]
+pub struct KernelsArgs {
+    /// Kernel images (a bzImage/vmlinuz or vmlinux); `host` is the running
+    /// kernel.
+    #[arg(required = true, value_name = "IMAGE")]
+    pub images: Vec<String>,
+    /// The module tree (`lib/modules/RELEASE`) to use instead of the one
+    /// beside the image or in /lib/modules.
+    #[arg(long, value_name = "DIR")]
+    pub kernel_modules: Option<PathBuf>,
+    /// Print JSON (schema fslab/1) instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `fslab free`.
@@ -528,6 +548,7 @@ pub fn main() -> ExitCode {
         Command::Map(args) => map::run(args),
         Command::Frag(args) => frag::run(args),
         Command::Free(args) => free::run(args),
+        Command::Kernels(args) => kernels::run(args),
         Command::Exec(args) => exec::run(args),
         Command::List(args) => list::run(args),
         Command::Run(args) => run::run(args),

@@ -215,6 +215,32 @@ pub fn extract_vmlinux(bzimage: &Path, out: &Path) -> Result<KernelImage> {
     Ok(KernelImage { path: out.to_path_buf(), ..image })
 }
 
+/// An ELF64 with one PT_NOTE segment holding a Xen note of `kind`, and
+/// a banner: for tests here and in `kernel.rs`.
+#[cfg(test)]
+pub(crate) fn fake_vmlinux(kind: u32) -> Vec<u8> {
+    let mut elf = vec![0u8; 64 + 56];
+    elf[..4].copy_from_slice(b"\x7fELF");
+    elf[4] = 2;
+    elf[5] = 1;
+    elf[0x20..0x28].copy_from_slice(&64u64.to_le_bytes());
+    elf[0x36..0x38].copy_from_slice(&56u16.to_le_bytes());
+    elf[0x38..0x3a].copy_from_slice(&1u16.to_le_bytes());
+    let mut note = Vec::new();
+    note.extend_from_slice(&4u32.to_le_bytes());
+    note.extend_from_slice(&8u32.to_le_bytes());
+    note.extend_from_slice(&kind.to_le_bytes());
+    note.extend_from_slice(b"Xen\0");
+    note.extend_from_slice(&0x1000850u64.to_le_bytes());
+    let ph = 64;
+    elf[ph..ph + 4].copy_from_slice(&4u32.to_le_bytes());
+    elf[ph + 8..ph + 16].copy_from_slice(&(120u64).to_le_bytes());
+    elf[ph + 32..ph + 40].copy_from_slice(&(note.len() as u64).to_le_bytes());
+    elf.extend_from_slice(&note);
+    elf.extend_from_slice(b"\0Linux version 6.1.0-test (x@y) #1 SMP\0");
+    elf
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,31 +263,6 @@ mod tests {
         image.extend_from_slice(&[0u8; 16]);
         image.extend_from_slice(&payload);
         image
-    }
-
-    /// An ELF64 with one PT_NOTE segment holding a Xen note of `kind`,
-    /// and a banner.
-    fn fake_vmlinux(kind: u32) -> Vec<u8> {
-        let mut elf = vec![0u8; 64 + 56];
-        elf[..4].copy_from_slice(b"\x7fELF");
-        elf[4] = 2;
-        elf[5] = 1;
-        elf[0x20..0x28].copy_from_slice(&64u64.to_le_bytes());
-        elf[0x36..0x38].copy_from_slice(&56u16.to_le_bytes());
-        elf[0x38..0x3a].copy_from_slice(&1u16.to_le_bytes());
-        let mut note = Vec::new();
-        note.extend_from_slice(&4u32.to_le_bytes());
-        note.extend_from_slice(&8u32.to_le_bytes());
-        note.extend_from_slice(&kind.to_le_bytes());
-        note.extend_from_slice(b"Xen\0");
-        note.extend_from_slice(&0x1000850u64.to_le_bytes());
-        let ph = 64;
-        elf[ph..ph + 4].copy_from_slice(&4u32.to_le_bytes());
-        elf[ph + 8..ph + 16].copy_from_slice(&(120u64).to_le_bytes());
-        elf[ph + 32..ph + 40].copy_from_slice(&(note.len() as u64).to_le_bytes());
-        elf.extend_from_slice(&note);
-        elf.extend_from_slice(b"\0Linux version 6.1.0-test (x@y) #1 SMP\0");
-        elf
     }
 
     #[test]

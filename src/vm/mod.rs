@@ -11,7 +11,8 @@
 //! [`modinfo`]), [`cpio`] (the initramfs archive), [`initramfs`] (busybox,
 //! the modules and an init script), [`accel`] (KVM, PVM or TCG),
 //! [`qemu`] (the command line), [`console`] (the console's last lines)
-//! and [`guest`] (start QEMU, in the ledger, and kill it at a timeout).
+//! and [`guest`] (start QEMU, in the ledger, and kill it at a timeout);
+//! [`kernel`] says what an image can do here (`fslab kernels`).
 //!
 //! Layering: `vm` sits above `target` (it uses the ledger and folders)
 //! and below `harness`, which will run a case in a guest.
@@ -22,6 +23,7 @@ pub mod cpio;
 pub mod guest;
 pub mod image;
 pub mod initramfs;
+pub mod kernel;
 pub mod modinfo;
 pub mod modules;
 pub mod qemu;
