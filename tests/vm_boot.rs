@@ -17,17 +17,22 @@ use fslab::target::guest_files::GuestFiles;
 use fslab::target::Ledger;
 use fslab::vm::{accel, guest, image, initramfs, modules::ModuleTree, qemu};
 
+/// The `boot/vmlinuz-*` of a `dpkg -x` root.
+fn vmlinuz(root: &Path) -> PathBuf {
+    std::fs::read_dir(root.join("boot"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("vmlinuz-"))
+        .expect("a vmlinuz in boot/")
+}
+
 /// The kernel image and module tree below a `dpkg -x` root: a vmlinux
 /// beside the vmlinuz if one was unpacked already, else unpacked into
 /// `scratch`.
 fn kernel(root: &Path, scratch: &Path) -> (PathBuf, ModuleTree) {
     let boot = root.join("boot");
-    let vmlinuz = std::fs::read_dir(&boot)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("vmlinuz-"))
-        .expect("a vmlinuz in boot/");
+    let vmlinuz = vmlinuz(root);
     let bz = image::KernelImage::inspect(&vmlinuz).unwrap();
     let release = bz.release.clone().expect("the bzImage names its release");
     let beside = boot.join(format!("vmlinux-{release}"));
@@ -127,12 +132,7 @@ fn kernels_refuses_what_is_no_kernel_image_and_reports_one_that_is() {
         eprintln!("skipped the image: FSLAB_TEST_KERNEL_ROOT names no unpacked kernel package");
         return;
     };
-    let vmlinuz = std::fs::read_dir(root.join("boot"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("vmlinuz-"))
-        .unwrap();
+    let vmlinuz = vmlinuz(&root);
     let json = common::fslab_json(&["kernels", "--json", vmlinuz.to_str().unwrap()]);
     let report = &json["kernels"][0];
     assert_eq!(report["image"]["format"], "bzimage");

@@ -17,6 +17,7 @@ use std::process::{Command, Stdio};
 
 use serde::Serialize;
 
+use super::{le16, le32, le64};
 use crate::error::{Error, Result};
 
 /// A kernel image, inspected.
@@ -58,18 +59,6 @@ const COMPRESSIONS: &[(&[u8], &str, bool)] = &[
     (b"\x89LZO", "lzop", true),
 ];
 
-fn u16_at(b: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
-}
-
-fn u32_at(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
-}
-
-fn u64_at(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
-}
-
 impl KernelImage {
     /// Inspect the image at `path`; anything else is refused (exit 2).
     pub fn inspect(path: &Path) -> Result<KernelImage> {
@@ -89,7 +78,7 @@ impl KernelImage {
             });
         }
         if bytes.get(0x202..0x206) == Some(b"HdrS") {
-            let release = u16_at(bytes, 0x20e)
+            let release = le16(bytes, 0x20e)
                 .filter(|p| *p != 0)
                 .and_then(|p| bytes.get(usize::from(p) + 0x200..))
                 .and_then(|s| s.split(|b| *b == b' ' || *b == 0).next())
@@ -109,7 +98,7 @@ impl KernelImage {
 
 /// The compressed payload of a bzImage and its length, from the boot header.
 fn payload(bytes: &[u8]) -> Result<(&[u8], usize)> {
-    let version = u16_at(bytes, 0x206).unwrap_or(0);
+    let version = le16(bytes, 0x206).unwrap_or(0);
     if version < 0x208 {
         return Err(Error::usage(format!(
             "boot protocol {}.{:02} has no payload fields (2.08 or later needed): give the kernel as a vmlinux",
@@ -121,8 +110,8 @@ fn payload(bytes: &[u8]) -> Result<(&[u8], usize)> {
         Some(0) | None => 4,
         Some(n) => usize::from(*n),
     };
-    let offset = u32_at(bytes, 0x248).unwrap_or(0) as usize;
-    let length = u32_at(bytes, 0x24c).unwrap_or(0) as usize;
+    let offset = le32(bytes, 0x248).unwrap_or(0) as usize;
+    let length = le32(bytes, 0x24c).unwrap_or(0) as usize;
     let start = (setup_sects + 1) * 512 + offset;
     let slice = bytes.get(start..start + length).ok_or_else(|| Error::usage("the bzImage's payload lies past its end"))?;
     Ok((slice, length))
@@ -143,19 +132,19 @@ fn banner_release(bytes: &[u8]) -> Option<String> {
 /// Whether an ELF64 image has a `Xen` note of type 18 (PVH entry) in a
 /// `PT_NOTE` segment.
 fn has_pvh_note(bytes: &[u8]) -> bool {
-    let (Some(phoff), Some(entsize), Some(count)) = (u64_at(bytes, 0x20), u16_at(bytes, 0x36), u16_at(bytes, 0x38)) else {
+    let (Some(phoff), Some(entsize), Some(count)) = (le64(bytes, 0x20), le16(bytes, 0x36), le16(bytes, 0x38)) else {
         return false;
     };
     (0..usize::from(count)).any(|i| {
         let at = phoff as usize + i * usize::from(entsize);
-        if u32_at(bytes, at) != Some(4) {
+        if le32(bytes, at) != Some(4) {
             return false; // not PT_NOTE
         }
-        let (Some(offset), Some(size)) = (u64_at(bytes, at + 8), u64_at(bytes, at + 32)) else { return false };
+        let (Some(offset), Some(size)) = (le64(bytes, at + 8), le64(bytes, at + 32)) else { return false };
         let Some(mut notes) = bytes.get(offset as usize..(offset + size) as usize) else { return false };
         while notes.len() >= 12 {
             let (name_len, desc_len, kind) =
-                (u32_at(notes, 0).unwrap_or(0) as usize, u32_at(notes, 4).unwrap_or(0) as usize, u32_at(notes, 8));
+                (le32(notes, 0).unwrap_or(0) as usize, le32(notes, 4).unwrap_or(0) as usize, le32(notes, 8));
             let name = notes.get(12..12 + name_len).unwrap_or_default();
             if name == b"Xen\0" && kind == Some(18) {
                 return true;

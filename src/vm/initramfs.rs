@@ -17,6 +17,7 @@ use std::io::BufWriter;
 use std::path::Path;
 
 use super::cpio::CpioWriter;
+use super::{le16, le32, le64};
 use super::modules::{self, Module};
 use crate::error::{Error, Result};
 
@@ -86,15 +87,13 @@ pub fn job_script(argv: &[String]) -> String {
 /// Whether the ELF at `bytes` is statically linked (has no `PT_INTERP`):
 /// the initramfs holds no C library.
 pub fn is_static_elf(bytes: &[u8]) -> bool {
-    let field = |at: usize, len: usize| -> Option<u64> {
-        let b = bytes.get(at..at + len)?;
-        Some(b.iter().rev().fold(0u64, |v, x| (v << 8) | u64::from(*x)))
-    };
     if !bytes.starts_with(b"\x7fELF") || bytes.get(4) != Some(&2) {
         return false;
     }
-    let (Some(phoff), Some(entsize), Some(count)) = (field(0x20, 8), field(0x36, 2), field(0x38, 2)) else { return false };
-    (0..count).all(|i| field((phoff + i * entsize) as usize, 4) != Some(3))
+    let (Some(phoff), Some(entsize), Some(count)) = (le64(bytes, 0x20), le16(bytes, 0x36), le16(bytes, 0x38)) else {
+        return false;
+    };
+    (0..u64::from(count)).all(|i| le32(bytes, (phoff + i * u64::from(entsize)) as usize) != Some(3))
 }
 
 /// Write the initramfs for `modules` (from the tree at `tree_dir`) with

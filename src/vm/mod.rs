@@ -27,3 +27,25 @@ pub mod kernel;
 pub mod modinfo;
 pub mod modules;
 pub mod qemu;
+
+/// The little-endian integer of `len` bytes at `at`, `None` past the end:
+/// how the ELF and boot-header readers here read every field.
+fn le(bytes: &[u8], at: usize, len: usize) -> Option<u64> {
+    let field = bytes.get(at..at.checked_add(len)?)?;
+    Some(field.iter().rev().fold(0u64, |v, b| (v << 8) | u64::from(*b)))
+}
+
+/// A little-endian `u16` at `at`.
+fn le16(bytes: &[u8], at: usize) -> Option<u16> {
+    le(bytes, at, 2).map(|v| v as u16)
+}
+
+/// A little-endian `u32` at `at`.
+fn le32(bytes: &[u8], at: usize) -> Option<u32> {
+    le(bytes, at, 4).map(|v| v as u32)
+}
+
+/// A little-endian `u64` at `at`.
+fn le64(bytes: &[u8], at: usize) -> Option<u64> {
+    le(bytes, at, 8)
+}

@@ -10,6 +10,8 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
+use super::{le16, le32, le64};
+
 /// What one module declares about itself.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ModInfo {
@@ -88,18 +90,6 @@ fn bad(what: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, format!("not a 64-bit little-endian ELF module: {what}"))
 }
 
-fn u16_at(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([b[at], b[at + 1]])
-}
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
-}
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
-}
-
 /// The bytes of the `.modinfo` section (empty when there is none), read
 /// through `read(offset, len)`.
 fn modinfo_section(read: impl Fn(u64, usize) -> io::Result<Vec<u8>>) -> io::Result<Vec<u8>> {
@@ -107,17 +97,16 @@ fn modinfo_section(read: impl Fn(u64, usize) -> io::Result<Vec<u8>>) -> io::Resu
     if header[..4] != *b"\x7fELF" || header[4] != 2 || header[5] != 1 {
         return Err(bad("wrong magic, class or byte order"));
     }
-    let shoff = u64_at(&header, 0x28);
-    let entsize = usize::from(u16_at(&header, 0x3a));
-    let count = usize::from(u16_at(&header, 0x3c));
-    let names_index = usize::from(u16_at(&header, 0x3e));
+    let field16 = |at| le16(&header, at).map(usize::from).unwrap_or(0);
+    let shoff = le64(&header, 0x28).unwrap_or(0);
+    let (entsize, count, names_index) = (field16(0x3a), field16(0x3c), field16(0x3e));
     if entsize < 64 || names_index >= count {
         return Err(bad("no section name table"));
     }
     let table = read(shoff, entsize * count)?;
     let section = |i: usize| {
         let s = &table[i * entsize..];
-        (u32_at(s, 0) as usize, u64_at(s, 0x18), u64_at(s, 0x20))
+        (le32(s, 0).unwrap_or(0) as usize, le64(s, 0x18).unwrap_or(0), le64(s, 0x20).unwrap_or(0))
     };
     let (_, names_offset, names_size) = section(names_index);
     let names = read(names_offset, usize::try_from(names_size).map_err(|_| bad("huge name table"))?)?;
