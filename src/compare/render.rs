@@ -132,7 +132,7 @@ fn sections(c: &Comparison, all: bool) -> Vec<(String, Vec<&FigureComparison>)> 
     if all {
         shown.push((Outcome::Unchanged, "Unchanged".to_string()));
         shown.push((Outcome::TooFewRepeats, "Too few repeats to judge".to_string()));
-        let host = "Host-wide, not judged (the whole disk under the target; --host-figures judges them)";
+        let host = "Host-wide, not judged (the whole disk under the target, or the machine; --host-figures judges them)";
         shown.push((Outcome::HostWide, host.to_string()));
     }
     shown
@@ -217,6 +217,9 @@ pub fn text(c: &Comparison, all: bool) -> String {
     }
     for line in incomplete(c) {
         let _ = writeln!(out, "INCOMPLETE: {line}");
+    }
+    for line in words::busy(c).iter().flat_map(|l| words::paragraph(l)) {
+        let _ = writeln!(out, "{line}");
     }
     if !c.newly_failed.is_empty() {
         let _ = writeln!(out, "\n{}:", newly_failed_heading(c));
@@ -323,6 +326,9 @@ pub fn markdown(c: &Comparison, all: bool) -> String {
     }
     for line in incomplete(c) {
         let _ = writeln!(out, "**Incomplete:** {}\n", md(&line));
+    }
+    if let Some(line) = words::busy(c) {
+        let _ = writeln!(out, "{}\n", md(&line));
     }
     if !c.newly_failed.is_empty() {
         let _ = writeln!(out, "{}:\n", md(&newly_failed_heading(c)));

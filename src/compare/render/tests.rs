@@ -79,10 +79,37 @@ fn text_with_all_lists_every_row() {
     let out = text(&comparison(), true);
     assert!(out.contains("Unchanged:\n  tree-copy on ext2-1k (size=64M):\n    wall_s  unchanged  (median 1 → 1 s, 95% CI "), "{out}");
     assert!(out.contains("Too few repeats to judge:\n  tree-copy on ext2-1k (size=64M):\n    sync_s  too few repeats  (median 11 → 21 ms"), "{out}");
-    let host = "Host-wide, not judged (the whole disk under the target; --host-figures judges them):\n  \
+    let host = "Host-wide, not judged (the whole disk under the target, or the machine; --host-figures judges them):\n  \
                 tree-copy on ext2-1k (size=64M):\n    backing_flushes (host-wide)  10.5x fewer  (42 → 4)\n";
     assert!(out.contains(host), "{out}");
     assert!(!out.contains("Not shown"));
+}
+
+#[test]
+fn busy_cases_are_named_once_and_host_figures_are_not_judged() {
+    let busy = |repeat: u32, note: Option<&str>, others: f64| {
+        let mut c = counted("host_others_cores", others);
+        c.repeat = repeat;
+        c.busy = note.map(str::to_string);
+        c
+    };
+    let base = [run("b", vec![busy(1, None, 0.1), busy(2, None, 0.1)])];
+    let new = [run("n", vec![busy(1, Some("others used 1.6 cores on average"), 1.6), busy(2, None, 0.1)])];
+    let c = compare_runs(&base, &new);
+    assert_eq!((c.rows[0].outcome, c.rows[0].host_wide, c.regressions()), (Outcome::HostWide, true, 0));
+    assert_eq!((c.base_busy.busy.len(), c.new_busy.busy.clone()), (0, vec!["ext4 r1".to_string()]));
+    let out = text(&c, false);
+    let note = "Busy machine (other processes used ≥ 0.5 cores or moved ≥ 10 MiB/s on the disk under the target): 1 of 2 \
+                cases of v2 (ext4 r1) — timings there are less reliable.";
+    assert_eq!(out.replace('\n', " ").matches(note).count(), 1, "{out}");
+    assert!(out.lines().all(|l| l.chars().count() <= words::WIDTH), "{out}");
+    assert!(markdown(&c, false).contains("1 of 2 cases of v2 (ext4 r1)"));
+    let v: serde_json::Value = serde_json::from_slice(&json(&c)).unwrap();
+    assert_eq!(v["compare"]["new_busy"]["busy"][0], "ext4 r1");
+    assert_eq!(v["compare"]["base_busy"]["cases"], 2);
+    // Quiet on both sides: nothing said.
+    let quiet = compare_runs(&base, &base);
+    assert!(!text(&quiet, false).contains("Busy machine"));
 }
 
 #[test]
