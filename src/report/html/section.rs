@@ -68,7 +68,8 @@ impl Page<'_> {
         let side = self.compared.map(|_| Side::New);
         let groups = self.groups(&cases, &varying, self.runs, side);
         let base_groups = self.groups(&base_cases, &varying, base_runs, Some(Side::Base));
-        let sides = self.compared.map(|c| Sides { base: c.base_label, new: c.new_label });
+        // The legend, when there is a base side to tell apart.
+        let sides = self.compared.filter(|_| !base_cases.is_empty()).map(|c| Sides { base: c.base_label, new: c.new_label });
 
         writeln!(out, r#"<section class="scenario" id="{}" data-scenario="{}">"#, section_id(name), escape(name))?;
         match scenario.and_then(|s| s.seed) {
@@ -96,9 +97,15 @@ impl Page<'_> {
             escape(&unique(groups.iter().map(|g| g.place.clone())).join(", ")),
             if repeats > 1 { format!("up to {repeats} repeats each") } else { "one repeat each".to_string() }
         )?;
-        if let Some(sides) = &sides {
-            let base = if base_cases.is_empty() { "no cases".to_string() } else { plural(base_cases.len(), "case", "cases") };
-            writeln!(out, r#"<p class="params">base {}: {base}, drawn pale beside the new side's</p>"#, escape(sides.base))?;
+        match (self.compared, &sides) {
+            (Some(_), Some(sides)) => writeln!(
+                out,
+                r#"<p class="params">base {}: {}, drawn pale beside the new side's</p>"#,
+                escape(sides.base),
+                plural(base_cases.len(), "case", "cases")
+            )?,
+            (Some(compared), None) => writeln!(out, r#"<p class="params">base {}: no cases of {}</p>"#, escape(compared.base_label), escape(name))?,
+            (None, _) => {}
         }
         self.write_verdicts(out, name)?;
         write_failures(out, &groups)?;
@@ -383,6 +390,10 @@ mod tests {
         let html = page(std::slice::from_ref(&run), Some(std::slice::from_ref(&run)));
         assert_eq!(bars(&html).len(), 2);
         assert_eq!(html.matches(r#"data-value="1""#).count(), 2, "the same median on both sides");
+        let other = exec_run("other", &[]);
+        let unmatched = page(std::slice::from_ref(&run), Some(std::slice::from_ref(&other)));
+        assert!(unmatched.contains("base tag before: no cases of exec") && !unmatched.contains(r#"<g class="legend">"#));
+        assert!(unmatched.contains(r#"data-side="new""#), "the bars still say their side");
         let alone = page(std::slice::from_ref(&run), None);
         assert_eq!(bars(&alone), [("bar".to_string(), "ext4".to_string(), String::new())]);
         assert!(!alone.contains(" data-side=") && !alone.contains(r#"<g class="legend">"#) && !alone.contains("drawn pale"));
