@@ -253,6 +253,7 @@ pub struct Display {
     /// The unit shown on the axis and after values (may be empty).
     pub suffix: String,
     bytes: bool,
+    seconds: bool,
 }
 
 impl Display {
@@ -261,7 +262,7 @@ impl Display {
     pub fn for_unit(unit: &str, largest: f64) -> Display {
         if unit == "bytes" {
             let (divisor, suffix) = binary_unit(largest);
-            return Display { divisor, suffix: suffix.to_string(), bytes: true };
+            return Display { divisor, suffix: suffix.to_string(), bytes: true, seconds: false };
         }
         if unit == "s" {
             // close(2) takes microseconds, a copy minutes: the axis reads
@@ -271,10 +272,10 @@ impl Display {
                 l if l > 0.0 && l < 1.0 => (1e-3, "ms"),
                 _ => (1.0, "s"),
             };
-            return Display { divisor, suffix: suffix.to_string(), bytes: false };
+            return Display { divisor, suffix: suffix.to_string(), bytes: false, seconds: true };
         }
         let suffix = if unit == "count" { "" } else { unit };
-        Display { divisor: 1.0, suffix: suffix.to_string(), bytes: false }
+        Display { divisor: 1.0, suffix: suffix.to_string(), bytes: false, seconds: false }
     }
 
     /// The axis title: the unit shown, or `count`.
@@ -292,13 +293,28 @@ impl Display {
         self.bytes
     }
 
+    /// Whether a log axis's ticks carry their own unit (4 KiB, 1 ms), as
+    /// one unit for the whole axis would read 0.001 or 1e-5.
+    pub fn units_on_log_ticks(&self) -> bool {
+        self.bytes || self.seconds
+    }
+
     /// The label of `tick` (a scaled value) on `scale`: a linear tick
     /// with the decimals its step needs; a log tick short (1k, 10k), or
-    /// for bytes in its own unit (4 KiB, 1 MiB).
+    /// for bytes and seconds in its own unit (4 KiB, 1 MiB; 10 µs, 1 s).
     pub fn tick_label(&self, scale: &Scale, tick: f64) -> String {
         match scale {
             Scale::Linear(t) => t.label(tick),
             Scale::Log(_) if self.bytes => bytes_short((tick * self.divisor).round() as u64),
+            Scale::Log(t) if self.seconds => {
+                let seconds = tick * self.divisor;
+                let (divisor, suffix) = match seconds {
+                    s if s < 1e-3 => (1e-6, "µs"),
+                    s if s < 1.0 => (1e-3, "ms"),
+                    _ => (1.0, "s"),
+                };
+                format!("{} {suffix}", t.label(seconds / divisor))
+            }
             Scale::Log(t) => t.label(tick),
         }
     }
@@ -419,6 +435,11 @@ mod tests {
         let labels: Vec<String> = scale.values().into_iter().map(|v| d.tick_label(&scale, v)).collect();
         assert_eq!(labels, ["2 KiB", "16 KiB", "128 KiB", "1 MiB", "8 MiB", "64 MiB"]);
         assert_eq!(scale.name(), "log");
+        // Seconds too carry their unit: 10 µs to 1 s, not 1e-5 to 1.
+        let d = Display::for_unit("s", 0.9);
+        let scale = Scale::over(&[d.scaled(0.000_012), d.scaled(0.9)], d.is_bytes(), 4);
+        let labels: Vec<String> = scale.values().into_iter().map(|v| d.tick_label(&scale, v)).collect();
+        assert_eq!(labels, ["10 µs", "100 µs", "1 ms", "10 ms", "100 ms", "1 s"]);
         assert_eq!(Scale::over(&[1.0, 2.0], false, 4).name(), "linear");
         assert_eq!(Scale::over(&[1.0, 2.0], false, 4).origin(), 0.0);
     }

@@ -14,6 +14,10 @@
 //! the new side's solid, in the target's colour, and a legend names the
 //! sides. A chart whose values span more than a hundredfold takes a log
 //! axis (see [`Scale`]).
+//!
+//! The bars, their labels and values take their fonts and ink from the
+//! page's style sheet (classes `label`, `name`, `sub`, `value`): written
+//! on each of a preset's thousand bars, they would weigh a third of it.
 
 use std::fmt::{self, Write as _};
 use std::ops::Range;
@@ -258,14 +262,16 @@ impl BarChart<'_> {
         let log = matches!(scale, Scale::Log(_));
 
         let lines = self.bars.iter().map(|b| b.lines().len()).max().unwrap_or(1);
-        let label_chars = self
+        // The label column: the target's line is bold and larger (about 7
+        // units a character), the others about 5.8.
+        let label_width = self
             .bars
             .iter()
-            .flat_map(|b| b.lines().into_iter().map(|l| l.chars().count()))
-            .max()
-            .unwrap_or(4)
-            .min(LABEL_CHARS);
-        let left = (label_chars as f64 * 6.4 + 16.0).clamp(56.0, 190.0);
+            .flat_map(|b| {
+                b.lines().into_iter().enumerate().map(|(i, l)| l.chars().count().min(LABEL_CHARS) as f64 * if i == 0 { 7.0 } else { 5.8 })
+            })
+            .fold(4.0 * 7.0, f64::max);
+        let left = (label_width + 14.0).clamp(56.0, 200.0);
         let plot = Plot { display, scale, left, width: WIDTH - left - RIGHT };
         let plot_top = PLOT_TOP + if self.sides.is_some() { LEGEND_LINE } else { 0.0 };
 
@@ -302,7 +308,11 @@ impl BarChart<'_> {
         let repeats = self.bars.iter().map(|b| b.repeats).max().unwrap_or(0);
         let summary = if repeats > 1 { format!(" · median of {repeats}, whisker min–max") } else { String::new() };
         // A log axis of bytes has its unit on each tick (4 KiB, 1 MiB).
-        let unit = if log && plot.display.is_bytes() { "bytes".to_string() } else { plot.display.axis_title() };
+        let unit = match (log, plot.display.is_bytes()) {
+            (true, true) => "bytes".to_string(),
+            (true, false) if plot.display.units_on_log_ticks() => "s".to_string(),
+            _ => plot.display.axis_title(),
+        };
         let unit = if log { format!("{unit}, log scale") } else { unit };
         writeln!(
             out,
@@ -378,9 +388,13 @@ impl BarChart<'_> {
         // A zero median still shows at the axis: a hairline, or on a log
         // axis (which has no zero) a stub at its floor.
         let least = if matches!(plot.scale, Scale::Log(_)) && s.median <= 0.0 { 3.0 } else { 1.0 };
+        // The value is written beside the bar; a tooltip only when it has
+        // more to say (the range, the repeats that lack it): a preset's
+        // page has a thousand bars.
+        let tip = if measured > 1 || measured < bar.repeats { format!("<title>{}</title>", escape_xml(&tip)) } else { String::new() };
         writeln!(
             out,
-            r#"<rect class="{class}" data-fs="{fs}" data-params="{p}" data-run="{r}"{side} data-value="{v}" data-min="{lo}" data-max="{hi}" data-repeats="{n}" data-measured="{m}" x="{x}" y="{y}" width="{w}" height="{h}" {paint}><title>{tip}</title></rect>"#,
+            r#"<rect class="{class}" data-fs="{fs}" data-params="{p}" data-run="{r}"{side} data-value="{v}" data-min="{lo}" data-max="{hi}" data-repeats="{n}" data-measured="{m}" x="{x}" y="{y}" width="{w}" height="{h}" {paint}>{tip}</rect>"#,
             class = bar.class("bar"),
             fs = escape_xml(&bar.fs),
             p = escape_xml(&bar.params),
@@ -395,15 +409,15 @@ impl BarChart<'_> {
             y = num(slot.top),
             w = num((end - start).max(least)),
             h = num(slot.height),
-            tip = escape_xml(&tip),
         )?;
         let mid = slot.top + slot.height / 2.0;
         if measured > 1 {
             let (x1, x2) = (num(plot.x(s.min)), num(plot.x(s.max)));
             let (cap_top, cap_bottom) = (num(mid - slot.height * 0.3), num(mid + slot.height * 0.3));
+            // One path (the line and its two caps): a page has hundreds.
             writeln!(
                 out,
-                r##"<g class="whisker" stroke="#1b1f24" stroke-width="1.2"><line x1="{x1}" x2="{x2}" y1="{m}" y2="{m}"/><line x1="{x1}" x2="{x1}" y1="{cap_top}" y2="{cap_bottom}"/><line x1="{x2}" x2="{x2}" y1="{cap_top}" y2="{cap_bottom}"/></g>"##,
+                r##"<path class="whisker" d="M{x1} {m}H{x2}M{x1} {cap_top}V{cap_bottom}M{x2} {cap_top}V{cap_bottom}" stroke="#1b1f24" stroke-width="1.2" fill="none"/>"##,
                 m = num(mid),
             )?;
         }
@@ -413,16 +427,20 @@ impl BarChart<'_> {
         // this size. A value with no room right of its bar goes inside it.
         let text_width = 6.0 * text.chars().count() as f64;
         let outside = end.max(plot.x(s.max)).max(start + least) + 4.0;
-        let ink = if bar.side == Some(Side::Base) { "#1b1f24" } else { ink_on(colour) };
-        let (text_x, fill, weight) = if outside + text_width <= WIDTH - 2.0 || end - start < text_width + 8.0 {
-            (outside, "#1b1f24", "400")
+        // Classes, styled by the page: `in` inside the bar, `white` ink on
+        // a dark bar, `small` beside a pair's thinner bars.
+        let white = bar.side != Some(Side::Base) && ink_on(colour) == "#ffffff";
+        let (text_x, mut class) = if outside + text_width <= WIDTH - 2.0 || end - start < text_width + 8.0 {
+            (outside, "value".to_string())
         } else {
-            (start + 4.0, ink, "600")
+            (start + 4.0, if white { "value in white".to_string() } else { "value in".to_string() })
         };
-        let size = if slot.height < BAR_HEIGHT { "10" } else { "10.5" };
+        if slot.height < BAR_HEIGHT {
+            class.push_str(" small");
+        }
         writeln!(
             out,
-            r#"<text class="value" x="{}" y="{}" font-size="{size}" font-weight="{weight}" fill="{fill}">{}</text>"#,
+            r#"<text class="{class}" x="{}" y="{}">{}</text>"#,
             num(text_x),
             num(mid + 3.6),
             escape_xml(&text),
@@ -462,18 +480,19 @@ fn write_legend(out: &mut String, sides: &Sides, middle: f64) -> fmt::Result {
 fn write_label(out: &mut String, bar: &Bar, sides: Option<&Sides>, right: f64, middle: f64) -> fmt::Result {
     let lines = bar.lines();
     let first = middle - (lines.len() - 1) as f64 * LABEL_LINE / 2.0 + 4.0;
-    // A pair's label names both sides: the tooltip of the first is enough
-    // when it stands alone.
-    let title = match (bar.side, sides) {
-        (Some(_), Some(_)) => bar.lines().join(" · "),
-        _ => bar.label(sides),
-    };
-    write!(out, r#"<g class="label" text-anchor="end"><title>{}</title>"#, escape_xml(&title))?;
+    // The whole label as a tooltip where a line had to be cut; a pair's
+    // sides are the legend's to name.
+    write!(out, r#"<g class="label">"#)?;
+    if lines.iter().any(|l| l.chars().count() > LABEL_CHARS) {
+        let title = if sides.is_some() { bar.lines().join(" · ") } else { bar.label(sides) };
+        write!(out, "<title>{}</title>", escape_xml(&title))?;
+    }
     for (i, line) in lines.iter().enumerate() {
-        let (size, colour, weight) = if i == 0 { ("11.5", "#1b1f24", "600") } else { ("10", "#5b6470", "400") };
+        // Styled by the page: the target dark, the rest lighter.
         write!(
             out,
-            r#"<text x="{}" y="{}" font-size="{size}" font-weight="{weight}" fill="{colour}">{}</text>"#,
+            r#"<text class="{}" x="{}" y="{}">{}</text>"#,
+            if i == 0 { "name" } else { "sub" },
             num(right),
             num(first + i as f64 * LABEL_LINE),
             escape_xml(&shorten(line, LABEL_CHARS))
@@ -572,7 +591,7 @@ mod tests {
         assert_eq!(attrs(&svg, "bar", "data-repeats"), ["3", "3"]);
         assert_eq!(svg.matches(r#"class="whisker""#).count(), 2);
         assert!(svg.contains(">0.2 s</text>") && svg.contains(">6 s</text>"), "values printed");
-        assert!(svg.contains(r##"fill="#1b1f24">6 s</text>"##), "right of the bar while there is room");
+        assert!(svg.contains(r#"<text class="value" x="#), "right of the bar while there is room");
         assert!(svg.contains("median of 3, whisker min–max"));
         assert!(svg.contains(">wall_s (s)</text>"), "the unit is in the axis title");
     }
@@ -580,8 +599,9 @@ mod tests {
     #[test]
     fn a_long_value_at_the_top_of_the_scale_goes_inside_its_bar() {
         let svg = chart(vec![bar("ext4", &[2.5, 2.5], 3), bar("xfs", &[2.0, 2.0], 3)]);
-        assert!(svg.contains(r##"fill="#ffffff">2.5 s (2/3)</text>"##), "{svg}");
-        assert!(svg.contains(r##"fill="#1b1f24">2 s (2/3)</text>"##), "{svg}");
+        let value = |text: &str| svg.split(&format!(">{text}</text>")).next().unwrap().rsplit("<text ").next().unwrap().to_string();
+        assert!(value("2.5 s (2/3)").starts_with(r#"class="value in white""#), "{svg}");
+        assert!(value("2 s (2/3)").starts_with(r#"class="value" "#), "room right of the shorter bar: {svg}");
     }
 
     #[test]
