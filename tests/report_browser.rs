@@ -104,6 +104,7 @@ fn the_report_renders_every_chart_in_a_browser_without_errors() {
         std::fs::copy(&png, keep.join("report.png")).unwrap();
         std::fs::write(keep.join("report.dom.html"), &dom).unwrap();
     }
+    check_side_by_side_and_numbers(&dom, &runs[..1], &runs);
     eprintln!("report_browser: {:.1} s", started.elapsed().as_secs_f64());
 }
 
@@ -388,5 +389,125 @@ fn check_not_blank(png: &Path) {
     for (name, colour) in [("ext4's bar blue", [0x00, 0x72, 0xb2]), ("xfs's bar orange", [0xe6, 0x9f, 0x00])] {
         let n = counts.get(&colour).copied().unwrap_or(0);
         assert!(n > 500, "{name} {colour:?} covers {n} pixels");
+    }
+}
+
+/// With `--compare`, each bar chart draws the base side's bar (class
+/// `bar base`, `data-side="base"`) right before the new side's of the same
+/// target, at the median of the base runs' repeats, under a legend naming
+/// both; every chart says its scale (`log` exactly when its positive
+/// values span more than 100×); and each scenario's numbers table has one
+/// row per bar or missing mark with the bar's own numbers.
+fn check_side_by_side_and_numbers(dom: &str, base: &[RunRecord], new: &[RunRecord]) {
+    let number = |attrs: &BTreeMap<String, String>, name: &str| -> f64 {
+        attrs[name].parse().unwrap_or_else(|e| panic!("{name}={:?}: {e}", attrs[name]))
+    };
+    for (attrs, body) in elements(dom, r#"class="chart bars""#, "</svg>") {
+        let (scenario, figure) = (attrs["data-scenario"].as_str(), attrs["data-figure"].as_str());
+        // Both sides' bars and missing marks, in drawing order.
+        let marks: Vec<(BTreeMap<String, String>, &str)> =
+            elements(body, r#"class="bar"#, "</rect>").into_iter().chain(elements(body, r#"class="missing"#, "</g>")).collect();
+        for (a, _) in &marks {
+            let side = a.get("data-side").map(String::as_str);
+            assert!(matches!(side, Some("base" | "new")), "{scenario} {figure}: every mark says its side: {a:?}");
+        }
+        let has_base = marks.iter().any(|(a, _)| a.get("data-side").map(String::as_str) == Some("base"));
+        let legend = body.contains(r#"<g class="legend">"#) && body.contains(">base: ") && body.contains(">new: ");
+        assert_eq!(legend, has_base, "{scenario} {figure}: a legend exactly when there are base bars");
+
+        // The scale: log exactly when positive values span more than 100x.
+        let drawn: Vec<f64> = marks
+            .iter()
+            .filter(|(a, _)| a.contains_key("data-value"))
+            .flat_map(|(a, _)| [number(a, "data-value"), number(a, "data-min"), number(a, "data-max")])
+            .collect();
+        let positive: Vec<f64> = drawn.iter().copied().filter(|v| *v > 0.0).collect();
+        let span = positive.iter().copied().fold(0.0, f64::max) / positive.iter().copied().fold(f64::INFINITY, f64::min);
+        let log = drawn.iter().all(|v| *v >= 0.0) && !positive.is_empty() && span > 100.0;
+        assert_eq!(attrs["data-scale"], if log { "log" } else { "linear" }, "{scenario} {figure}: span {span}");
+        if log {
+            assert!(body.contains("log scale"), "{scenario} {figure}: the axis says log scale");
+        }
+
+        // The base side: one mark per target, at the base runs' median.
+        let base_cases: Vec<&Case> = all_cases(base).filter(|c| c.scenario == scenario).collect();
+        let base_marks: Vec<&BTreeMap<String, String>> =
+            marks.iter().map(|(a, _)| a).filter(|a| a.get("data-side").map(String::as_str) == Some("base")).collect();
+        let targets: std::collections::BTreeSet<&str> = base_cases.iter().map(|c| c.fs.as_str()).collect();
+        assert_eq!(base_marks.len(), targets.len(), "{scenario} {figure}: one base mark per base target");
+        for fs in targets {
+            let mark = base_marks.iter().find(|a| a["data-fs"] == fs).unwrap_or_else(|| panic!("{scenario} {figure}: no base mark on {fs}"));
+            let mut values: Vec<f64> =
+                base_cases.iter().filter(|c| c.fs == fs).filter_map(|c| c.figures.get(figure)).filter_map(|f| f.value).collect();
+            if values.is_empty() {
+                assert!(mark.contains_key("data-missing"), "{scenario} {figure} on {fs}: the base is missing, not a bar");
+                continue;
+            }
+            let (drawn, want) = (number(mark, "data-value"), median(&mut values));
+            assert!((drawn - want).abs() <= 1e-9 * want.abs().max(1.0), "{scenario} {figure} base on {fs}: {drawn} vs median {want}");
+            // Drawn right before the new side's bar of the same target.
+            let at = |side: &str| {
+                body.find(&format!(r#"data-fs="{fs}" data-params="{}" data-run="{}" data-side="{side}""#, mark["data-params"], mark["data-run"]))
+            };
+            if let (Some(b), Some(n)) = (at("base"), at("new")) {
+                let between = &body[b..n];
+                assert!(b < n && between.matches("data-side=").count() == 1, "{scenario} {figure} on {fs}: base right before new");
+            }
+        }
+        // A run in both sides is drawn on both, at the same median.
+        for (a, _) in marks.iter().filter(|(a, _)| a.get("data-side").map(String::as_str) == Some("base")) {
+            let same_run_in_new = new.iter().any(|r| base.iter().any(|b| b.id == r.id));
+            let twin = marks.iter().find(|(n, _)| n.get("data-side").map(String::as_str) == Some("new") && n["data-fs"] == a["data-fs"]);
+            if let (true, Some((n, _))) = (same_run_in_new, twin) {
+                assert_eq!(a.get("data-value"), n.get("data-value"), "{scenario} {figure} on {}: the run in both sides", a["data-fs"]);
+            }
+        }
+    }
+
+    // The numbers tables: a row per mark, its cells the mark's numbers
+    // (median, min, max to six significant digits, then n and a note).
+    let charts = elements(dom, r#"class="chart bars""#, "</svg>");
+    let tables = elements(dom, r#"<table class="numbers""#, "</table>");
+    assert!(!tables.is_empty(), "a numbers table");
+    for (attrs, body) in tables {
+        let scenario = attrs["data-scenario"].as_str();
+        let mut rows = 0;
+        for (chart, chart_body) in charts.iter().filter(|(a, _)| a["data-scenario"] == scenario) {
+            let figure = chart["data-figure"].as_str();
+            let (tbody, table_rows) = elements(body, &format!(r#"tbody data-figure="{figure}""#), "</tbody>")
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| panic!("{scenario}: no numbers of {figure}"));
+            assert_eq!(tbody["data-unit"], chart["data-unit"], "{scenario} {figure}");
+            let table_rows = elements(table_rows, "tr data-fs", "</tr>");
+            let marks: Vec<BTreeMap<String, String>> = elements(chart_body, r#"class="bar"#, "</rect>")
+                .into_iter()
+                .chain(elements(chart_body, r#"class="missing"#, "</g>"))
+                .map(|(a, _)| a)
+                .collect();
+            assert_eq!(table_rows.len(), marks.len(), "{scenario} {figure}: one numbers row per bar or missing mark");
+            rows += table_rows.len();
+            for mark in marks {
+                let field = |a: &BTreeMap<String, String>, name: &str| a.get(name).cloned().unwrap_or_default();
+                let key = |a: &BTreeMap<String, String>| [field(a, "data-fs"), field(a, "data-params"), field(a, "data-run"), field(a, "data-side")];
+                let (_, row) = table_rows
+                    .iter()
+                    .find(|(r, _)| key(r) == key(&mark))
+                    .unwrap_or_else(|| panic!("{scenario} {figure}: no numbers row for {mark:?}"));
+                let cells: Vec<&str> = row.split("<td>").skip(1).map(|c| c.split("</td>").next().unwrap()).collect();
+                let [median, min, max, n, _note] = cells[cells.len() - 5..] else { unreachable!() };
+                match mark.get("data-value") {
+                    Some(_) => {
+                        for (cell, name) in [(median, "data-value"), (min, "data-min"), (max, "data-max")] {
+                            let (shown, drawn): (f64, f64) = (cell.parse().unwrap(), number(&mark, name));
+                            assert!((shown - drawn).abs() <= 5e-6 * drawn.abs(), "{scenario} {figure}: {name} {drawn}, cell {cell}");
+                        }
+                        assert_eq!(n, mark["data-measured"], "{scenario} {figure}: n");
+                    }
+                    None => assert_eq!([median, min, max, n], ["—", "—", "—", "0"], "{scenario} {figure}: missing"),
+                }
+            }
+        }
+        assert!(rows > 0, "{scenario}: numbers rows");
     }
 }

@@ -6,14 +6,16 @@
 //! Its group gets a "missing" mark with the reason (the probe's, or the
 //! case's failure), and because a chart has room for a few words only,
 //! the reasons are listed again under the charts, one line per reason.
+//! Under them, the same numbers as a table to copy (`numbers`).
 
 use std::fmt::{self, Write as _};
 
+use super::numbers::{self, Charted};
 use super::section::Group;
 use super::{escape, unique};
 use crate::record::catalog::{CHART_COMMON, EXEC_CHART};
 use crate::record::{Case, Catalog, Figure, Status};
-use crate::report::bars::{Bar, BarChart};
+use crate::report::bars::{Bar, BarChart, Side, Sides};
 
 /// The figures to chart, with the first measured (or else first) copy of
 /// each for its unit and direction: `headline` then [`CHART_COMMON`],
@@ -52,6 +54,7 @@ fn bar(group: &Group, figure: &str) -> Bar {
         fs: group.place.clone(),
         params: group.params.clone(),
         run: group.run.clone(),
+        side: group.side,
         colour: group.colour,
         values,
         repeats: group.cases.len(),
@@ -60,8 +63,18 @@ fn bar(group: &Group, figure: &str) -> Bar {
 }
 
 /// The bar charts of a scenario's headline (and common) figures, then
-/// the reasons of their missing marks in words.
-pub(super) fn write_figures(out: &mut String, catalog: &Catalog, name: &str, cases: &[(usize, &Case)], groups: &[Group]) -> fmt::Result {
+/// the reasons of their missing marks in words, then the numbers as a
+/// table. `cases` are both sides' (to find the figures); `groups` are the
+/// bars' groups in chart order, a base group right before its new one;
+/// `sides` names the sides of a comparison.
+pub(super) fn write_figures(
+    out: &mut String,
+    catalog: &Catalog,
+    name: &str,
+    cases: &[(usize, &Case)],
+    groups: &[&Group],
+    sides: Option<Sides>,
+) -> fmt::Result {
     writeln!(out, "<h3>Figures</h3>")?;
     let charted = chart_figures(catalog.scenario(name).map_or(EXEC_CHART, |s| s.headline), cases);
     if charted.is_empty() {
@@ -69,6 +82,7 @@ pub(super) fn write_figures(out: &mut String, catalog: &Catalog, name: &str, cas
     }
     writeln!(out, r#"<div class="grid">"#)?;
     let mut missing = Vec::new();
+    let mut numbers = Vec::new();
     for (figure, model) in &charted {
         let about = catalog.about(figure);
         let chart = BarChart {
@@ -78,28 +92,32 @@ pub(super) fn write_figures(out: &mut String, catalog: &Catalog, name: &str, cas
             better: model.better,
             kind: model.kind,
             about,
+            sides,
             bars: groups.iter().map(|g| bar(g, figure)).collect(),
         };
         for (bar, group) in chart.bars.iter().zip(groups) {
             for reason in &bar.missing {
-                note_missing(&mut missing, reason, figure, &group.label());
+                note_missing(&mut missing, reason, figure, &group.label(), group.side);
             }
         }
         writeln!(out, r#"<div class="card">{}</div>"#, chart.render())?;
+        numbers.push(Charted { figure, unit: &model.unit, bars: chart.bars });
     }
     writeln!(out, "</div>")?;
-    write_missing(out, &missing)
+    write_missing(out, &missing)?;
+    numbers::write_numbers(out, name, &numbers, sides.as_ref())
 }
 
-/// Figures missing for one reason, and on which targets.
+/// Figures missing for one reason, and on which targets (and sides).
 struct Missing {
     reason: String,
     figures: Vec<String>,
-    targets: Vec<String>,
+    targets: Vec<(String, Vec<Side>)>,
 }
 
-/// Add `figure` on `target` to the list of figures missing for `reason`.
-fn note_missing(missing: &mut Vec<Missing>, reason: &str, figure: &str, target: &str) {
+/// Add `figure` on `target` (on `side`) to the list of figures missing
+/// for `reason`.
+fn note_missing(missing: &mut Vec<Missing>, reason: &str, figure: &str, target: &str, side: Option<Side>) {
     let at = match missing.iter().position(|m| m.reason == reason) {
         Some(at) => at,
         None => {
@@ -111,8 +129,25 @@ fn note_missing(missing: &mut Vec<Missing>, reason: &str, figure: &str, target: 
     if !entry.figures.iter().any(|f| f == figure) {
         entry.figures.push(figure.to_string());
     }
-    if !entry.targets.iter().any(|t| t == target) {
-        entry.targets.push(target.to_string());
+    let sides = match entry.targets.iter_mut().find(|(t, _)| t == target) {
+        Some((_, sides)) => sides,
+        None => {
+            entry.targets.push((target.to_string(), Vec::new()));
+            &mut entry.targets.last_mut().expect("just pushed").1
+        }
+    };
+    if let Some(side) = side.filter(|s| !sides.contains(s)) {
+        sides.push(side);
+    }
+}
+
+/// A target of a missing line: `btrfs`, or with a comparison the sides
+/// it is missing on, `btrfs (base)`, `btrfs (base and new)`.
+fn target_and_sides(target: &str, sides: &[Side]) -> String {
+    match sides {
+        [] => target.to_string(),
+        [one] => format!("{target} ({})", one.as_str()),
+        _ => format!("{target} (base and new)"),
     }
 }
 
@@ -128,7 +163,7 @@ fn write_missing(out: &mut String, missing: &[Missing]) -> fmt::Result {
             out,
             "<li><b>{}</b> missing on {}: {}</li>",
             escape(&m.figures.join(", ")),
-            escape(&m.targets.join(", ")),
+            escape(&m.targets.iter().map(|(t, sides)| target_and_sides(t, sides)).collect::<Vec<_>>().join(", ")),
             escape(&m.reason)
         )?;
     }

@@ -18,6 +18,7 @@
 
 mod figures;
 mod maps;
+mod numbers;
 mod runs;
 mod start;
 mod section;
