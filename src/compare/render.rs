@@ -400,27 +400,46 @@ fn escape(text: &str) -> String {
     out
 }
 
-/// An HTML fragment for the report page: what differs between the sides
-/// (`<ul class="differs">`) and the notes said once (`<p
-/// class="compare-note">`), when there are any, then one
-/// `<table class="compare">` with every row, each `<tr>` classed by its outcome
-/// (`regression`, ..., `too_few_repeats`), the one-sided items in its
-/// footer and the verdict as its caption. No script, no style, nothing
-/// fetched; every text is escaped.
-pub fn html_table(c: &Comparison) -> String {
+/// An HTML fragment for the top of the report page: what differs between
+/// the sides (`<p class="differs">` and `<ul class="differs">`; one
+/// `<p class="differs">` saying the setups match when nothing does), the
+/// notes said once (`<p class="compare-note">`: the smallest p the
+/// repeats allow, what "likely" means) and the verdict in one line (`<p
+/// class="compare-verdict">`). No script, no style, nothing fetched; every
+/// text is escaped.
+pub fn html_summary(c: &Comparison) -> String {
     let mut out = String::new();
+    let (base, new) = (escape(&c.base_label), escape(&c.new_label));
     let differences = words::differences(c);
-    if !differences.is_empty() {
-        let _ = writeln!(out, "<p class=\"differs\">What differs ({} → {}):</p>", escape(&c.base_label), escape(&c.new_label));
+    if differences.is_empty() {
+        let _ = writeln!(
+            out,
+            "<p class=\"differs\">Same setup on both sides ({base} → {new}): fslab, kernel, machine, disk, tools, sysctls, \
+             and each target's mkfs, mount options, conditions and start.</p>"
+        );
+    } else {
+        let _ = writeln!(out, "<p class=\"differs\"><b>What differs</b> ({base} → {new}):</p>");
         out.push_str("<ul class=\"differs\">\n");
         for [what, base, new] in &differences {
             let _ = writeln!(out, "<li><b>{}</b> {} {}</li>", escape(what), escape(base), escape(new));
         }
         out.push_str("</ul>\n");
     }
-    for line in words::sample_sizes(c).into_iter().chain(words::likely_footer(c)) {
+    for line in words::sample_sizes(c).into_iter().chain(words::likely_footer(c)).chain(incomplete(c)) {
         let _ = writeln!(out, "<p class=\"compare-note\">{}</p>", escape(&line));
     }
+    let _ = writeln!(out, "<p class=\"compare-verdict\">{base} → {new}: {}</p>", escape(&verdict(c)));
+    out
+}
+
+/// An HTML fragment for the report page's Comparison section: one
+/// `<table class="compare">` with every row, each `<tr>` classed by its
+/// outcome ([`Outcome::name`]: `regression`, ..., `host_wide`), the
+/// one-sided items in its footer and the verdict as its caption; what
+/// differs and the notes are [`html_summary`]'s. No script, no style,
+/// nothing fetched; every text is escaped.
+pub fn html_table(c: &Comparison) -> String {
+    let mut out = String::new();
     out.push_str("<table class=\"compare\">\n");
     let caption = format!("{} → {}: {}", c.base_label, c.new_label, verdict(c));
     let _ = writeln!(out, "<caption>{}</caption>", escape(&caption));
