@@ -22,7 +22,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{Lab, root_or_skip};
-use fslab::compare::{CompareOptions, Side, compare};
+use fslab::compare::{CompareOptions, Outcome, Side, compare};
 use fslab::record::Figure;
 use fslab::record::catalog::CHART_COMMON;
 use fslab::record::{Case, RunRecord};
@@ -76,8 +76,16 @@ fn the_report_renders_every_chart_in_a_browser_without_errors() {
     let compared = elements(&dom, r#"<section class="compare""#, "</section>");
     assert_eq!(compared.len(), 1, "one comparison section");
     let body = compared[0].1;
-    let rows = body.matches("<tr class=").count() - body.matches(r#"<tr class="only""#).count();
-    assert_eq!(rows, comparison.rows.len(), "the compare fragment is in the page whole");
+    let rows = body.matches("<tr class=").count()
+        - body.matches(r#"<tr class="only""#).count()
+        - body.matches(r#"<tr class="not-shown""#).count();
+    let eventful = comparison.rows.iter().filter(|r| {
+        use Outcome::*;
+        matches!(r.outcome, Regression | Improvement | LikelyRegression | LikelyImprovement | Changed)
+    });
+    assert_eq!(rows, eventful.count(), "the compare fragment is in the page whole: a row per figure that moved");
+    let quiet = comparison.rows.len() - rows;
+    assert_eq!(body.matches(r#"<tr class="not-shown""#).count(), usize::from(quiet > 0), "the rest counted once");
     check_bars(&dom, &runs);
     check_strips(&dom, &runs);
     check_timelines(&dom, &runs);
@@ -395,14 +403,22 @@ fn check_matrix(dom: &str, runs: &[RunRecord], base: Option<&[RunRecord]>) {
             assert_eq!(cell["data-verdict"], place.word(), "seed {} at {}", verdict.seed, place.target);
             assert!(cell["class"].split(' ').any(|c| c == place.word()), "coloured by its word: {cell:?}");
             assert!(text.contains(&format!("#scenario-{}", verdict.scenario)), "linked to its section: {text}");
-            if let Some(value) = place.value.filter(|v| v.fract() == 0.0 && v.abs() < 1e4) {
-                assert!(text.contains(&format!("{} {value}", place.figure)), "the deciding figure: {text}");
+            if let Some((value, against)) = whole_pair(place.value, place.against) {
+                let words = text.replace("<wbr>", "");
+                assert!(words.contains(&format!("{} {value} vs {against}", place.figure)), "the deciding figure: {text}");
             }
             let was = base.into_iter().flatten().flat_map(|r| &r.verdicts).filter(|v| v.seed == verdict.seed).flat_map(|v| &v.places);
             let was = was.filter(|p| p.fs == place.fs && p.conditions == place.conditions).map(|p| p.word()).next();
             assert_eq!(cell.get("data-base").map(String::as_str), was, "the base's word at {}", place.target);
         }
     }
+}
+
+/// Both values, when both are whole numbers small enough to print
+/// without digit grouping (as the cell prints them).
+fn whole_pair(value: Option<f64>, against: Option<f64>) -> Option<(f64, f64)> {
+    let whole = |v: Option<f64>| v.filter(|v| v.fract() == 0.0 && v.abs() < 1e4);
+    Some((whole(value)?, whole(against)?))
 }
 
 /// What differs between base and new is said right under the verdict

@@ -144,6 +144,13 @@ fn sections(c: &Comparison, all: bool) -> Vec<(String, Vec<&FigureComparison>)> 
 
 /// The rows left out by default, counted: `Not shown: 140 unchanged, ...`.
 fn not_shown(c: &Comparison) -> Option<String> {
+    let parts = not_shown_parts(c);
+    (!parts.is_empty()).then(|| format!("Not shown (--all shows them): {}.", parts.join("; ")))
+}
+
+/// What [`not_shown`] counts: `140 unchanged`, `3 with too few repeats
+/// to judge`, the host-wide figures.
+fn not_shown_parts(c: &Comparison) -> Vec<String> {
     let unchanged = c.count(Outcome::Unchanged);
     let few = c.count(Outcome::TooFewRepeats);
     let mut parts = Vec::new();
@@ -154,7 +161,7 @@ fn not_shown(c: &Comparison) -> Option<String> {
         parts.push(format!("{few} with too few repeats to judge"));
     }
     parts.extend(words::host_wide(c));
-    (!parts.is_empty()).then(|| format!("Not shown (--all shows them): {}.", parts.join("; ")))
+    parts
 }
 
 /// A side's runs: `v1: 20261121T093015Z-4242-9f03a1c2` (the first three).
@@ -433,11 +440,14 @@ pub fn html_summary(c: &Comparison) -> String {
 }
 
 /// An HTML fragment for the report page's Comparison section: one
-/// `<table class="compare">` with every row, each `<tr>` classed by its
-/// outcome ([`Outcome::name`]: `regression`, ..., `host_wide`), the
-/// one-sided items in its footer and the verdict as its caption; what
-/// differs and the notes are [`html_summary`]'s. No script, no style,
-/// nothing fetched; every text is escaped.
+/// `<table class="compare">` with the rows `fslab compare` shows by
+/// default (regressions, improvements, likely ones, changes), each `<tr>`
+/// classed by its outcome ([`Outcome::name`]), the rest counted in its
+/// footer with the one-sided items, and the verdict as its caption; what
+/// differs and the notes are [`html_summary`]'s. The unchanged rows stay
+/// out of the page: two preset runs have some 5,000 of them, over a MiB
+/// of page saying nothing moved. No script, no style, nothing fetched;
+/// every text is escaped.
 pub fn html_table(c: &Comparison) -> String {
     let mut out = String::new();
     out.push_str("<table class=\"compare\">\n");
@@ -454,7 +464,8 @@ pub fn html_table(c: &Comparison) -> String {
         let item = escape(&failed.describe(&c.new_label));
         let _ = writeln!(out, "<tr class=\"regression failed\"><td>newly failed</td><td colspan=\"6\">{item}</td></tr>");
     }
-    for row in &c.rows {
+    let shown: Vec<&FigureComparison> = sections(c, false).into_iter().flat_map(|(_, rows)| rows).collect();
+    for row in c.rows.iter().filter(|r| shown.iter().any(|s| std::ptr::eq(*s, *r))) {
         let cells = cells(row);
         let _ = write!(out, "<tr class=\"{}\"><td>{}</td>", row.outcome.name(), escape(row.outcome.words()));
         for cell in [&cells.label, &cells.headline, &cells.values, &cells.ci, &cells.p, &cells.note] {
@@ -464,8 +475,13 @@ pub fn html_table(c: &Comparison) -> String {
     }
     out.push_str("</tbody>\n");
     let incomplete = incomplete(c);
-    if !c.only_base.is_empty() || !c.only_new.is_empty() || !incomplete.is_empty() {
+    let hidden = not_shown_parts(c);
+    if !c.only_base.is_empty() || !c.only_new.is_empty() || !incomplete.is_empty() || !hidden.is_empty() {
         out.push_str("<tfoot>\n");
+        if !hidden.is_empty() {
+            let line = format!("{} (fslab compare --all lists every figure).", hidden.join("; "));
+            let _ = writeln!(out, "<tr class=\"not-shown\"><td>not shown</td><td colspan=\"6\">{}</td></tr>", escape(&line));
+        }
         for line in &incomplete {
             let _ = writeln!(out, "<tr class=\"incomplete\"><td>incomplete</td><td colspan=\"6\">{}</td></tr>", escape(line));
         }

@@ -122,7 +122,7 @@ impl<'a> Page<'a> {
         if let Some(compared) = compared {
             writeln!(out, r#"<section class="differs" id="differs"><h2>Compared with {}</h2>"#, escape(compared.base_label))?;
             write!(out, "{}", compared.summary_html)?;
-            writeln!(out, r##"<p class="params">Every figure, base against new: <a href="#compare">the comparison table</a> at the end of the page.</p>"##)?;
+            writeln!(out, r##"<p class="params">The figures that moved, base against new: <a href="#compare">the comparison table</a> at the end of the page.</p>"##)?;
             writeln!(out, "</section>")?;
         }
         if self.runs.is_empty() {
