@@ -4,7 +4,9 @@
 //! built, checked for every chart and its numbers, and once to take a
 //! screenshot, checked for not being blank. Both times its log must show
 //! no console message (no script error, no SVG attribute error, no blocked
-//! load) and no file loaded but the page itself.
+//! load) and no file loaded but the page itself. A second page, of two
+//! replace-files runs the seeds preset judged (ext4 mounted `sync` in the
+//! newer), is loaded for its verdict matrix and what differs.
 //!
 //! Needs root (loop devices) and `/usr/bin/chromium`. Without the browser
 //! the test says so loudly and passes, unless `FSLAB_REQUIRE_BROWSER=1`
@@ -20,7 +22,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{Lab, root_or_skip};
-use fslab::compare::{CompareOptions, Side, compare};
+use fslab::compare::{CompareOptions, Outcome, Side, compare};
 use fslab::record::Figure;
 use fslab::record::catalog::CHART_COMMON;
 use fslab::record::{Case, RunRecord};
@@ -74,11 +76,22 @@ fn the_report_renders_every_chart_in_a_browser_without_errors() {
     let compared = elements(&dom, r#"<section class="compare""#, "</section>");
     assert_eq!(compared.len(), 1, "one comparison section");
     let body = compared[0].1;
-    let rows = body.matches("<tr class=").count() - body.matches(r#"<tr class="only""#).count();
-    assert_eq!(rows, comparison.rows.len(), "the compare fragment is in the page whole");
+    let rows = body.matches("<tr class=").count()
+        - body.matches(r#"<tr class="only""#).count()
+        - body.matches(r#"<tr class="not-shown""#).count();
+    let eventful = comparison.rows.iter().filter(|r| {
+        use Outcome::*;
+        matches!(r.outcome, Regression | Improvement | LikelyRegression | LikelyImprovement | Changed)
+    });
+    assert_eq!(rows, eventful.count(), "the compare fragment is in the page whole: a row per figure that moved");
+    let quiet = comparison.rows.len() - rows;
+    assert_eq!(body.matches(r#"<tr class="not-shown""#).count(), usize::from(quiet > 0), "the rest counted once");
     check_bars(&dom, &runs);
     check_strips(&dom, &runs);
     check_timelines(&dom, &runs);
+    check_matrix(&dom, &runs, None);
+    check_differs_on_top(&dom, false);
+    check_judged_page(&lab, &browser, dir.path());
 
     // 2. What it looks like.
     let png = dir.path().join("report.png");
@@ -362,6 +375,94 @@ fn check_timelines(dom: &str, runs: &[RunRecord]) {
             assert_eq!(body.contains(r#"class="drop-marker""#), word == "detected");
         }
     }
+}
+
+/// The page's first section is the verdict matrix; with no verdict it
+/// says so in one line, else it has a cell per place of every verdict,
+/// saying the place's word (and the base's, where the base judged it).
+fn check_matrix(dom: &str, runs: &[RunRecord], base: Option<&[RunRecord]>) {
+    let main = dom.split("<main>").nth(1).expect("the page has a <main>");
+    let first = elements(main, "section class=", "</section>");
+    let (attrs, body) = first.first().expect("a section");
+    assert_eq!((attrs["class"].as_str(), attrs["id"].as_str()), ("matrix", "verdicts"), "the verdict matrix is the first section");
+    let verdicts: Vec<_> = runs.iter().flat_map(|r| &r.verdicts).collect();
+    if verdicts.is_empty() {
+        assert!(body.contains("No seed was judged") && !body.contains("<table"), "{body}");
+        return;
+    }
+    let seeds = elements(body, r#"<tbody class="seed""#, "</tbody>");
+    assert_eq!(seeds.len(), verdicts.len(), "a row group per verdict");
+    for verdict in verdicts {
+        let (_, rows) = seeds
+            .iter()
+            .find(|(a, _)| a["data-scenario"] == verdict.scenario && a["data-seed"] == verdict.seed)
+            .unwrap_or_else(|| panic!("no rows of seed {}", verdict.seed));
+        let cells = elements(rows, "data-place=", "</td>");
+        assert_eq!(cells.len(), verdict.places.len(), "seed {}: a cell per place", verdict.seed);
+        for place in &verdict.places {
+            let (cell, text) = cells.iter().find(|(a, _)| a["data-place"] == place.target).unwrap_or_else(|| panic!("no cell of {}", place.target));
+            assert_eq!(cell["data-verdict"], place.word(), "seed {} at {}", verdict.seed, place.target);
+            assert!(cell["class"].split(' ').any(|c| c == place.word()), "coloured by its word: {cell:?}");
+            assert!(text.contains(&format!("#scenario-{}", verdict.scenario)), "linked to its section: {text}");
+            if let Some((value, against)) = whole_pair(place.value, place.against) {
+                let words = text.replace("<wbr>", "");
+                assert!(words.contains(&format!("{} {value} vs {against}", place.figure)), "the deciding figure: {text}");
+            }
+            let was = base.into_iter().flatten().flat_map(|r| &r.verdicts).filter(|v| v.seed == verdict.seed).flat_map(|v| &v.places);
+            let was = was.filter(|p| p.fs == place.fs && p.conditions == place.conditions).map(|p| p.word()).next();
+            assert_eq!(cell.get("data-base").map(String::as_str), was, "the base's word at {}", place.target);
+        }
+    }
+}
+
+/// Both values, when both are whole numbers small enough to print
+/// without digit grouping (as the cell prints them).
+fn whole_pair(value: Option<f64>, against: Option<f64>) -> Option<(f64, f64)> {
+    let whole = |v: Option<f64>| v.filter(|v| v.fract() == 0.0 && v.abs() < 1e4);
+    Some((whole(value)?, whole(against)?))
+}
+
+/// What differs between base and new is said right under the verdict
+/// matrix, above the runs and every scenario, and only there; the
+/// comparison's table stays at the end. `listed`: a setting differs, so
+/// there is a list.
+fn check_differs_on_top(dom: &str, listed: bool) {
+    let at = |marker: &str| dom.find(marker).unwrap_or_else(|| panic!("no {marker}"));
+    let differs = at(r#"<section class="differs" id="differs">"#);
+    assert!(at(r#"<section class="matrix" id="verdicts">"#) < differs && differs < at(r#"<section class="runs""#));
+    assert!(at(r#"<p class="differs">"#) < at(r#"<section class="scenario""#));
+    assert_eq!(dom.matches(r#"<p class="differs">"#).count(), 1, "said once");
+    assert_eq!(dom.matches(r#"<ul class="differs">"#).count(), usize::from(listed));
+    if listed {
+        assert!(at(r#"<ul class="differs">"#) < at(r#"<section class="scenario""#));
+    }
+    assert!(at(r#"<section class="compare" id="compare">"#) > at(r#"<section class="scenario""#), "the table at the end");
+    assert!(!dom[at(r#"<section class="compare" id="compare">"#)..].contains("class=\"differs\""), "not again in the table");
+}
+
+/// Two replace-files runs the seeds preset judged (seconds each), the
+/// newer with ext4 mounted `sync`, on a page of their own: its matrix
+/// has their verdicts, with the base's word, and what differs names the
+/// mount.
+fn check_judged_page(lab: &Lab, browser: &Browser, dir: &Path) {
+    let judge = |extra: &[&str], tag: &str| {
+        let mut args = vec!["replace-files", "--preset", "seeds", "--fs", "ext4,btrfs", "--set", "files=20", "--tag", tag];
+        args.extend_from_slice(extra);
+        run_record(&lab.run_json(&args, 0))
+    };
+    let base = judge(&[], "judged-base");
+    let new = judge(&["--mount-opt", "ext4=sync"], "judged");
+    lab.assert_nothing_left("after the judged runs");
+    assert!(!new.verdicts.is_empty() && new.verdicts[0].places.len() == 2, "{:?}", new.verdicts);
+    let page = dir.join("judged.html");
+    lab.expect(&["report", "judged", "--compare", "judged-base", "-o", page.to_str().unwrap()], 0);
+    let url = format!("file://{}", page.display());
+    let dump = browser.run(dir, "judged", &["--enable-logging=stderr", "--v=1", "--dump-dom", &url]);
+    assert_no_page_errors(&dump.stderr, &url, true);
+    check_matrix(&dump.stdout, std::slice::from_ref(&new), Some(std::slice::from_ref(&base)));
+    check_differs_on_top(&dump.stdout, true);
+    let (_, list) = &elements(&dump.stdout, r#"<ul class="differs">"#, "</ul>")[0];
+    assert!(list.contains("ext4 mount:</b>") && list.contains("sync"), "{list}");
 }
 
 /// The screenshot shows a page: a fair share of pixels differ from the

@@ -33,7 +33,7 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
             base_label: &base.label,
             base_runs: &base.runs,
             new_label: &selection.label,
-            summary_html: String::new(),
+            summary_html: render::html_summary(&comparison),
             table_html: render::html_table(&comparison),
         }
     });
