@@ -337,10 +337,23 @@ impl OverlayChart<'_> {
                 escape_xml(&unknown.join(", "))
             )?;
         }
-        // What every line shares, said once.
+        // What every line shares is said once, and a place's stroke once
+        // for its repeats (the lines of one group come together).
         writeln!(out, r#"<g fill="none" stroke-linejoin="round">"#)?;
+        let mut stroke_now: Option<String> = None;
         for line in self.lines {
+            let stroke = line.stroke();
+            if stroke_now.as_ref() != Some(&stroke) {
+                if stroke_now.is_some() {
+                    writeln!(out, "</g>")?;
+                }
+                writeln!(out, "<g {stroke}>")?;
+                stroke_now = Some(stroke);
+            }
             write_line(out, metric, line, per_line, &x, &y)?;
+        }
+        if stroke_now.is_some() {
+            writeln!(out, "</g>")?;
         }
         writeln!(out, "</g>")?;
         // A drop is in the write rate, and seed 004's story is the CPU
@@ -446,9 +459,8 @@ fn write_line(
     let end = times.last().copied().unwrap_or(0.0);
     writeln!(
         out,
-        r#" d="{d}" {}><title>{}</title></path>"#,
-        line.stroke(),
-        escape_xml(&format!("{} — {} samples over {} s", line.name(), line.points.len(), short_number(end)))
+        r#" d="{d}"><title>{}</title></path>"#,
+        escape_xml(&line.name())
     )?;
     // A lone point would draw nothing as a line: give it a dot.
     if drawn == 1 {
@@ -460,14 +472,11 @@ fn write_line(
         if whole < times.len() {
             writeln!(
                 out,
-                r#"<path class="tail" data-fs="{}" data-repeat="{}" d="M{} {}L{} {}" stroke="{}" stroke-width="1.3" stroke-dasharray="1.5 3" stroke-opacity="0.6"><title>{}: the last sample covers only {} s, after the work stopped</title></path>"#,
-                escape_xml(line.fs),
-                line.repeat,
-                c(x(times[whole - 1])),
-                c(y(*from)),
-                c(x(end)),
-                c(y(*to)),
-                PALETTE[line.colour % PALETTE.len()],
+                r#"<path class="tail" d="M{} {}L{} {}" stroke-width="1.3" stroke-dasharray="1.5 3" stroke-opacity="0.6"><title>{}: the last {} s, after the work</title></path>"#,
+                whole_unit(x(times[whole - 1])),
+                whole_unit(y(*from)),
+                whole_unit(x(end)),
+                whole_unit(y(*to)),
                 escape_xml(&line.name()),
                 short_number(end - times[whole - 1])
             )?;
