@@ -350,29 +350,63 @@ fn check_strips(dom: &str, runs: &[RunRecord]) {
     assert_eq!(strips.len(), expected, "one strip per map of each target's first repeat");
 }
 
-/// Each case with two timeline points or more has a timeline with them
-/// all, and direct-stream's says what its drop detector found.
+/// Each scenario with timelines has one chart per metric (and parameter
+/// set), its cases overlaid: write rate and system CPU at least; every
+/// case with two points or more is a line in them, carrying its point
+/// count; direct-stream's lines say what the drop detector found, and a
+/// mark is drawn where it found one.
 fn check_timelines(dom: &str, runs: &[RunRecord]) {
-    let timelines = elements(dom, r#"class="chart timeline""#, "</svg>");
+    let charts = elements(dom, r#"class="chart timeline""#, "</svg>");
     let drawn: Vec<&Case> = all_cases(runs).filter(|c| c.timeline.len() >= 2).collect();
     assert!(!drawn.is_empty(), "a 3 s stream has timeline points");
-    assert_eq!(timelines.len(), drawn.len());
-    for case in drawn {
-        let (attrs, body) = timelines
-            .iter()
-            .find(|(a, _)| a["data-scenario"] == case.scenario && a["data-fs"] == case.fs && a["data-repeat"] == case.repeat.to_string())
-            .unwrap_or_else(|| panic!("no timeline of {} {} {}", case.scenario, case.fs, case.repeat));
-        assert_eq!(attrs["data-points"], case.timeline.len().to_string());
-        assert!(body.contains(r#"data-series="write_mbps""#) && body.contains(r#"data-series="system_pct""#));
-        if case.scenario == "direct-stream" {
-            let detected = case.figures.get("drop_detected").expect("the detector's figure");
-            let word = match detected.value {
-                Some(v) if v >= 0.5 => "detected",
-                Some(_) => "none",
-                None => "undecided",
-            };
-            assert_eq!(attrs.get("data-drop").map(String::as_str), Some(word));
-            assert_eq!(body.contains(r#"class="drop-marker""#), word == "detected");
+    for scenario in ["mmap-fill", "direct-stream"] {
+        let mine: Vec<_> = charts.iter().filter(|(a, _)| a["data-scenario"] == scenario).collect();
+        let mut keys: Vec<(&str, &str)> = mine.iter().map(|(a, _)| (a["data-params"].as_str(), a["data-metric"].as_str())).collect();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len(), mine.len(), "{scenario}: one chart per metric and parameter set");
+        let cases: Vec<&&Case> = drawn.iter().filter(|c| c.scenario == scenario).collect();
+        if cases.is_empty() {
+            continue;
+        }
+        for (chart, body) in &mine {
+            for (line, _) in elements(body, r#"class="line""#, "</path>") {
+                assert!(
+                    cases.iter().any(|c| line["data-fs"] == c.fs
+                        && line["data-repeat"] == c.repeat.to_string()
+                        && line["data-points"] == c.timeline.len().to_string()),
+                    "{scenario} {}: a line of no case: {line:?}",
+                    chart["data-metric"]
+                );
+            }
+        }
+        for metric in ["write_mibps", "system_pct"] {
+            for case in &cases {
+                let (line, body) = mine
+                    .iter()
+                    .filter(|(a, _)| a["data-metric"] == metric)
+                    .find_map(|(_, body)| {
+                        let lines = elements(body, r#"class="line""#, "</path>");
+                        let line = lines.into_iter().find(|(a, _)| {
+                            a["data-fs"] == case.fs
+                                && a["data-repeat"] == case.repeat.to_string()
+                                && a["data-points"] == case.timeline.len().to_string()
+                        })?;
+                        Some((line.0, *body))
+                    })
+                    .unwrap_or_else(|| panic!("no {metric} line of {scenario} {} {}", case.fs, case.repeat));
+                if scenario == "direct-stream" {
+                    let detected = case.figures.get("drop_detected").expect("the detector's figure");
+                    let word = match detected.value {
+                        Some(v) if v >= 0.5 => "detected",
+                        Some(_) => "none",
+                        None => "undecided",
+                    };
+                    assert_eq!(line.get("data-drop").map(String::as_str), Some(word));
+                    let mark = format!(r#"class="drop-marker" data-fs="{}" data-repeat="{}""#, case.fs, case.repeat);
+                    assert_eq!(body.contains(&mark), word == "detected");
+                }
+            }
         }
     }
 }

@@ -27,6 +27,7 @@ mod numbers;
 mod runs;
 mod start;
 mod section;
+mod timelines;
 mod verdicts;
 
 use std::fmt::{self, Write as _};
@@ -681,7 +682,8 @@ mod tests {
         assert!(html.contains("3 records · 2 extents"), "the strip counted extents by filefrag's rule");
         assert!(!html.contains("<?xml"));
         // The timeline.
-        assert!(html.contains(r#"class="chart timeline" data-scenario="direct-stream" data-fs="ext4" data-repeat="1" data-points="3""#));
+        assert!(html.contains(r#"class="chart timeline" data-scenario="direct-stream" data-params="" data-metric="write_mibps""#));
+        assert!(html.contains(r#"class="line" data-fs="ext4" data-repeat="1" data-points="3""#));
         assert!(html.contains(r#"data-drop="undecided""#));
     }
 

@@ -18,10 +18,10 @@
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
+use super::timelines::write_timelines;
 use super::{Page, escape, figures, plural, section_id, unique};
 use crate::record::{Case, RunRecord, Status};
 use crate::report::bars::{Side, Sides};
-use crate::report::timeline::{DropMark, TimelineChart};
 use crate::units::bytes_or_count;
 
 /// The cases of one scenario on one target with one parameter set (in one
@@ -273,37 +273,6 @@ fn write_failures(out: &mut String, groups: &[Group]) -> fmt::Result {
         )?;
     }
     writeln!(out, "</ul>")
-}
-
-/// Each case's timeline with at least two points.
-fn write_timelines(out: &mut String, scenario: &str, groups: &[Group]) -> fmt::Result {
-    writeln!(out, "<h3>Timelines</h3>")?;
-    let drawn: Vec<(&Group, &Case)> =
-        groups.iter().flat_map(|g| g.cases.iter().filter(|c| c.timeline.len() >= 2).map(move |c| (g, *c))).collect();
-    if drawn.is_empty() {
-        writeln!(
-            out,
-            r#"<p class="note">No case has two timeline samples or more (the work was shorter than the sampling interval): nothing to draw.</p>"#
-        )?;
-        return Ok(());
-    }
-    let skipped = groups.iter().map(|g| g.cases.len()).sum::<usize>() - drawn.len();
-    if skipped > 0 {
-        writeln!(out, r#"<p class="note">{} with fewer than two samples not drawn.</p>"#, plural(skipped, "case", "cases"))?;
-    }
-    for (group, case) in drawn {
-        let label = format!("{} · repeat {}", group.label(), case.repeat);
-        let chart = TimelineChart {
-            scenario,
-            fs: &case.fs,
-            repeat: case.repeat,
-            label: &label,
-            points: &case.timeline,
-            drop: DropMark::from_figures(&case.figures),
-        };
-        writeln!(out, r#"<div class="card timeline">{}</div>"#, chart.render())?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
