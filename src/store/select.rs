@@ -123,5 +123,9 @@ fn from_file(path: &Path) -> Result<Selection> {
             crate::SCHEMA
         )));
     }
-    Ok(Selection { label, runs: vec![output.run] })
+    let mut run = output.run;
+    for case in &mut run.cases {
+        case.figures.upgrade_units();
+    }
+    Ok(Selection { label, runs: vec![run] })
 }
