@@ -12,8 +12,9 @@ use crate::error::{Error, Result};
 /// Run `fslab compare`.
 pub fn run(args: &CompareArgs) -> Result<ExitCode> {
     let options = options(&args.options)?;
-    let base = crate::store::resolve(&args.store.location, &args.base)?;
-    let new = crate::store::resolve(&args.store.location, &args.new)?;
+    let location = args.store.for_reading()?;
+    let base = crate::store::resolve(&location, &args.base)?;
+    let new = crate::store::resolve(&location, &args.new)?;
     let comparison = compare::compare(
         Side { label: &base.label, runs: &base.runs },
         Side { label: &new.label, runs: &new.runs },
