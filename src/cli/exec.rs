@@ -22,7 +22,7 @@ pub fn run(args: &ExecArgs) -> Result<ExitCode> {
     let targets = plan.targets.clone();
     let conditions = plan.conditions.clone();
     let planned = targets.len() * conditions.len() * args.repeat as usize;
-    let mut run = Run::start(plan, store(&args.target)?.as_deref(), &args.target.tag, planned)?;
+    let mut run = Run::start(plan, store(&args.target), &args.target.tag, planned)?;
     let echo = match (args.show_output, args.target.json) {
         (false, _) => Echo::Off,
         (true, false) => Echo::Streams,
@@ -54,10 +54,9 @@ pub fn run(args: &ExecArgs) -> Result<ExitCode> {
     print_run(run.finish(Vec::new())?, &args.target, args.wide)
 }
 
-/// The store the arguments name, ready to write (the default's folder
-/// made and checked): none with `--no-store`.
-pub(super) fn store(args: &TargetArgs) -> crate::error::Result<Option<String>> {
-    if args.no_store { Ok(None) } else { args.store.for_writing().map(Some) }
+/// The store the arguments name: none with `--no-store`.
+pub(super) fn store(args: &TargetArgs) -> Option<&str> {
+    (!args.no_store).then_some(args.store.location.as_str())
 }
 
 /// Print a finished run (JSON, or its tables) and where it was stored,

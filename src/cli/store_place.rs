@@ -1,27 +1,19 @@
-//! The store a command uses: `--store`, else `FSLAB_STORE`, else the
-//! default for this user (`store::location`), whose folder is made 0700
-//! when missing and, like the state folder, must be the user's alone —
-//! no one else's, written by no one else, reached through no one else's
-//! symlink — before root writes a run into it.
+//! The store a reading command uses: `--store`, else `FSLAB_STORE`, else
+//! the default for this user (`store::location`), whose folder, like the
+//! state folder, must be the user's alone — no one else's, written by no
+//! one else, reached through no one else's symlink — before fslab reads
+//! from it. (A run makes and checks it when it opens the store:
+//! `harness::Keeper`.)
 
 use std::path::Path;
 
 use super::StoreArgs;
 use crate::error::Result;
+use crate::store::Selection;
 use crate::store::location::{FILE_NAME, is_default};
 use crate::target::folder::{FolderRole, OwnedDir};
 
 impl StoreArgs {
-    /// Where to write runs: the location as given, or for the default
-    /// store, the file in its folder made (0700) and checked first (exit 3
-    /// when the folder is not the user's alone).
-    pub fn for_writing(&self) -> Result<String> {
-        match self.default_folder() {
-            Some(folder) => Ok(OwnedDir::open_or_make(folder, FolderRole::Store)?.path().join(FILE_NAME).display().to_string()),
-            None => Ok(self.location.clone()),
-        }
-    }
-
     /// Where to read runs from: the location as given, or for the default
     /// store, the file in its folder once that folder is checked (never
     /// made: reading creates nothing; a missing one is "no store at ...").
@@ -31,6 +23,16 @@ impl StoreArgs {
             Some(dir) => dir.path().join(FILE_NAME).display().to_string(),
             None => self.location.clone(),
         })
+    }
+
+    /// The runs `selector` names ([`crate::store::resolve`]): a file
+    /// (a store, a run's --json) needs no store, so the default's folder
+    /// is looked at only when the selector is not one.
+    pub fn resolve(&self, selector: &str) -> Result<Selection> {
+        if Path::new(selector).is_file() {
+            return crate::store::resolve(&self.location, selector);
+        }
+        crate::store::resolve(&self.for_reading()?, selector)
     }
 
     /// The default store's folder, when the location is the default.
