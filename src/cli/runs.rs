@@ -116,12 +116,19 @@ impl Column {
     }
 }
 
-/// `text` in at most `width` columns: whole, or cut with `…` as its last.
+/// `text` in at most `width` columns: whole, or cut with `…` as its last,
+/// after the last whole item of the list that fits (`ext2,ext3,…`), else
+/// mid-word.
 fn fit(text: &str, width: usize) -> String {
     if text.chars().count() <= width {
         return text.to_string();
     }
-    text.chars().take(width.saturating_sub(1)).chain(['…']).collect()
+    let kept: String = text.chars().take(width.saturating_sub(1)).collect();
+    let items = match kept.rfind(',') {
+        Some(at) if at > 0 => kept[..=at].trim_end(),
+        _ => kept.as_str(),
+    };
+    format!("{items}…")
 }
 
 /// What a run's set-up was beyond fslab's defaults, in words a person
@@ -229,6 +236,14 @@ mod tests {
         );
         let text = render_text(&[sync], "store", false);
         assert!(text.lines().next().unwrap().ends_with("  setup") && text.lines().nth(1).unwrap().ends_with("  -o sync"), "{text}");
+    }
+
+    #[test]
+    fn a_cut_list_keeps_whole_items() {
+        assert_eq!(fit("ext2,ext3,ext4,xfs", 12), "ext2,ext3,…");
+        assert_eq!(fit("mem 120M, mem 160M", 12), "mem 120M,…");
+        assert_eq!(fit("mmap-fill,tree-copy", 8), "mmap-fi…");
+        assert_eq!(fit("xfs", 8), "xfs");
     }
 
     #[test]
