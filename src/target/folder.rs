@@ -63,6 +63,15 @@ impl FolderRole {
         }
     }
 
+    /// What fslab does in the folder, and what another writer could make
+    /// of it: why it must be the user's alone.
+    fn stakes(self) -> (&'static str, &'static str) {
+        match self {
+            FolderRole::Store => ("writes your runs into it", "swap the store for one of their own"),
+            _ => ("makes, formats and deletes in it", "swap what fslab formats or deletes"),
+        }
+    }
+
     fn other(self) -> &'static str {
         match self {
             FolderRole::Scratch => "pick another with --scratch DIR",
@@ -129,9 +138,10 @@ impl OwnedDir {
         if FileType::from_raw_mode(stat.st_mode) != FileType::Directory {
             return Err(Error::environment(format!("{} {shown} is not a folder: {}", role.name(), role.other())));
         }
+        let (does, could) = role.stakes();
         if stat.st_uid != me {
             return Err(Error::environment(format!(
-                "{} {shown} belongs to uid {}, not to you (uid {me}): fslab makes, formats and deletes in it, so no one else may own it; `chown {me} {shown}` if it is meant to be yours, or {}",
+                "{} {shown} belongs to uid {}, not to you (uid {me}): fslab {does}, so no one else may own it; `chown {me} {shown}` if it is meant to be yours, or {}",
                 role.name(),
                 stat.st_uid,
                 role.other()
@@ -139,7 +149,7 @@ impl OwnedDir {
         }
         if stat.st_mode & 0o022 != 0 {
             return Err(Error::environment(format!(
-                "{} {shown} is writable by its group or by others (mode {:o}): whoever can write there can swap what fslab formats or deletes; `chmod go-w {shown}`, or {}",
+                "{} {shown} is writable by its group or by others (mode {:o}): whoever can write there can {could}; `chmod go-w {shown}`, or {}",
                 role.name(),
                 stat.st_mode & 0o7777,
                 role.other()
