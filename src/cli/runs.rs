@@ -65,15 +65,19 @@ fn render_text(runs: &[RunSummary], location: &str, wide: bool) -> String {
     }
     let mut widths: Vec<usize> = columns.iter().map(Column::width).collect();
     let mut total = widths.iter().sum::<usize>() + 2 * (widths.len() - 1);
-    // scenarios, targets, setup, tags: cut in this order while too wide.
-    for i in [6, 5, 7, 4] {
-        if wide || total <= WIDTH {
-            break;
+    // scenarios, targets, setup, tags: cut in this order while too wide,
+    // each to its heading's width at least; then, should ids and counts
+    // alone leave too little, to a letter and `…`.
+    for least_of in [|heading: usize| heading.max(MIN_CUT), |_| 2] {
+        for i in [6, 5, 7, 4] {
+            if wide || total <= WIDTH {
+                break;
+            }
+            let least = least_of(columns[i].heading.chars().count()).min(widths[i]);
+            let cut = (total - WIDTH).min(widths[i] - least);
+            widths[i] -= cut;
+            total -= cut;
         }
-        let least = columns[i].heading.chars().count().max(MIN_CUT).min(widths[i]);
-        let cut = (total - WIDTH).min(widths[i] - least);
-        widths[i] -= cut;
-        total -= cut;
     }
     let mut cut_any = false;
     for row in 0..=runs.len() {

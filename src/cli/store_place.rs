@@ -17,7 +17,7 @@ impl StoreArgs {
     /// Where to read runs from: the location as given, or for the default
     /// store, the file in its folder once that folder is checked (never
     /// made: reading creates nothing; a missing one is "no store at ...").
-    pub fn for_reading(&self) -> Result<String> {
+    pub(super) fn for_reading(&self) -> Result<String> {
         let Some(folder) = self.default_folder() else { return Ok(self.location.clone()) };
         Ok(match OwnedDir::open_existing(folder, FolderRole::Store)? {
             Some(dir) => dir.path().join(FILE_NAME).display().to_string(),
@@ -28,7 +28,7 @@ impl StoreArgs {
     /// The runs `selector` names ([`crate::store::resolve`]): a file
     /// (a store, a run's --json) needs no store, so the default's folder
     /// is looked at only when the selector is not one.
-    pub fn resolve(&self, selector: &str) -> Result<Selection> {
+    pub(super) fn resolve(&self, selector: &str) -> Result<Selection> {
         if Path::new(selector).is_file() {
             return crate::store::resolve(&self.location, selector);
         }
