@@ -18,9 +18,9 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
         )));
     }
     let options = super::compare::options(&args.compare_options)?;
-    let selection = crate::store::resolve(&args.store.location, &args.run)?;
+    let selection = args.store.resolve(&args.run)?;
     let base = match &args.compare {
-        Some(base) => Some(crate::store::resolve(&args.store.location, base)?),
+        Some(base) => Some(args.store.resolve(base)?),
         None => None,
     };
     let compared = base.as_ref().map(|base| {

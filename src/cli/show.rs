@@ -13,7 +13,7 @@ use crate::record::{Case, RunRecord};
 
 /// Run `fslab show`.
 pub fn run(args: &ShowArgs) -> Result<ExitCode> {
-    let selection = crate::store::resolve(&args.store.location, &args.run)?;
+    let selection = args.store.resolve(&args.run)?;
     let mut rendered = Vec::new();
     for record in &selection.runs {
         if args.json {

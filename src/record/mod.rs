@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use catalog::{Catalog, FigureSpec, ScenarioInfo};
+pub use catalog::{Catalog, FigureSpec, ScenarioInfo, UNITS};
 pub use command::CommandOutput;
 pub use environment::{Disk, Environment};
 pub use extent::Extent;

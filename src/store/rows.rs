@@ -181,5 +181,6 @@ fn load_figures(sql: &mut dyn Sql, case_id: &Value) -> Result<Figures> {
         };
         figures.insert_figure(&text(&r[0]), figure);
     }
+    figures.upgrade_units();
     Ok(figures)
 }
