@@ -118,8 +118,8 @@ fn the_report_renders_every_chart_in_a_browser_without_errors() {
         std::fs::write(keep.join("report.dom.html"), &dom).unwrap();
     }
     check_side_by_side_and_numbers(&dom, &runs[..1], &runs);
-    eprintln!("report_browser: {:.1} s", started.elapsed().as_secs_f64());
     check_collapsed_strips_and_scatter(&dom, &runs);
+    eprintln!("report_browser: {:.1} s", started.elapsed().as_secs_f64());
 }
 
 /// The browser, or `None` after a loud note when it is not installed and
@@ -651,6 +651,9 @@ fn check_side_by_side_and_numbers(dom: &str, base: &[RunRecord], new: &[RunRecor
             }
         }
         assert!(rows > 0, "{scenario}: numbers rows");
+    }
+}
+
 /// Identical layouts drawn once: a figure's `data-files` counts the files
 /// listed under it; a file of more than 64 extents is a bounded scatter
 /// with its counts (only when the runs left one).

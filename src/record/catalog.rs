@@ -50,8 +50,9 @@ impl FigureSpec {
 /// GiB), rates in `MiB/s` (2^20 bytes a second); fio's own bandwidth
 /// stays in `bytes/s` as fio prints it, so it equals fio's `bw_bytes`.
 /// Times in `s` (`ms` and `us` where the kernel or the figure counts
-/// so); `count`s, `IO/s`, `I/Os per MiB`, `ratio`s, `%` and exit `status`.
-pub const UNITS: &[&str] = &["s", "ms", "us", "bytes", "MiB/s", "bytes/s", "IO/s", "I/Os per MiB", "count", "ratio", "%", "status"];
+/// so); `count`s, `IO/s`, `I/Os per MiB`, `ratio`s, `%` and exit `status`;
+/// the machine's load in `cores` busy on average and its `load` average.
+pub const UNITS: &[&str] = &["s", "ms", "us", "bytes", "MiB/s", "bytes/s", "IO/s", "I/Os per MiB", "count", "ratio", "%", "status", "cores", "load"];
 
 /// Figures every scenario's table shows after its headline figures, while
 /// they fit the table's width: first the memory cgroup's (only a case

@@ -417,7 +417,7 @@ mod tests {
     fn maps_html(groups: &[(&str, Vec<&Case>)]) -> String {
         let groups: Vec<Group> = groups
             .iter()
-            .map(|(place, cases)| Group { place: place.to_string(), params: String::new(), run: String::new(), colour: 0, cases: cases.clone() })
+            .map(|(place, cases)| Group { place: place.to_string(), params: String::new(), run: String::new(), colour: 0, side: None, cases: cases.clone() })
             .collect();
         let catalog = Catalog { scenarios: Vec::new(), figures: Vec::new() };
         let mut page = Page::new(&catalog, &[], None);

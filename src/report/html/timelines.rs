@@ -247,7 +247,7 @@ mod tests {
     }
 
     fn group<'a>(place: &str, run: &str, colour: usize, cases: Vec<&'a Case>) -> Group<'a> {
-        Group { place: place.into(), params: String::new(), run: run.into(), colour, cases }
+        Group { place: place.into(), params: String::new(), run: run.into(), side: None, colour, cases }
     }
 
     #[test]
