@@ -7,6 +7,13 @@
 //! case's failure), and because a chart has room for a few words only,
 //! the reasons are listed again under the charts, one line per reason.
 //! Under them, the same numbers as a table to copy (`numbers`).
+//!
+//! A section draws [`SECTION_BARS`] bars at most: a preset's section has
+//! 40 to 60 places and parameter sets, and a chart of each of its dozen
+//! figures would make the page megabytes long and no easier to read. Such
+//! a section charts its first headline figures (the ones the seed
+//! printed) and names the others once, pointing to `show --wide` and
+//! `export --csv`, which have every figure.
 
 use std::fmt::{self, Write as _};
 
@@ -16,6 +23,21 @@ use super::{escape, unique};
 use crate::record::catalog::{CHART_COMMON, EXEC_CHART};
 use crate::record::{Case, Catalog, Figure, Status};
 use crate::report::bars::{Bar, BarChart, Side, Sides};
+
+/// Bars one scenario's section draws at most, over all its charts; past
+/// it, only the first figures that fit are charted, but never fewer than
+/// [`MIN_CHARTS`]: a seed's first two figures are what a reader came for.
+pub(super) const SECTION_BARS: usize = 80;
+
+/// Charts a section draws however many bars each has (when it has that
+/// many figures).
+const MIN_CHARTS: usize = 2;
+
+/// How many of `figures` charts to draw for `groups` bars each: all when
+/// they fit [`SECTION_BARS`], else as many as fit, at least [`MIN_CHARTS`].
+fn charts_that_fit(figures: usize, groups: usize) -> usize {
+    figures.min((SECTION_BARS / groups.max(1)).max(MIN_CHARTS))
+}
 
 /// The figures to chart, with the first measured (or else first) copy of
 /// each for its unit and direction: `headline` then [`CHART_COMMON`],
@@ -66,7 +88,8 @@ fn bar(group: &Group, figure: &str) -> Bar {
 /// the reasons of their missing marks in words, then the numbers as a
 /// table. `cases` are both sides' (to find the figures); `groups` are the
 /// bars' groups in chart order, a base group right before its new one;
-/// `sides` names the sides of a comparison.
+/// `sides` names the sides of a comparison; `weighed` are the figures the
+/// seed's verdicts weighed, charted first when not every chart fits.
 pub(super) fn write_figures(
     out: &mut String,
     catalog: &Catalog,
@@ -74,12 +97,19 @@ pub(super) fn write_figures(
     cases: &[(usize, &Case)],
     groups: &[&Group],
     sides: Option<Sides>,
+    weighed: &[&str],
 ) -> fmt::Result {
     writeln!(out, "<h3>Figures</h3>")?;
-    let charted = chart_figures(catalog.scenario(name).map_or(EXEC_CHART, |s| s.headline), cases);
+    let mut charted = chart_figures(catalog.scenario(name).map_or(EXEC_CHART, |s| s.headline), cases);
     if charted.is_empty() {
         return writeln!(out, r#"<p class="note">No figures to chart.</p>"#);
     }
+    let fit = charts_that_fit(charted.len(), groups.len());
+    if fit < charted.len() {
+        // Stable: the weighed figures first, each part in headline order.
+        charted.sort_by_key(|(name, _)| !weighed.contains(&name.as_str()));
+    }
+    let left_out: Vec<String> = charted.split_off(fit).into_iter().map(|(n, _)| n).collect();
     writeln!(out, r#"<div class="grid">"#)?;
     let mut missing = Vec::new();
     let mut numbers = Vec::new();
@@ -104,6 +134,15 @@ pub(super) fn write_figures(
         numbers.push(Charted { figure, unit: &model.unit, bars: chart.bars });
     }
     writeln!(out, "</div>")?;
+    if !left_out.is_empty() {
+        writeln!(
+            out,
+            r#"<p class="note" data-not-charted="{}">Not charted, for room ({} bars a chart): {}. <code>fslab show RUN --wide</code> and <code>fslab export RUN --csv</code> have them.</p>"#,
+            left_out.len(),
+            groups.len(),
+            escape(&left_out.join(", "))
+        )?;
+    }
     write_missing(out, &missing)?;
     numbers::write_numbers(out, name, &numbers, sides.as_ref())
 }

@@ -45,10 +45,10 @@ use crate::units::{bytes, bytes_short};
 pub(super) const SCATTER_EXTENTS: u64 = 64;
 
 /// Bytes one scenario's pictures may take: with the five seeds' scenarios
-/// at most 240 KiB of the 500 KiB a preset run's page should stay under,
+/// at most 160 KiB of the 500 KiB a preset run's page should stay under,
 /// and less in practice (files of one layout are drawn once). Room for
 /// two scatters and a few strips, or a dozen strips.
-const SECTION_BYTES: usize = 48 * 1024;
+const SECTION_BYTES: usize = 32 * 1024;
 
 /// Pictures one scenario may have: six scenarios' fit the page's
 /// [`super::MAX_STRIPS`], so none is starved by those before it.

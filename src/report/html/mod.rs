@@ -593,6 +593,36 @@ mod tests {
     }
 
     #[test]
+    fn a_section_of_many_places_charts_its_first_figures_and_names_the_rest_once() {
+        let figures = |c: &mut Case| {
+            for name in ["user_s", "sys_s", "journal_commits", "flushes"] {
+                c.figures.set(name, 2.0, "count", Better::Lower, Kind::Exact);
+            }
+        };
+        let charts = |html: &str| html.matches(r#"<svg class="chart bars""#).count();
+        // 5 places x 5 figures (wall_s and extents too): 35 bars, all drawn.
+        let few: Vec<Case> = (0..5).map(|i| { let mut c = case("replace-files", &format!("fs{i}"), 1, 1.0); figures(&mut c); c }).collect();
+        let html = page(&[run(few)], None);
+        assert!(charts(&html) >= 6, "every figure charted: {}", charts(&html));
+        assert!(!html.contains("data-not-charted"));
+        // 50 places: past 80 bars, the first two charts; the rest named once.
+        let many: Vec<Case> = (0..50).map(|i| { let mut c = case("replace-files", &format!("fs{i}"), 1, 1.0); figures(&mut c); c }).collect();
+        let html = page(&[run(many.clone())], None);
+        assert_eq!(charts(&html), 2, "two charts of 50 bars: the least a section draws");
+        assert_eq!(html.matches("data-not-charted").count(), 1, "the rest named once");
+        assert!(html.contains("Not charted, for room (50 bars a chart): sys_s, journal_commits, flushes"), "{html}");
+        assert!(html.contains(r#"data-figure="wall_s""#) && html.contains(r#"data-figure="user_s""#), "the headline's first figures");
+        // A verdict that weighed flushes: that figure is charted first.
+        let mut judged = run(many);
+        let mut verdict = Verdict::unknown("replace-files", "002", "");
+        verdict.places.push(PlaceVerdict { figure: "flushes".into(), ..place("fs0", None, Some(true), Some(2.0), None, "") });
+        judged.verdicts.push(verdict);
+        let html = page(&[judged], None);
+        let charted: Vec<&str> = attrs(&html, r#"svg class="chart bars""#, "data-figure");
+        assert_eq!(charted, ["flushes", "wall_s"], "the weighed figure, then the headline's first");
+    }
+
+    #[test]
     fn busy_cases_are_named_once_under_the_runs() {
         let mut busy = case("mmap-fill", "xfs", 2, 1.0);
         busy.busy = Some("others used 1.2 cores".to_string());

@@ -111,7 +111,11 @@ impl Page<'_> {
         write_failures(out, &groups)?;
 
         let all_cases: Vec<(usize, &Case)> = cases.iter().chain(&base_cases).copied().collect();
-        figures::write_figures(out, self.catalog, name, &all_cases, &chart_order(&groups, &base_groups), sides)?;
+        // The figures the seed's verdicts weighed: charted first when the
+        // section has room for a few charts only.
+        let weighed: Vec<&str> =
+            unique(self.runs.iter().flat_map(|r| &r.verdicts).filter(|v| v.scenario == name).flat_map(|v| &v.places).map(|p| p.figure.as_str()));
+        figures::write_figures(out, self.catalog, name, &all_cases, &chart_order(&groups, &base_groups), sides, &weighed)?;
         self.write_maps(out, &groups)?;
         write_timelines(out, name, &groups)?;
         writeln!(out, "</section>")

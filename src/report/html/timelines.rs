@@ -26,7 +26,7 @@ use crate::report::timeline::{DropMark, Line, Metric, OverlayChart, stroke};
 
 /// Charts a parameter set gets when a scenario ran several: one row of
 /// the page's grid, the first metrics of [`Metric::ALL`] that moved.
-const CHARTS_PER_SET: usize = 3;
+const CHARTS_PER_SET: usize = 2;
 
 /// A place's stroke: its group's colour, and a dash of its own among the
 /// places of that colour.
@@ -297,9 +297,9 @@ mod tests {
         write_timelines(&mut html, "create-file", &groups).unwrap();
         assert_eq!(html.matches("<li data-fs=").count(), 2, "the legend names places, not parameter sets");
         assert_eq!(html.matches(r#"<p class="params timeline-set">"#).count(), 5);
-        // Five sets, each a row of three charts: writes, system CPU, iowait.
-        assert_eq!(html.matches(r#"<svg class="chart timeline""#).count(), 15);
-        assert_eq!(html.matches(r#"data-params="method=m3" data-metric="#).count(), 3);
+        // Five sets, each a row of two charts: writes and system CPU.
+        assert_eq!(html.matches(r#"<svg class="chart timeline""#).count(), 10);
+        assert_eq!(html.matches(r#"data-params="method=m3" data-metric="#).count(), 2);
         assert!(html.contains(r#"data-params="method=m3" data-metric="write_mibps" data-unit="MiB/s" data-lines="2""#));
         assert!(html.contains("Not charted: dirty page cache (whole machine) below 1 MiB; device reads below 1 MiB/s"), "{html}");
     }
