@@ -3,6 +3,16 @@
 
 const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
 
+/// Bytes in a MiB: every rate fslab records is in MiB/s (2^20 bytes a
+/// second), as every size it prints is in binary units.
+pub const MIB: f64 = 1_048_576.0;
+
+/// A rate in MiB/s: `bytes` over `seconds`, divided by 2^20; `None` when no
+/// time passed (a rate of an instant is no rate).
+pub fn mib_per_s(bytes: f64, seconds: f64) -> Option<f64> {
+    (seconds > 0.0).then(|| bytes / seconds / MIB)
+}
+
 /// `bytes` as a value in the largest binary unit not above it, and that unit.
 fn scale(bytes: u64) -> (f64, &'static str) {
     let mut value = bytes as f64;
@@ -128,6 +138,14 @@ pub fn parse_fill(text: &str) -> std::result::Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rate_is_bytes_over_seconds_in_mib() {
+        // The example: 256 MiB in 0.4377 s.
+        let rate = mib_per_s(256.0 * super::MIB, 0.4377).unwrap();
+        assert!((rate - 584.88).abs() < 0.01, "{rate}");
+        assert_eq!(mib_per_s(1.0, 0.0), None);
+    }
 
     #[test]
     fn sizes_parse_in_binary_units() {

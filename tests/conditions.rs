@@ -66,7 +66,7 @@ fn mmap_fill_fragments_under_a_memory_limit_and_not_without_one() {
     lab.assert_nothing_left("after a run under --memory");
     // The text table names the place.
     let shown = String::from_utf8_lossy(&lab.expect(&["show", id], 0).stdout).into_owned();
-    assert!(shown.contains("xfs@192M") && shown.contains("mem peak"), "{shown}");
+    assert!(shown.contains("xfs@192M") && shown.contains("peak MiB"), "{shown}");
 
     let free = lab.run_json(&["mmap-fill", "--fs", "xfs", "--set", "size=256M"], 0);
     let case = &cases(&free)[0];

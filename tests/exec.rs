@@ -376,7 +376,7 @@ fn the_works_own_window_leaves_fslabs_sync_out_and_short_work_has_a_fine_timelin
     assert!(figure(case, "work_write_ios").unwrap() <= figure(case, "write_ios").unwrap());
     let mbps = figure(case, "work_mbps").unwrap();
     let wall = figure(case, "wall_s").unwrap();
-    assert!((mbps - work / 1e6 / wall).abs() <= 0.1 * mbps, "work_mbps {mbps} vs {work} bytes in {wall} s");
+    assert!((mbps - work / MIB / wall).abs() <= 0.1 * mbps, "work_mbps {mbps} vs {work} bytes in {wall} s (MiB/s)");
     // Under a second of work, sampled every tenth of one.
     let t: Vec<f64> = case["timeline"].as_array().unwrap().iter().map(|p| p["t_s"].as_f64().unwrap()).collect();
     assert!(t.len() >= 5 && t[0] < 0.2, "{t:?}");

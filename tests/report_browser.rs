@@ -4,7 +4,9 @@
 //! built, checked for every chart and its numbers, and once to take a
 //! screenshot, checked for not being blank. Both times its log must show
 //! no console message (no script error, no SVG attribute error, no blocked
-//! load) and no file loaded but the page itself.
+//! load) and no file loaded but the page itself. A second page, of two
+//! replace-files runs the seeds preset judged (ext4 mounted `sync` in the
+//! newer), is loaded for its verdict matrix and what differs.
 //!
 //! Needs root (loop devices) and `/usr/bin/chromium`. Without the browser
 //! the test says so loudly and passes, unless `FSLAB_REQUIRE_BROWSER=1`
@@ -20,7 +22,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{Lab, root_or_skip};
-use fslab::compare::{CompareOptions, Side, compare};
+use fslab::compare::{CompareOptions, Outcome, Side, compare};
 use fslab::record::Figure;
 use fslab::record::catalog::CHART_COMMON;
 use fslab::record::{Case, RunRecord};
@@ -74,11 +76,22 @@ fn the_report_renders_every_chart_in_a_browser_without_errors() {
     let compared = elements(&dom, r#"<section class="compare""#, "</section>");
     assert_eq!(compared.len(), 1, "one comparison section");
     let body = compared[0].1;
-    let rows = body.matches("<tr class=").count() - body.matches(r#"<tr class="only""#).count();
-    assert_eq!(rows, comparison.rows.len(), "the compare fragment is in the page whole");
+    let rows = body.matches("<tr class=").count()
+        - body.matches(r#"<tr class="only""#).count()
+        - body.matches(r#"<tr class="not-shown""#).count();
+    let eventful = comparison.rows.iter().filter(|r| {
+        use Outcome::*;
+        matches!(r.outcome, Regression | Improvement | LikelyRegression | LikelyImprovement | Changed)
+    });
+    assert_eq!(rows, eventful.count(), "the compare fragment is in the page whole: a row per figure that moved");
+    let quiet = comparison.rows.len() - rows;
+    assert_eq!(body.matches(r#"<tr class="not-shown""#).count(), usize::from(quiet > 0), "the rest counted once");
     check_bars(&dom, &runs);
     check_strips(&dom, &runs);
     check_timelines(&dom, &runs);
+    check_matrix(&dom, &runs, None);
+    check_differs_on_top(&dom, false);
+    check_judged_page(&lab, &browser, dir.path());
 
     // 2. What it looks like.
     let png = dir.path().join("report.png");
@@ -104,6 +117,8 @@ fn the_report_renders_every_chart_in_a_browser_without_errors() {
         std::fs::copy(&png, keep.join("report.png")).unwrap();
         std::fs::write(keep.join("report.dom.html"), &dom).unwrap();
     }
+    check_side_by_side_and_numbers(&dom, &runs[..1], &runs);
+    check_collapsed_strips_and_scatter(&dom, &runs);
     eprintln!("report_browser: {:.1} s", started.elapsed().as_secs_f64());
 }
 
@@ -320,6 +335,12 @@ fn check_strips(dom: &str, runs: &[RunRecord]) {
         }
         seen_targets.push((&case.scenario, &case.fs));
         for map in &case.maps {
+            expected += 1;
+            // A file laid out as another drawn one is listed under it.
+            let member = format!(r#"data-fs="{}" data-repeat="{}" data-path="{}" data-extents="{}""#, case.fs, case.repeat, map.path, map.extents);
+            if strips.iter().any(|(a, body)| a["data-scenario"] == case.scenario && body.contains(&member)) {
+                continue;
+            }
             let (attrs, body) = strips
                 .iter()
                 .find(|(a, _)| a["data-scenario"] == case.scenario && a["data-fs"] == case.fs && a["data-path"] == map.path)
@@ -328,39 +349,161 @@ fn check_strips(dom: &str, runs: &[RunRecord]) {
             assert_eq!(attrs["data-repeat"], case.repeat.to_string());
             let svg = body.find("<svg").map(|at| &body[at..]).expect("the strip is inline SVG");
             let counted = format!(" · {} extent", map.extents);
-            assert!(svg.contains(&counted), "the strip itself counts the map's extents ({counted})");
-            expected += 1;
+            let scattered = format!(r#"data-extents="{}""#, map.extents);
+            assert!(svg.contains(&counted) || svg.contains(&scattered), "the picture itself counts the map's extents");
         }
     }
     assert!(expected > 0, "some case kept a map");
-    assert_eq!(strips.len(), expected, "one strip per map of each target's first repeat");
+    assert!(!strips.is_empty() && strips.len() <= expected, "at most one picture per map of each target's first repeat");
 }
 
-/// Each case with two timeline points or more has a timeline with them
-/// all, and direct-stream's says what its drop detector found.
+/// Each scenario with timelines has one chart per metric (and parameter
+/// set), its cases overlaid: write rate and system CPU at least; every
+/// case with two points or more is a line in them, carrying its point
+/// count; direct-stream's lines say what the drop detector found, and a
+/// mark is drawn where it found one.
 fn check_timelines(dom: &str, runs: &[RunRecord]) {
-    let timelines = elements(dom, r#"class="chart timeline""#, "</svg>");
+    let charts = elements(dom, r#"class="chart timeline""#, "</svg>");
     let drawn: Vec<&Case> = all_cases(runs).filter(|c| c.timeline.len() >= 2).collect();
     assert!(!drawn.is_empty(), "a 3 s stream has timeline points");
-    assert_eq!(timelines.len(), drawn.len());
-    for case in drawn {
-        let (attrs, body) = timelines
-            .iter()
-            .find(|(a, _)| a["data-scenario"] == case.scenario && a["data-fs"] == case.fs && a["data-repeat"] == case.repeat.to_string())
-            .unwrap_or_else(|| panic!("no timeline of {} {} {}", case.scenario, case.fs, case.repeat));
-        assert_eq!(attrs["data-points"], case.timeline.len().to_string());
-        assert!(body.contains(r#"data-series="write_mbps""#) && body.contains(r#"data-series="system_pct""#));
-        if case.scenario == "direct-stream" {
-            let detected = case.figures.get("drop_detected").expect("the detector's figure");
-            let word = match detected.value {
-                Some(v) if v >= 0.5 => "detected",
-                Some(_) => "none",
-                None => "undecided",
-            };
-            assert_eq!(attrs.get("data-drop").map(String::as_str), Some(word));
-            assert_eq!(body.contains(r#"class="drop-marker""#), word == "detected");
+    for scenario in ["mmap-fill", "direct-stream"] {
+        let mine: Vec<_> = charts.iter().filter(|(a, _)| a["data-scenario"] == scenario).collect();
+        let mut keys: Vec<(&str, &str)> = mine.iter().map(|(a, _)| (a["data-params"].as_str(), a["data-metric"].as_str())).collect();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len(), mine.len(), "{scenario}: one chart per metric and parameter set");
+        let cases: Vec<&&Case> = drawn.iter().filter(|c| c.scenario == scenario).collect();
+        if cases.is_empty() {
+            continue;
+        }
+        for (chart, body) in &mine {
+            for (line, _) in elements(body, r#"class="line""#, "</path>") {
+                assert!(
+                    cases.iter().any(|c| line["data-fs"] == c.fs
+                        && line["data-repeat"] == c.repeat.to_string()
+                        && line["data-points"] == c.timeline.len().to_string()),
+                    "{scenario} {}: a line of no case: {line:?}",
+                    chart["data-metric"]
+                );
+            }
+        }
+        for metric in ["write_mibps", "system_pct"] {
+            for case in &cases {
+                let (line, body) = mine
+                    .iter()
+                    .filter(|(a, _)| a["data-metric"] == metric)
+                    .find_map(|(_, body)| {
+                        let lines = elements(body, r#"class="line""#, "</path>");
+                        let line = lines.into_iter().find(|(a, _)| {
+                            a["data-fs"] == case.fs
+                                && a["data-repeat"] == case.repeat.to_string()
+                                && a["data-points"] == case.timeline.len().to_string()
+                        })?;
+                        Some((line.0, *body))
+                    })
+                    .unwrap_or_else(|| panic!("no {metric} line of {scenario} {} {}", case.fs, case.repeat));
+                if scenario == "direct-stream" {
+                    let detected = case.figures.get("drop_detected").expect("the detector's figure");
+                    let word = match detected.value {
+                        Some(v) if v >= 0.5 => "detected",
+                        Some(_) => "none",
+                        None => "undecided",
+                    };
+                    assert_eq!(line.get("data-drop").map(String::as_str), Some(word));
+                    let mark = format!(r#"class="drop-marker" data-fs="{}" data-repeat="{}""#, case.fs, case.repeat);
+                    assert_eq!(body.contains(&mark), word == "detected");
+                }
+            }
         }
     }
+}
+
+/// The page's first section is the verdict matrix; with no verdict it
+/// says so in one line, else it has a cell per place of every verdict,
+/// saying the place's word (and the base's, where the base judged it).
+fn check_matrix(dom: &str, runs: &[RunRecord], base: Option<&[RunRecord]>) {
+    let main = dom.split("<main>").nth(1).expect("the page has a <main>");
+    let first = elements(main, "section class=", "</section>");
+    let (attrs, body) = first.first().expect("a section");
+    assert_eq!((attrs["class"].as_str(), attrs["id"].as_str()), ("matrix", "verdicts"), "the verdict matrix is the first section");
+    let verdicts: Vec<_> = runs.iter().flat_map(|r| &r.verdicts).collect();
+    if verdicts.is_empty() {
+        assert!(body.contains("No seed was judged") && !body.contains("<table"), "{body}");
+        return;
+    }
+    let seeds = elements(body, r#"<tbody class="seed""#, "</tbody>");
+    assert_eq!(seeds.len(), verdicts.len(), "a row group per verdict");
+    for verdict in verdicts {
+        let (_, rows) = seeds
+            .iter()
+            .find(|(a, _)| a["data-scenario"] == verdict.scenario && a["data-seed"] == verdict.seed)
+            .unwrap_or_else(|| panic!("no rows of seed {}", verdict.seed));
+        let cells = elements(rows, "data-place=", "</td>");
+        assert_eq!(cells.len(), verdict.places.len(), "seed {}: a cell per place", verdict.seed);
+        for place in &verdict.places {
+            let (cell, text) = cells.iter().find(|(a, _)| a["data-place"] == place.target).unwrap_or_else(|| panic!("no cell of {}", place.target));
+            assert_eq!(cell["data-verdict"], place.word(), "seed {} at {}", verdict.seed, place.target);
+            assert!(cell["class"].split(' ').any(|c| c == place.word()), "coloured by its word: {cell:?}");
+            assert!(text.contains(&format!("#scenario-{}", verdict.scenario)), "linked to its section: {text}");
+            if let Some((value, against)) = whole_pair(place.value, place.against) {
+                let words = text.replace("<wbr>", "");
+                assert!(words.contains(&format!("{} {value} vs {against}", place.figure)), "the deciding figure: {text}");
+            }
+            let was = base.into_iter().flatten().flat_map(|r| &r.verdicts).filter(|v| v.seed == verdict.seed).flat_map(|v| &v.places);
+            let was = was.filter(|p| p.fs == place.fs && p.conditions == place.conditions).map(|p| p.word()).next();
+            assert_eq!(cell.get("data-base").map(String::as_str), was, "the base's word at {}", place.target);
+        }
+    }
+}
+
+/// Both values, when both are whole numbers small enough to print
+/// without digit grouping (as the cell prints them).
+fn whole_pair(value: Option<f64>, against: Option<f64>) -> Option<(f64, f64)> {
+    let whole = |v: Option<f64>| v.filter(|v| v.fract() == 0.0 && v.abs() < 1e4);
+    Some((whole(value)?, whole(against)?))
+}
+
+/// What differs between base and new is said right under the verdict
+/// matrix, above the runs and every scenario, and only there; the
+/// comparison's table stays at the end. `listed`: a setting differs, so
+/// there is a list.
+fn check_differs_on_top(dom: &str, listed: bool) {
+    let at = |marker: &str| dom.find(marker).unwrap_or_else(|| panic!("no {marker}"));
+    let differs = at(r#"<section class="differs" id="differs">"#);
+    assert!(at(r#"<section class="matrix" id="verdicts">"#) < differs && differs < at(r#"<section class="runs""#));
+    assert!(at(r#"<p class="differs">"#) < at(r#"<section class="scenario""#));
+    assert_eq!(dom.matches(r#"<p class="differs">"#).count(), 1, "said once");
+    assert_eq!(dom.matches(r#"<ul class="differs">"#).count(), usize::from(listed));
+    if listed {
+        assert!(at(r#"<ul class="differs">"#) < at(r#"<section class="scenario""#));
+    }
+    assert!(at(r#"<section class="compare" id="compare">"#) > at(r#"<section class="scenario""#), "the table at the end");
+    assert!(!dom[at(r#"<section class="compare" id="compare">"#)..].contains("class=\"differs\""), "not again in the table");
+}
+
+/// Two replace-files runs the seeds preset judged (seconds each), the
+/// newer with ext4 mounted `sync`, on a page of their own: its matrix
+/// has their verdicts, with the base's word, and what differs names the
+/// mount.
+fn check_judged_page(lab: &Lab, browser: &Browser, dir: &Path) {
+    let judge = |extra: &[&str], tag: &str| {
+        let mut args = vec!["replace-files", "--preset", "seeds", "--fs", "ext4,btrfs", "--set", "files=20", "--tag", tag];
+        args.extend_from_slice(extra);
+        run_record(&lab.run_json(&args, 0))
+    };
+    let base = judge(&[], "judged-base");
+    let new = judge(&["--mount-opt", "ext4=sync"], "judged");
+    lab.assert_nothing_left("after the judged runs");
+    assert!(!new.verdicts.is_empty() && new.verdicts[0].places.len() == 2, "{:?}", new.verdicts);
+    let page = dir.join("judged.html");
+    lab.expect(&["report", "judged", "--compare", "judged-base", "-o", page.to_str().unwrap()], 0);
+    let url = format!("file://{}", page.display());
+    let dump = browser.run(dir, "judged", &["--enable-logging=stderr", "--v=1", "--dump-dom", &url]);
+    assert_no_page_errors(&dump.stderr, &url, true);
+    check_matrix(&dump.stdout, std::slice::from_ref(&new), Some(std::slice::from_ref(&base)));
+    check_differs_on_top(&dump.stdout, true);
+    let (_, list) = &elements(&dump.stdout, r#"<ul class="differs">"#, "</ul>")[0];
+    assert!(list.contains("ext4 mount:</b>") && list.contains("sync"), "{list}");
 }
 
 /// The screenshot shows a page: a fair share of pixels differ from the
@@ -388,5 +531,154 @@ fn check_not_blank(png: &Path) {
     for (name, colour) in [("ext4's bar blue", [0x00, 0x72, 0xb2]), ("xfs's bar orange", [0xe6, 0x9f, 0x00])] {
         let n = counts.get(&colour).copied().unwrap_or(0);
         assert!(n > 500, "{name} {colour:?} covers {n} pixels");
+    }
+}
+
+/// With `--compare`, each bar chart draws the base side's bar (class
+/// `bar base`, `data-side="base"`) right before the new side's of the same
+/// target, at the median of the base runs' repeats, under a legend naming
+/// both; every chart says its scale (`log` exactly when its positive
+/// values span more than 100×); and each scenario's numbers table has one
+/// row per bar or missing mark with the bar's own numbers.
+fn check_side_by_side_and_numbers(dom: &str, base: &[RunRecord], new: &[RunRecord]) {
+    let number = |attrs: &BTreeMap<String, String>, name: &str| -> f64 {
+        attrs[name].parse().unwrap_or_else(|e| panic!("{name}={:?}: {e}", attrs[name]))
+    };
+    for (attrs, body) in elements(dom, r#"class="chart bars""#, "</svg>") {
+        let (scenario, figure) = (attrs["data-scenario"].as_str(), attrs["data-figure"].as_str());
+        // Both sides' bars and missing marks, in drawing order.
+        let marks: Vec<(BTreeMap<String, String>, &str)> =
+            elements(body, r#"class="bar"#, "</rect>").into_iter().chain(elements(body, r#"class="missing"#, "</g>")).collect();
+        for (a, _) in &marks {
+            let side = a.get("data-side").map(String::as_str);
+            assert!(matches!(side, Some("base" | "new")), "{scenario} {figure}: every mark says its side: {a:?}");
+        }
+        let has_base = marks.iter().any(|(a, _)| a.get("data-side").map(String::as_str) == Some("base"));
+        let legend = body.contains(r#"<g class="legend">"#) && body.contains(">base: ") && body.contains(">new: ");
+        assert_eq!(legend, has_base, "{scenario} {figure}: a legend exactly when there are base bars");
+
+        // The scale: log exactly when positive values span more than 100x.
+        let drawn: Vec<f64> = marks
+            .iter()
+            .filter(|(a, _)| a.contains_key("data-value"))
+            .flat_map(|(a, _)| [number(a, "data-value"), number(a, "data-min"), number(a, "data-max")])
+            .collect();
+        let positive: Vec<f64> = drawn.iter().copied().filter(|v| *v > 0.0).collect();
+        let span = positive.iter().copied().fold(0.0, f64::max) / positive.iter().copied().fold(f64::INFINITY, f64::min);
+        let log = drawn.iter().all(|v| *v >= 0.0) && !positive.is_empty() && span > 100.0;
+        assert_eq!(attrs["data-scale"], if log { "log" } else { "linear" }, "{scenario} {figure}: span {span}");
+        if log {
+            assert!(body.contains("log scale"), "{scenario} {figure}: the axis says log scale");
+        }
+
+        // The base side: one mark per target, at the base runs' median.
+        let base_cases: Vec<&Case> = all_cases(base).filter(|c| c.scenario == scenario).collect();
+        let base_marks: Vec<&BTreeMap<String, String>> =
+            marks.iter().map(|(a, _)| a).filter(|a| a.get("data-side").map(String::as_str) == Some("base")).collect();
+        let targets: std::collections::BTreeSet<&str> = base_cases.iter().map(|c| c.fs.as_str()).collect();
+        assert_eq!(base_marks.len(), targets.len(), "{scenario} {figure}: one base mark per base target");
+        for fs in targets {
+            let mark = base_marks.iter().find(|a| a["data-fs"] == fs).unwrap_or_else(|| panic!("{scenario} {figure}: no base mark on {fs}"));
+            let mut values: Vec<f64> =
+                base_cases.iter().filter(|c| c.fs == fs).filter_map(|c| c.figures.get(figure)).filter_map(|f| f.value).collect();
+            if values.is_empty() {
+                assert!(mark.contains_key("data-missing"), "{scenario} {figure} on {fs}: the base is missing, not a bar");
+                continue;
+            }
+            let (drawn, want) = (number(mark, "data-value"), median(&mut values));
+            assert!((drawn - want).abs() <= 1e-9 * want.abs().max(1.0), "{scenario} {figure} base on {fs}: {drawn} vs median {want}");
+            // Drawn right before the new side's bar of the same target.
+            let at = |side: &str| {
+                body.find(&format!(r#"data-fs="{fs}" data-params="{}" data-run="{}" data-side="{side}""#, mark["data-params"], mark["data-run"]))
+            };
+            if let (Some(b), Some(n)) = (at("base"), at("new")) {
+                let between = &body[b..n];
+                assert!(b < n && between.matches("data-side=").count() == 1, "{scenario} {figure} on {fs}: base right before new");
+            }
+        }
+        // A run in both sides is drawn on both, at the same median.
+        for (a, _) in marks.iter().filter(|(a, _)| a.get("data-side").map(String::as_str) == Some("base")) {
+            let same_run_in_new = new.iter().any(|r| base.iter().any(|b| b.id == r.id));
+            let twin = marks.iter().find(|(n, _)| n.get("data-side").map(String::as_str) == Some("new") && n["data-fs"] == a["data-fs"]);
+            if let (true, Some((n, _))) = (same_run_in_new, twin) {
+                assert_eq!(a.get("data-value"), n.get("data-value"), "{scenario} {figure} on {}: the run in both sides", a["data-fs"]);
+            }
+        }
+    }
+
+    // The numbers tables: a row per mark, its cells the mark's numbers
+    // (median, min, max to six significant digits, then n and a note).
+    let charts = elements(dom, r#"class="chart bars""#, "</svg>");
+    let tables = elements(dom, r#"<table class="numbers""#, "</table>");
+    assert!(!tables.is_empty(), "a numbers table");
+    for (attrs, body) in tables {
+        let scenario = attrs["data-scenario"].as_str();
+        let mut rows = 0;
+        for (chart, chart_body) in charts.iter().filter(|(a, _)| a["data-scenario"] == scenario) {
+            let figure = chart["data-figure"].as_str();
+            let (tbody, table_rows) = elements(body, &format!(r#"tbody data-figure="{figure}""#), "</tbody>")
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| panic!("{scenario}: no numbers of {figure}"));
+            assert_eq!(tbody["data-unit"], chart["data-unit"], "{scenario} {figure}");
+            let table_rows = elements(table_rows, "tr data-fs", "</tr>");
+            let marks: Vec<BTreeMap<String, String>> = elements(chart_body, r#"class="bar"#, "</rect>")
+                .into_iter()
+                .chain(elements(chart_body, r#"class="missing"#, "</g>"))
+                .map(|(a, _)| a)
+                .collect();
+            assert_eq!(table_rows.len(), marks.len(), "{scenario} {figure}: one numbers row per bar or missing mark");
+            rows += table_rows.len();
+            for mark in marks {
+                let field = |a: &BTreeMap<String, String>, name: &str| a.get(name).cloned().unwrap_or_default();
+                let key = |a: &BTreeMap<String, String>| [field(a, "data-fs"), field(a, "data-params"), field(a, "data-run"), field(a, "data-side")];
+                let (_, row) = table_rows
+                    .iter()
+                    .find(|(r, _)| key(r) == key(&mark))
+                    .unwrap_or_else(|| panic!("{scenario} {figure}: no numbers row for {mark:?}"));
+                let cells: Vec<&str> = row.split("<td>").skip(1).map(|c| c.split("</td>").next().unwrap()).collect();
+                let [median, min, max, n, _note] = cells[cells.len() - 5..] else { unreachable!() };
+                match mark.get("data-value") {
+                    Some(_) => {
+                        for (cell, name) in [(median, "data-value"), (min, "data-min"), (max, "data-max")] {
+                            let (shown, drawn): (f64, f64) = (cell.parse().unwrap(), number(&mark, name));
+                            assert!((shown - drawn).abs() <= 5e-6 * drawn.abs(), "{scenario} {figure}: {name} {drawn}, cell {cell}");
+                        }
+                        assert_eq!(n, mark["data-measured"], "{scenario} {figure}: n");
+                    }
+                    None => assert_eq!([median, min, max, n], ["—", "—", "—", "0"], "{scenario} {figure}: missing"),
+                }
+            }
+        }
+        assert!(rows > 0, "{scenario}: numbers rows");
+    }
+}
+
+/// Identical layouts drawn once: a figure's `data-files` counts the files
+/// listed under it; a file of more than 64 extents is a bounded scatter
+/// with its counts (only when the runs left one).
+fn check_collapsed_strips_and_scatter(dom: &str, runs: &[RunRecord]) {
+    for (attrs, body) in elements(dom, r#"<figure class="strip""#, "</figure>") {
+        let files: usize = attrs["data-files"].parse().expect("data-files");
+        let members = body.matches(r#"<li class="member""#).count();
+        let listed = if files > 1 { files.min(60) } else { 0 };
+        assert_eq!(members, listed, "{files} files: each listed under the picture");
+        if files > 1 {
+            assert!(body.contains(&format!("× {files}")), "the caption says × {files}");
+        }
+        assert!(body.contains("device "), "the caption says where on the device the file lies");
+    }
+    let many = all_cases(runs).flat_map(|c| &c.maps).any(|m| m.extents > 64);
+    let scatters = elements(dom, r#"<svg class="scatter""#, "</svg>");
+    if !many {
+        assert!(scatters.is_empty());
+        return;
+    }
+    for (attrs, body) in &scatters {
+        let drawn: usize = attrs["data-drawn"].parse().expect("data-drawn");
+        let records: usize = attrs["data-records"].parse().expect("data-records");
+        assert!(drawn > 0 && drawn <= records);
+        assert!(attrs["data-extents"].parse::<u64>().expect("data-extents") > 64);
+        assert!(body.len() < 20 * 1024, "a scatter is bounded: {} bytes", body.len());
     }
 }

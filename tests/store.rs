@@ -303,7 +303,7 @@ fn a_store_of_the_schema_before_conditions_still_reads_and_migrates_on_write() {
     let path = dir.path().join("old.db");
     let location = path.to_str().unwrap();
     let old = tiny_run("20261121T000001Z-2-00000002");
-    store_of_version(&path, &old, 1, &["conditions", "memory_cgroup", "start", "image_copy"]);
+    store_of_version(&path, &old, 1, &["conditions", "memory_cgroup", "start", "image_copy", "busy"]);
     let mut store = fslab::store::Store::open_existing(&path).unwrap();
     let back = store.load(&old.id).unwrap().expect("the old run is there");
     assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&old).unwrap());
@@ -326,7 +326,7 @@ fn a_store_of_the_schema_before_aged_starts_still_reads_and_migrates_on_write() 
     let path = dir.path().join("v2.db");
     let location = path.to_str().unwrap();
     let old = tiny_run("20261121T000001Z-2-00000004");
-    store_of_version(&path, &old, 2, &["start", "image_copy"]);
+    store_of_version(&path, &old, 2, &["start", "image_copy", "busy"]);
     let mut store = fslab::store::Store::open_existing(&path).unwrap();
     let back = store.load(&old.id).unwrap().expect("the old run is there");
     assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&old).unwrap());
@@ -342,6 +342,29 @@ fn a_store_of_the_schema_before_aged_starts_still_reads_and_migrates_on_write() 
     assert_eq!(again.cases[0].start, new.cases[0].start);
     assert_eq!(again.cases[0].target.image_copy, new.cases[0].target.image_copy);
     assert!(store.load(&old.id).unwrap().unwrap().cases[0].start.is_none());
+}
+
+#[test]
+fn a_busy_note_is_kept_and_a_store_from_before_busy_notes_reads_without_them() {
+    // Version 3 kept no busy note: its cases read back as not busy, and a
+    // run stored there migrates it and keeps its cases' notes.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v3.db");
+    let location = path.to_str().unwrap();
+    let old = tiny_run("20261121T000001Z-2-00000006");
+    store_of_version(&path, &old, 3, &["busy"]);
+    let mut store = fslab::store::Store::open_existing(&path).unwrap();
+    let back = store.load(&old.id).unwrap().expect("the old run is there");
+    assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&old).unwrap());
+    drop(store);
+    let mut store = fslab::store::Store::open(location).unwrap();
+    let mut new = tiny_run("20261121T000002Z-3-00000007");
+    new.cases[1].busy = Some("others used 1.4 cores on average (load 7.4 → 7.9)".into());
+    store.put_run(&new).unwrap();
+    let again = store.load(&new.id).unwrap().unwrap();
+    assert_eq!((again.cases[0].busy.as_deref(), again.cases[1].busy.as_deref()), (None, new.cases[1].busy.as_deref()));
+    assert_eq!(serde_json::to_value(&again).unwrap()["cases"][1]["busy"], "others used 1.4 cores on average (load 7.4 → 7.9)");
+    assert!(store.load(&old.id).unwrap().unwrap().cases.iter().all(|c| c.busy.is_none()));
 }
 
 /// A store at `path` holding `run`, made as schema `version` made it: the

@@ -95,9 +95,79 @@ fn a_repeated_run_prints_a_row_per_target_and_parameter_set_within_120_columns()
     assert!(runs.lines().nth(1).is_some_and(|l| l.ends_with("-o sync")), "{runs}");
     let csv = String::from_utf8(lab.expect(&["export", "tables", "--csv"], 0).stdout).unwrap();
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
-    assert_eq!(&header[13..], ["mkfs_args", "mount_opts", "conditions", "sysctls", "age", "fill"], "{csv}");
+    assert_eq!(&header[13..], ["mkfs_args", "mount_opts", "conditions", "sysctls", "age", "fill", "busy"], "{csv}");
     let ext4_rows: Vec<&str> = csv.lines().filter(|l| l.contains(",ext4,")).collect();
     assert!(!ext4_rows.is_empty() && ext4_rows.iter().all(|l| l.contains(",sync,")), "{csv}");
     assert!(csv.lines().filter(|l| l.contains(",xfs,")).all(|l| !l.contains(",sync,")), "{csv}");
     lab.assert_nothing_left("after the tables run");
+}
+
+/// `fslab runs` on a store holding a run with long tags, many targets and
+/// scenarios and a long set-up: every line within 120 columns, ids whole,
+/// the lists cut with `…`; `--wide` shows them whole.
+#[test]
+fn runs_lines_fit_120_columns_with_ids_whole_and_wide_shows_every_list() {
+    let dir = tempfile::Builder::new().prefix("fslab-test-runs-wide-").tempdir_in("/var/tmp").unwrap();
+    let mut cases = Vec::new();
+    for (fs, scenario) in [("ext2", "mmap-fill"), ("ext3", "tree-copy"), ("ext4", "replace-files"), ("xfs", "create-file"), ("btrfs", "direct-stream")] {
+        let mut case = common::crafted_case(scenario, fs, 1, None);
+        case["target"]["mount_opts"] = "sync,noatime,commit=60,data=journal".into();
+        case["target"]["mkfs_args"] = serde_json::json!(["-b", "1024", "-E", "stride=16,stripe_width=64"]);
+        cases.push(case);
+    }
+    let mut run = common::crafted_run("20261121T000000Z-1234567-0123abcd", true, cases);
+    run["run"]["tags"] = serde_json::json!(["kernel-6.18-rc3-with-the-writeback-patch", "nightly"]);
+    run["run"]["sysctls"] = serde_json::json!([["vm.dirty_background_ratio", "2"], ["vm.dirty_ratio", "5"]]);
+    let record: fslab::record::RunRecord = serde_json::from_value(run["run"].clone()).unwrap();
+    let store = dir.path().join("long.db");
+    fslab::store::Store::open(store.to_str().unwrap()).unwrap().put_run(&record).unwrap();
+    let runs = |wide: bool| {
+        let mut args = vec!["runs", "--store", store.to_str().unwrap()];
+        if wide {
+            args.push("--wide");
+        }
+        String::from_utf8(common::fslab_expect(&args, 0).stdout).unwrap()
+    };
+    let text = runs(false);
+    assert_fits(&text);
+    let line = text.lines().nth(1).unwrap();
+    assert!(line.starts_with("20261121T000000Z-1234567-0123abcd  "), "the id whole:\n{text}");
+    assert!(line.contains('…') && text.contains("--wide"), "{text}");
+    let wide = runs(true);
+    let line = wide.lines().nth(1).unwrap();
+    for whole in [
+        "kernel-6.18-rc3-with-the-writeback-patch,nightly",
+        "ext2,ext3,ext4,xfs,btrfs",
+        "mmap-fill,tree-copy,replace-files,create-file,direct-stream",
+        "-o sync,noatime,commit=60,data=journal",
+        "vm.dirty_background_ratio=2",
+    ] {
+        assert!(line.contains(whole), "--wide shows {whole}:\n{wide}");
+    }
+    assert!(!wide.contains('…'), "{wide}");
+}
+
+/// The memory figures of a case run under a limit say their unit in their
+/// headings (`peak MiB`, `cg dirty MiB`, `dirty peak MiB`), and no two of
+/// `show --wide`'s columns share a heading.
+#[test]
+fn memory_headings_carry_their_unit() {
+    if !root_or_skip("tables_memory_headings") {
+        return;
+    }
+    let lab = Lab::new();
+    let scratch = lab.scratch();
+    let args = ["run", "mmap-fill", "--scratch", scratch.to_str().unwrap(), "--fs", "ext4", "--set", "size=16M", "--memory", "256M", "--tag", "mem"];
+    let text = String::from_utf8(lab.expect(&args, 0).stdout).unwrap();
+    assert_fits(&text);
+    let wide = String::from_utf8(lab.expect(&["show", "mem", "--wide"], 0).stdout).unwrap();
+    let (head, rows) = table_rows(&wide, "mmap-fill (seed 000)");
+    assert_eq!(rows.len(), 1, "{wide}");
+    let words: Vec<&str> = head.split("  ").map(str::trim).filter(|h| !h.is_empty()).collect();
+    assert_unique(&words);
+    for heading in ["peak MiB", "limit MiB", "cg dirty MiB", "cg wb MiB", "dirty peak MiB", "wb peak MiB"] {
+        assert!(words.contains(&heading), "{heading} in {words:?}");
+    }
+    assert!(!words.iter().any(|w| ["mem peak", "dirty peak", "wb peak", "cg dirty", "cg wb"].contains(w)), "{words:?}");
+    lab.assert_nothing_left("after the memory headings run");
 }

@@ -12,8 +12,8 @@ use crate::error::{Error, Result};
 /// Run `fslab compare`.
 pub fn run(args: &CompareArgs) -> Result<ExitCode> {
     let options = options(&args.options)?;
-    let base = crate::store::resolve(&args.store.location, &args.base)?;
-    let new = crate::store::resolve(&args.store.location, &args.new)?;
+    let base = args.store.resolve(&args.base)?;
+    let new = args.store.resolve(&args.new)?;
     let comparison = compare::compare(
         Side { label: &base.label, runs: &base.runs },
         Side { label: &new.label, runs: &new.runs },

@@ -14,7 +14,7 @@ use crate::record::{Case, RunRecord};
 
 /// Run `fslab export`.
 pub fn run(args: &ExportArgs) -> Result<ExitCode> {
-    let selection = crate::store::resolve(&args.store.location, &args.run)?;
+    let selection = args.store.resolve(&args.run)?;
     let rendered = if args.csv {
         render_csv(&selection.runs)
     } else {
@@ -45,9 +45,10 @@ pub fn run(args: &ExportArgs) -> Result<ExitCode> {
 /// case's target was made and started (mkfs arguments and mount options
 /// as given to the tools, the case's conditions and the run's sysctls as
 /// `key=value;...`, the aging profile, the fill as a fraction), so a
-/// spreadsheet can tell set-ups apart.
+/// spreadsheet can tell set-ups apart; last the case's busy-machine note
+/// (empty on a quiet machine), so noisy timings can be filtered out.
 const CSV_HEADER: &str = "run,case,scenario,fs,params,repeat,status,figure,value,unit,better,kind,missing,\
-                          mkfs_args,mount_opts,conditions,sysctls,age,fill\n";
+                          mkfs_args,mount_opts,conditions,sysctls,age,fill,busy\n";
 
 /// One row per figure of every case of every run.
 fn render_csv(runs: &[RunRecord]) -> Vec<u8> {
@@ -85,6 +86,7 @@ fn render_csv(runs: &[RunRecord]) -> Vec<u8> {
                     &setup[3],
                     &setup[4],
                     &setup[5],
+                    case.busy.as_deref().unwrap_or(""),
                 ];
                 let cells: Vec<String> = fields.iter().map(|c| csv_cell(c)).collect();
                 out.push_str(&cells.join(","));

@@ -28,6 +28,7 @@ mod kernels;
 mod map;
 mod output;
 mod shell;
+mod store_place;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -276,8 +277,12 @@ pub struct TargetArgs {
 #[derive(Debug, Args)]
 pub struct StoreArgs {
     /// The store: an SQLite file, or a PostgreSQL URL
-    /// (postgres://user:password@host/database).
-    #[arg(long = "store", value_name = "PATH|URL", env = "FSLAB_STORE", default_value = crate::store::DEFAULT_STORE)]
+    /// (postgres://user:password@host/database). By default
+    /// /var/lib/fslab/fslab.db for root, $XDG_DATA_HOME/fslab/fslab.db
+    /// (~/.local/share/fslab/fslab.db) for anyone else; that folder is made
+    /// 0700 and must be yours alone.
+    #[arg(long = "store", value_name = "PATH|URL", env = "FSLAB_STORE",
+          default_value_t = crate::store::location::default_location().display().to_string())]
     pub location: String,
 }
 
@@ -403,6 +408,11 @@ pub struct RunsArgs {
     /// Print JSON (schema fslab/1) instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Show every column whole, however wide the lines get (by default
+    /// they fit 120 columns: long scenario, target, setup and tag lists
+    /// are cut with `…`; run ids never are).
+    #[arg(long)]
+    pub wide: bool,
 }
 
 /// Arguments of `fslab show`.

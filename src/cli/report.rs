@@ -18,9 +18,9 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
         )));
     }
     let options = super::compare::options(&args.compare_options)?;
-    let selection = crate::store::resolve(&args.store.location, &args.run)?;
+    let selection = args.store.resolve(&args.run)?;
     let base = match &args.compare {
-        Some(base) => Some(crate::store::resolve(&args.store.location, base)?),
+        Some(base) => Some(args.store.resolve(base)?),
         None => None,
     };
     let compared = base.as_ref().map(|base| {
@@ -33,7 +33,7 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
             base_label: &base.label,
             base_runs: &base.runs,
             new_label: &selection.label,
-            summary_html: String::new(),
+            summary_html: render::html_summary(&comparison),
             table_html: render::html_table(&comparison),
         }
     });

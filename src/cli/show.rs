@@ -13,7 +13,7 @@ use crate::record::{Case, RunRecord};
 
 /// Run `fslab show`.
 pub fn run(args: &ShowArgs) -> Result<ExitCode> {
-    let selection = crate::store::resolve(&args.store.location, &args.run)?;
+    let selection = args.store.resolve(&args.run)?;
     let mut rendered = Vec::new();
     for record in &selection.runs {
         if args.json {
@@ -133,7 +133,8 @@ fn starting_state(catalog: &crate::record::Catalog, record: &RunRecord) -> Strin
 /// A run's tables: one per scenario, in the order the run took them, with
 /// the parameters, the seed's figures, then the common ones, as many as
 /// fit (all with `wide`); `exec` cases get exec's columns, then what the
-/// command reported (`--parse`); the verdicts last.
+/// command reported (`--parse`); a footnote naming the cases measured on
+/// a busy machine; the verdicts last.
 pub(super) fn render_text(record: &RunRecord, wide: bool) -> String {
     let mut s = String::new();
     let mut head = format!("run {}  (kernel {})", record.id, record.environment.kernel);
@@ -184,6 +185,9 @@ pub(super) fn render_text(record: &RunRecord, wide: bool) -> String {
         s.push_str(&table::render_cases(&catalog, &cases, &columns));
         s.push_str(&table::failures(&cases));
     }
+    // Once for the run, under its last table: which cases ran on a busy
+    // machine.
+    s.push_str(&table::busy(&record.cases.iter().collect::<Vec<_>>()));
     s.push_str(&super::verdicts::render(&record.verdicts));
     s
 }

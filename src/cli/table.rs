@@ -5,6 +5,7 @@
 //! [`WIDTH`] in order of importance, every figure with `--wide`; then the
 //! missing-figure reasons once per table, so no `-` is a mystery.
 
+mod busy;
 mod cell;
 mod notes;
 #[cfg(test)]
@@ -16,6 +17,7 @@ use super::verdicts::{WIDTH, wrap};
 use crate::record::{Case, Catalog, Status};
 use cell::{heading, summary};
 use notes::missing;
+pub use busy::busy;
 pub use notes::failures;
 
 /// What a table may show, most important first.

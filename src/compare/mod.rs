@@ -23,9 +23,10 @@
 //! two sides' ranges lie apart by a wide gap, the figure is a *likely*
 //! regression or improvement, with the ranges as the reason; only decided
 //! regressions fail the comparison. `backing_*` figures count the whole
-//! disk under the target, other users included: they are shown as
-//! host-wide and kept out of the verdict unless asked for
-//! (`host_figures`). What differs between the sides' setups (kernel,
+//! disk under the target, other users included, and `host_*` ones the
+//! rest of the machine: they are shown as host-wide and kept out of the
+//! verdict unless asked for (`host_figures`); cases measured on a busy
+//! machine are named once in the notes. What differs between the sides' setups (kernel,
 //! mount options, sysctls, ...) is said first (`differs`).
 
 mod differs;
@@ -39,6 +40,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use crate::record::busy::BusyCases;
 use crate::record::{Better, Figure, Kind};
 use crate::record::{Case, RunRecord, Status};
 
@@ -175,8 +177,9 @@ pub struct FigureComparison {
     pub outcome: Outcome,
     /// What a reader needs to know about the verdict; may be empty.
     pub note: String,
-    /// Whether the figure counts the whole disk under the target (a
-    /// `backing_*` figure): every user of that disk moves it.
+    /// Whether the figure counts the whole disk under the target or the
+    /// whole machine (a `backing_*` or `host_*` figure): every user of
+    /// them moves it.
     pub host_wide: bool,
 }
 
@@ -235,6 +238,11 @@ pub struct Comparison {
     /// Cases (by key) that both sides ran, ok or failed; 0 means the sides
     /// have nothing to compare.
     pub cases_in_common: usize,
+    /// The base side's cases measured on a busy machine (timings there
+    /// are less reliable), said once in the notes.
+    pub base_busy: BusyCases,
+    /// The new side's, likewise.
+    pub new_busy: BusyCases,
 }
 
 impl Comparison {
@@ -347,6 +355,8 @@ pub fn compare(base: Side<'_>, new: Side<'_>, options: &CompareOptions) -> Compa
         base_incomplete: incomplete(base.runs),
         new_incomplete: incomplete(new.runs),
         cases_in_common,
+        base_busy: busy_cases(base.runs),
+        new_busy: busy_cases(new.runs),
     }
 }
 
@@ -378,10 +388,16 @@ fn row(key: &str, case: &Case, b: &PooledFigure<'_>, n: &PooledFigure<'_>, optio
     }
 }
 
-/// Whether a figure counts the whole disk under the target rather than
-/// the target alone: the block probe's `backing_*` figures.
+/// Whether a figure counts the whole disk or machine rather than the
+/// target alone: the block probe's `backing_*` figures and the load
+/// probe's `host_*` (others' CPU and I/O, the load average).
 pub fn is_host_wide(figure: &str) -> bool {
-    figure.starts_with("backing_")
+    figure.starts_with("backing_") || figure.starts_with("host_")
+}
+
+/// Every case of `runs` counted, the busy ones named.
+fn busy_cases(runs: &[RunRecord]) -> BusyCases {
+    BusyCases::of(&runs.iter().flat_map(|r| &r.cases).collect::<Vec<_>>())
 }
 
 /// Decide significance on Benjamini–Hochberg q-values over every figure

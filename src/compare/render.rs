@@ -132,7 +132,7 @@ fn sections(c: &Comparison, all: bool) -> Vec<(String, Vec<&FigureComparison>)> 
     if all {
         shown.push((Outcome::Unchanged, "Unchanged".to_string()));
         shown.push((Outcome::TooFewRepeats, "Too few repeats to judge".to_string()));
-        let host = "Host-wide, not judged (the whole disk under the target; --host-figures judges them)";
+        let host = "Host-wide, not judged (the whole disk under the target, or the machine; --host-figures judges them)";
         shown.push((Outcome::HostWide, host.to_string()));
     }
     shown
@@ -144,6 +144,13 @@ fn sections(c: &Comparison, all: bool) -> Vec<(String, Vec<&FigureComparison>)> 
 
 /// The rows left out by default, counted: `Not shown: 140 unchanged, ...`.
 fn not_shown(c: &Comparison) -> Option<String> {
+    let parts = not_shown_parts(c);
+    (!parts.is_empty()).then(|| format!("Not shown (--all shows them): {}.", parts.join("; ")))
+}
+
+/// What [`not_shown`] counts: `140 unchanged`, `3 with too few repeats
+/// to judge`, the host-wide figures.
+fn not_shown_parts(c: &Comparison) -> Vec<String> {
     let unchanged = c.count(Outcome::Unchanged);
     let few = c.count(Outcome::TooFewRepeats);
     let mut parts = Vec::new();
@@ -154,7 +161,7 @@ fn not_shown(c: &Comparison) -> Option<String> {
         parts.push(format!("{few} with too few repeats to judge"));
     }
     parts.extend(words::host_wide(c));
-    (!parts.is_empty()).then(|| format!("Not shown (--all shows them): {}.", parts.join("; ")))
+    parts
 }
 
 /// A side's runs: `v1: 20261121T093015Z-4242-9f03a1c2` (the first three).
@@ -217,6 +224,9 @@ pub fn text(c: &Comparison, all: bool) -> String {
     }
     for line in incomplete(c) {
         let _ = writeln!(out, "INCOMPLETE: {line}");
+    }
+    for line in words::busy(c).iter().flat_map(|l| words::paragraph(l)) {
+        let _ = writeln!(out, "{line}");
     }
     if !c.newly_failed.is_empty() {
         let _ = writeln!(out, "\n{}:", newly_failed_heading(c));
@@ -324,6 +334,9 @@ pub fn markdown(c: &Comparison, all: bool) -> String {
     for line in incomplete(c) {
         let _ = writeln!(out, "**Incomplete:** {}\n", md(&line));
     }
+    if let Some(line) = words::busy(c) {
+        let _ = writeln!(out, "{}\n", md(&line));
+    }
     if !c.newly_failed.is_empty() {
         let _ = writeln!(out, "{}:\n", md(&newly_failed_heading(c)));
         for failed in &c.newly_failed {
@@ -400,27 +413,49 @@ fn escape(text: &str) -> String {
     out
 }
 
-/// An HTML fragment for the report page: what differs between the sides
-/// (`<ul class="differs">`) and the notes said once (`<p
-/// class="compare-note">`), when there are any, then one
-/// `<table class="compare">` with every row, each `<tr>` classed by its outcome
-/// (`regression`, ..., `too_few_repeats`), the one-sided items in its
-/// footer and the verdict as its caption. No script, no style, nothing
-/// fetched; every text is escaped.
-pub fn html_table(c: &Comparison) -> String {
+/// An HTML fragment for the top of the report page: what differs between
+/// the sides (`<p class="differs">` and `<ul class="differs">`; one
+/// `<p class="differs">` saying the setups match when nothing does), the
+/// notes said once (`<p class="compare-note">`: the smallest p the
+/// repeats allow, what "likely" means) and the verdict in one line (`<p
+/// class="compare-verdict">`). No script, no style, nothing fetched; every
+/// text is escaped.
+pub fn html_summary(c: &Comparison) -> String {
     let mut out = String::new();
+    let (base, new) = (escape(&c.base_label), escape(&c.new_label));
     let differences = words::differences(c);
-    if !differences.is_empty() {
-        let _ = writeln!(out, "<p class=\"differs\">What differs ({} → {}):</p>", escape(&c.base_label), escape(&c.new_label));
+    if differences.is_empty() {
+        let _ = writeln!(
+            out,
+            "<p class=\"differs\">Same setup on both sides ({base} → {new}): fslab, kernel, machine, disk, tools, sysctls, \
+             and each target's mkfs, mount options, conditions and start.</p>"
+        );
+    } else {
+        let _ = writeln!(out, "<p class=\"differs\"><b>What differs</b> ({base} → {new}):</p>");
         out.push_str("<ul class=\"differs\">\n");
         for [what, base, new] in &differences {
             let _ = writeln!(out, "<li><b>{}</b> {} {}</li>", escape(what), escape(base), escape(new));
         }
         out.push_str("</ul>\n");
     }
-    for line in words::sample_sizes(c).into_iter().chain(words::likely_footer(c)) {
+    for line in words::sample_sizes(c).into_iter().chain(words::likely_footer(c)).chain(words::busy(c)).chain(incomplete(c)) {
         let _ = writeln!(out, "<p class=\"compare-note\">{}</p>", escape(&line));
     }
+    let _ = writeln!(out, "<p class=\"compare-verdict\">{base} → {new}: {}</p>", escape(&verdict(c)));
+    out
+}
+
+/// An HTML fragment for the report page's Comparison section: one
+/// `<table class="compare">` with the rows `fslab compare` shows by
+/// default (regressions, improvements, likely ones, changes), each `<tr>`
+/// classed by its outcome ([`Outcome::name`]), the rest counted in its
+/// footer with the one-sided items, and the verdict as its caption; what
+/// differs and the notes are [`html_summary`]'s. The unchanged rows stay
+/// out of the page: two preset runs have some 5,000 of them, over a MiB
+/// of page saying nothing moved. No script, no style, nothing fetched;
+/// every text is escaped.
+pub fn html_table(c: &Comparison) -> String {
+    let mut out = String::new();
     out.push_str("<table class=\"compare\">\n");
     let caption = format!("{} → {}: {}", c.base_label, c.new_label, verdict(c));
     let _ = writeln!(out, "<caption>{}</caption>", escape(&caption));
@@ -435,7 +470,8 @@ pub fn html_table(c: &Comparison) -> String {
         let item = escape(&failed.describe(&c.new_label));
         let _ = writeln!(out, "<tr class=\"regression failed\"><td>newly failed</td><td colspan=\"6\">{item}</td></tr>");
     }
-    for row in &c.rows {
+    let shown: Vec<&FigureComparison> = sections(c, false).into_iter().flat_map(|(_, rows)| rows).collect();
+    for row in c.rows.iter().filter(|r| shown.iter().any(|s| std::ptr::eq(*s, *r))) {
         let cells = cells(row);
         let _ = write!(out, "<tr class=\"{}\"><td>{}</td>", row.outcome.name(), escape(row.outcome.words()));
         for cell in [&cells.label, &cells.headline, &cells.values, &cells.ci, &cells.p, &cells.note] {
@@ -445,8 +481,13 @@ pub fn html_table(c: &Comparison) -> String {
     }
     out.push_str("</tbody>\n");
     let incomplete = incomplete(c);
-    if !c.only_base.is_empty() || !c.only_new.is_empty() || !incomplete.is_empty() {
+    let hidden = not_shown_parts(c);
+    if !c.only_base.is_empty() || !c.only_new.is_empty() || !incomplete.is_empty() || !hidden.is_empty() {
         out.push_str("<tfoot>\n");
+        if !hidden.is_empty() {
+            let line = format!("{} (fslab compare --all lists every figure).", hidden.join("; "));
+            let _ = writeln!(out, "<tr class=\"not-shown\"><td>not shown</td><td colspan=\"6\">{}</td></tr>", escape(&line));
+        }
         for line in &incomplete {
             let _ = writeln!(out, "<tr class=\"incomplete\"><td>incomplete</td><td colspan=\"6\">{}</td></tr>", escape(line));
         }

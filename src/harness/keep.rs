@@ -9,6 +9,8 @@
 use crate::error::{Error, Result};
 use crate::record::{Case, RunRecord, Verdict};
 use crate::store::Store;
+use crate::store::location::{FILE_NAME, is_default};
+use crate::target::folder::{FolderRole, OwnedDir};
 
 /// The store side of one run.
 pub struct Keeper {
@@ -18,13 +20,25 @@ pub struct Keeper {
     broken: Option<String>,
 }
 
+/// Where to write runs: `location` as given, or for the default store,
+/// the file in its folder, that folder made (0700) when missing and checked
+/// like the state folder first: the user's alone, or exit 3 before anything
+/// is written (root never writes through a folder another user controls).
+fn writable(location: &str) -> Result<String> {
+    let folder = std::path::Path::new(location).parent().filter(|_| is_default(location));
+    match folder {
+        Some(folder) => Ok(OwnedDir::open_or_make(folder, FolderRole::Store)?.path().join(FILE_NAME).display().to_string()),
+        None => Ok(location.to_string()),
+    }
+}
+
 impl Keeper {
     /// Open the store at `location` (none for `None`: `--no-store`),
     /// before anything is made, so a bad store is an error that costs
     /// nothing.
     pub fn open(location: Option<&str>) -> Result<Keeper> {
         let store = match location {
-            Some(location) => Some(Store::open(location)?),
+            Some(location) => Some(Store::open(&writable(location)?)?),
             None => None,
         };
         Ok(Keeper { store, run_id: String::new(), next: 0, broken: None })

@@ -248,6 +248,7 @@ impl Lab {
         for (i, reading) in readings.into_iter().enumerate() {
             let reading = reading.expect("every probe was stopped");
             figures.extend(reading.figures);
+            case.busy = case.busy.take().or(reading.busy);
             if Some(i) == last_of_work {
                 figures.put(&SYNC_FIGURE, Some(sync_s), "");
             }

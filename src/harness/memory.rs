@@ -11,25 +11,25 @@ use crate::record::{Better, FigureSpec, Figures, Kind};
 use crate::target::cgroup::{CgroupVersion, MemoryCgroup};
 
 const LIMIT: FigureSpec = FigureSpec::new("memory_limit_bytes", "bytes", Better::Higher, Kind::Exact)
-    .heading("mem limit")
+    .heading("limit MiB")
     .about("the work's memory limit (--memory): its cgroup's memory.max (v2) or memory.limit_in_bytes (v1)");
 const PEAK: FigureSpec = FigureSpec::new("memory_peak_bytes", "bytes", Better::Lower, Kind::Timing)
-    .heading("mem peak")
+    .heading("peak MiB")
     .about("most memory the work's cgroup used, page cache included (memory.peak, v1 memory.max_usage_in_bytes)");
 const HITS: FigureSpec = FigureSpec::new("memory_limit_hits", "count", Better::Lower, Kind::Timing)
     .heading("limit hits")
     .about("times the work's cgroup reached its limit (v2 memory.events max, v1 memory.failcnt)");
 const SCANNED: FigureSpec = FigureSpec::new("memory_scanned_pages", "count", Better::Lower, Kind::Timing)
-    .heading("scanned")
+    .heading("scanned pg")
     .about("pages reclaim scanned in the work's cgroup (v2 memory.stat pgscan)");
 const RECLAIMED: FigureSpec = FigureSpec::new("memory_reclaimed_pages", "count", Better::Lower, Kind::Timing)
-    .heading("reclaimed")
+    .heading("reclaim pg")
     .about("pages reclaimed from the work's cgroup (v2 memory.stat pgsteal)");
 const DIRTY: FigureSpec = FigureSpec::new("memory_dirty_bytes", "bytes", Better::Lower, Kind::Timing)
-    .heading("cg dirty")
+    .heading("cg dirty MiB")
     .about("dirty page cache of the work's cgroup when the work ended (v2 file_dirty, v1 dirty)");
 const WRITEBACK: FigureSpec = FigureSpec::new("memory_writeback_bytes", "bytes", Better::Lower, Kind::Timing)
-    .heading("cg wb")
+    .heading("cg wb MiB")
     .about("page cache of the work's cgroup under writeback when the work ended (v2 file_writeback, v1 writeback)");
 
 /// The figures, declared once.

@@ -14,12 +14,11 @@ use crate::error::{Error, Result};
 use crate::layout::mounts;
 use super::{Probe, ProbeCtx, Reading, Running};
 use crate::record::{Better, FigureSpec, Figures, Kind};
+use crate::units::MIB;
 
 /// Bytes per sector as the stat file counts them: always 512, whatever the
 /// device's logical block size (stat.rst: "standard UNIX 512-byte sectors").
 pub const SECTOR_BYTES: u64 = 512;
-
-const MIB: f64 = 1024.0 * 1024.0;
 
 /// A block device (disk, partition, loop device) as sysfs names it.
 #[derive(Debug, Clone, PartialEq, Eq)]

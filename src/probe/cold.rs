@@ -140,7 +140,9 @@ pub const FIGURES: &[FigureSpec] = &[
         .about("time to read every file back with a cold cache, in tar order"),
     FigureSpec::new("cold_read_user_s", "s", Better::Lower, Kind::Timing).heading("cold user s"),
     FigureSpec::new("cold_read_sys_s", "s", Better::Lower, Kind::Timing).heading("cold sys s"),
-    FigureSpec::new("cold_read_mbps", "MB/s", Better::Higher, Kind::Timing).heading("cold MiB/s"),
+    FigureSpec::new("cold_read_mbps", "MiB/s", Better::Higher, Kind::Timing)
+        .heading("cold MiB/s")
+        .about("bytes read back / cold_read_s, in MiB (2^20 bytes) a second"),
     FigureSpec::new("cold_read_bytes", "bytes", Better::Lower, Kind::Exact),
     FigureSpec::new("cold_read_ios", "count", Better::Lower, Kind::Timing)
         .about("read I/Os the device completed during the read-back"),
@@ -156,7 +158,7 @@ pub const FIGURES: &[FigureSpec] = &[
 pub fn add_figures(rb: &ReadBack, method: ColdMethod, read_ios: Option<u64>, figures: &mut Figures) -> &'static str {
     let no_data = "the tree has no data to read";
     let no_device = "no block device under the tree to count read I/Os on";
-    let mbps = (rb.bytes > 0 && rb.wall_s > 0.0).then(|| rb.bytes as f64 / 1e6 / rb.wall_s);
+    let mbps = if rb.bytes > 0 { crate::units::mib_per_s(rb.bytes as f64, rb.wall_s) } else { None };
     // Read I/Os follow the layout, but readahead's timing merges or splits
     // a few: timing, not exact.
     let (per_mib, why) = match read_ios {
@@ -226,7 +228,10 @@ mod tests {
         let rb = ReadBack { files: 3, bytes: 50_000_000, wall_s: 0.5, user_s: 0.01, sys_s: 0.2 };
         let mut f = Figures::new();
         assert_eq!(add_figures(&rb, ColdMethod::Remount, Some(100), &mut f), "remount");
-        assert_eq!(f.value("cold_read_mbps"), Some(100.0));
+        // 50e6 bytes in 0.5 s: 100e6 bytes a second, 95.37 MiB/s.
+        let rate = f.get("cold_read_mbps").unwrap();
+        assert_eq!(rate.unit, "MiB/s");
+        assert!((rate.value.unwrap() - 95.367431640625).abs() < 1e-9, "{rate:?}");
         assert_eq!(f.get("cold_read_mbps").unwrap().better, Better::Higher);
         assert_eq!(f.value("cold_read_s"), Some(0.5));
         assert_eq!(f.value("cold_read_bytes"), Some(5e7));

@@ -23,10 +23,10 @@ pub const PERIOD: Duration = Duration::from_millis(20);
 /// The figures, declared once.
 pub const FIGURES: &[FigureSpec] = &[
     FigureSpec::new("dirty_peak_bytes", "bytes", Better::Lower, Kind::Timing)
-        .heading("dirty peak")
+        .heading("dirty peak MiB")
         .about("most dirty page cache seen during the work and its sync (whole machine, sampled every 20 ms)"),
     FigureSpec::new("writeback_peak_bytes", "bytes", Better::Lower, Kind::Timing)
-        .heading("wb peak")
+        .heading("wb peak MiB")
         .about("most page cache under writeback seen during the work and its sync (whole machine)"),
 ];
 

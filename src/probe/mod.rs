@@ -1,7 +1,8 @@
 //! Probes: what every case is measured with — CPU time, block-layer
-//! counters, tracepoints, a timeline sampler, the page cache's dirty peak —
-//! each behind one [`Probe`] trait and listed once in [`PROBES`]; the cold
-//! cache before a read-back lives here too, as the phase it is.
+//! counters, tracepoints, a timeline sampler, the page cache's dirty peak,
+//! the rest of the machine's load — each behind one [`Probe`] trait and
+//! listed once in [`PROBES`]; the cold cache before a read-back lives here
+//! too, as the phase it is.
 //!
 //! The design decision: a probe is started before the work and stopped
 //! after it by a harness that only loops over [`PROBES`]; each probe
@@ -16,6 +17,7 @@
 pub mod blockstat;
 pub mod cold;
 pub mod cpu;
+pub mod load;
 pub mod meminfo;
 pub mod timeline;
 pub mod trace;
@@ -75,6 +77,9 @@ pub struct Reading {
     pub figures: Figures,
     /// The timeline, from the probe that samples one.
     pub timeline: Option<Vec<TimelinePoint>>,
+    /// Why the case counts as measured on a busy machine, from the probe
+    /// that watches the rest of it (`load`).
+    pub busy: Option<String>,
 }
 
 /// Something that measures a case from outside the work.
@@ -100,5 +105,7 @@ pub trait Running {
 
 /// Every probe, in the order their figures are listed. Those covering the
 /// work alone start last and stop first.
+/// The machine's load is last: of the probes covering the work and its
+/// sync it starts last and stops first, so its window is the case's alone.
 pub static PROBES: &[&dyn Probe] =
-    &[&cpu::Cpu, &blockstat::BlockCounters, &trace::Trace, &timeline::Timeline, &meminfo::DirtyPeak];
+    &[&cpu::Cpu, &blockstat::BlockCounters, &trace::Trace, &timeline::Timeline, &meminfo::DirtyPeak, &load::HostLoad];

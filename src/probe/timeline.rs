@@ -319,7 +319,7 @@ impl Probe for Timeline {
 
 impl Running for Sampler {
     fn stop(self: Box<Self>) -> Reading {
-        Reading { figures: Default::default(), timeline: Some(Sampler::stop(*self)) }
+        Reading { timeline: Some(Sampler::stop(*self)), ..Reading::default() }
     }
 }
 

@@ -14,7 +14,7 @@ use super::figures::{Better, Kind};
 pub struct FigureSpec {
     /// The name in JSON, the store and `--set` lists (`journal_commits`).
     pub name: &'static str,
-    /// The base unit (`s`, `bytes`, `count`, `MiB/s`, `ratio`).
+    /// The base unit, one of [`UNITS`].
     pub unit: &'static str,
     /// Which direction is an improvement.
     pub better: Better,
@@ -44,6 +44,15 @@ impl FigureSpec {
         self
     }
 }
+
+/// Every unit a figure may carry: one convention, binary, for sizes and
+/// rates (the README's "Units"): sizes in `bytes` (printed in KiB, MiB,
+/// GiB), rates in `MiB/s` (2^20 bytes a second); fio's own bandwidth
+/// stays in `bytes/s` as fio prints it, so it equals fio's `bw_bytes`.
+/// Times in `s` (`ms` and `us` where the kernel or the figure counts
+/// so); `count`s, `IO/s`, `I/Os per MiB`, `ratio`s, `%` and exit `status`;
+/// the machine's load in `cores` busy on average and its `load` average.
+pub const UNITS: &[&str] = &["s", "ms", "us", "bytes", "MiB/s", "bytes/s", "IO/s", "I/Os per MiB", "count", "ratio", "%", "status", "cores", "load"];
 
 /// Figures every scenario's table shows after its headline figures, while
 /// they fit the table's width: first the memory cgroup's (only a case

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 pub enum Better {
     /// Smaller is better (seconds, I/Os, extents).
     Lower,
-    /// Larger is better (MB/s, layout score).
+    /// Larger is better (MiB/s, layout score).
     Higher,
 }
 
@@ -66,7 +66,8 @@ pub struct Figure {
     /// The value in base units (`s`, `bytes`, `count`, ...); `None` when it
     /// could not be measured.
     pub value: Option<f64>,
-    /// The base unit, e.g. `s`, `bytes`, `count`, `MB/s`, `ratio`.
+    /// The base unit, one of [`UNITS`](super::UNITS): `s`, `bytes`,
+    /// `count`, `MiB/s`, `ratio`, ...
     pub unit: Cow<'static, str>,
     /// Which direction is better.
     pub better: Better,
@@ -191,6 +192,22 @@ impl Figures {
         self.figures.is_empty()
     }
 
+    /// Put right the rates of a run recorded before fslab settled on
+    /// binary units (fslab/1 stores before issue 16): a figure in `MB/s`
+    /// (10^6 bytes) becomes `MiB/s`, its value scaled, so old and new runs
+    /// compare. `total_mbps` alone was always MiB/s under the wrong label:
+    /// only its label changes.
+    pub fn upgrade_units(&mut self) {
+        for (name, figure) in &mut self.figures {
+            if figure.unit == "MB/s" {
+                if name != "total_mbps" {
+                    figure.value = figure.value.map(|v| v * 1e6 / crate::units::MIB);
+                }
+                figure.unit = Cow::Borrowed("MiB/s");
+            }
+        }
+    }
+
     /// Move every figure of `other` in, replacing same-named ones.
     pub fn extend(&mut self, other: Figures) {
         for (name, figure) in other.figures {
@@ -217,6 +234,23 @@ mod tests {
         assert_eq!(json["journal_commits"]["missing"], "needs root");
         assert_eq!(f.value("journal_commits"), None);
         assert_eq!(f.value("wall_s"), Some(1.5));
+    }
+
+    #[test]
+    fn old_runs_decimal_rates_read_back_in_mib_per_second() {
+        let mut f = Figures::new();
+        f.set("cold_read_mbps", 100.0, "MB/s", Better::Higher, Kind::Timing);
+        f.set("total_mbps", 584.9, "MB/s", Better::Higher, Kind::Timing);
+        f.set_missing("create_mbps", "MB/s", Better::Higher, Kind::Timing, "too fast");
+        f.set("written_bytes", 1e6, "bytes", Better::Lower, Kind::Timing);
+        f.upgrade_units();
+        let cold = f.get("cold_read_mbps").unwrap();
+        assert_eq!(cold.unit, "MiB/s");
+        assert!((cold.value.unwrap() - 95.367431640625).abs() < 1e-9, "{cold:?}");
+        // Always MiB/s under the wrong label: the value stays.
+        assert_eq!((f.get("total_mbps").unwrap().unit.as_ref(), f.value("total_mbps")), ("MiB/s", Some(584.9)));
+        assert_eq!(f.get("create_mbps").unwrap().unit, "MiB/s");
+        assert_eq!(f.value("written_bytes"), Some(1e6));
     }
 
     #[test]

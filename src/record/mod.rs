@@ -7,6 +7,7 @@
 //! Everything is serde data; `run --json` and a stored run are the same
 //! shape (schema `fslab/1`).
 
+pub mod busy;
 pub mod catalog;
 mod command;
 mod environment;
@@ -20,7 +21,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use catalog::{Catalog, FigureSpec, ScenarioInfo};
+pub use catalog::{Catalog, FigureSpec, ScenarioInfo, UNITS};
 pub use command::CommandOutput;
 pub use environment::{Disk, Environment};
 pub use extent::Extent;
@@ -122,6 +123,12 @@ pub struct Case {
     /// (`--age`, `--fill`); its measured state is in the `start_*` figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<StartRecord>,
+    /// Set when the case was measured on a busy machine (others over
+    /// [`busy::BUSY_RULE`]'s thresholds in its window): what they did
+    /// (`others used 1.4 cores on average (load 7.4 → 7.9)`). Its timings
+    /// are less reliable; it never fails the case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy: Option<String>,
 }
 
 /// An aged or filled target's starting point: which cache entry the image
@@ -234,6 +241,7 @@ impl Case {
             command: None,
             conditions: BTreeMap::new(),
             start: None,
+            busy: None,
         }
     }
 }

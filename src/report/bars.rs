@@ -8,10 +8,21 @@
 //! journal-commit count and a zero one mean different things). A bar is
 //! drawn from the repeats that measured it and says how many did; only
 //! when none did is it missing.
+//!
+//! With a comparison, bars that differ only in their side (base, new)
+//! are drawn as a pair under one label: the base's a pale outlined bar,
+//! the new side's solid, in the target's colour, and a legend names the
+//! sides. A chart whose values span more than a hundredfold takes a log
+//! axis (see [`Scale`]).
+//!
+//! The bars, their labels and values take their fonts and ink from the
+//! page's style sheet (classes `label`, `name`, `sub`, `value`): written
+//! on each of a preset's thousand bars, they would weigh a third of it.
 
 use std::fmt::{self, Write as _};
+use std::ops::Range;
 
-use super::axis::{Display, Ticks};
+use super::axis::{Display, Scale};
 use super::markup::{escape_xml, num, shorten};
 use crate::record::{Better, Kind};
 
@@ -23,13 +34,58 @@ pub const PALETTE: [&str; 8] = ["#0072b2", "#e69f00", "#009e73", "#d55e00", "#cc
 // Geometry, in SVG user units (about pixels in a three-column grid).
 const WIDTH: f64 = 420.0;
 const PLOT_TOP: f64 = 46.0;
+/// The legend's line, between the heading and the plot, with sides.
+const LEGEND_LINE: f64 = 16.0;
 const LABEL_LINE: f64 = 13.0;
 const BAR_HEIGHT: f64 = 15.0;
+/// The height of each bar of a base/new pair, and the gap between them.
+const PAIR_HEIGHT: f64 = 12.0;
+const PAIR_GAP: f64 = 2.0;
+/// A base bar's fill opacity: the target's colour, pale.
+const BASE_OPACITY: &str = "0.28";
 const RIGHT: f64 = 64.0;
 const AXIS_HEIGHT: f64 = 36.0;
 /// Label characters drawn before an ellipsis (the whole label is in the
 /// bar's tooltip).
 const LABEL_CHARS: usize = 26;
+
+/// Which side of a comparison a bar shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// `--compare BASE`'s runs.
+    Base,
+    /// The runs the report is of.
+    New,
+}
+
+impl Side {
+    /// `base` or `new`: `data-side` and the legend's word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Side::Base => "base",
+            Side::New => "new",
+        }
+    }
+}
+
+/// The sides' labels for a chart's legend (`tag before`, a run id).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sides<'a> {
+    /// The base side's label.
+    pub base: &'a str,
+    /// The new side's label.
+    pub new: &'a str,
+}
+
+impl Sides<'_> {
+    /// A side's label.
+    pub fn label(&self, side: Side) -> &str {
+        match side {
+            Side::Base => self.base,
+            Side::New => self.new,
+        }
+    }
+}
 
 /// One bar: the repeats of one figure on one target.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,6 +97,8 @@ pub struct Bar {
     pub params: String,
     /// The run it came from, when the page shows several (else empty).
     pub run: String,
+    /// The side of a comparison it shows; `None` without one.
+    pub side: Option<Side>,
     /// Index into [`PALETTE`] (wrapping).
     pub colour: usize,
     /// The measured values, one per repeat that measured it.
@@ -59,14 +117,40 @@ impl Bar {
         lines
     }
 
-    /// The whole label in one line, for tooltips.
-    fn label(&self) -> String {
-        self.lines().join(" · ")
+    /// The whole label in one line, for tooltips: with its side's name.
+    fn label(&self, sides: Option<&Sides>) -> String {
+        let mut label = self.lines().join(" · ");
+        if let (Some(side), Some(sides)) = (self.side, sides) {
+            let _ = write!(label, " · {}: {}", side.as_str(), sides.label(side));
+        }
+        label
     }
 
     /// The missing reasons as one sentence.
     fn missing_reason(&self) -> String {
         if self.missing.is_empty() { "not measured".to_string() } else { self.missing.join("; ") }
+    }
+
+    /// Whether `other` is this bar's other side: same target, parameters
+    /// and run, a different side.
+    fn pairs_with(&self, other: &Bar) -> bool {
+        self.side.is_some()
+            && other.side.is_some()
+            && self.side != other.side
+            && (&self.fs, &self.params, &self.run) == (&other.fs, &other.params, &other.run)
+    }
+
+    /// `class`: `bar`, and `bar base` on the base side (drawn pale).
+    fn class(&self, kind: &str) -> String {
+        match self.side {
+            Some(Side::Base) => format!("{kind} base"),
+            _ => kind.to_string(),
+        }
+    }
+
+    /// ` data-side="base"` with a comparison, else nothing.
+    fn side_attr(&self) -> String {
+        self.side.map(|s| format!(r#" data-side="{}""#, s.as_str())).unwrap_or_default()
     }
 }
 
@@ -109,8 +193,53 @@ pub struct BarChart<'a> {
     pub kind: Kind,
     /// What the figure means, when known: the heading's tooltip.
     pub about: Option<&'a str>,
-    /// The bars, top to bottom.
+    /// The sides' labels, with a comparison: a legend says which is which.
+    pub sides: Option<Sides<'a>>,
+    /// The bars, top to bottom (a base bar right before its new one).
     pub bars: Vec<Bar>,
+}
+
+/// Consecutive bars drawn under one label: a base bar and its new one,
+/// or a bar alone.
+fn clusters(bars: &[Bar]) -> Vec<Range<usize>> {
+    let mut clusters: Vec<Range<usize>> = Vec::new();
+    for (i, bar) in bars.iter().enumerate() {
+        match clusters.last_mut() {
+            Some(last) if bars[last.clone()].iter().all(|b| b.pairs_with(bar)) => last.end = i + 1,
+            _ => clusters.push(i..i + 1),
+        }
+    }
+    clusters
+}
+
+/// Where one bar goes: its top and height.
+struct Slot {
+    top: f64,
+    height: f64,
+}
+
+/// How values map to x on one chart.
+struct Plot {
+    display: Display,
+    scale: Scale,
+    left: f64,
+    width: f64,
+}
+
+impl Plot {
+    /// The x of `value` (base units), clamped to the plot.
+    fn x(&self, value: f64) -> f64 {
+        self.x_scaled(self.display.scaled(value))
+    }
+
+    fn x_scaled(&self, scaled: f64) -> f64 {
+        self.left + self.scale.fraction(scaled).clamp(0.0, 1.0) * self.width
+    }
+
+    /// The x bars start from: zero, or a log axis's floor.
+    fn origin(&self) -> f64 {
+        self.x_scaled(self.scale.origin())
+    }
 }
 
 impl BarChart<'_> {
@@ -125,34 +254,51 @@ impl BarChart<'_> {
     fn write(&self, out: &mut String) -> fmt::Result {
         let spreads: Vec<Option<Spread>> = self.bars.iter().map(|b| spread(&b.values)).collect();
         let measured = spreads.iter().any(Option::is_some);
-        let (lo, hi) = spreads.iter().flatten().fold((0.0f64, 0.0f64), |(lo, hi), s| (lo.min(s.min), hi.max(s.max)));
-        let display = Display::for_unit(self.unit, lo.abs().max(hi.abs()));
-        let ticks = Ticks::over(display.scaled(lo), display.scaled(hi), 4);
+        let largest = spreads.iter().flatten().fold(0.0f64, |m, s| m.max(s.min.abs()).max(s.max.abs()));
+        let display = Display::for_unit(self.unit, largest);
+        let scaled: Vec<f64> =
+            spreads.iter().flatten().flat_map(|s| [s.min, s.median, s.max]).map(|v| display.scaled(v)).collect();
+        let scale = Scale::over(&scaled, display.is_bytes(), 4);
+        let log = matches!(scale, Scale::Log(_));
 
         let lines = self.bars.iter().map(|b| b.lines().len()).max().unwrap_or(1);
-        let row = (lines as f64 * LABEL_LINE + 11.0).max(26.0);
-        let label_chars = self
+        // The label column: the target's line is bold and larger (about 7
+        // units a character), the others about 5.8.
+        let label_width = self
             .bars
             .iter()
-            .flat_map(|b| b.lines().into_iter().map(|l| l.chars().count()))
-            .max()
-            .unwrap_or(4)
-            .min(LABEL_CHARS);
-        let left = (label_chars as f64 * 6.4 + 16.0).clamp(56.0, 190.0);
-        let plot_width = WIDTH - left - RIGHT;
-        let plot_bottom = PLOT_TOP + row * self.bars.len().max(1) as f64;
+            .flat_map(|b| {
+                b.lines().into_iter().enumerate().map(|(i, l)| l.chars().count().min(LABEL_CHARS) as f64 * if i == 0 { 7.0 } else { 5.8 })
+            })
+            .fold(4.0 * 7.0, f64::max);
+        let left = (label_width + 14.0).clamp(56.0, 200.0);
+        let plot = Plot { display, scale, left, width: WIDTH - left - RIGHT };
+        let plot_top = PLOT_TOP + if self.sides.is_some() { LEGEND_LINE } else { 0.0 };
+
+        // Rows: one per cluster, its bars stacked in it.
+        let mut rows: Vec<(Range<usize>, f64, f64)> = Vec::new();
+        let mut top = plot_top;
+        for cluster in clusters(&self.bars) {
+            let n = cluster.len() as f64;
+            let bars_height = if n > 1.0 { n * PAIR_HEIGHT + (n - 1.0) * PAIR_GAP } else { BAR_HEIGHT };
+            let row = (lines as f64 * LABEL_LINE).max(bars_height) + 11.0;
+            let row = row.max(26.0);
+            rows.push((cluster, top, row));
+            top += row;
+        }
+        let plot_bottom = if rows.is_empty() { plot_top + 26.0 } else { top };
         let height = plot_bottom + if measured { AXIS_HEIGHT } else { 8.0 };
-        let x = |value: f64| left + ticks.fraction(display.scaled(value)).clamp(0.0, 1.0) * plot_width;
 
         writeln!(
             out,
-            r#"<svg class="chart bars" data-scenario="{s}" data-figure="{f}" data-unit="{u}" data-better="{b}" data-kind="{k}" data-bars="{n}" viewBox="0 0 {w} {h}" role="img" aria-label="{f}">"#,
+            r#"<svg class="chart bars" data-scenario="{s}" data-figure="{f}" data-unit="{u}" data-better="{b}" data-kind="{k}" data-bars="{n}" data-scale="{scale}" viewBox="0 0 {w} {h}" role="img" aria-label="{f}">"#,
             s = escape_xml(self.scenario),
             f = escape_xml(self.figure),
             u = escape_xml(self.unit),
             b = self.better.as_str(),
             k = self.kind.as_str(),
             n = self.bars.len(),
+            scale = plot.scale.name(),
             w = num(WIDTH),
             h = num(height),
         )?;
@@ -161,86 +307,117 @@ impl BarChart<'_> {
         writeln!(out, r##"<text class="heading" x="8" y="17" font-size="13.5" font-weight="600" fill="#1b1f24">{}</text>"##, escape_xml(self.figure))?;
         let repeats = self.bars.iter().map(|b| b.repeats).max().unwrap_or(0);
         let summary = if repeats > 1 { format!(" · median of {repeats}, whisker min–max") } else { String::new() };
+        // A log axis of bytes has its unit on each tick (4 KiB, 1 MiB).
+        let unit = match (log, plot.display.is_bytes()) {
+            (true, true) => "bytes".to_string(),
+            (true, false) if plot.display.units_on_log_ticks() => "s".to_string(),
+            _ => plot.display.axis_title(),
+        };
+        let unit = if log { format!("{unit}, log scale") } else { unit };
         writeln!(
             out,
             r##"<text x="8" y="33" font-size="10.5" fill="#5b6470">{} · {} · {}{}</text>"##,
-            escape_xml(&display.axis_title()),
+            escape_xml(&unit),
             better_sentence(self.better),
             self.kind.as_str(),
             escape_xml(&summary),
         )?;
+        if let Some(sides) = &self.sides {
+            write_legend(out, sides, PLOT_TOP + 3.0)?;
+        }
 
         // Grid first, so bars draw over it; no axis at all when nothing
         // was measured, as an empty scale would suggest zeros.
-        for tick in ticks.values().into_iter().filter(|_| measured) {
-            let tx = num(left + ticks.fraction(tick) * plot_width);
-            let stroke = if tick == 0.0 { "#8a929c" } else { "#e3e6ea" };
-            writeln!(out, r#"<line x1="{tx}" x2="{tx}" y1="{}" y2="{}" stroke="{stroke}" stroke-width="1"/>"#, num(PLOT_TOP - 4.0), num(plot_bottom))?;
+        for tick in plot.scale.values().into_iter().filter(|_| measured) {
+            let tx = num(plot.x_scaled(tick));
+            let stroke = if tick == plot.scale.origin() { "#8a929c" } else { "#e3e6ea" };
+            writeln!(out, r#"<line x1="{tx}" x2="{tx}" y1="{}" y2="{}" stroke="{stroke}" stroke-width="1"/>"#, num(plot_top - 4.0), num(plot_bottom))?;
             writeln!(
                 out,
                 r##"<text x="{tx}" y="{}" font-size="10" fill="#5b6470" text-anchor="middle">{}</text>"##,
                 num(plot_bottom + 13.0),
-                escape_xml(&ticks.label(tick))
+                escape_xml(&plot.display.tick_label(&plot.scale, tick))
             )?;
         }
         if measured {
             writeln!(
                 out,
                 r##"<text class="axis-title" x="{}" y="{}" font-size="10.5" fill="#3a4048" text-anchor="middle">{} ({})</text>"##,
-                num(left + plot_width / 2.0),
+                num(left + plot.width / 2.0),
                 num(plot_bottom + 29.0),
                 escape_xml(self.figure),
-                escape_xml(&display.axis_title())
+                escape_xml(&unit)
             )?;
         }
 
-        for (index, (bar, spread)) in self.bars.iter().zip(&spreads).enumerate() {
-            let top = PLOT_TOP + row * index as f64;
-            write_label(out, bar, left - 7.0, top + row / 2.0)?;
-            let bar_top = top + (row - BAR_HEIGHT) / 2.0;
-            match spread {
-                Some(s) => self.write_bar(out, bar, s, &display, bar_top, &x)?,
-                None => write_missing(out, bar, left, bar_top, plot_width + RIGHT - 8.0)?,
+        for (cluster, top, row) in rows {
+            let n = cluster.len();
+            let height = if n > 1 { PAIR_HEIGHT } else { BAR_HEIGHT };
+            let stack = n as f64 * height + (n as f64 - 1.0) * PAIR_GAP;
+            let first_top = top + (row - stack) / 2.0;
+            write_label(out, &self.bars[cluster.start], self.sides.as_ref(), left - 7.0, top + row / 2.0)?;
+            for (k, i) in cluster.enumerate() {
+                let slot = Slot { top: first_top + k as f64 * (height + PAIR_GAP), height };
+                match &spreads[i] {
+                    Some(s) => self.write_bar(out, &self.bars[i], s, &plot, &slot)?,
+                    None => write_missing(out, &self.bars[i], self.sides.as_ref(), left, &slot, plot.width + RIGHT - 8.0)?,
+                }
             }
         }
         writeln!(out, "</svg>")
     }
 
-    fn write_bar(&self, out: &mut String, bar: &Bar, s: &Spread, display: &Display, top: f64, x: &dyn Fn(f64) -> f64) -> fmt::Result {
-        let (start, end) = (x(0.0).min(x(s.median)), x(0.0).max(x(s.median)));
+    fn write_bar(&self, out: &mut String, bar: &Bar, s: &Spread, plot: &Plot, slot: &Slot) -> fmt::Result {
+        let display = &plot.display;
+        let (origin, at) = (plot.origin(), plot.x(s.median));
+        let (start, end) = (origin.min(at), origin.max(at));
         let measured = bar.values.len();
-        let mut tip = format!("{}: {} {}", bar.label(), self.figure, display.format(s.median));
+        let mut tip = format!("{}: {} {}", bar.label(self.sides.as_ref()), self.figure, display.format(s.median));
         if measured > 1 {
             let _ = write!(tip, " (median of {measured}; min {}, max {})", display.format(s.min), display.format(s.max));
         }
         if measured < bar.repeats {
             let _ = write!(tip, "; measured in {measured} of {} repeats, missing in the others: {}", bar.repeats, bar.missing_reason());
         }
+        let colour = PALETTE[bar.colour % PALETTE.len()];
+        // The base side pale with an outline, the new side solid.
+        let paint = match bar.side {
+            Some(Side::Base) => format!(r#"fill="{colour}" fill-opacity="{BASE_OPACITY}" stroke="{colour}" stroke-width="1.3""#),
+            _ => format!(r#"fill="{colour}""#),
+        };
+        // A zero median still shows at the axis: a hairline, or on a log
+        // axis (which has no zero) a stub at its floor.
+        let least = if matches!(plot.scale, Scale::Log(_)) && s.median <= 0.0 { 3.0 } else { 1.0 };
+        // The value is written beside the bar; a tooltip only when it has
+        // more to say (the range, the repeats that lack it): a preset's
+        // page has a thousand bars.
+        let tip = if measured > 1 || measured < bar.repeats { format!("<title>{}</title>", escape_xml(&tip)) } else { String::new() };
         writeln!(
             out,
-            r#"<rect class="bar" data-fs="{fs}" data-params="{p}" data-run="{r}" data-value="{v}" data-min="{lo}" data-max="{hi}" data-repeats="{n}" data-measured="{m}" x="{x}" y="{y}" width="{w}" height="{h}" fill="{c}"><title>{tip}</title></rect>"#,
+            r#"<rect class="{class}" data-fs="{fs}" data-params="{p}" data-run="{r}"{side} data-value="{v}" data-min="{lo}" data-max="{hi}" data-repeats="{n}" data-measured="{m}" x="{x}" y="{y}" width="{w}" height="{h}" {paint}>{tip}</rect>"#,
+            class = bar.class("bar"),
             fs = escape_xml(&bar.fs),
             p = escape_xml(&bar.params),
             r = escape_xml(&bar.run),
+            side = bar.side_attr(),
             v = s.median,
             lo = s.min,
             hi = s.max,
             n = bar.repeats,
             m = measured,
             x = num(start),
-            y = num(top),
-            // A zero median still shows a hairline at the axis.
-            w = num((end - start).max(1.0)),
-            h = num(BAR_HEIGHT),
-            c = PALETTE[bar.colour % PALETTE.len()],
-            tip = escape_xml(&tip),
+            y = num(slot.top),
+            w = num((end - start).max(least)),
+            h = num(slot.height),
         )?;
+        let mid = slot.top + slot.height / 2.0;
         if measured > 1 {
-            let (x1, x2, mid) = (num(x(s.min)), num(x(s.max)), top + BAR_HEIGHT / 2.0);
-            let (cap_top, cap_bottom) = (num(mid - 4.5), num(mid + 4.5));
+            let (x1, x2) = (num(plot.x(s.min)), num(plot.x(s.max)));
+            let (cap_top, cap_bottom) = (num(mid - slot.height * 0.3), num(mid + slot.height * 0.3));
+            // One path (the line and its two caps): a page has hundreds.
             writeln!(
                 out,
-                r##"<g class="whisker" stroke="#1b1f24" stroke-width="1.2"><line x1="{x1}" x2="{x2}" y1="{m}" y2="{m}"/><line x1="{x1}" x2="{x1}" y1="{cap_top}" y2="{cap_bottom}"/><line x1="{x2}" x2="{x2}" y1="{cap_top}" y2="{cap_bottom}"/></g>"##,
+                r##"<path class="whisker" d="M{x1} {m}H{x2}M{x1} {cap_top}V{cap_bottom}M{x2} {cap_top}V{cap_bottom}" stroke="#1b1f24" stroke-width="1.2" fill="none"/>"##,
                 m = num(mid),
             )?;
         }
@@ -249,33 +426,73 @@ impl BarChart<'_> {
         // SVG cannot measure text; 6 units a character is a safe guess at
         // this size. A value with no room right of its bar goes inside it.
         let text_width = 6.0 * text.chars().count() as f64;
-        let outside = end.max(x(s.max)) + 4.0;
-        let (text_x, fill, weight) = if outside + text_width <= WIDTH - 2.0 || end - start < text_width + 8.0 {
-            (outside, "#1b1f24", "400")
+        let outside = end.max(plot.x(s.max)).max(start + least) + 4.0;
+        // Classes, styled by the page: `in` inside the bar, `white` ink on
+        // a dark bar, `small` beside a pair's thinner bars.
+        let white = bar.side != Some(Side::Base) && ink_on(colour) == "#ffffff";
+        let (text_x, mut class) = if outside + text_width <= WIDTH - 2.0 || end - start < text_width + 8.0 {
+            (outside, "value".to_string())
         } else {
-            (start + 4.0, ink_on(PALETTE[bar.colour % PALETTE.len()]), "600")
+            (start + 4.0, if white { "value in white".to_string() } else { "value in".to_string() })
         };
+        if slot.height < BAR_HEIGHT {
+            class.push_str(" small");
+        }
         writeln!(
             out,
-            r#"<text class="value" x="{}" y="{}" font-size="10.5" font-weight="{weight}" fill="{fill}">{}</text>"#,
+            r#"<text class="{class}" x="{}" y="{}">{}</text>"#,
             num(text_x),
-            num(top + BAR_HEIGHT / 2.0 + 3.8),
+            num(mid + 3.6),
             escape_xml(&text),
         )
     }
 }
 
-/// The label lines right-aligned at `right`, centred on `middle`: the
-/// target dark, the parameters and run lighter.
-fn write_label(out: &mut String, bar: &Bar, right: f64, middle: f64) -> fmt::Result {
-    let lines = bar.lines();
-    let first = middle - (lines.len() - 1) as f64 * LABEL_LINE / 2.0 + 4.0;
-    write!(out, r#"<g class="label" text-anchor="end"><title>{}</title>"#, escape_xml(&bar.label()))?;
-    for (i, line) in lines.iter().enumerate() {
-        let (size, colour, weight) = if i == 0 { ("11.5", "#1b1f24", "600") } else { ("10", "#5b6470", "400") };
+/// The legend of a comparison's chart: a pale outlined swatch for the
+/// base, a solid one for the new side, each with its label.
+fn write_legend(out: &mut String, sides: &Sides, middle: f64) -> fmt::Result {
+    const SWATCH: &str = "#5b6470";
+    let mut x = 8.0;
+    write!(out, r#"<g class="legend">"#)?;
+    for side in [Side::Base, Side::New] {
+        let paint = match side {
+            Side::Base => format!(r#"fill="{SWATCH}" fill-opacity="{BASE_OPACITY}" stroke="{SWATCH}" stroke-width="1.3""#),
+            Side::New => format!(r#"fill="{SWATCH}""#),
+        };
+        let text = format!("{}: {}", side.as_str(), shorten(sides.label(side), 24));
         write!(
             out,
-            r#"<text x="{}" y="{}" font-size="{size}" font-weight="{weight}" fill="{colour}">{}</text>"#,
+            r##"<rect data-side="{s}" x="{x}" y="{y}" width="16" height="10" {paint}/><text x="{tx}" y="{ty}" font-size="10.5" fill="#1b1f24">{t}</text>"##,
+            s = side.as_str(),
+            x = num(x),
+            y = num(middle - 5.0),
+            tx = num(x + 21.0),
+            ty = num(middle + 3.8),
+            t = escape_xml(&text),
+        )?;
+        x += 21.0 + 6.0 * text.chars().count() as f64 + 14.0;
+    }
+    writeln!(out, "</g>")
+}
+
+/// The label lines right-aligned at `right`, centred on `middle`: the
+/// target dark, the parameters and run lighter.
+fn write_label(out: &mut String, bar: &Bar, sides: Option<&Sides>, right: f64, middle: f64) -> fmt::Result {
+    let lines = bar.lines();
+    let first = middle - (lines.len() - 1) as f64 * LABEL_LINE / 2.0 + 4.0;
+    // The whole label as a tooltip where a line had to be cut; a pair's
+    // sides are the legend's to name.
+    write!(out, r#"<g class="label">"#)?;
+    if lines.iter().any(|l| l.chars().count() > LABEL_CHARS) {
+        let title = if sides.is_some() { bar.lines().join(" · ") } else { bar.label(sides) };
+        write!(out, "<title>{}</title>", escape_xml(&title))?;
+    }
+    for (i, line) in lines.iter().enumerate() {
+        // Styled by the page: the target dark, the rest lighter.
+        write!(
+            out,
+            r#"<text class="{}" x="{}" y="{}">{}</text>"#,
+            if i == 0 { "name" } else { "sub" },
             num(right),
             num(first + i as f64 * LABEL_LINE),
             escape_xml(&shorten(line, LABEL_CHARS))
@@ -286,25 +503,28 @@ fn write_label(out: &mut String, bar: &Bar, right: f64, middle: f64) -> fmt::Res
 
 /// A missing mark: a dashed empty box and "missing: why", the whole
 /// reason in the tooltip.
-fn write_missing(out: &mut String, bar: &Bar, left: f64, top: f64, room: f64) -> fmt::Result {
+fn write_missing(out: &mut String, bar: &Bar, sides: Option<&Sides>, left: f64, slot: &Slot, room: f64) -> fmt::Result {
     let reason = bar.missing_reason();
     let chars = ((room - 8.0) / 5.6) as usize;
+    let word = bar.side.filter(|_| sides.is_some()).map(|s| format!("{}: ", s.as_str())).unwrap_or_default();
     writeln!(
         out,
-        r##"<g class="missing" data-fs="{fs}" data-params="{p}" data-run="{r}" data-repeats="{n}" data-missing="{why}"><title>{tip}</title><rect x="{x}" y="{y}" width="{w}" height="{h}" fill="#f4f5f7" stroke="#9aa1aa" stroke-dasharray="3 2"/><text x="{tx}" y="{ty}" font-size="10.5" font-style="italic" fill="#5b6470">{text}</text></g>"##,
+        r##"<g class="{class}" data-fs="{fs}" data-params="{p}" data-run="{r}"{side} data-repeats="{n}" data-missing="{why}"><title>{tip}</title><rect x="{x}" y="{y}" width="{w}" height="{h}" fill="#f4f5f7" stroke="#9aa1aa" stroke-dasharray="3 2"/><text x="{tx}" y="{ty}" font-size="10" font-style="italic" fill="#5b6470">{text}</text></g>"##,
+        class = bar.class("missing"),
         fs = escape_xml(&bar.fs),
         p = escape_xml(&bar.params),
         r = escape_xml(&bar.run),
+        side = bar.side_attr(),
         n = bar.repeats,
         why = escape_xml(&reason),
-        tip = escape_xml(&format!("{}: missing: {reason}", bar.label())),
+        tip = escape_xml(&format!("{}: missing: {reason}", bar.label(sides))),
         x = num(left),
-        y = num(top),
+        y = num(slot.top),
         w = num(room),
-        h = num(BAR_HEIGHT),
+        h = num(slot.height),
         tx = num(left + 5.0),
-        ty = num(top + BAR_HEIGHT / 2.0 + 3.8),
-        text = escape_xml(&shorten(&format!("missing: {reason}"), chars.max(8))),
+        ty = num(slot.top + slot.height / 2.0 + 3.6),
+        text = escape_xml(&shorten(&format!("{word}missing: {reason}"), chars.max(8))),
     )
 }
 
@@ -324,7 +544,6 @@ fn better_sentence(better: Better) -> &'static str {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -334,6 +553,7 @@ mod tests {
             fs: fs.to_string(),
             params: String::new(),
             run: String::new(),
+            side: None,
             colour: 0,
             values: values.to_vec(),
             repeats,
@@ -342,7 +562,7 @@ mod tests {
     }
 
     fn chart(bars: Vec<Bar>) -> String {
-        BarChart { scenario: "s", figure: "wall_s", unit: "s", better: Better::Lower, kind: Kind::Timing, about: None, bars }
+        BarChart { scenario: "s", figure: "wall_s", unit: "s", better: Better::Lower, kind: Kind::Timing, about: None, sides: None, bars }
             .render()
     }
 
@@ -371,7 +591,7 @@ mod tests {
         assert_eq!(attrs(&svg, "bar", "data-repeats"), ["3", "3"]);
         assert_eq!(svg.matches(r#"class="whisker""#).count(), 2);
         assert!(svg.contains(">0.2 s</text>") && svg.contains(">6 s</text>"), "values printed");
-        assert!(svg.contains(r##"fill="#1b1f24">6 s</text>"##), "right of the bar while there is room");
+        assert!(svg.contains(r#"<text class="value" x="#), "right of the bar while there is room");
         assert!(svg.contains("median of 3, whisker min–max"));
         assert!(svg.contains(">wall_s (s)</text>"), "the unit is in the axis title");
     }
@@ -379,8 +599,9 @@ mod tests {
     #[test]
     fn a_long_value_at_the_top_of_the_scale_goes_inside_its_bar() {
         let svg = chart(vec![bar("ext4", &[2.5, 2.5], 3), bar("xfs", &[2.0, 2.0], 3)]);
-        assert!(svg.contains(r##"fill="#ffffff">2.5 s (2/3)</text>"##), "{svg}");
-        assert!(svg.contains(r##"fill="#1b1f24">2 s (2/3)</text>"##), "{svg}");
+        let value = |text: &str| svg.split(&format!(">{text}</text>")).next().unwrap().rsplit("<text ").next().unwrap().to_string();
+        assert!(value("2.5 s (2/3)").starts_with(r#"class="value in white""#), "{svg}");
+        assert!(value("2 s (2/3)").starts_with(r#"class="value" "#), "room right of the shorter bar: {svg}");
     }
 
     #[test]
@@ -429,6 +650,7 @@ mod tests {
             better: Better::Higher,
             kind: Kind::Exact,
             about: Some("\"quoted\""),
+            sides: None,
             bars: vec![odd],
         }
         .render();
@@ -446,6 +668,7 @@ mod tests {
             better: Better::Lower,
             kind: Kind::Exact,
             about: None,
+            sides: None,
             bars: vec![bar("ext4", &[16.0 * 1048576.0], 1)],
         }
         .render();
@@ -453,5 +676,66 @@ mod tests {
         let svg = chart(vec![bar("ext4", &[-2.0], 1), bar("xfs", &[4.0], 1)]);
         let x: Vec<f64> = attrs(&svg, "bar", "x").iter().map(|v| v.parse().unwrap()).collect();
         assert!(x[0] < x[1], "the negative bar starts left of the zero line");
+    }
+
+    fn sided(fs: &str, side: Side, values: &[f64]) -> Bar {
+        Bar { side: Some(side), ..bar(fs, values, values.len().max(1)) }
+    }
+
+    fn compared(bars: Vec<Bar>) -> String {
+        let sides = Sides { base: "tag before", new: "tag after" };
+        BarChart { scenario: "s", figure: "extents", unit: "count", better: Better::Lower, kind: Kind::Exact, about: None, sides: Some(sides), bars }
+            .render()
+    }
+
+    #[test]
+    fn base_and_new_are_drawn_as_a_pair_under_one_label() {
+        let svg = compared(vec![
+            sided("ext4", Side::Base, &[10.0, 12.0]),
+            sided("ext4", Side::New, &[20.0, 22.0]),
+            sided("xfs", Side::Base, &[5.0]),
+            sided("xfs", Side::New, &[]),
+        ]);
+        assert_eq!(attrs(&svg, "bar base", "data-side"), ["base", "base"]);
+        assert_eq!(attrs(&svg, "bar", "data-side"), ["new"], "the new side's bars keep class bar");
+        assert_eq!(attrs(&svg, "bar base", "data-value"), ["11", "5"]);
+        assert_eq!(attrs(&svg, "missing", "data-side"), ["new"]);
+        assert_eq!(svg.matches(r#"<g class="label""#).count(), 2, "one label per pair");
+        assert!(svg.contains(">base: tag before</text>") && svg.contains(">new: tag after</text>"), "the legend names the sides");
+        assert!(svg.contains(r#"fill-opacity="0.28""#), "the base is pale");
+        assert!(svg.contains("<title>ext4 · base: tag before: extents 11 (median of 2; min 10, max 12)</title>"), "{svg}");
+        // The pair is adjacent: the base bar right above the new one.
+        let y = |class| -> Vec<f64> { attrs(&svg, class, "y").iter().map(|v| v.parse().unwrap()).collect() };
+        let (base, new) = (y("bar base")[0], y("bar")[0]);
+        assert!(new > base && new - base <= PAIR_HEIGHT + PAIR_GAP + 0.01, "{base} {new}");
+        // Without sides: no data-side, no legend.
+        let plain = chart(vec![bar("ext4", &[1.0], 1)]);
+        assert!(!plain.contains("data-side") && !plain.contains("legend"));
+    }
+
+    #[test]
+    fn bars_pair_only_with_their_other_side() {
+        let bars = vec![sided("ext4", Side::Base, &[1.0]), sided("ext4", Side::New, &[1.0]), sided("xfs", Side::New, &[1.0])];
+        assert_eq!(clusters(&bars), [0..2, 2..3]);
+        let alone = vec![bar("ext4", &[1.0], 1), bar("ext4", &[1.0], 1)];
+        assert_eq!(clusters(&alone), [0..1, 1..2], "without sides, every bar has its row");
+    }
+
+    #[test]
+    fn a_hundredfold_span_takes_a_log_axis_and_zero_a_stub_at_its_floor() {
+        let svg = compared(vec![sided("ext3", Side::New, &[16.0]), sided("btrfs", Side::New, &[31_483.0]), sided("dir", Side::New, &[0.0])]);
+        assert!(svg.contains(r#"data-scale="log""#), "{svg}");
+        assert!(svg.contains("count, log scale"));
+        for tick in [">10</text>", ">100</text>", ">1k</text>", ">10k</text>", ">100k</text>"] {
+            assert!(svg.contains(tick), "{tick}: {svg}");
+        }
+        let x: Vec<f64> = attrs(&svg, "bar", "x").iter().map(|v| v.parse().unwrap()).collect();
+        let w: Vec<f64> = attrs(&svg, "bar", "width").iter().map(|v| v.parse().unwrap()).collect();
+        assert!(x.iter().all(|v| (v - x[0]).abs() < 1e-9), "all bars start at the floor: {x:?}");
+        assert_eq!(w[2], 3.0, "zero is a stub");
+        assert!(w[0] > 10.0 && w[1] > w[0], "16 is visible beside 31,483: {w:?}");
+        assert!(svg.contains(">0</text>"), "the stub says its number");
+        let linear = chart(vec![bar("ext4", &[16.0], 1), bar("xfs", &[1600.0], 1)]);
+        assert!(linear.contains(r#"data-scale="linear""#), "exactly 100x stays linear");
     }
 }

@@ -1,40 +1,147 @@
-//! The timeline of one case for the HTML report: the device's write (and
-//! read) rate and the CPU split over the run, as two small line charts side
-//! by side, with a detected throughput drop (direct-stream's detector)
-//! marked where it began.
+//! Timelines for the HTML report: one scenario's cases overlaid, one chart
+//! per metric the sampler records (device write and read rates, dirty and
+//! writeback memory, the CPU split), every case drawn from its own start
+//! at t = 0 in its target's colour, and a throughput drop (direct-stream's
+//! detector) marked in the colour of the case it was found in.
 //!
-//! The one design decision: at most [`MAX_POINTS`] points are drawn per
-//! line. A longer timeline is cut into buckets, and each bucket keeps its
-//! lowest and its highest point, in time order, so a one-interval stall or
-//! burst survives (an average per bucket would smooth it away) and the
-//! page stays small however long the run.
+//! Design decisions:
+//! - Each repeat is its own line, thin and faint when its group has
+//!   several, never folded into a median line: a median of timelines is a
+//!   run that never happened (repeats whose drop came at 12 s and at 16 s
+//!   would make a slow slope at neither), and a drop belongs to one case.
+//!   Where repeats agree their faint lines overlap into one darker line.
+//! - Groups that share a target's colour (one file system in two runs, or
+//!   with two parameter sets) are told apart by dash pattern.
+//! - A chart's size is bounded however long the run: its lines share
+//!   [`CHART_POINTS`] points. A longer line is cut into buckets, and each
+//!   bucket keeps its lowest and its highest point, in time order, so a
+//!   one-interval stall or burst survives (an average would hide it).
 
 use std::fmt::{self, Write as _};
 
 use super::axis::{Ticks, short_number};
-use super::markup::{escape_xml, num};
+use super::bars::PALETTE;
+use super::markup::escape_xml;
 use crate::record::{Figures, TimelinePoint};
 
-/// Points drawn per line, at most.
-pub const MAX_POINTS: usize = 600;
+/// Points one chart draws at most, all its lines together (about 12
+/// bytes each): what keeps a chart under about 30 KB.
+pub const CHART_POINTS: usize = 1600;
 
-// Geometry, in SVG user units.
-const WIDTH: f64 = 1000.0;
-const HEIGHT: f64 = 236.0;
-const PANEL_LEFT: [f64; 2] = [62.0, 562.0];
-const PANEL_WIDTH: f64 = 400.0;
-const PLOT_TOP: f64 = 72.0;
-const PLOT_BOTTOM: f64 = 196.0;
+/// Points a line keeps however many share its chart, and at most.
+const LINE_POINTS: (usize, usize) = (16, 600);
 
-const WRITE_COLOUR: &str = "#0072b2";
-const READ_COLOUR: &str = "#009e73";
-const USER_COLOUR: &str = "#0072b2";
-const SYSTEM_COLOUR: &str = "#d55e00";
-const IOWAIT_COLOUR: &str = "#cc79a7";
-const DROP_COLOUR: &str = "#c0392b";
-const LEVEL_COLOUR: &str = "#6b6b6b";
+/// Dash patterns of the groups sharing a colour, in order: solid first.
+const DASHES: [&str; 4] = ["", "7 3", "2 2.5", "9 3 2 3"];
 
-/// What a throughput-drop detector said about the run, read from the
+const MIB: f64 = 1024.0 * 1024.0;
+
+// Geometry, in SVG user units (about pixels in the page's three-column
+// grid, the bar charts' too).
+const WIDTH: f64 = 420.0;
+const HEIGHT: f64 = 196.0;
+const PLOT_LEFT: f64 = 42.0;
+const PLOT_RIGHT: f64 = 410.0;
+const PLOT_TOP: f64 = 32.0;
+const PLOT_BOTTOM: f64 = 160.0;
+
+/// One quantity over time: the rows of one overlaid chart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// Bytes written to the target's device per second.
+    Write,
+    /// Bytes read from it per second.
+    Read,
+    /// Dirty page cache (the whole machine's).
+    Dirty,
+    /// Page cache under writeback (the whole machine's).
+    Writeback,
+    /// System CPU time (with irq and softirq).
+    System,
+    /// Idle time with I/O outstanding.
+    Iowait,
+    /// User CPU time.
+    User,
+}
+
+impl Metric {
+    /// Every metric, in the order the page shows them and keeps them when
+    /// it cannot show all: the write rate and its CPU cost (seed 004's
+    /// story), the dirty page cache (seed 000's), then the rest.
+    pub const ALL: [Metric; 7] =
+        [Metric::Write, Metric::System, Metric::Dirty, Metric::Read, Metric::Writeback, Metric::Iowait, Metric::User];
+
+    /// Its name in `data-metric`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Metric::Write => "write_mibps",
+            Metric::Read => "read_mibps",
+            Metric::Dirty => "dirty_mib",
+            Metric::Writeback => "writeback_mib",
+            Metric::System => "system_pct",
+            Metric::Iowait => "iowait_pct",
+            Metric::User => "user_pct",
+        }
+    }
+
+    /// What the chart's heading calls it.
+    pub fn title(self) -> &'static str {
+        match self {
+            Metric::Write => "device writes",
+            Metric::Read => "device reads",
+            Metric::Dirty => "dirty page cache (whole machine)",
+            Metric::Writeback => "page cache under writeback (whole machine)",
+            Metric::System => "system CPU",
+            Metric::Iowait => "iowait",
+            Metric::User => "user CPU",
+        }
+    }
+
+    /// The unit its values are drawn in.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Metric::Write | Metric::Read => "MiB/s",
+            Metric::Dirty | Metric::Writeback => "MiB",
+            Metric::System | Metric::Iowait | Metric::User => "% of all CPUs",
+        }
+    }
+
+    /// Its value in one sample, in [`Metric::unit`]; `None` when unknown
+    /// (no block device under the work).
+    pub fn value(self, p: &TimelinePoint) -> Option<f64> {
+        match self {
+            Metric::Write => p.write_bytes_per_s.map(|b| b / MIB),
+            Metric::Read => p.read_bytes_per_s.map(|b| b / MIB),
+            Metric::Dirty => Some(p.dirty_bytes as f64 / MIB),
+            Metric::Writeback => Some(p.writeback_bytes as f64 / MIB),
+            Metric::System => Some(p.system_pct),
+            Metric::Iowait => Some(p.iowait_pct),
+            Metric::User => Some(p.user_pct),
+        }
+    }
+
+    /// Below this everywhere, the metric is background (the kernel reads
+    /// metadata now and then, a shell dirties a page) and gets no chart;
+    /// `None`: charted whenever known, being what the timeline is read for.
+    pub fn floor(self) -> Option<f64> {
+        match self {
+            Metric::Write | Metric::System => None,
+            Metric::Read | Metric::Dirty | Metric::Writeback => Some(1.0),
+            Metric::Iowait | Metric::User => Some(2.0),
+        }
+    }
+
+    /// Whether `lines` give this metric a chart (see [`Metric::floor`]).
+    pub fn charted(self, lines: &[Line]) -> bool {
+        let mut known = lines.iter().flat_map(|l| l.points.iter().filter_map(|p| self.value(p))).peekable();
+        match self.floor() {
+            None => known.peek().is_some(),
+            Some(floor) => known.any(|v| v >= floor),
+        }
+    }
+}
+
+/// What a throughput-drop detector said about a case, read from the
 /// figures it sets (`drop_detected`, `drop_at_s`, `drop_depth`,
 /// `mbps_before`, `mbps_after`).
 #[derive(Debug, Clone, PartialEq)]
@@ -45,9 +152,9 @@ pub enum DropMark {
         at_s: f64,
         /// After over before.
         depth: Option<f64>,
-        /// Median write rate before, MB/s.
+        /// Median write rate before, MiB/s.
         before: Option<f64>,
-        /// Median write rate after, MB/s.
+        /// Median write rate after, MiB/s.
         after: Option<f64>,
     },
     /// The detector judged the run and found no sustained drop.
@@ -66,8 +173,8 @@ impl DropMark {
                 Some(at_s) => DropMark::Detected {
                     at_s,
                     depth: figures.value("drop_depth"),
-                    before: figures.value("mbps_before"),
-                    after: figures.value("mbps_after"),
+                    before: mib_per_s(figures, "mbps_before"),
+                    after: mib_per_s(figures, "mbps_after"),
                 },
                 None => DropMark::Undecided("a drop was detected but drop_at_s is missing".to_string()),
             },
@@ -76,7 +183,8 @@ impl DropMark {
         })
     }
 
-    fn word(&self) -> &'static str {
+    /// `detected`, `none` or `undecided`, for `data-drop`.
+    pub fn word(&self) -> &'static str {
         match self {
             DropMark::Detected { .. } => "detected",
             DropMark::NotFound => "none",
@@ -84,13 +192,13 @@ impl DropMark {
         }
     }
 
-    /// One sentence for the chart's heading.
-    fn sentence(&self) -> String {
+    /// What the detector found, in one phrase.
+    pub fn sentence(&self) -> String {
         match self {
             DropMark::Detected { at_s, depth, before, after } => {
-                let mut text = format!("throughput drop detected at {} s", short_number(*at_s));
+                let mut text = format!("throughput drop at {} s", short_number(*at_s));
                 if let (Some(b), Some(a)) = (before, after) {
-                    let _ = write!(text, ": {} → {} MB/s", short_number(*b), short_number(*a));
+                    let _ = write!(text, ": {} → {} MiB/s", short_number(*b), short_number(*a));
                 }
                 if let Some(d) = depth {
                     let _ = write!(text, " (×{})", short_number(*d));
@@ -103,33 +211,73 @@ impl DropMark {
     }
 }
 
-/// The timeline chart of one case.
+/// A rate figure in MiB/s, whether it was stored in MB/s (10⁶ bytes, as
+/// older runs did) or in MiB/s.
+fn mib_per_s(figures: &Figures, name: &str) -> Option<f64> {
+    let figure = figures.get(name)?;
+    let value = figure.value?;
+    Some(if figure.unit == "MB/s" { value * 1e6 / MIB } else { value })
+}
+
+/// One case's line.
 #[derive(Debug, Clone)]
-pub struct TimelineChart<'a> {
-    /// Scenario name (`data-scenario`).
-    pub scenario: &'a str,
+pub struct Line<'a> {
     /// Target label (`data-fs`).
     pub fs: &'a str,
+    /// Its group's label: target with conditions, parameters, run (the
+    /// line's tooltip).
+    pub label: &'a str,
     /// Repetition (`data-repeat`).
     pub repeat: u32,
-    /// The heading: target, parameters, repeat.
-    pub label: &'a str,
-    /// The sampler's rows, in time order.
+    /// Index into [`PALETTE`] (wrapping): the target's bar colour.
+    pub colour: usize,
+    /// Index into the dash patterns (wrapping): 0 is solid.
+    pub dash: usize,
+    /// One of several repeats of its group: drawn thin and faint.
+    pub faint: bool,
+    /// The sampler's rows, in time order, from the case's start.
     pub points: &'a [TimelinePoint],
     /// The drop detector's finding, when one ran.
     pub drop: Option<DropMark>,
 }
 
-/// One line of a panel.
-struct Series<'a> {
-    name: &'a str,
-    legend: &'a str,
-    colour: &'a str,
-    dashed: bool,
-    values: Vec<Option<f64>>,
+impl Line<'_> {
+    /// Its stroke: colour, width, opacity and dash.
+    pub fn stroke(&self) -> String {
+        stroke(self.colour, self.dash, self.faint)
+    }
+
+    /// Its tooltip: the group, and the repeat when there are several.
+    fn name(&self) -> String {
+        if self.faint { format!("{} · repeat {}", self.label, self.repeat) } else { self.label.to_string() }
+    }
 }
 
-impl TimelineChart<'_> {
+/// The stroke attributes of a line in colour `colour`, dash `dash`.
+pub fn stroke(colour: usize, dash: usize, faint: bool) -> String {
+    let (width, opacity) = if faint { ("1.5", r#" stroke-opacity="0.7""#) } else { ("2", "") };
+    let dash = match DASHES[dash % DASHES.len()] {
+        "" => String::new(),
+        d => format!(r#" stroke-dasharray="{d}""#),
+    };
+    format!(r#"stroke="{}" stroke-width="{width}"{opacity}{dash}"#, PALETTE[colour % PALETTE.len()])
+}
+
+/// One metric of one scenario's cases (of one parameter set), overlaid.
+#[derive(Debug, Clone)]
+pub struct OverlayChart<'a> {
+    /// Scenario name (`data-scenario`).
+    pub scenario: &'a str,
+    /// The parameter set its cases share, `k=v, ...` (`data-params`;
+    /// empty when the scenario ran one).
+    pub params: &'a str,
+    /// What is drawn.
+    pub metric: Metric,
+    /// One per case, in the legend's order.
+    pub lines: &'a [Line<'a>],
+}
+
+impl OverlayChart<'_> {
     /// The chart as an inline SVG element.
     pub fn render(&self) -> String {
         let mut svg = String::with_capacity(16 * 1024);
@@ -138,168 +286,221 @@ impl TimelineChart<'_> {
     }
 
     fn write(&self, out: &mut String) -> fmt::Result {
-        let times: Vec<f64> = self.points.iter().map(|p| p.t_s).collect();
-        let end = times.iter().copied().fold(0.0, f64::max);
+        let metric = self.metric;
+        let end = self.lines.iter().filter_map(|l| l.points.last()).map(|p| p.t_s).fold(0.0, f64::max);
+        let top = self.lines.iter().flat_map(|l| l.points.iter().filter_map(|p| metric.value(p))).fold(0.0, f64::max);
         let t_ticks = Ticks::over(0.0, end, 6);
-        let mb = |v: Option<f64>| v.map(|b| b / 1e6);
-        let write = Series {
-            name: "write_mbps",
-            legend: "write",
-            colour: WRITE_COLOUR,
-            dashed: false,
-            values: self.points.iter().map(|p| mb(p.write_bytes_per_s)).collect(),
-        };
-        let read = Series {
-            name: "read_mbps",
-            legend: "read",
-            colour: READ_COLOUR,
-            dashed: true,
-            values: self.points.iter().map(|p| mb(p.read_bytes_per_s)).collect(),
-        };
-        // Reads get a line only when there were some worth one (the
-        // kernel reads metadata now and then: a few KB/s is not a read).
-        let any_read = read.values.iter().flatten().any(|v| *v >= 1.0);
-        let mut rates = vec![write];
-        if any_read {
-            rates.push(read);
-        }
-        let cpu = vec![
-            Series { name: "user_pct", legend: "user", colour: USER_COLOUR, dashed: false, values: self.points.iter().map(|p| Some(p.user_pct)).collect() },
-            Series { name: "system_pct", legend: "system", colour: SYSTEM_COLOUR, dashed: false, values: self.points.iter().map(|p| Some(p.system_pct)).collect() },
-            Series { name: "iowait_pct", legend: "iowait", colour: IOWAIT_COLOUR, dashed: true, values: self.points.iter().map(|p| Some(p.iowait_pct)).collect() },
-        ];
-        // A last sample much shorter than the others (the partial interval
-        // after the work stopped) is drawn apart, faintly: its rate is
-        // that of a few milliseconds, and as a full point it would look
-        // like the very drop this chart is read for.
-        let whole = if short_tail(&times) { times.len() - 1 } else { times.len() };
-        let drawn = rates
-            .iter()
-            .chain(&cpu)
-            .map(|s| downsample(&times[..whole], &s.values[..whole], MAX_POINTS).iter().flatten().count())
-            .max()
-            .unwrap_or(0)
-            + (times.len() - whole);
+        let y_ticks = Ticks::over(0.0, top, 4);
+        let x = |t: f64| PLOT_LEFT + t_ticks.fraction(t).clamp(0.0, 1.0) * (PLOT_RIGHT - PLOT_LEFT);
+        let y = |v: f64| PLOT_BOTTOM - y_ticks.fraction(v).clamp(0.0, 1.0) * (PLOT_BOTTOM - PLOT_TOP);
+        let per_line = (CHART_POINTS / self.lines.len().max(1)).clamp(LINE_POINTS.0, LINE_POINTS.1);
 
-        write!(
-            out,
-            r#"<svg class="chart timeline" data-scenario="{s}" data-fs="{fs}" data-repeat="{r}" data-points="{n}" data-drawn="{drawn}""#,
-            s = escape_xml(self.scenario),
-            fs = escape_xml(self.fs),
-            r = self.repeat,
-            n = self.points.len(),
-        )?;
-        if let Some(drop) = &self.drop {
-            write!(out, r#" data-drop="{}""#, drop.word())?;
-            if let DropMark::Detected { at_s, .. } = drop {
-                write!(out, r#" data-drop-at-s="{at_s}""#)?;
-            }
-        }
-        writeln!(out, r#" viewBox="0 0 {} {}" role="img" aria-label="timeline">"#, num(WIDTH), num(HEIGHT))?;
-        let mut span = format!("{} samples over {} s", self.points.len(), short_number(end));
-        if whole < times.len() {
-            let last = times[whole] - times[whole - 1];
-            let _ = write!(span, "; the last, dotted, covers only {} s", short_number(last));
-        }
-        writeln!(out, "<title>{}</title>", escape_xml(&format!("{} — {span}", self.label)))?;
         writeln!(
             out,
-            r##"<text x="8" y="18" font-size="14" font-weight="600" fill="#1b1f24">{} <tspan font-weight="400" fill="#5b6470">— {}</tspan></text>"##,
-            escape_xml(self.label),
-            escape_xml(&span)
+            r#"<svg class="chart timeline" data-scenario="{}" data-params="{}" data-metric="{}" data-unit="{}" data-lines="{}" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{}">"#,
+            escape_xml(self.scenario),
+            escape_xml(self.params),
+            metric.key(),
+            escape_xml(metric.unit()),
+            self.lines.len(),
+            escape_xml(metric.title())
         )?;
-        if let Some(drop) = &self.drop {
-            let colour = if matches!(drop, DropMark::Detected { .. }) { DROP_COLOUR } else { "#5b6470" };
+        writeln!(
+            out,
+            "<title>{}</title>",
+            escape_xml(&format!("{} of {}, {}, each from its own start", metric.title(), self.scenario, metric.unit()))
+        )?;
+        writeln!(
+            out,
+            r##"<text x="4" y="16" font-size="12.5" font-weight="600" fill="#1b1f24">{} <tspan font-weight="400" fill="#5b6470">{}</tspan></text>"##,
+            escape_xml(metric.title()),
+            escape_xml(metric.unit())
+        )?;
+        write_axes(out, &t_ticks, &y_ticks)?;
+        let unknown: Vec<&str> = self
+            .lines
+            .iter()
+            .filter(|l| l.points.iter().all(|p| metric.value(p).is_none()))
+            .map(|l| l.label)
+            .fold(Vec::new(), |mut v, l| {
+                if !v.contains(&l) {
+                    v.push(l);
+                }
+                v
+            });
+        if !unknown.is_empty() {
             writeln!(
                 out,
-                r#"<text class="drop-note" x="8" y="36" font-size="12" fill="{colour}">{}</text>"#,
-                escape_xml(&drop.sentence())
+                r##"<text x="{}" y="{}" font-size="10.5" font-style="italic" fill="#5b6470" text-anchor="end">not known on {} (no block device)</text>"##,
+                c(PLOT_RIGHT - 4.0),
+                c(PLOT_TOP + 12.0),
+                escape_xml(&unknown.join(", "))
             )?;
         }
-
-        let rate_max = rates.iter().flat_map(|s| s.values.iter().flatten()).copied().fold(0.0, f64::max);
-        let rate_max = match &self.drop {
-            Some(DropMark::Detected { before: Some(b), .. }) => rate_max.max(*b),
-            _ => rate_max,
-        };
-        let panels = [
-            (Ticks::over(0.0, rate_max, 4), "device MB/s (10⁶ bytes/s)", &rates),
-            (Ticks { lo: 0.0, hi: 100.0, step: 25.0 }, "CPU, % of all CPUs", &cpu),
-        ];
-        for (index, (y_ticks, title, series)) in panels.iter().enumerate() {
-            let left = PANEL_LEFT[index];
-            let x = |t: f64| left + t_ticks.fraction(t).clamp(0.0, 1.0) * PANEL_WIDTH;
-            let y = |v: f64| PLOT_BOTTOM - y_ticks.fraction(v).clamp(0.0, 1.0) * (PLOT_BOTTOM - PLOT_TOP);
-            write_frame(out, left, &t_ticks, y_ticks, title, series)?;
-            if index == 0 && series[0].values.iter().all(Option::is_none) {
-                writeln!(
-                    out,
-                    r##"<text x="{}" y="{}" font-size="12" font-style="italic" fill="#5b6470" text-anchor="middle">no device write rate (no block device under the work)</text>"##,
-                    num(left + PANEL_WIDTH / 2.0),
-                    num((PLOT_TOP + PLOT_BOTTOM) / 2.0)
-                )?;
-            }
-            if let Some(DropMark::Detected { at_s, before, after, .. }) = &self.drop {
-                if index == 0 {
-                    write_levels(out, *at_s, end, *before, *after, &x, &y)?;
+        // What every line shares is said once, and a place's stroke once
+        // for its repeats (the lines of one group come together).
+        writeln!(out, r#"<g fill="none" stroke-linejoin="round">"#)?;
+        let mut stroke_now: Option<String> = None;
+        for line in self.lines {
+            let stroke = line.stroke();
+            if stroke_now.as_ref() != Some(&stroke) {
+                if stroke_now.is_some() {
+                    writeln!(out, "</g>")?;
                 }
-                write_drop_marker(out, *at_s, index == 0, &x)?;
+                writeln!(out, "<g {stroke}>")?;
+                stroke_now = Some(stroke);
             }
-            for s in series.iter() {
-                write_series(out, s, &times, whole, &x, &y)?;
+            write_line(out, metric, line, per_line, &x, &y)?;
+        }
+        if stroke_now.is_some() {
+            writeln!(out, "</g>")?;
+        }
+        writeln!(out, "</g>")?;
+        // A drop is in the write rate, and seed 004's story is the CPU
+        // taking over as it comes: both charts mark where it began.
+        if matches!(metric, Metric::Write | Metric::System) {
+            for line in self.lines {
+                if let Some(DropMark::Detected { at_s, .. }) = &line.drop {
+                    write_drop_marker(out, line, *at_s, &x)?;
+                }
             }
         }
         writeln!(out, "</svg>")
     }
 }
 
-/// A panel's grid, tick labels, title and legend.
-fn write_frame(out: &mut String, left: f64, t_ticks: &Ticks, y_ticks: &Ticks, title: &str, series: &[Series]) -> fmt::Result {
-    let right = left + PANEL_WIDTH;
-    writeln!(out, r##"<text x="{}" y="56" font-size="12" font-weight="600" fill="#3a4048">{}</text>"##, num(left), escape_xml(title))?;
-    // The legend, right-aligned on the title's line.
-    let mut legend_x = right;
-    for s in series.iter().rev() {
-        let width = 30.0 + 6.5 * s.legend.chars().count() as f64;
-        legend_x -= width;
-        let dash = if s.dashed { r#" stroke-dasharray="5 3""# } else { "" };
-        writeln!(
-            out,
-            r##"<line x1="{x1}" x2="{x2}" y1="52" y2="52" stroke="{c}" stroke-width="2.2"{dash}/><text x="{tx}" y="56" font-size="11" fill="#3a4048">{l}</text>"##,
-            x1 = num(legend_x),
-            x2 = num(legend_x + 18.0),
-            c = s.colour,
-            tx = num(legend_x + 22.0),
-            l = escape_xml(s.legend),
-        )?;
+/// A coordinate with at most one decimal: a tenth of a unit is finer than
+/// a pixel at the chart's size, and every point costs fewer bytes.
+fn c(value: f64) -> String {
+    let text = format!("{value:.1}");
+    let text = text.strip_suffix(".0").unwrap_or(&text);
+    if text == "-0" { "0".to_string() } else { text.to_string() }
+}
+
+/// A line's coordinate to the whole unit: the chart is drawn about one
+/// unit a pixel, and a point costs three or four bytes less than with a
+/// decimal.
+fn whole_unit(value: f64) -> String {
+    format!("{}", value.round() as i64)
+}
+
+/// Grid, tick labels and the time axis's title, each kind in one group
+/// that says their shared attributes once.
+fn write_axes(out: &mut String, t_ticks: &Ticks, y_ticks: &Ticks) -> fmt::Result {
+    let y = |tick: f64| PLOT_BOTTOM - y_ticks.fraction(tick) * (PLOT_BOTTOM - PLOT_TOP);
+    let x = |tick: f64| PLOT_LEFT + t_ticks.fraction(tick) * (PLOT_RIGHT - PLOT_LEFT);
+    let mut grid = String::new();
+    for tick in y_ticks.values().into_iter().filter(|t| *t != y_ticks.lo) {
+        let _ = write!(grid, "M{} {}H{}", c(PLOT_LEFT), c(y(tick)), c(PLOT_RIGHT));
     }
-    for tick in y_ticks.values() {
-        let y = num(PLOT_BOTTOM - y_ticks.fraction(tick) * (PLOT_BOTTOM - PLOT_TOP));
-        let stroke = if tick == y_ticks.lo { "#8a929c" } else { "#e3e6ea" };
-        writeln!(out, r#"<line x1="{}" x2="{}" y1="{y}" y2="{y}" stroke="{stroke}"/>"#, num(left), num(right))?;
-        writeln!(
-            out,
-            r##"<text x="{}" y="{}" font-size="10" fill="#5b6470" text-anchor="end">{}</text>"##,
-            num(left - 5.0),
-            num(PLOT_BOTTOM - y_ticks.fraction(tick) * (PLOT_BOTTOM - PLOT_TOP) + 3.5),
-            escape_xml(&y_ticks.label(tick))
-        )?;
-    }
+    writeln!(out, r##"<path d="{grid}" stroke="#e3e6ea"/>"##)?;
+    let mut axis = format!("M{} {}H{}", c(PLOT_LEFT), c(PLOT_BOTTOM), c(PLOT_RIGHT));
     for tick in t_ticks.values() {
-        let x = num(left + t_ticks.fraction(tick) * PANEL_WIDTH);
-        writeln!(out, r##"<line x1="{x}" x2="{x}" y1="{}" y2="{}" stroke="#8a929c"/>"##, num(PLOT_BOTTOM), num(PLOT_BOTTOM + 4.0))?;
-        writeln!(
-            out,
-            r##"<text x="{x}" y="{}" font-size="10" fill="#5b6470" text-anchor="middle">{}</text>"##,
-            num(PLOT_BOTTOM + 15.0),
-            escape_xml(&t_ticks.label(tick))
-        )?;
+        let _ = write!(axis, "M{} {}v4", c(x(tick)), c(PLOT_BOTTOM));
+    }
+    writeln!(out, r##"<path class="axis" d="{axis}" stroke="#8a929c"/>"##)?;
+    writeln!(out, r##"<g font-size="10" fill="#5b6470" text-anchor="end">"##)?;
+    for tick in y_ticks.values() {
+        writeln!(out, r#"<text x="{}" y="{}">{}</text>"#, c(PLOT_LEFT - 5.0), c(y(tick) + 3.5), escape_xml(&y_ticks.label(tick)))?;
+    }
+    writeln!(out, r##"</g><g font-size="10" fill="#5b6470" text-anchor="middle">"##)?;
+    for tick in t_ticks.values() {
+        writeln!(out, r#"<text x="{}" y="{}">{}</text>"#, c(x(tick)), c(PLOT_BOTTOM + 15.0), escape_xml(&t_ticks.label(tick)))?;
     }
     writeln!(
         out,
-        r##"<text x="{}" y="{}" font-size="10.5" fill="#3a4048" text-anchor="middle">seconds into the run</text>"##,
-        num(left + PANEL_WIDTH / 2.0),
-        num(PLOT_BOTTOM + 31.0)
+        r##"<text x="{}" y="{}" fill="#3a4048">s from each case's start</text></g>"##,
+        c((PLOT_LEFT + PLOT_RIGHT) / 2.0),
+        c(PLOT_BOTTOM + 29.0)
+    )
+}
+
+/// One case's line, broken where the value is unknown, at most
+/// `max_points` points; a short last interval (the partial one after the
+/// work stopped) dotted apart: its rate is that of a few milliseconds, and
+/// as a full point it would look like the very drop a timeline is read for.
+fn write_line(
+    out: &mut String,
+    metric: Metric,
+    line: &Line,
+    max_points: usize,
+    x: &dyn Fn(f64) -> f64,
+    y: &dyn Fn(f64) -> f64,
+) -> fmt::Result {
+    let times: Vec<f64> = line.points.iter().map(|p| p.t_s).collect();
+    let values: Vec<Option<f64>> = line.points.iter().map(|p| metric.value(p)).collect();
+    let whole = if short_tail(&times) { times.len() - 1 } else { times.len() };
+    let points = downsample(&times[..whole], &values[..whole], max_points);
+    let drawn = points.iter().flatten().count();
+    if drawn == 0 {
+        return Ok(());
+    }
+    let mut d = String::with_capacity(drawn * 12);
+    let mut pen_down = false;
+    for point in &points {
+        match point {
+            Some((t, v)) => {
+                let _ = write!(d, "{}{} {}", if pen_down { "L" } else { "M" }, whole_unit(x(*t)), whole_unit(y(*v)));
+                pen_down = true;
+            }
+            None => pen_down = false,
+        }
+    }
+    write!(
+        out,
+        r#"<path class="line" data-fs="{}" data-repeat="{}" data-points="{}" data-drawn="{drawn}""#,
+        escape_xml(line.fs),
+        line.repeat,
+        line.points.len()
+    )?;
+    if let Some(drop) = &line.drop {
+        write!(out, r#" data-drop="{}""#, drop.word())?;
+    }
+    let end = times.last().copied().unwrap_or(0.0);
+    writeln!(
+        out,
+        r#" d="{d}"><title>{}</title></path>"#,
+        escape_xml(&line.name())
+    )?;
+    // A lone point would draw nothing as a line: give it a dot.
+    if drawn == 1 {
+        if let Some((t, v)) = points.iter().flatten().next() {
+            writeln!(out, r#"<circle cx="{}" cy="{}" r="2.5" fill="{}"/>"#, c(x(*t)), c(y(*v)), PALETTE[line.colour % PALETTE.len()])?;
+        }
+    }
+    if let (Some(Some(from)), Some(Some(to))) = (values[..whole].last(), values.last()) {
+        if whole < times.len() {
+            writeln!(
+                out,
+                r#"<path class="tail" d="M{} {}L{} {}" stroke-width="1.3" stroke-dasharray="1.5 3" stroke-opacity="0.6"><title>{}: the last {} s, after the work</title></path>"#,
+                whole_unit(x(times[whole - 1])),
+                whole_unit(y(*from)),
+                whole_unit(x(end)),
+                whole_unit(y(*to)),
+                escape_xml(&line.name()),
+                short_number(end - times[whole - 1])
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Where a case's drop began: a dashed rule in its colour, a triangle on
+/// top, and the detector's numbers in its tooltip.
+fn write_drop_marker(out: &mut String, line: &Line, at_s: f64, x: &dyn Fn(f64) -> f64) -> fmt::Result {
+    let mx = x(at_s);
+    let colour = PALETTE[line.colour % PALETTE.len()];
+    let title = escape_xml(&format!("{}: {}", line.name(), line.drop.as_ref().map(DropMark::sentence).unwrap_or_default()));
+    writeln!(
+        out,
+        r#"<g class="drop-marker" data-fs="{}" data-repeat="{}" data-at-s="{at_s}"><title>{title}</title><line x1="{x}" x2="{x}" y1="{}" y2="{}" stroke="{colour}" stroke-width="1.3" stroke-dasharray="4 3"/><path d="M{} {}l8 0l-4 7z" fill="{colour}"/></g>"#,
+        escape_xml(line.fs),
+        line.repeat,
+        c(PLOT_TOP),
+        c(PLOT_BOTTOM),
+        c(mx - 4.0),
+        c(PLOT_TOP - 7.0),
+        x = c(mx),
     )
 }
 
@@ -314,110 +515,6 @@ fn short_tail(times: &[f64]) -> bool {
     let last = spans.pop().unwrap_or(0.0);
     spans.sort_by(f64::total_cmp);
     last < spans[spans.len() / 2] / 2.0
-}
-
-/// One line over the first `whole` points, broken where the value is
-/// unknown; the points after them (a short last interval) dotted.
-fn write_series(
-    out: &mut String,
-    s: &Series,
-    times: &[f64],
-    whole: usize,
-    x: &dyn Fn(f64) -> f64,
-    y: &dyn Fn(f64) -> f64,
-) -> fmt::Result {
-    if let (Some(Some(from)), Some(Some(to))) = (s.values[..whole].last(), s.values.last()) {
-        if whole < times.len() {
-            writeln!(
-                out,
-                r#"<path class="tail" data-series="{}" d="M{} {} L{} {}" fill="none" stroke="{}" stroke-width="1.5" stroke-dasharray="1.5 3" stroke-opacity="0.6"><title>the last sample: {} s after the work stopped</title></path>"#,
-                s.name,
-                num(x(times[whole - 1])),
-                num(y(*from)),
-                num(x(times[times.len() - 1])),
-                num(y(*to)),
-                short_number(times[times.len() - 1] - times[whole - 1]),
-                s.colour
-            )?;
-        }
-    }
-    let points = downsample(&times[..whole], &s.values[..whole], MAX_POINTS);
-    let mut d = String::with_capacity(points.len() * 14);
-    let mut pen_down = false;
-    for point in &points {
-        match point {
-            Some((t, v)) => {
-                let _ = write!(d, "{}{} {} ", if pen_down { "L" } else { "M" }, num(x(*t)), num(y(*v)));
-                pen_down = true;
-            }
-            None => pen_down = false,
-        }
-    }
-    if d.is_empty() {
-        return Ok(());
-    }
-    let dash = if s.dashed { r#" stroke-dasharray="5 3""# } else { "" };
-    writeln!(
-        out,
-        r#"<path class="series" data-series="{}" data-drawn="{}" d="{}" fill="none" stroke="{}" stroke-width="1.8" stroke-linejoin="round"{dash}/>"#,
-        s.name,
-        points.iter().flatten().count(),
-        d.trim_end(),
-        s.colour
-    )?;
-    // A lone point would draw nothing as a line: give it a dot.
-    if points.iter().flatten().count() == 1 {
-        if let Some((t, v)) = points.iter().flatten().next() {
-            writeln!(out, r#"<circle cx="{}" cy="{}" r="2.5" fill="{}"/>"#, num(x(*t)), num(y(*v)), s.colour)?;
-        }
-    }
-    Ok(())
-}
-
-/// The vertical drop marker, labelled in the throughput panel.
-fn write_drop_marker(out: &mut String, at_s: f64, labelled: bool, x: &dyn Fn(f64) -> f64) -> fmt::Result {
-    let mx = num(x(at_s));
-    writeln!(
-        out,
-        r#"<line class="drop-marker" data-at-s="{at_s}" x1="{mx}" x2="{mx}" y1="{}" y2="{}" stroke="{DROP_COLOUR}" stroke-width="1.6" stroke-dasharray="4 3"><title>drop begins at {} s</title></line>"#,
-        num(PLOT_TOP - 6.0),
-        num(PLOT_BOTTOM),
-        short_number(at_s)
-    )?;
-    if labelled {
-        writeln!(
-            out,
-            r#"<text x="{}" y="{}" font-size="11" font-weight="600" fill="{DROP_COLOUR}">drop at {} s</text>"#,
-            num(x(at_s) + 4.0),
-            num(PLOT_TOP + 4.0),
-            short_number(at_s)
-        )?;
-    }
-    Ok(())
-}
-
-/// The median rates before and after a drop, as dashed level lines.
-fn write_levels(
-    out: &mut String,
-    at_s: f64,
-    end_s: f64,
-    before: Option<f64>,
-    after: Option<f64>,
-    x: &dyn Fn(f64) -> f64,
-    y: &dyn Fn(f64) -> f64,
-) -> fmt::Result {
-    for (level, from, to, what) in [(before, 0.0, at_s, "median before"), (after, at_s, end_s, "median after")] {
-        let Some(level) = level else { continue };
-        let ly = num(y(level));
-        writeln!(
-            out,
-            r#"<line class="level" x1="{}" x2="{}" y1="{ly}" y2="{ly}" stroke="{LEVEL_COLOUR}" stroke-width="1.2" stroke-dasharray="2 2"><title>{what}: {} MB/s</title></line>"#,
-            num(x(from)),
-            num(x(to)),
-            short_number(level)
-        )?;
-    }
-    Ok(())
 }
 
 /// At most `max` points of the line (`times[i]`, `values[i]`), `None`
@@ -461,111 +558,4 @@ pub fn downsample(times: &[f64], values: &[Option<f64>], max: usize) -> Vec<Opti
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::record::{Better, Kind};
-
-    fn point(t_s: f64, write_mbps: f64) -> TimelinePoint {
-        TimelinePoint {
-            t_s,
-            read_bytes_per_s: Some(0.0),
-            write_bytes_per_s: Some(write_mbps * 1e6),
-            user_pct: 1.0,
-            system_pct: 10.0,
-            iowait_pct: 5.0,
-            idle_pct: 84.0,
-            dirty_bytes: 0,
-            writeback_bytes: 0,
-        }
-    }
-
-    fn chart(points: &[TimelinePoint], drop: Option<DropMark>) -> String {
-        TimelineChart { scenario: "direct-stream", fs: "ext3", repeat: 1, label: "ext3 · repeat 1", points, drop }.render()
-    }
-
-    #[test]
-    fn short_lines_are_drawn_whole() {
-        let times = [1.0, 2.0, 3.0];
-        let values = [Some(1.0), None, Some(3.0)];
-        assert_eq!(downsample(&times, &values, 600), [Some((1.0, 1.0)), None, Some((3.0, 3.0))]);
-    }
-
-    #[test]
-    fn long_lines_keep_at_most_600_points_and_their_extremes() {
-        let n = 100_000;
-        let times: Vec<f64> = (0..n).map(|i| i as f64 * 0.1).collect();
-        let mut values: Vec<Option<f64>> = (0..n).map(|i| Some(50.0 + (i % 7) as f64)).collect();
-        values[31_337] = Some(0.5); // one stalled interval
-        values[77_777] = Some(900.0); // one burst
-        let drawn = downsample(&times, &values, MAX_POINTS);
-        assert!(drawn.len() <= MAX_POINTS, "{}", drawn.len());
-        assert!(drawn.contains(&Some((times[31_337], 0.5))), "the stall survives");
-        assert!(drawn.contains(&Some((times[77_777], 900.0))), "the burst survives");
-        let t: Vec<f64> = drawn.iter().flatten().map(|p| p.0).collect();
-        assert!(t.windows(2).all(|w| w[0] < w[1]), "in time order");
-    }
-
-    #[test]
-    fn a_long_timeline_renders_bounded() {
-        let points: Vec<TimelinePoint> = (1..=20_000).map(|i| point(f64::from(i), f64::from(i % 10))).collect();
-        let svg = chart(&points, None);
-        assert!(svg.contains(r#"data-points="20000" data-drawn="600""#), "{}", &svg[..300]);
-        assert!(svg.len() < 64 * 1024, "{} bytes", svg.len());
-        assert_eq!(svg.matches("<svg").count(), 1);
-        assert_eq!(svg.matches("</svg>").count(), 1);
-    }
-
-    #[test]
-    fn a_detected_drop_is_marked_where_it_began() {
-        let mut figures = Figures::new();
-        figures.set("drop_detected", 1.0, "count", Better::Lower, Kind::Timing);
-        figures.set("drop_at_s", 4.0, "s", Better::Higher, Kind::Timing);
-        figures.set("drop_depth", 0.46, "ratio", Better::Higher, Kind::Timing);
-        figures.set("mbps_before", 49.0, "MB/s", Better::Higher, Kind::Timing);
-        figures.set("mbps_after", 23.0, "MB/s", Better::Higher, Kind::Timing);
-        let drop = DropMark::from_figures(&figures);
-        assert!(matches!(drop, Some(DropMark::Detected { at_s, .. }) if at_s == 4.0));
-        let points: Vec<TimelinePoint> = (1..=10).map(|i| point(f64::from(i), if i <= 4 { 49.0 } else { 23.0 })).collect();
-        let svg = chart(&points, drop);
-        assert!(svg.contains(r#"data-drop="detected" data-drop-at-s="4""#));
-        assert_eq!(svg.matches(r#"class="drop-marker" data-at-s="4""#).count(), 2, "in both panels");
-        assert!(svg.contains(">drop at 4 s</text>"));
-        assert!(svg.contains("throughput drop detected at 4 s: 49 → 23 MB/s (×0.46)"));
-        assert_eq!(svg.matches(r#"class="level""#).count(), 2);
-    }
-
-    #[test]
-    fn no_drop_and_undecided_are_said() {
-        let mut figures = Figures::new();
-        figures.set("drop_detected", 0.0, "count", Better::Lower, Kind::Timing);
-        assert_eq!(DropMark::from_figures(&figures), Some(DropMark::NotFound));
-        figures.set_missing("drop_detected", "count", Better::Lower, Kind::Timing, "3 whole intervals <7>");
-        let drop = DropMark::from_figures(&figures);
-        assert_eq!(drop, Some(DropMark::Undecided("3 whole intervals <7>".into())));
-        let svg = chart(&[point(1.0, 5.0), point(2.0, 6.0)], drop);
-        assert!(svg.contains(r#"data-drop="undecided""#));
-        assert!(svg.contains("drop not judged: 3 whole intervals &lt;7&gt;"));
-        assert!(!svg.contains("drop-marker"));
-        assert_eq!(DropMark::from_figures(&Figures::new()), None, "no detector, no mark");
-    }
-
-    #[test]
-    fn a_short_last_sample_is_drawn_apart() {
-        let points = [point(1.0, 500.0), point(2.0, 510.0), point(3.0, 505.0), point(3.01, 40.0)];
-        let svg = chart(&points, None);
-        assert!(svg.contains("4 samples over 3.01 s; the last, dotted, covers only 0.01 s"));
-        assert_eq!(svg.matches(r#"class="tail""#).count(), 4, "write and the three CPU lines");
-        assert!(svg.contains(r#"data-points="4" data-drawn="4""#));
-        assert!(!short_tail(&[1.0, 2.0, 3.0]) && short_tail(&[1.0, 2.0, 2.2]) && !short_tail(&[1.0, 1.01]));
-    }
-
-    #[test]
-    fn lines_for_write_and_cpu() {
-        let svg = chart(&[point(1.0, 5.0), point(2.0, 6.0)], None);
-        for series in ["write_mbps", "user_pct", "system_pct", "iowait_pct"] {
-            assert!(svg.contains(&format!(r#"data-series="{series}""#)), "{series}");
-        }
-        assert!(!svg.contains("read_mbps"), "no read line when nothing was read");
-        assert!(!svg.contains("NaN") && !svg.contains("inf"));
-    }
-}
+mod tests;

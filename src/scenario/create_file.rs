@@ -149,8 +149,8 @@ pub struct CreateFile;
 const FIGURES: &[FigureSpec] = &[
     FigureSpec::new("create_s", "s", Better::Lower, Kind::Timing).heading("create s")
         .about("seconds making the file (its writes and close, not the later syncfs)"),
-    FigureSpec::new("create_mbps", "MB/s", Better::Higher, Kind::Timing).heading("create MiB/s")
-        .about("size / create_s in MB/s (10^6 bytes), as dd prints it"),
+    FigureSpec::new("create_mbps", "MiB/s", Better::Higher, Kind::Timing).heading("create MiB/s")
+        .about("size / create_s in MiB (2^20 bytes) a second"),
     FigureSpec::new("fallocate_emulated", "count", Better::Lower, Kind::Exact)
         .about("fallocate only: 1 if glibc wrote every block (no fallocate(2), ext2/ext3), 0 if not"),
 ];
@@ -341,8 +341,8 @@ impl Work for Create {
         let f = &mut outcome.figures;
         f.set("create_s", create_s, "s", Better::Lower, Kind::Timing);
         let why = "the file was made too fast to time";
-        let mbps = (create_s > 0.0).then(|| self.size as f64 / create_s / 1e6);
-        f.set_opt("create_mbps", mbps, "MB/s", Better::Higher, Kind::Timing, why);
+        let mbps = crate::units::mib_per_s(self.size as f64, create_s);
+        f.set_opt("create_mbps", mbps, "MiB/s", Better::Higher, Kind::Timing, why);
         if let Some(how) = how {
             let emulated = if how == Prealloc::Emulated { 1.0 } else { 0.0 };
             f.set("fallocate_emulated", emulated, "count", Better::Lower, Kind::Exact);

@@ -499,8 +499,8 @@ impl Work for Fill {
         seconds(&mut figures, "munmap_s", (t_unmapped - t_synced).as_secs_f64());
         seconds(&mut figures, "close_s", (t_closed - t_closing).as_secs_f64());
         let total_s = ((t_unmapped - t_start) + (t_closed - t_closing)).as_secs_f64();
-        let mib = self.size as f64 / f64::from(1u32 << 20);
-        figures.set_opt("total_mbps", (total_s > 0.0).then(|| mib / total_s), "MiB/s", Better::Higher, Kind::Timing, "no time passed");
+        let rate = crate::units::mib_per_s(self.size as f64, total_s);
+        figures.set_opt("total_mbps", rate, "MiB/s", Better::Higher, Kind::Timing, "no time passed");
         Ok(WorkOutcome { figures, ..WorkOutcome::default() })
     }
 

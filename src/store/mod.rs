@@ -13,6 +13,7 @@
 //! ends. A run that was interrupted or killed keeps its finished cases and
 //! reads back with `complete: false`.
 
+pub mod location;
 mod postgres;
 mod rows;
 pub mod schema;
@@ -28,10 +29,6 @@ pub use select::{Selection, open_for_reading, resolve};
 
 use crate::error::{Error, Result};
 use crate::record::{Case, RunRecord, StartRecord, Status, Verdict};
-
-/// The store used when `--store` is not given: a file in the current
-/// folder.
-pub const DEFAULT_STORE: &str = "fslab.db";
 
 /// One SQL value, typed even when null (PostgreSQL wants a type for every
 /// parameter).

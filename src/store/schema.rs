@@ -15,7 +15,7 @@ use super::{Backend, Value};
 use crate::error::{Error, Result};
 
 /// The schema version this fslab writes and reads.
-pub const CURRENT: i64 = 3;
+pub const CURRENT: i64 = 4;
 
 /// Each version's DDL, in order; index `i` makes version `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -94,6 +94,10 @@ const MIGRATIONS: &[&str] = &[
     // cases stored before, which started fresh.
     "ALTER TABLE cases ADD COLUMN start TEXT;
     ALTER TABLE cases ADD COLUMN image_copy TEXT",
+    // 4: why a case counts as measured on a busy machine (others' CPU or
+    // disk I/O over the thresholds in its window); NULL when it did not,
+    // and in cases stored before, which were not watched.
+    "ALTER TABLE cases ADD COLUMN busy TEXT",
 ];
 
 /// The words a backend puts into the DDL.

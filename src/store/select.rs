@@ -75,9 +75,10 @@ pub fn open_for_reading(location: &str) -> Result<Store> {
     }
     let path = Path::new(location);
     if !path.exists() {
+        let root_hint = super::location::not_found_hint(location).map(|h| format!("; {h}")).unwrap_or_default();
         return Err(Error::usage(format!(
             "no store at {location}: runs are stored there by `fslab run` and `fslab exec`; give --store PATH \
-             to read another"
+             to read another{root_hint}"
         )));
     }
     Store::open_existing(path)
@@ -123,5 +124,9 @@ fn from_file(path: &Path) -> Result<Selection> {
             crate::SCHEMA
         )));
     }
-    Ok(Selection { label, runs: vec![output.run] })
+    let mut run = output.run;
+    for case in &mut run.cases {
+        case.figures.upgrade_units();
+    }
+    Ok(Selection { label, runs: vec![run] })
 }

@@ -48,6 +48,9 @@ pub enum FolderRole {
     State,
     /// `--age-cache`: the aged images cases start from.
     Cache,
+    /// The default store's folder (`/var/lib/fslab`, or the user's XDG
+    /// data folder): where runs are kept when `--store` is not given.
+    Store,
 }
 
 impl FolderRole {
@@ -56,6 +59,16 @@ impl FolderRole {
             FolderRole::Scratch => "scratch folder",
             FolderRole::State => "state folder",
             FolderRole::Cache => "age cache folder",
+            FolderRole::Store => "store folder",
+        }
+    }
+
+    /// What fslab does in the folder, and what another writer could make
+    /// of it: why it must be the user's alone.
+    fn stakes(self) -> (&'static str, &'static str) {
+        match self {
+            FolderRole::Store => ("writes your runs into it", "swap the store for one of their own"),
+            _ => ("makes, formats and deletes in it", "swap what fslab formats or deletes"),
         }
     }
 
@@ -64,6 +77,7 @@ impl FolderRole {
             FolderRole::Scratch => "pick another with --scratch DIR",
             FolderRole::State => "pick another with FSLAB_STATE_DIR=DIR",
             FolderRole::Cache => "pick another with --age-cache DIR",
+            FolderRole::Store => "keep runs elsewhere with --store PATH or FSLAB_STORE=PATH",
         }
     }
 }
@@ -124,9 +138,10 @@ impl OwnedDir {
         if FileType::from_raw_mode(stat.st_mode) != FileType::Directory {
             return Err(Error::environment(format!("{} {shown} is not a folder: {}", role.name(), role.other())));
         }
+        let (does, could) = role.stakes();
         if stat.st_uid != me {
             return Err(Error::environment(format!(
-                "{} {shown} belongs to uid {}, not to you (uid {me}): fslab makes, formats and deletes in it, so no one else may own it; `chown {me} {shown}` if it is meant to be yours, or {}",
+                "{} {shown} belongs to uid {}, not to you (uid {me}): fslab {does}, so no one else may own it; `chown {me} {shown}` if it is meant to be yours, or {}",
                 role.name(),
                 stat.st_uid,
                 role.other()
@@ -134,7 +149,7 @@ impl OwnedDir {
         }
         if stat.st_mode & 0o022 != 0 {
             return Err(Error::environment(format!(
-                "{} {shown} is writable by its group or by others (mode {:o}): whoever can write there can swap what fslab formats or deletes; `chmod go-w {shown}`, or {}",
+                "{} {shown} is writable by its group or by others (mode {:o}): whoever can write there can {could}; `chmod go-w {shown}`, or {}",
                 role.name(),
                 stat.st_mode & 0o7777,
                 role.other()

@@ -3,9 +3,7 @@
 //! and the repeats of a row summed up as `median [min–max]`.
 
 use crate::record::{Case, Catalog, Status};
-
-/// Bytes in a MiB: tables print sizes and rates in binary units.
-const MIB: f64 = 1024.0 * 1024.0;
+use crate::units::MIB;
 
 /// What a table prints a figure of base `unit` in, when it scales it:
 /// `MiB` for sizes, `MiB/s` for rates (`MB/s` and `bytes/s` alike).

@@ -203,3 +203,50 @@ fn real_tables_fit_the_width_with_repeats_and_every_figure_measured() {
         assert!(!wide.contains("more figures with --wide"), "{wide}");
     }
 }
+
+/// One convention of units: every figure the catalog declares carries a
+/// unit of the list, sizes in bytes and rates in MiB/s (fio's own
+/// bandwidth alone in bytes/s, as fio prints it).
+#[test]
+fn every_declared_figure_has_a_unit_of_the_convention() {
+    let catalog = crate::harness::catalog();
+    for spec in &catalog.figures {
+        assert!(crate::record::UNITS.contains(&spec.unit), "{}: unit {:?} is not one of {:?}", spec.name, spec.unit, crate::record::UNITS);
+        if spec.name.ends_with("_mbps") {
+            assert_eq!(spec.unit, "MiB/s", "{}", spec.name);
+        }
+        if spec.name.ends_with("_bytes") {
+            assert_eq!(spec.unit, "bytes", "{}", spec.name);
+        }
+    }
+}
+
+/// A heading says its unit: a size's names MiB, a rate's MiB/s, a count of
+/// pages `pg` (the memory cgroup's and the page cache's figures most of
+/// all: `peak MiB`, `cg dirty MiB`, `scanned pg`); and no two figures one
+/// table can show share a heading (the starting state's have a table of
+/// their own).
+#[test]
+fn headings_carry_their_unit_and_no_two_figures_share_one() {
+    let catalog = crate::harness::catalog();
+    let mut seen: Vec<(String, &str)> = Vec::new();
+    for spec in catalog.figures.iter().filter(|s| !s.name.starts_with("start_")) {
+        let shown = heading(&catalog, spec.name, Some(spec.unit));
+        let wanted = match spec.unit {
+            "bytes" => Some("MiB"),
+            "MiB/s" | "bytes/s" => Some("MiB/s"),
+            _ if spec.name.ends_with("_pages") => Some("pg"),
+            _ => None,
+        };
+        if let Some(unit) = wanted {
+            assert!(shown.split(' ').any(|w| w == unit), "{}: heading {shown:?} does not say {unit}", spec.name);
+        }
+        if let Some((other, _)) = seen.iter().find(|(h, n)| *h == shown && *n != spec.name) {
+            panic!("{} and {other:?}'s figure share the heading {shown:?}", spec.name);
+        }
+        seen.push((shown, spec.name));
+    }
+    for memory in ["memory_peak_bytes", "memory_limit_bytes", "memory_dirty_bytes", "memory_writeback_bytes", "dirty_peak_bytes", "writeback_peak_bytes"] {
+        assert!(heading(&catalog, memory, Some("bytes")).ends_with(" MiB"), "{memory}");
+    }
+}

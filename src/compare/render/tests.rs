@@ -79,10 +79,37 @@ fn text_with_all_lists_every_row() {
     let out = text(&comparison(), true);
     assert!(out.contains("Unchanged:\n  tree-copy on ext2-1k (size=64M):\n    wall_s  unchanged  (median 1 → 1 s, 95% CI "), "{out}");
     assert!(out.contains("Too few repeats to judge:\n  tree-copy on ext2-1k (size=64M):\n    sync_s  too few repeats  (median 11 → 21 ms"), "{out}");
-    let host = "Host-wide, not judged (the whole disk under the target; --host-figures judges them):\n  \
+    let host = "Host-wide, not judged (the whole disk under the target, or the machine; --host-figures judges them):\n  \
                 tree-copy on ext2-1k (size=64M):\n    backing_flushes (host-wide)  10.5x fewer  (42 → 4)\n";
     assert!(out.contains(host), "{out}");
     assert!(!out.contains("Not shown"));
+}
+
+#[test]
+fn busy_cases_are_named_once_and_host_figures_are_not_judged() {
+    let busy = |repeat: u32, note: Option<&str>, others: f64| {
+        let mut c = counted("host_others_cores", others);
+        c.repeat = repeat;
+        c.busy = note.map(str::to_string);
+        c
+    };
+    let base = [run("b", vec![busy(1, None, 0.1), busy(2, None, 0.1)])];
+    let new = [run("n", vec![busy(1, Some("others used 1.6 cores on average"), 1.6), busy(2, None, 0.1)])];
+    let c = compare_runs(&base, &new);
+    assert_eq!((c.rows[0].outcome, c.rows[0].host_wide, c.regressions()), (Outcome::HostWide, true, 0));
+    assert_eq!((c.base_busy.busy.len(), c.new_busy.busy.clone()), (0, vec!["ext4 r1".to_string()]));
+    let out = text(&c, false);
+    let note = "Busy machine (other processes used ≥ 0.5 cores or moved ≥ 10 MiB/s on the disk under the target): 1 of 2 \
+                cases of v2 (ext4 r1) — timings there are less reliable.";
+    assert_eq!(out.replace('\n', " ").matches(note).count(), 1, "{out}");
+    assert!(out.lines().all(|l| l.chars().count() <= words::WIDTH), "{out}");
+    assert!(markdown(&c, false).contains("1 of 2 cases of v2 (ext4 r1)"));
+    let v: serde_json::Value = serde_json::from_slice(&json(&c)).unwrap();
+    assert_eq!(v["compare"]["new_busy"]["busy"][0], "ext4 r1");
+    assert_eq!(v["compare"]["base_busy"]["cases"], 2);
+    // Quiet on both sides: nothing said.
+    let quiet = compare_runs(&base, &base);
+    assert!(!text(&quiet, false).contains("Busy machine"));
 }
 
 #[test]
@@ -106,7 +133,8 @@ fn what_differs_opens_every_output() {
     let c = compare_runs(&[run("b", vec![counted("files", 1.0)])], &[new]);
     assert!(text(&c, false).starts_with("base v1 (1 run: b)\nnew  v2 (1 run: n)\nWhat differs (v1 → v2):\n  ext4 mount: defaults → sync\n"));
     assert!(markdown(&c, false).contains("What differs (v1 → v2):\n\n- ext4 mount: defaults → sync\n"));
-    assert!(html_table(&c).starts_with("<p class=\"differs\">What differs (v1 → v2):</p>\n<ul class=\"differs\">\n<li><b>ext4 mount:</b> defaults → sync</li>"));
+    assert!(html_summary(&c).starts_with("<p class=\"differs\"><b>What differs</b> (v1 → v2):</p>\n<ul class=\"differs\">\n<li><b>ext4 mount:</b> defaults → sync</li>"));
+    assert!(!html_table(&c).contains("differs"), "the table is the rows alone: what differs is said once, at the top");
     let v: serde_json::Value = serde_json::from_slice(&json(&c)).unwrap();
     assert_eq!(v["compare"]["differs"], serde_json::json!([{"what": "ext4 mount", "base": "defaults", "new": "sync"}]));
 }
@@ -178,14 +206,28 @@ fn infinite_factors_are_json_null_and_words_in_text() {
 #[test]
 fn html_is_one_escaped_table_classed_by_outcome() {
     let out = html_table(&comparison());
-    assert!(out.starts_with("<p class=\"compare-note\">Smallest p the repeats allow: "), "{out}");
-    assert!(out.contains("<table class=\"compare\">\n<caption>v1 → v2: 1 regression, 1 improvement"));
+    assert!(out.starts_with("<table class=\"compare\">\n<caption>v1 → v2: 1 regression, 1 improvement"), "{out}");
+    assert!(!out.contains("compare-note"), "the notes are the summary's");
     assert!(out.ends_with("</table>\n"));
-    for class in ["regression", "improvement", "likely_regression", "changed", "unchanged", "too_few_repeats", "host_wide"] {
+    for class in ["regression", "improvement", "likely_regression", "changed"] {
         assert_eq!(out.matches(&format!("<tr class=\"{class}\">")).count(), 1, "{class}");
     }
+    for class in ["unchanged", "too_few_repeats", "host_wide"] {
+        assert!(!out.contains(&format!("<tr class=\"{class}\">")), "{class}: counted, not listed");
+    }
+    assert!(out.contains("<tr class=\"not-shown\"><td>not shown</td><td colspan=\"6\">1 unchanged; 1 with too few repeats to judge; 1 host-wide"), "{out}");
     assert!(out.contains("<td colspan=\"6\">exec on dir (cmd=a|b &lt;x&gt;)</td>"), "{out}");
     assert!(!out.contains("<x>") && !out.contains("<script") && !out.contains("href") && !out.contains("src="));
+}
+
+#[test]
+fn the_html_summary_says_the_setup_the_notes_and_the_verdict_once() {
+    let c = comparison();
+    let out = html_summary(&c);
+    assert!(out.starts_with("<p class=\"differs\">Same setup on both sides (v1 → v2): "), "{out}");
+    assert_eq!(out.matches("<p class=\"compare-note\">Smallest p the repeats allow: ").count(), 1, "{out}");
+    assert!(out.ends_with(&format!("<p class=\"compare-verdict\">v1 → v2: {}</p>\n", verdict(&c))), "{out}");
+    assert!(!out.contains("<table") && !out.contains("<tr"), "the rows are the table's");
 }
 
 #[test]

@@ -64,8 +64,22 @@ pub fn host_wide(c: &Comparison) -> Option<String> {
     let n = c.count(Outcome::HostWide);
     (n > 0).then(|| {
         format!(
-            "{n} host-wide (backing_*: the whole disk under the target, other users included; --host-figures judges them)"
+            "{n} host-wide (backing_*: the whole disk under the target, other users included; host_*: the rest of \
+             the machine; --host-figures judges them)"
         )
+    })
+}
+
+/// `Busy machine (other processes used ≥ 0.5 cores or ...): 2 of 6 cases
+/// of v1 (xfs r2, ext4 r1), 1 of 6 of v2 (ext4 r3) — timings there are
+/// less reliable.`, said once; None when neither side has a busy case.
+pub fn busy(c: &Comparison) -> Option<String> {
+    let sides: Vec<String> = [(&c.base_label, &c.base_busy), (&c.new_label, &c.new_busy)]
+        .into_iter()
+        .filter_map(|(label, busy)| Some(format!("{} of {label} ({})", busy.count()?, busy.listed()?)))
+        .collect();
+    (!sides.is_empty()).then(|| {
+        format!("Busy machine ({}): {} — timings there are less reliable.", crate::record::busy::BUSY_RULE, sides.join(", "))
     })
 }
 

@@ -6,14 +6,38 @@
 //! Its group gets a "missing" mark with the reason (the probe's, or the
 //! case's failure), and because a chart has room for a few words only,
 //! the reasons are listed again under the charts, one line per reason.
+//! Under them, the same numbers as a table to copy (`numbers`).
+//!
+//! A section draws [`SECTION_BARS`] bars at most: a preset's section has
+//! 40 to 60 places and parameter sets, and a chart of each of its dozen
+//! figures would make the page megabytes long and no easier to read. Such
+//! a section charts its first headline figures (the ones the seed
+//! printed) and names the others once, pointing to `show --wide` and
+//! `export --csv`, which have every figure.
 
 use std::fmt::{self, Write as _};
 
+use super::numbers::{self, Charted};
 use super::section::Group;
 use super::{escape, unique};
 use crate::record::catalog::{CHART_COMMON, EXEC_CHART};
 use crate::record::{Case, Catalog, Figure, Status};
-use crate::report::bars::{Bar, BarChart};
+use crate::report::bars::{Bar, BarChart, Side, Sides};
+
+/// Bars one scenario's section draws at most, over all its charts; past
+/// it, only the first figures that fit are charted, but never fewer than
+/// [`MIN_CHARTS`]: a seed's first two figures are what a reader came for.
+pub(super) const SECTION_BARS: usize = 80;
+
+/// Charts a section draws however many bars each has (when it has that
+/// many figures).
+const MIN_CHARTS: usize = 2;
+
+/// How many of `figures` charts to draw for `groups` bars each: all when
+/// they fit [`SECTION_BARS`], else as many as fit, at least [`MIN_CHARTS`].
+fn charts_that_fit(figures: usize, groups: usize) -> usize {
+    figures.min((SECTION_BARS / groups.max(1)).max(MIN_CHARTS))
+}
 
 /// The figures to chart, with the first measured (or else first) copy of
 /// each for its unit and direction: `headline` then [`CHART_COMMON`],
@@ -52,6 +76,7 @@ fn bar(group: &Group, figure: &str) -> Bar {
         fs: group.place.clone(),
         params: group.params.clone(),
         run: group.run.clone(),
+        side: group.side,
         colour: group.colour,
         values,
         repeats: group.cases.len(),
@@ -60,15 +85,34 @@ fn bar(group: &Group, figure: &str) -> Bar {
 }
 
 /// The bar charts of a scenario's headline (and common) figures, then
-/// the reasons of their missing marks in words.
-pub(super) fn write_figures(out: &mut String, catalog: &Catalog, name: &str, cases: &[(usize, &Case)], groups: &[Group]) -> fmt::Result {
+/// the reasons of their missing marks in words, then the numbers as a
+/// table. `cases` are both sides' (to find the figures); `groups` are the
+/// bars' groups in chart order, a base group right before its new one;
+/// `sides` names the sides of a comparison; `weighed` are the figures the
+/// seed's verdicts weighed, charted first when not every chart fits.
+pub(super) fn write_figures(
+    out: &mut String,
+    catalog: &Catalog,
+    name: &str,
+    cases: &[(usize, &Case)],
+    groups: &[&Group],
+    sides: Option<Sides>,
+    weighed: &[&str],
+) -> fmt::Result {
     writeln!(out, "<h3>Figures</h3>")?;
-    let charted = chart_figures(catalog.scenario(name).map_or(EXEC_CHART, |s| s.headline), cases);
+    let mut charted = chart_figures(catalog.scenario(name).map_or(EXEC_CHART, |s| s.headline), cases);
     if charted.is_empty() {
         return writeln!(out, r#"<p class="note">No figures to chart.</p>"#);
     }
+    let fit = charts_that_fit(charted.len(), groups.len());
+    if fit < charted.len() {
+        // Stable: the weighed figures first, each part in headline order.
+        charted.sort_by_key(|(name, _)| !weighed.contains(&name.as_str()));
+    }
+    let left_out: Vec<String> = charted.split_off(fit).into_iter().map(|(n, _)| n).collect();
     writeln!(out, r#"<div class="grid">"#)?;
     let mut missing = Vec::new();
+    let mut numbers = Vec::new();
     for (figure, model) in &charted {
         let about = catalog.about(figure);
         let chart = BarChart {
@@ -78,28 +122,41 @@ pub(super) fn write_figures(out: &mut String, catalog: &Catalog, name: &str, cas
             better: model.better,
             kind: model.kind,
             about,
+            sides,
             bars: groups.iter().map(|g| bar(g, figure)).collect(),
         };
         for (bar, group) in chart.bars.iter().zip(groups) {
             for reason in &bar.missing {
-                note_missing(&mut missing, reason, figure, &group.label());
+                note_missing(&mut missing, reason, figure, &group.label(), group.side);
             }
         }
         writeln!(out, r#"<div class="card">{}</div>"#, chart.render())?;
+        numbers.push(Charted { figure, unit: &model.unit, bars: chart.bars });
     }
     writeln!(out, "</div>")?;
-    write_missing(out, &missing)
+    if !left_out.is_empty() {
+        writeln!(
+            out,
+            r#"<p class="note" data-not-charted="{}">Not charted, for room ({} bars a chart): {}. <code>fslab show RUN --wide</code> and <code>fslab export RUN --csv</code> have them.</p>"#,
+            left_out.len(),
+            groups.len(),
+            escape(&left_out.join(", "))
+        )?;
+    }
+    write_missing(out, &missing)?;
+    numbers::write_numbers(out, name, &numbers, sides.as_ref())
 }
 
-/// Figures missing for one reason, and on which targets.
+/// Figures missing for one reason, and on which targets (and sides).
 struct Missing {
     reason: String,
     figures: Vec<String>,
-    targets: Vec<String>,
+    targets: Vec<(String, Vec<Side>)>,
 }
 
-/// Add `figure` on `target` to the list of figures missing for `reason`.
-fn note_missing(missing: &mut Vec<Missing>, reason: &str, figure: &str, target: &str) {
+/// Add `figure` on `target` (on `side`) to the list of figures missing
+/// for `reason`.
+fn note_missing(missing: &mut Vec<Missing>, reason: &str, figure: &str, target: &str, side: Option<Side>) {
     let at = match missing.iter().position(|m| m.reason == reason) {
         Some(at) => at,
         None => {
@@ -111,8 +168,25 @@ fn note_missing(missing: &mut Vec<Missing>, reason: &str, figure: &str, target: 
     if !entry.figures.iter().any(|f| f == figure) {
         entry.figures.push(figure.to_string());
     }
-    if !entry.targets.iter().any(|t| t == target) {
-        entry.targets.push(target.to_string());
+    let sides = match entry.targets.iter_mut().find(|(t, _)| t == target) {
+        Some((_, sides)) => sides,
+        None => {
+            entry.targets.push((target.to_string(), Vec::new()));
+            &mut entry.targets.last_mut().expect("just pushed").1
+        }
+    };
+    if let Some(side) = side.filter(|s| !sides.contains(s)) {
+        sides.push(side);
+    }
+}
+
+/// A target of a missing line: `btrfs`, or with a comparison the sides
+/// it is missing on, `btrfs (base)`, `btrfs (base and new)`.
+fn target_and_sides(target: &str, sides: &[Side]) -> String {
+    match sides {
+        [] => target.to_string(),
+        [one] => format!("{target} ({})", one.as_str()),
+        _ => format!("{target} (base and new)"),
     }
 }
 
@@ -128,7 +202,7 @@ fn write_missing(out: &mut String, missing: &[Missing]) -> fmt::Result {
             out,
             "<li><b>{}</b> missing on {}: {}</li>",
             escape(&m.figures.join(", ")),
-            escape(&m.targets.join(", ")),
+            escape(&m.targets.iter().map(|(t, sides)| target_and_sides(t, sides)).collect::<Vec<_>>().join(", ")),
             escape(&m.reason)
         )?;
     }

@@ -1,8 +1,12 @@
 //! `fslab report`'s page: one or more runs as a single self-contained HTML5
-//! file. A header says what the runs ran on; then, per scenario (in the
-//! [`Catalog`]'s order, then `exec`), a bar chart per headline figure, the
-//! extent maps the cases kept, and each case's timeline; last, the
-//! comparison table when one is given.
+//! file. It opens with the verdict matrix (every seed judged, at every
+//! place); with `--compare`, what differs between base and new right
+//! under it; then the runs and what they ran on; then, per scenario (in
+//! the [`Catalog`]'s order, then `exec`), a bar chart per headline figure,
+//! the extent maps the cases kept, and each case's timeline; last, the
+//! comparison table when one is given. The answers first, the evidence
+//! after: a reader who stops after the first screen has the verdicts and
+//! knows what the comparison changed.
 //!
 //! The one design decision: every chart carries its numbers in `data-`
 //! attributes (a bar its median, min, max and repeats; a strip its path
@@ -11,16 +15,19 @@
 //! nothing from outside: CSS inline, pictures as inline SVG, no script, no
 //! font file, no image, no link off the page.
 //!
-//! This file writes the page around the sections and its header; `runs`
-//! the runs and the machines they ran on; `section` one scenario's
+//! This file writes the page around the sections and its header; `matrix`
+//! the verdict matrix; `runs` the runs and the machines they ran on; `section` one scenario's
 //! section, with its bar charts from `figures` and its extent strips from
 //! `maps`; `style.css` is the style sheet, inlined.
 
 mod figures;
 mod maps;
+mod matrix;
+mod numbers;
 mod runs;
 mod start;
 mod section;
+mod timelines;
 mod verdicts;
 
 use std::fmt::{self, Write as _};
@@ -31,6 +38,13 @@ use crate::record::{Catalog, RunRecord};
 /// Extent-map strips drawn on one page at most: each is bounded (about
 /// 100 KB at worst), and so must their number be.
 const MAX_STRIPS: usize = 48;
+
+/// The page's size past which no further section draws extent maps (they
+/// are listed instead, "the page's picture budget is spent"): a preset's
+/// page should stay under about 500 KiB, and maps are the part that can
+/// be left to `fslab map` without losing a figure. The sections before
+/// keep theirs; bar charts, timelines and tables are never dropped.
+const PICTURES_UNTIL: usize = 384 * 1024;
 
 /// What `fslab report --compare BASE` adds to the page: the base's runs,
 /// so charts can draw base and new side by side, and the comparison's
@@ -106,17 +120,26 @@ impl<'a> Page<'a> {
         write_nav(out, &scenarios, compared.is_some())?;
         writeln!(out, "</header>")?;
         writeln!(out, "<main>")?;
+        matrix::write_matrix(out, self.runs, compared.map(|c| (c.base_label, c.base_runs)))?;
+        if let Some(compared) = compared {
+            writeln!(out, r#"<section class="differs" id="differs"><h2>Compared with {}</h2>"#, escape(compared.base_label))?;
+            write!(out, "{}", compared.summary_html)?;
+            writeln!(out, r##"<p class="params">The figures that moved, base against new: <a href="#compare">the comparison table</a> at the end of the page.</p>"##)?;
+            writeln!(out, "</section>")?;
+        }
         if self.runs.is_empty() {
             writeln!(out, r#"<p class="note">No runs to show.</p>"#)?;
         } else {
             runs::write_runs(out, self.runs)?;
         }
         for scenario in &scenarios {
+            if out.len() >= PICTURES_UNTIL {
+                self.strips_left = 0;
+            }
             self.write_scenario(out, scenario)?;
         }
         if let Some(compared) = compared {
             writeln!(out, r#"<section class="compare" id="compare"><h2>Comparison</h2>"#)?;
-            writeln!(out, "{}", compared.summary_html)?;
             writeln!(out, "{}", compared.table_html)?;
             writeln!(out, "</section>")?;
         }
@@ -164,7 +187,11 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 
 /// Links to the sections.
 fn write_nav(out: &mut String, scenarios: &[String], compare: bool) -> fmt::Result {
-    write!(out, r##"<nav><a href="#runs">runs</a>"##)?;
+    write!(out, r##"<nav><a href="#verdicts">verdicts</a>"##)?;
+    if compare {
+        write!(out, r##"<a href="#differs">what differs</a>"##)?;
+    }
+    write!(out, r##"<a href="#runs">runs</a>"##)?;
     for name in scenarios {
         write!(out, r##"<a href="#{}">{}</a>"##, section_id(name), escape(name))?;
     }
@@ -186,7 +213,9 @@ fn style() -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Better, Case, Environment, Extent, FigureSpec, KeptMap, Kind, ScenarioInfo, Status, TimelinePoint};
+    use crate::record::{
+        Better, Case, Environment, Extent, FigureSpec, KeptMap, Kind, PlaceVerdict, ScenarioInfo, Status, TimelinePoint, Verdict,
+    };
 
     fn environment() -> Environment {
         serde_json::from_value(serde_json::json!({
@@ -290,6 +319,199 @@ mod tests {
         assert!(html.trim_end().ends_with("</html>"));
     }
 
+    /// A place of a verdict: `target` is `fs@memory` when `memory` is given.
+    fn place(fs: &str, memory: Option<&str>, shows: Option<bool>, value: Option<f64>, against: Option<f64>, evidence: &str) -> PlaceVerdict {
+        let mut conditions = std::collections::BTreeMap::new();
+        if let Some(m) = memory {
+            conditions.insert("memory".to_string(), m.to_string());
+        }
+        PlaceVerdict {
+            target: memory.map_or_else(|| fs.to_string(), |m| format!("{fs}@{m}")),
+            fs: fs.into(),
+            conditions,
+            shows,
+            figure: "extents".into(),
+            value,
+            against,
+            evidence: evidence.into(),
+        }
+    }
+
+    /// A run as `--preset seeds` leaves it: mmap-fill judged on ext4 and
+    /// xfs under two conditions, replace-files on ext4 and btrfs.
+    fn judged_run() -> RunRecord {
+        let mut r = run(vec![case("mmap-fill", "ext4", 1, 1.0), case("replace-files", "ext4", 1, 1.0)]);
+        let mmap = Verdict {
+            shows: Some(true),
+            places: vec![
+                place("ext4", None, Some(false), Some(1.0), Some(1.0), "1 extent"),
+                place("xfs", None, Some(false), Some(2.0), Some(1.0), "2 extents"),
+                place("ext4", Some("120M"), Some(false), Some(3.0), Some(1.0), "3 extents"),
+                place("xfs", Some("120M"), Some(true), Some(23_706.0), Some(1.0), "23,706 extents where 1 would do"),
+            ],
+            ..Verdict::unknown("mmap-fill", "000", "")
+        };
+        let mut replace = Verdict {
+            shows: Some(true),
+            places: vec![
+                place("ext4", None, Some(true), Some(21.0), Some(2.0), "21 journal commits with fsync-each, 2 with writeback-batch"),
+                place("btrfs", None, None, None, None, "no journal commits counted for both strategies, as btrfs has no journal <here>"),
+            ],
+            ..Verdict::unknown("replace-files", "002", "")
+        };
+        replace.places[0].figure = "journal_commits".into();
+        r.verdicts = vec![mmap, replace];
+        r
+    }
+
+    /// The `<td class="v ...">` cell of `place` in the row of `seed`.
+    fn cell<'a>(html: &'a str, seed: &str, place: &str) -> &'a str {
+        let body = html.split(&format!(r#"data-seed="{seed}">"#)).nth(1).expect("the seed's rows").split("</tbody>").next().unwrap();
+        let start = body.find(&format!(r#"data-place="{place}""#)).unwrap_or_else(|| panic!("no cell of {place} for {seed}"));
+        let open = body[..start].rfind("<td").unwrap();
+        &body[open..open + body[open..].find("</td>").unwrap()]
+    }
+
+    #[test]
+    fn the_verdict_matrix_opens_the_page_with_a_cell_per_place() {
+        let html = page(&[judged_run()], None);
+        assert_balanced(&html);
+        let main = html.split("<main>").nth(1).unwrap();
+        assert!(main.trim_start().starts_with(r#"<section class="matrix" id="verdicts">"#), "the matrix comes first: {}", &main[..200]);
+        assert!(main.find("id=\"verdicts\"") < main.find("id=\"runs\""));
+        assert!(html.contains(r##"<nav><a href="#verdicts">verdicts</a><a href="#runs">"##));
+        assert!(html.contains("2 seeds judged: 2 still show</span>"), "counts, zeros left out");
+        // Columns are the targets, in order; rows the seeds' conditions.
+        let head = html.split(r#"<table class="matrix"><thead>"#).nth(1).unwrap().split("</thead>").next().unwrap();
+        assert_eq!(attrs(head, "th class=\"target\"", "class").len(), 3, "{head}");
+        assert!(head.contains(r#"<th class="target">ext4</th><th class="target">xfs</th><th class="target">btrfs</th>"#), "{head}");
+        let mmap = html.split(r#"data-seed="000">"#).nth(1).unwrap().split("</tbody>").next().unwrap();
+        assert_eq!(attrs(mmap, "tr data-conditions", "data-conditions"), ["", "memory=120M"], "one row per set of conditions");
+        assert!(mmap.contains(r#"rowspan="2""#) && mmap.contains("machine's own") && mmap.contains("memory <b>120M</b>"), "{mmap}");
+        assert_eq!(mmap.matches(r#"<td class="v none"></td>"#).count(), 2, "btrfs ran no mmap-fill: empty cells");
+        // Each cell: the place's word, its figure, its evidence, a link.
+        let xfs = cell(&html, "000", "xfs@120M");
+        assert!(xfs.starts_with(r#"<td class="v shows" data-place="xfs@120M" data-verdict="shows" title="xfs@120M: 23,706 extents where 1 would do">"#), "{xfs}");
+        assert!(xfs.contains(r##"<a href="#scenario-mmap-fill"><b>shows</b><span class="fig">extents 23,706 vs 1</span>"##), "{xfs}");
+        assert!(cell(&html, "000", "ext4").contains(r#"data-verdict="gone""#));
+        assert!(cell(&html, "002", "ext4").contains("journal_<wbr>commits 21 vs 2"), "long names break at underscores");
+        let btrfs = cell(&html, "002", "btrfs");
+        assert!(btrfs.contains(r#"data-verdict="unknown""#) && btrfs.contains("&lt;here&gt;") && !btrfs.contains("<here>"), "{btrfs}");
+        assert!(btrfs.contains(r#"<span class="fig">no journal commits counted for both strategies, as btrfs has no…</span>"#), "cut at a word: {btrfs}");
+        // Every verdict the run stored is a cell, saying what it said.
+        let r = judged_run();
+        for v in &r.verdicts {
+            for p in &v.places {
+                assert!(cell(&html, &v.seed, &p.target).contains(&format!(r#"data-verdict="{}""#, p.word())), "{} {}", v.seed, p.target);
+            }
+        }
+        assert!(html.contains(r#"<p class="legend">"#) && !html.contains("gone → shows"), "the base's legend only with a base");
+        assert!(html.contains(r#"<div class="verdict shows""#), "the sections keep their verdicts' details");
+    }
+
+    #[test]
+    fn a_page_without_verdicts_says_in_one_line_that_no_seed_was_judged() {
+        let html = page(&[run(vec![case("exec", "ext4", 1, 1.0)])], None);
+        assert_balanced(&html);
+        let matrix = html.split(r#"<section class="matrix" id="verdicts">"#).nth(1).unwrap().split("</section>").next().unwrap();
+        assert!(matrix.trim().starts_with(r#"<p class="no-verdicts">No seed was judged"#), "{matrix}");
+        assert!(!matrix.contains("<table"), "{matrix}");
+        assert!(page(&[], None).contains("No seed was judged"));
+    }
+
+    #[test]
+    fn a_hunt_reads_as_a_row_per_step_and_old_verdicts_as_their_sentence() {
+        let mut hunt = run(vec![case("mmap-fill", "xfs", 1, 1.0)]);
+        hunt.command = vec!["fslab".into(), "hunt".into(), "mmap-fill".into()];
+        hunt.verdicts = vec![Verdict {
+            shows: Some(true),
+            places: vec![
+                place("xfs", Some("1G"), Some(false), Some(1.0), None, "1 extent"),
+                place("xfs", Some("215M"), Some(true), Some(65_536.0), None, "65,536 extents"),
+                place("xfs", Some("215M"), Some(true), Some(65_536.0), None, "again, as a later step"),
+            ],
+            ..Verdict::unknown("mmap-fill", "000", "a bracket")
+        }];
+        let mut old = run(vec![case("replace-files", "ext4", 1, 1.0)]);
+        old.id = "old".into();
+        old.verdicts = vec![Verdict { shows: Some(false), ..Verdict::unknown("replace-files", "002", "gone everywhere") }];
+        let html = page(&[hunt, old], None);
+        assert_balanced(&html);
+        let rows = html.split(r#"data-seed="000">"#).nth(1).unwrap().split("</tbody>").next().unwrap();
+        assert_eq!(rows.matches("<tr data-conditions").count(), 3, "a row per step, even at a value seen before: {rows}");
+        assert!(rows.contains(r#"<span class="step">step 2</span> memory <b>215M</b>"#), "{rows}");
+        let at = |step: &str| rows.find(&format!(r#"<span class="step">step {step}</span>"#)).unwrap();
+        assert!(at("2") < at("3") && at("3") < at("1"), "in the order of the value varied: 215M, 215M, 1G");
+        assert!(rows.contains(r#"rowspan="4""#) && rows.contains(r#"<tr class="hunt-summary"><td colspan="2"><b>hunt</b> a bracket</td></tr>"#), "{rows}");
+        assert!(rows.contains(r#"<span class="fig">65,536 extents</span>"#), "nothing to weigh against: the evidence: {rows}");
+        assert!(rows.contains(r#"<span class="run">run base</span>"#), "several runs judged: each row names its run");
+        let old = html.split(r#"data-seed="002">"#).nth(1).unwrap().split("</tbody>").next().unwrap();
+        assert!(old.contains(r#"<td class="v gone" colspan="1" data-verdict="gone">"#) && old.contains("gone everywhere"), "{old}");
+    }
+
+    #[test]
+    fn with_a_base_cells_say_its_verdict_and_what_differs_comes_under_the_matrix() {
+        let mut base = judged_run();
+        base.verdicts[0].places[3].shows = Some(false);
+        base.verdicts[0].places.remove(0);
+        let compared = Compared {
+            base_label: "tag before",
+            base_runs: std::slice::from_ref(&base),
+            new_label: "tag after",
+            summary_html: r#"<p class="differs"><b>What differs</b> (tag before → tag after):</p><ul class="differs"><li><b>kernel:</b> 6.1 → 6.18</li></ul>"#.into(),
+            table_html: "<table class=\"compare\"></table>".into(),
+        };
+        let html = String::from_utf8(render(&catalog(), &[judged_run()], "t", Some(&compared))).unwrap();
+        assert_balanced(&html);
+        let xfs = cell(&html, "000", "xfs@120M");
+        assert!(xfs.contains(r#"class="v shows changed""#) && xfs.contains(r#"data-base="gone""#), "{xfs}");
+        assert!(xfs.contains(r#"<b><span class="was">gone</span> → shows</b>"#), "{xfs}");
+        let same = cell(&html, "002", "ext4");
+        assert!(same.contains(r#"data-base="shows""#) && same.contains("<b>shows</b>") && !same.contains("→"), "alike: said by data-base alone: {same}");
+        assert!(!cell(&html, "000", "ext4").contains("data-base"), "a place the base did not judge says nothing of it");
+        assert!(html.contains("tag before's verdict → this one's"));
+        let at = |marker: &str| html.find(marker).unwrap_or_else(|| panic!("{marker}"));
+        assert!(at(r#"id="verdicts""#) < at(r#"id="differs""#) && at(r#"id="differs""#) < at(r#"id="runs""#));
+        assert!(at(r#"<ul class="differs">"#) < at(r#"<section class="scenario""#));
+        assert_eq!(html.matches(r#"<ul class="differs">"#).count(), 1, "said once, at the top");
+        assert!(at(r#"<section class="compare" id="compare">"#) > at(r#"<section class="scenario""#));
+        assert!(html.contains(r##"<a href="#differs">what differs</a>"##));
+    }
+
+    #[test]
+    fn past_its_size_guard_the_page_lists_maps_instead_of_drawing_them() {
+        let with_map = |scenario: &str| {
+            let mut c = case(scenario, "ext4", 1, 1.0);
+            c.maps.push(KeptMap {
+                path: "f".into(),
+                size: 8192,
+                block_size: 4096,
+                device_bytes: 1 << 30,
+                extents: 2,
+                truncated: false,
+                extent_list: vec![
+                    Extent { logical: 0, physical: 1 << 20, length: 4096, flags: 0 },
+                    Extent { logical: 4096, physical: 8 << 20, length: 4096, flags: 0 },
+                ],
+            });
+            c
+        };
+        let drawn = |html: &str, scenario: &str| {
+            let section = html.split(&format!(r#"id="scenario-{scenario}""#)).nth(1).unwrap().split("</section>").next().unwrap();
+            (section.contains(r#"<figure class="strip""#), section.contains("budget is spent"))
+        };
+        let small = page(&[run(vec![with_map("mmap-fill"), with_map("direct-stream")])], None);
+        assert_eq!((drawn(&small, "mmap-fill"), drawn(&small, "direct-stream")), ((true, false), (true, false)));
+        // A first section past the guard: the next one lists its map.
+        let mut big = with_map("mmap-fill");
+        big.status = Status::Failed;
+        big.error = Some("x".repeat(PICTURES_UNTIL));
+        let html = page(&[run(vec![big, with_map("direct-stream")])], None);
+        assert_balanced(&html);
+        assert_eq!(drawn(&html, "mmap-fill"), (true, false), "sections before the guard keep their maps");
+        assert_eq!(drawn(&html, "direct-stream"), (false, true), "listed, not drawn");
+    }
+
     #[test]
     fn two_targets_of_three_repeats_chart_medians_and_ranges() {
         let cases = vec![
@@ -371,6 +593,48 @@ mod tests {
     }
 
     #[test]
+    fn a_section_of_many_places_charts_its_first_figures_and_names_the_rest_once() {
+        let figures = |c: &mut Case| {
+            for name in ["user_s", "sys_s", "journal_commits", "flushes"] {
+                c.figures.set(name, 2.0, "count", Better::Lower, Kind::Exact);
+            }
+        };
+        let charts = |html: &str| html.matches(r#"<svg class="chart bars""#).count();
+        // 5 places x 5 figures (wall_s and extents too): 35 bars, all drawn.
+        let few: Vec<Case> = (0..5).map(|i| { let mut c = case("replace-files", &format!("fs{i}"), 1, 1.0); figures(&mut c); c }).collect();
+        let html = page(&[run(few)], None);
+        assert!(charts(&html) >= 6, "every figure charted: {}", charts(&html));
+        assert!(!html.contains("data-not-charted"));
+        // 50 places: past 80 bars, the first two charts; the rest named once.
+        let many: Vec<Case> = (0..50).map(|i| { let mut c = case("replace-files", &format!("fs{i}"), 1, 1.0); figures(&mut c); c }).collect();
+        let html = page(&[run(many.clone())], None);
+        assert_eq!(charts(&html), 2, "two charts of 50 bars: the least a section draws");
+        assert_eq!(html.matches("data-not-charted").count(), 1, "the rest named once");
+        assert!(html.contains("Not charted, for room (50 bars a chart): sys_s, journal_commits, flushes"), "{html}");
+        assert!(html.contains(r#"data-figure="wall_s""#) && html.contains(r#"data-figure="user_s""#), "the headline's first figures");
+        // A verdict that weighed flushes: that figure is charted first.
+        let mut judged = run(many);
+        let mut verdict = Verdict::unknown("replace-files", "002", "");
+        verdict.places.push(PlaceVerdict { figure: "flushes".into(), ..place("fs0", None, Some(true), Some(2.0), None, "") });
+        judged.verdicts.push(verdict);
+        let html = page(&[judged], None);
+        let charted: Vec<&str> = attrs(&html, r#"svg class="chart bars""#, "data-figure");
+        assert_eq!(charted, ["flushes", "wall_s"], "the weighed figure, then the headline's first");
+    }
+
+    #[test]
+    fn busy_cases_are_named_once_under_the_runs() {
+        let mut busy = case("mmap-fill", "xfs", 2, 1.0);
+        busy.busy = Some("others used 1.2 cores".to_string());
+        let html = page(&[run(vec![case("mmap-fill", "ext4", 1, 1.0), busy])], None);
+        assert_eq!(html.matches(r#"<p class="note busy">"#).count(), 1, "{html}");
+        assert!(html.contains("1 of 2 cases ran while other processes"), "{html}");
+        assert!(html.contains("xfs r2 — timings there are less reliable."), "{html}");
+        let quiet = page(&[run(vec![case("mmap-fill", "ext4", 1, 1.0)])], None);
+        assert!(!quiet.contains("note busy"), "a quiet run gets no busy note");
+    }
+
+    #[test]
     fn everything_inserted_is_escaped() {
         let mut c = case("exec", "d<i>r&\"", 1, 1.0);
         c.error = Some("<script>alert(1)</script>".into());
@@ -448,7 +712,8 @@ mod tests {
         assert!(html.contains("3 records · 2 extents"), "the strip counted extents by filefrag's rule");
         assert!(!html.contains("<?xml"));
         // The timeline.
-        assert!(html.contains(r#"class="chart timeline" data-scenario="direct-stream" data-fs="ext4" data-repeat="1" data-points="3""#));
+        assert!(html.contains(r#"class="chart timeline" data-scenario="direct-stream" data-params="" data-metric="write_mibps""#));
+        assert!(html.contains(r#"class="line" data-fs="ext4" data-repeat="1" data-points="3""#));
         assert!(html.contains(r#"data-drop="undecided""#));
     }
 

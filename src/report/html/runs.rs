@@ -32,6 +32,10 @@ pub(super) fn write_runs(out: &mut String, runs: &[RunRecord]) -> fmt::Result {
         )?;
     }
     writeln!(out, "</tbody></table>")?;
+    let cases: Vec<&crate::record::Case> = runs.iter().flat_map(|r| &r.cases).collect();
+    if let Some(footnote) = crate::record::busy::BusyCases::of(&cases).footnote() {
+        writeln!(out, r#"<p class="note busy">{}</p>"#, escape(&footnote))?;
+    }
     let shared = runs.windows(2).all(|w| same_environment(&w[0], &w[1]));
     if shared {
         writeln!(out, r#"<h3>Machine</h3>"#)?;

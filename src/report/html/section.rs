@@ -8,13 +8,20 @@
 //! are all labelled by it, so the same label names the same cases
 //! everywhere in the section; the parameters every case shares are said
 //! once, above.
+//!
+//! With `--compare BASE`, the base's cases are grouped the same way (each
+//! side on its own, so a run in both is drawn on both) and the bar charts
+//! draw each base group right before the new group of the same place and
+//! parameters. Strips, timelines and failures stay the new side's: the
+//! page is NEW's report, and the base's pictures are in its own.
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
+use super::timelines::write_timelines;
 use super::{Page, escape, figures, plural, section_id, unique};
 use crate::record::{Case, RunRecord, Status};
-use crate::report::timeline::{DropMark, TimelineChart};
+use crate::report::bars::{Side, Sides};
 use crate::units::bytes_or_count;
 
 /// The cases of one scenario on one target with one parameter set (in one
@@ -27,12 +34,15 @@ pub(super) struct Group<'a> {
     pub(super) params: String,
     /// The run's label when the page shows several runs, else empty.
     pub(super) run: String,
+    /// The side of a comparison, with `--compare`; `None` without.
+    pub(super) side: Option<Side>,
     pub(super) colour: usize,
     pub(super) cases: Vec<&'a Case>,
 }
 
 impl Group<'_> {
-    /// Target, parameters and run, for captions.
+    /// Target, parameters and run, for captions (the side is the
+    /// caller's to say).
     pub(super) fn label(&self) -> String {
         [self.place.as_str(), self.params.as_str(), self.run.as_str()].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>().join(" · ")
     }
@@ -48,8 +58,18 @@ impl Page<'_> {
             .enumerate()
             .flat_map(|(i, r)| r.cases.iter().filter(|c| c.scenario == name).map(move |c| (i, c)))
             .collect();
-        let (varying, constant) = split_params(cases.iter().map(|(_, c)| *c));
-        let groups = self.groups(&cases, &varying);
+        let base_runs = self.compared.map_or(&[][..], |c| c.base_runs);
+        let base_cases: Vec<(usize, &Case)> = base_runs
+            .iter()
+            .enumerate()
+            .flat_map(|(i, r)| r.cases.iter().filter(|c| c.scenario == name).map(move |c| (i, c)))
+            .collect();
+        let (varying, constant) = split_params(cases.iter().chain(&base_cases).map(|(_, c)| *c));
+        let side = self.compared.map(|_| Side::New);
+        let groups = self.groups(&cases, &varying, self.runs, side);
+        let base_groups = self.groups(&base_cases, &varying, base_runs, Some(Side::Base));
+        // The legend, when there is a base side to tell apart.
+        let sides = self.compared.filter(|_| !base_cases.is_empty()).map(|c| Sides { base: c.base_label, new: c.new_label });
 
         writeln!(out, r#"<section class="scenario" id="{}" data-scenario="{}">"#, section_id(name), escape(name))?;
         match scenario.and_then(|s| s.seed) {
@@ -77,19 +97,34 @@ impl Page<'_> {
             escape(&unique(groups.iter().map(|g| g.place.clone())).join(", ")),
             if repeats > 1 { format!("up to {repeats} repeats each") } else { "one repeat each".to_string() }
         )?;
+        match (self.compared, &sides) {
+            (Some(_), Some(sides)) => writeln!(
+                out,
+                r#"<p class="params">base {}: {}, drawn pale beside the new side's</p>"#,
+                escape(sides.base),
+                plural(base_cases.len(), "case", "cases")
+            )?,
+            (Some(compared), None) => writeln!(out, r#"<p class="params">base {}: no cases of {}</p>"#, escape(compared.base_label), escape(name))?,
+            (None, _) => {}
+        }
         self.write_verdicts(out, name)?;
         write_failures(out, &groups)?;
 
-        figures::write_figures(out, self.catalog, name, &cases, &groups)?;
+        let all_cases: Vec<(usize, &Case)> = cases.iter().chain(&base_cases).copied().collect();
+        // The figures the seed's verdicts weighed: charted first when the
+        // section has room for a few charts only.
+        let weighed: Vec<&str> =
+            unique(self.runs.iter().flat_map(|r| &r.verdicts).filter(|v| v.scenario == name).flat_map(|v| &v.places).map(|p| p.figure.as_str()));
+        figures::write_figures(out, self.catalog, name, &all_cases, &chart_order(&groups, &base_groups), sides, &weighed)?;
         self.write_maps(out, &groups)?;
         write_timelines(out, name, &groups)?;
         writeln!(out, "</section>")
     }
 
-    /// The cases grouped by run, target and varying parameters, in order
-    /// of first appearance; bars name their run only when the scenario's
-    /// cases come from several.
-    fn groups<'c>(&self, cases: &[(usize, &'c Case)], varying: &[String]) -> Vec<Group<'c>> {
+    /// The cases (of `runs`, one side) grouped by run, target and varying
+    /// parameters, in order of first appearance; bars name their run only
+    /// when the scenario's cases on the side come from several.
+    fn groups<'c>(&self, cases: &[(usize, &'c Case)], varying: &[String], runs: &[RunRecord], side: Option<Side>) -> Vec<Group<'c>> {
         let several_runs = unique(cases.iter().map(|(run, _)| *run)).len() > 1;
         let mut keyed: Vec<((usize, String, String), Group<'c>)> = Vec::new();
         for &(run, case) in cases {
@@ -101,8 +136,9 @@ impl Page<'_> {
                     let group = Group {
                         place: case.place(),
                         params,
-                        run: if several_runs { run_label(&self.runs[run]) } else { String::new() },
-                        colour: self.colours.iter().position(|c| *c == case.fs).unwrap_or(0),
+                        run: if several_runs { run_label(&runs[run]) } else { String::new() },
+                        side,
+                        colour: self.colour(&case.fs),
                         cases: vec![case],
                     };
                     keyed.push((key, group));
@@ -110,6 +146,22 @@ impl Page<'_> {
             }
         }
         keyed.into_iter().map(|(_, g)| g).collect()
+    }
+
+    /// A target's bar colour: its place among the page's targets, then
+    /// among those only the base has.
+    fn colour(&self, fs: &str) -> usize {
+        if let Some(at) = self.colours.iter().position(|c| *c == fs) {
+            return at;
+        }
+        let base_only = unique(
+            self.compared
+                .into_iter()
+                .flat_map(|c| c.base_runs.iter().flat_map(|r| &r.cases))
+                .map(|c| c.fs.as_str())
+                .filter(|f| !self.colours.contains(f)),
+        );
+        self.colours.len() + base_only.iter().position(|f| *f == fs).unwrap_or(0)
     }
 
     fn write_verdicts(&self, out: &mut String, name: &str) -> fmt::Result {
@@ -127,6 +179,25 @@ impl Page<'_> {
         }
         Ok(())
     }
+}
+
+/// The groups in the bar charts' order: the new side's, each preceded by
+/// the base groups of its place and parameters; then the base groups no
+/// new group matches.
+fn chart_order<'g, 'c>(new: &'g [Group<'c>], base: &'g [Group<'c>]) -> Vec<&'g Group<'c>> {
+    let mut placed = vec![false; base.len()];
+    let mut order = Vec::with_capacity(new.len() + base.len());
+    for group in new {
+        for (b, done) in base.iter().zip(placed.iter_mut()) {
+            if !*done && b.place == group.place && b.params == group.params {
+                *done = true;
+                order.push(b);
+            }
+        }
+        order.push(group);
+    }
+    order.extend(base.iter().zip(placed).filter(|(_, done)| !done).map(|(b, _)| b));
+    order
 }
 
 /// The parameter names whose values differ between `cases`, and the
@@ -208,33 +279,96 @@ fn write_failures(out: &mut String, groups: &[Group]) -> fmt::Result {
     writeln!(out, "</ul>")
 }
 
-/// Each case's timeline with at least two points.
-fn write_timelines(out: &mut String, scenario: &str, groups: &[Group]) -> fmt::Result {
-    writeln!(out, "<h3>Timelines</h3>")?;
-    let drawn: Vec<(&Group, &Case)> =
-        groups.iter().flat_map(|g| g.cases.iter().filter(|c| c.timeline.len() >= 2).map(move |c| (g, *c))).collect();
-    if drawn.is_empty() {
-        writeln!(
-            out,
-            r#"<p class="note">No case has two timeline samples or more (the work was shorter than the sampling interval): nothing to draw.</p>"#
-        )?;
-        return Ok(());
+#[cfg(test)]
+mod tests {
+    use crate::record::{Better, Case, Catalog, Kind, RunRecord};
+    use crate::report::html::{Compared, render};
+
+    /// A run of `exec` cases, one per `(fs, wall_s)`, read from the JSON a
+    /// store would hand back.
+    fn exec_run(id: &str, walls: &[(&str, f64)]) -> RunRecord {
+        let mut run: RunRecord = serde_json::from_value(serde_json::json!({
+            "id": id, "tag": id, "tags": [id], "sysctls": [], "cases": [],
+            "environment": {"fslab_version": "0", "kernel": "6", "machine": "x86_64", "cpu": null,
+                            "cpus": 1, "memory_bytes": null, "tools": {}, "disk": null}
+        }))
+        .expect("a run record");
+        for (fs, wall) in walls {
+            let mut case = Case::new("exec", fs, serde_json::Map::new(), 1);
+            case.figures.set("wall_s", *wall, "s", Better::Lower, Kind::Timing);
+            if *fs == "btrfs" || *fs == "xfs" {
+                case.figures.set_missing("journal_commits", "count", Better::Lower, Kind::Exact, "no jbd2 here");
+            }
+            run.cases.push(case);
+        }
+        run
     }
-    let skipped = groups.iter().map(|g| g.cases.len()).sum::<usize>() - drawn.len();
-    if skipped > 0 {
-        writeln!(out, r#"<p class="note">{} with fewer than two samples not drawn.</p>"#, plural(skipped, "case", "cases"))?;
+
+    fn page(new: &[RunRecord], base: Option<&[RunRecord]>) -> String {
+        let compared = base.map(|base_runs| Compared {
+            base_label: "tag before",
+            base_runs,
+            new_label: "tag after",
+            summary_html: String::new(),
+            table_html: String::new(),
+        });
+        let catalog = Catalog { scenarios: Vec::new(), figures: Vec::new() };
+        String::from_utf8(render(&catalog, new, "t", compared.as_ref())).expect("UTF-8")
     }
-    for (group, case) in drawn {
-        let label = format!("{} · repeat {}", group.label(), case.repeat);
-        let chart = TimelineChart {
-            scenario,
-            fs: &case.fs,
-            repeat: case.repeat,
-            label: &label,
-            points: &case.timeline,
-            drop: DropMark::from_figures(&case.figures),
-        };
-        writeln!(out, r#"<div class="card timeline">{}</div>"#, chart.render())?;
+
+    /// `(class, data-fs, data-side)` of the wall_s chart's bars, in order.
+    fn bars(html: &str) -> Vec<(String, String, String)> {
+        let chart = html.split(r#"data-figure="wall_s""#).nth(1).expect("a wall_s chart").split("</svg>").next().unwrap();
+        let attr = |tag: &str, name: &str| tag.split(&format!(r#" {name}=""#)).nth(1).and_then(|v| v.split('"').next()).unwrap_or("").to_string();
+        chart
+            .split("<rect class=\"")
+            .skip(1)
+            .map(|tag| (tag.split('"').next().unwrap().to_string(), attr(tag, "data-fs"), attr(tag, "data-side")))
+            .collect()
     }
-    Ok(())
+
+    #[test]
+    fn the_base_is_drawn_right_before_the_new_side_of_each_target() {
+        let before = exec_run("before", &[("ext4", 1.0), ("xfs", 2.0), ("btrfs", 5.0)]);
+        let after = exec_run("after", &[("ext4", 3.0), ("xfs", 4.0)]);
+        let html = page(std::slice::from_ref(&after), Some(std::slice::from_ref(&before)));
+        let side = |class: &str, fs: &str, side: &str| (class.to_string(), fs.to_string(), side.to_string());
+        assert_eq!(
+            bars(&html),
+            [
+                side("bar base", "ext4", "base"),
+                side("bar", "ext4", "new"),
+                side("bar base", "xfs", "base"),
+                side("bar", "xfs", "new"),
+                side("bar base", "btrfs", "base"),
+            ],
+            "pairs in the new side's order, then the base's other targets"
+        );
+        assert!(html.contains(">base: tag before</text>") && html.contains(">new: tag after</text>"));
+        assert!(html.contains("base tag before: 3 cases, drawn pale beside the new side's"));
+        // btrfs, only in the base, takes a colour of its own, not ext4's.
+        let btrfs = html.split(r#"data-fs="btrfs""#).nth(1).unwrap();
+        assert!(btrfs.split("</rect>").next().unwrap().contains(r##"fill="#009e73""##), "{btrfs}");
+        // Missing marks in words: each target once, with its sides.
+        assert!(html.contains("<li><b>journal_commits</b> missing on xfs (base and new), btrfs (base): no jbd2 here</li>"), "{html}");
+        // The numbers: a row per bar, the sides named.
+        let wall = html.split(r#"<tbody data-figure="wall_s""#).nth(1).unwrap().split("</tbody>").next().unwrap();
+        assert_eq!(wall.matches("<tr data-fs=").count(), 5);
+        assert!(html.contains("10 rows; base = tag before, new = tag after"), "wall_s and journal_commits");
+    }
+
+    #[test]
+    fn a_run_on_both_sides_is_drawn_on_both_and_no_compare_changes_nothing() {
+        let run = exec_run("same", &[("ext4", 1.0)]);
+        let html = page(std::slice::from_ref(&run), Some(std::slice::from_ref(&run)));
+        assert_eq!(bars(&html).len(), 2);
+        assert_eq!(html.matches(r#"data-value="1""#).count(), 2, "the same median on both sides");
+        let other = exec_run("other", &[]);
+        let unmatched = page(std::slice::from_ref(&run), Some(std::slice::from_ref(&other)));
+        assert!(unmatched.contains("base tag before: no cases of exec") && !unmatched.contains(r#"<g class="legend">"#));
+        assert!(unmatched.contains(r#"data-side="new""#), "the bars still say their side");
+        let alone = page(std::slice::from_ref(&run), None);
+        assert_eq!(bars(&alone), [("bar".to_string(), "ext4".to_string(), String::new())]);
+        assert!(!alone.contains(" data-side=") && !alone.contains(r#"<g class="legend">"#) && !alone.contains("drawn pale"));
+    }
 }

@@ -94,7 +94,13 @@ pub(super) struct Fold {
     pub(super) shared_records: u64,
     pub(super) past_eof_bytes: u64,
     pub(super) max_logical_end: u64,
+    /// Lowest device offset of a record of known location (`u64::MAX`
+    /// before the first): the bottom of a local colour scale.
+    min_physical: u64,
     max_physical_end: u64,
+    /// Whether colours span the file's own range on the device rather
+    /// than the whole device.
+    pub(super) local_colour: bool,
     /// Whether a record came before (the first one never draws a jump).
     has_previous: bool,
     /// The previous record, `None` when its location is unknown.
@@ -123,7 +129,9 @@ impl Fold {
             shared_records: 0,
             past_eof_bytes: 0,
             max_logical_end: 0,
+            min_physical: u64::MAX,
             max_physical_end: 0,
+            local_colour: false,
             has_previous: false,
             previous_known: None,
             run_physical: None,
@@ -180,6 +188,7 @@ impl Fold {
         }
         self.max_logical_end = self.max_logical_end.max(end);
         if known {
+            self.min_physical = self.min_physical.min(extent.physical);
             self.max_physical_end = self.max_physical_end.max(extent.physical_end());
         }
         self.records += 1;
@@ -245,6 +254,31 @@ impl Fold {
     /// Device bytes the colour ramp spans.
     pub(super) fn device_scale(&self) -> u64 {
         if self.device_bytes > 0 { self.device_bytes } else { self.max_physical_end.max(1) }
+    }
+
+    /// The file's own range on the device: its lowest known device offset
+    /// and the end of its highest record; `None` when no record has a
+    /// known location.
+    pub(super) fn physical_range(&self) -> Option<(u64, u64)> {
+        (self.min_physical <= self.max_physical_end).then_some((self.min_physical, self.max_physical_end))
+    }
+
+    /// Where `physical` sits on the colour scale, 0.0 to 1.0: across the
+    /// file's own range when `local_colour`, else across the device.
+    pub(super) fn colour_fraction(&self, physical: u64) -> f64 {
+        match self.physical_range().filter(|_| self.local_colour) {
+            Some((low, high)) => (physical.saturating_sub(low)) as f64 / (high - low).max(1) as f64,
+            None => physical as f64 / self.device_scale() as f64,
+        }
+    }
+
+    /// Device bytes a jump mark's full height stands for: the colour
+    /// scale's span.
+    pub(super) fn jump_scale(&self) -> u64 {
+        match self.physical_range().filter(|_| self.local_colour) {
+            Some((low, high)) => (high - low).max(1),
+            None => self.device_scale(),
+        }
     }
 
     /// Columns that hold part of the span.

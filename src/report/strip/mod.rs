@@ -34,6 +34,11 @@
 //!   never a record: every count in the caption stays exact.
 //! - The device scale is `device_bytes`; offsets beyond it take the end
 //!   colour. With `device_bytes` 0 the farthest physical end seen is used.
+//!   [`StripBuilder::local_colour`] spans the ramp over the file's own
+//!   range instead (its lowest to its highest byte on the device), so a
+//!   file's layout shows even when it sits in a sliver of a large device;
+//!   jump marks are then measured against that range too, so the same
+//!   layout at another place draws the same strip.
 //! - Ids inside the SVG carry an `fslab-strip-` prefix and identical content
 //!   in every strip, so several strips inlined in one HTML page coexist.
 //!
@@ -43,10 +48,13 @@
 
 mod colour;
 mod columns;
+mod scatter;
 mod svg;
 
 use crate::record::Extent;
 use columns::Fold;
+use svg::Parts;
+pub use scatter::{MAX_MARK_BYTES, Scatter, ScatterChart};
 
 /// Builds the SVG strip of one file from its records, streamed once in
 /// logical order, in memory that does not grow with the number of records.
@@ -54,6 +62,7 @@ use columns::Fold;
 pub struct StripBuilder {
     title: String,
     fold: Fold,
+    parts: Parts,
 }
 
 impl StripBuilder {
@@ -63,7 +72,31 @@ impl StripBuilder {
     /// take the end colour, and 0 means "scale to the farthest offset
     /// seen"). `title` heads the picture, e.g. "path — ext4, 37 extents".
     pub fn new(file_size: u64, device_bytes: u64, title: impl Into<String>) -> Self {
-        StripBuilder { title: title.into(), fold: Fold::new(file_size, device_bytes) }
+        StripBuilder {
+            title: title.into(),
+            fold: Fold::new(file_size, device_bytes),
+            parts: Parts { title: true, legend: true },
+        }
+    }
+
+    /// Draw for a page whose own caption names the file: no title line
+    /// (it stays the SVG's `<title>`), and the legend only when `legend`
+    /// (the page shows it once, not under every strip). About half the
+    /// bytes and two thirds of the height.
+    #[must_use]
+    pub fn for_page(mut self, legend: bool) -> Self {
+        self.parts = Parts { title: false, legend };
+        self
+    }
+
+    /// Colour by place within the file's own range on the device (lowest
+    /// to highest byte of its records of known location), not across the
+    /// whole device: the legend names the range's ends, and jump marks
+    /// grow with the distance relative to the range.
+    #[must_use]
+    pub fn local_colour(mut self) -> Self {
+        self.fold.local_colour = true;
+        self
     }
 
     /// Feed the next record in logical order. `starts_extent` is true when
@@ -76,8 +109,16 @@ impl StripBuilder {
     /// The finished SVG document, UTF-8, self-contained, with a viewBox.
     #[must_use]
     pub fn finish(self) -> Vec<u8> {
-        svg::render(&self.title, &self.fold)
+        svg::render(&self.title, &self.fold, self.parts)
     }
+}
+
+/// The strips' legend alone, an SVG document: for a page that draws it
+/// once above strips made with [`StripBuilder::for_page`]`(false)` and
+/// [`StripBuilder::local_colour`].
+#[must_use]
+pub fn page_legend() -> Vec<u8> {
+    svg::render_legend_alone()
 }
 
 #[cfg(test)]
@@ -117,10 +158,10 @@ mod tests {
 
     /// XML-ish sanity: every tag closes in order, text holds no raw `<` and
     /// every `&` starts an entity we write.
-    fn assert_well_formed(svg: &str) {
+    pub(super) fn assert_well_formed(svg: &str) {
         assert!(svg.starts_with("<svg"), "starts with <svg");
         assert!(svg.trim_end().ends_with("</svg>"), "ends with </svg>");
-        assert!(svg.contains("viewBox=\"0 0 "), "has a viewBox");
+        assert!(svg.contains("viewBox=\"0 "), "has a viewBox");
         let mut stack: Vec<&str> = Vec::new();
         let mut rest = svg;
         while let Some(open) = rest.find('<') {
@@ -240,6 +281,65 @@ mod tests {
         let svg = render(GIB, GIB, &[]);
         assert_well_formed(&svg);
         assert!(svg.contains("no mapped data: the whole 1 GiB is a hole"));
+    }
+
+    #[test]
+    fn local_colour_spans_the_files_own_range() {
+        // Two halves 512 KiB apart, near the middle of a 2 GiB device.
+        let records = [(ext(0, GIB, 512 * KIB), true), (ext(512 * KIB, GIB + MIB, 512 * KIB), true)];
+        let local = |shift: u64| {
+            let mut builder = StripBuilder::new(MIB, 2 * GIB, "local").local_colour();
+            for (extent, starts) in &records {
+                builder.add(&Extent { physical: extent.physical + shift, ..*extent }, *starts);
+            }
+            String::from_utf8(builder.finish()).expect("UTF-8")
+        };
+        let svg = local(0);
+        assert_well_formed(&svg);
+        // The range is 1 GiB to 1 GiB + 1.5 MiB: the halves at 0 and 2/3 of it.
+        assert_eq!(data_fills(&svg), [hex(device_colour(0.0)), hex(device_colour(2.0 / 3.0))]);
+        assert!(svg.contains(">1 GiB</text>") && svg.contains(">+1.5 MiB</text>"), "the ramp's ends, told apart");
+        assert!(svg.contains(">this file&apos;s range</text>"));
+        // Across the device both halves are one colour: nothing to see.
+        let wide = render(MIB, 2 * GIB, &records);
+        let fills = data_fills(&wide);
+        assert_eq!(fills.len(), 1, "one colour over the whole file: {fills:?}");
+        assert!(wide.contains(">device position</text>") && wide.contains(">2 GiB</text>"));
+        // The same layout elsewhere draws the same strip, marks included:
+        // only the ramp's start names the other place.
+        assert_eq!(local(0), local(300 * MIB).replace(">1.29 GiB</text>", ">1 GiB</text>"));
+        assert_ne!(render(MIB, 2 * GIB, &records), {
+            let moved: Vec<(Extent, bool)> =
+                records.iter().map(|(e, s)| (Extent { physical: e.physical + 900 * MIB, ..*e }, *s)).collect();
+            render(MIB, 2 * GIB, &moved)
+        });
+    }
+
+    #[test]
+    fn a_page_strip_leaves_out_its_title_line_and_maybe_its_legend() {
+        let records = [(ext(0, GIB, MIB), true), (ext(MIB, 2 * GIB, MIB), true)];
+        let draw = |legend: bool| {
+            let mut builder = StripBuilder::new(2 * MIB, 4 * GIB, "a page's strip").for_page(legend);
+            for (extent, starts) in &records {
+                builder.add(extent, *starts);
+            }
+            String::from_utf8(builder.finish()).expect("UTF-8")
+        };
+        let full = render(2 * MIB, 4 * GIB, &records);
+        let (with_legend, bare) = (draw(true), draw(false));
+        for svg in [&with_legend, &bare] {
+            assert_well_formed(svg);
+            assert!(svg.contains("<title>a page&apos;s strip</title>"), "still named for tools");
+            assert!(!svg.contains(r#"font-weight="bold""#), "no title line");
+            assert_eq!(data_fills(svg), data_fills(&full), "the same strip");
+        }
+        assert!(with_legend.contains(r#"viewBox="0 24 1080 234""#) && with_legend.contains("fslab-strip-ramp"));
+        assert!(bare.contains(r#"viewBox="0 24 1080 186""#));
+        assert!(!bare.contains("fslab-strip-ramp") && !bare.contains(">hole</text>"), "no legend");
+        assert!(bare.len() * 2 < full.len() + 1_000, "{} bytes of {}", bare.len(), full.len());
+        let legend = String::from_utf8(page_legend()).expect("UTF-8");
+        assert_well_formed(&legend);
+        assert!(legend.contains(">hole</text>") && legend.contains(">each file&apos;s own range</text>"));
     }
 
     #[test]

@@ -30,11 +30,26 @@ const SHARED_HEIGHT: f64 = 4.0;
 const AXIS_TOP: f64 = SHARED_TOP + SHARED_HEIGHT + 2.0;
 const LEGEND_TOP: f64 = 220.0;
 
+/// Top of the picture without its title line: the caption's first line
+/// starts below it.
+const UNTITLED_TOP: f64 = 24.0;
+/// Bottom of the picture without its legend: below the axis's name.
+const UNLABELLED_BOTTOM: f64 = AXIS_TOP + 40.0;
+
+/// Which parts of the picture to draw besides the strip itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Parts {
+    /// The bold title line (a page's own caption may say it instead).
+    pub(super) title: bool,
+    /// The colour ramp and the swatches of what the looks mean.
+    pub(super) legend: bool,
+}
+
 /// The SVG document of `fold` headed by `title`: UTF-8, self-contained,
 /// with a viewBox.
-pub(super) fn render(title: &str, fold: &Fold) -> Vec<u8> {
+pub(super) fn render(title: &str, fold: &Fold, parts: Parts) -> Vec<u8> {
     let mut svg = String::with_capacity(64 * 1024);
-    Picture { title, fold }.render(&mut svg).expect("fmt::Write for String never fails");
+    Picture { title, fold, parts }.render(&mut svg).expect("fmt::Write for String never fails");
     svg.into_bytes()
 }
 
@@ -42,6 +57,7 @@ pub(super) fn render(title: &str, fold: &Fold) -> Vec<u8> {
 struct Picture<'a> {
     title: &'a str,
     fold: &'a Fold,
+    parts: Parts,
 }
 
 impl Picture<'_> {
@@ -60,21 +76,33 @@ impl Picture<'_> {
 
     fn render(&self, out: &mut String) -> fmt::Result {
         let title = escape_xml(self.title);
+        // Parts left out are cut off by the viewBox, not moved: one geometry.
+        let top = if self.parts.title { 0.0 } else { UNTITLED_TOP };
+        let bottom = if self.parts.legend { HEIGHT } else { UNLABELLED_BOTTOM };
         writeln!(
             out,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" role="img">"#,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 {top} {w} {h}" font-family="sans-serif" role="img">"#,
             w = num(WIDTH),
-            h = num(HEIGHT),
+            h = num(bottom - top),
+            top = num(top),
         )?;
         writeln!(out, "<title>{title}</title>")?;
-        Self::render_defs(out)?;
-        writeln!(out, r##"<rect width="100%" height="100%" fill="#ffffff"/>"##)?;
+        self.render_defs(out)?;
         writeln!(
             out,
-            r##"<text x="{x}" y="20" font-size="15" font-weight="bold" fill="#222222">{t}</text>"##,
-            x = num(MARGIN),
-            t = escape_xml(&shorten(self.title, 130)),
+            r##"<rect y="{}" width="{}" height="{}" fill="#ffffff"/>"##,
+            num(top),
+            num(WIDTH),
+            num(bottom - top)
         )?;
+        if self.parts.title {
+            writeln!(
+                out,
+                r##"<text x="{x}" y="20" font-size="15" font-weight="bold" fill="#222222">{t}</text>"##,
+                x = num(MARGIN),
+                t = escape_xml(&shorten(self.title, 130)),
+            )?;
+        }
         // Two short lines rather than one that runs off the picture.
         for (line, text) in self.caption().iter().enumerate() {
             writeln!(
@@ -88,11 +116,13 @@ impl Picture<'_> {
         self.render_jump_band(out)?;
         self.render_strip(out)?;
         self.render_axis(out)?;
-        self.render_legend(out)?;
+        if self.parts.legend {
+            self.render_legend(out)?;
+        }
         writeln!(out, "</svg>")
     }
 
-    fn render_defs(out: &mut String) -> fmt::Result {
+    fn render_defs(&self, out: &mut String) -> fmt::Result {
         writeln!(out, "<defs>")?;
         // Holes: faint diagonal hatching, so "nothing here" reads differently
         // from "light-coloured data".
@@ -105,12 +135,14 @@ impl Picture<'_> {
             out,
             r##"<pattern id="fslab-strip-unwritten" width="6" height="6" patternUnits="userSpaceOnUse"><path d="M0 6L6 0M-1 1L1 -1M5 7L7 5" stroke="#ffffff" stroke-opacity="0.7" stroke-width="2"/></pattern>"##
         )?;
-        writeln!(out, r#"<linearGradient id="fslab-strip-ramp" x1="0" x2="1" y1="0" y2="0">"#)?;
-        for step in 0..=8 {
-            let fraction = f64::from(step) / 8.0;
-            writeln!(out, r#"<stop offset="{}" stop-color="{}"/>"#, num(fraction), hex(device_colour(fraction)))?;
+        if self.parts.legend {
+            writeln!(out, r#"<linearGradient id="fslab-strip-ramp" x1="0" x2="1" y1="0" y2="0">"#)?;
+            for step in 0..=8 {
+                let fraction = f64::from(step) / 8.0;
+                writeln!(out, r#"<stop offset="{}" stop-color="{}"/>"#, num(fraction), hex(device_colour(fraction)))?;
+            }
+            writeln!(out, "</linearGradient>")?;
         }
-        writeln!(out, "</linearGradient>")?;
         writeln!(out, "</defs>")
     }
 
@@ -134,7 +166,7 @@ impl Picture<'_> {
             x = num(MARGIN - 4.0),
             y = num(BAND_MID + 13.0)
         )?;
-        let scale = self.fold.device_scale();
+        let scale = self.fold.jump_scale();
         for index in 0..self.fold.visible_columns() {
             let column = &self.fold.columns[index];
             if column.forward == 0 && column.backward == 0 && column.undirected == 0 {
@@ -179,7 +211,6 @@ impl Picture<'_> {
             x = num(MARGIN),
             w = num(STRIP_WIDTH),
         )?;
-        let scale = self.fold.device_scale() as f64;
         let visible = self.fold.visible_columns();
         // Neighbouring columns of the same look become one rect: a file of
         // few extents gives a few elements, not a thousand.
@@ -188,7 +219,7 @@ impl Picture<'_> {
                 let colour = if column.best_kind & KIND_UNKNOWN != 0 {
                     GREY_UNKNOWN.to_string()
                 } else {
-                    hex(device_colour(column.best_physical as f64 / scale))
+                    hex(device_colour(self.fold.colour_fraction(column.best_physical)))
                 };
                 (colour, column.best_kind & KIND_UNWRITTEN != 0)
             })
@@ -289,60 +320,23 @@ impl Picture<'_> {
     }
 
     fn render_legend(&self, out: &mut String) -> fmt::Result {
-        let (top, text_y) = (LEGEND_TOP, LEGEND_TOP + 26.0);
-        writeln!(
-            out,
-            r#"<rect x="{x}" y="{y}" width="240" height="12" fill="url(#fslab-strip-ramp)" stroke="{OUTLINE_COLOUR}" stroke-width="0.5"/>"#,
-            x = num(MARGIN),
-            y = num(top),
-        )?;
-        let end_label = if self.fold.device_bytes > 0 {
+        write_legend(out, self.ramp_labels())
+    }
+
+    /// The words under the colour ramp: its two ends and what it spans.
+    fn ramp_labels(&self) -> [String; 3] {
+        if let Some((low, high)) = self.fold.physical_range().filter(|_| self.fold.local_colour) {
+            // The device's size is the caption's to say: the ramp is short.
+            let (from, to) = (bytes_short(low), bytes_short(high));
+            let to = if to == from { format!("+{}", bytes_short(high - low)) } else { to };
+            return [from, "this file's range".to_string(), to];
+        }
+        let device = if self.fold.device_bytes > 0 {
             bytes_short(self.fold.device_bytes)
         } else {
             format!("{} (farthest seen)", bytes_short(self.fold.device_scale()))
         };
-        for (x, anchor, label) in [
-            (MARGIN, "start", "0".to_string()),
-            (MARGIN + 120.0, "middle", "device position".to_string()),
-            (MARGIN + 240.0, "end", end_label),
-        ] {
-            writeln!(
-                out,
-                r##"<text x="{}" y="{}" font-size="11" fill="#333333" text-anchor="{anchor}">{}</text>"##,
-                num(x),
-                num(text_y),
-                escape_xml(&label)
-            )?;
-        }
-
-        // Swatches: look, then label, left to right.
-        let mid_colour = hex(device_colour(0.5));
-        let swatch = |out: &mut String, slot: usize, body: &str, label: &str| -> fmt::Result {
-            // Label widths differ; fixed slots would let long ones collide.
-            let x = [330.0, 400.0, 535.0, 630.0, 710.0, 840.0][slot];
-            writeln!(out, r#"<g transform="translate({},{})">{body}"#, num(x), num(top))?;
-            writeln!(out, r##"<text x="18" y="10" font-size="11" fill="#333333">{label}</text></g>"##)
-        };
-        swatch(
-            out,
-            0,
-            &format!(
-                r#"<rect width="12" height="12" fill="url(#fslab-strip-hole)" stroke="{OUTLINE_COLOUR}" stroke-width="0.5"/>"#
-            ),
-            "hole",
-        )?;
-        swatch(out, 1, &format!(r#"<rect width="12" height="12" fill="{GREY_UNKNOWN}"/>"#), "unknown location")?;
-        swatch(
-            out,
-            2,
-            &format!(
-                r#"<rect width="12" height="12" fill="{mid_colour}"/><rect width="12" height="12" fill="url(#fslab-strip-unwritten)"/>"#
-            ),
-            "unwritten",
-        )?;
-        swatch(out, 3, &format!(r#"<rect y="4" width="12" height="4" fill="{SHARED_COLOUR}"/>"#), "shared")?;
-        swatch(out, 4, &format!(r#"<rect x="5" width="2" height="12" fill="{FORWARD_COLOUR}"/>"#), "jump forward ↑")?;
-        swatch(out, 5, &format!(r#"<rect x="5" width="2" height="12" fill="{BACKWARD_COLOUR}"/>"#), "jump backward ↓")
+        ["0".to_string(), "device position".to_string(), device]
     }
 
     /// The caption: counts and jumps, then flags; exact whatever the column
@@ -387,9 +381,91 @@ impl Picture<'_> {
     }
 }
 
+/// The legend row: the colour ramp with `labels` (start, middle, end) and
+/// a swatch per look.
+fn write_legend(out: &mut String, labels: [String; 3]) -> fmt::Result {
+    let (top, text_y) = (LEGEND_TOP, LEGEND_TOP + 26.0);
+    writeln!(
+        out,
+        r#"<rect x="{x}" y="{y}" width="240" height="12" fill="url(#fslab-strip-ramp)" stroke="{OUTLINE_COLOUR}" stroke-width="0.5"/>"#,
+        x = num(MARGIN),
+        y = num(top),
+    )?;
+    let [start_label, middle_label, end_label] = labels;
+    for (x, anchor, label) in [
+        (MARGIN, "start", start_label),
+        (MARGIN + 120.0, "middle", middle_label),
+        (MARGIN + 240.0, "end", end_label),
+    ] {
+        writeln!(
+            out,
+            r##"<text x="{}" y="{}" font-size="11" fill="#333333" text-anchor="{anchor}">{}</text>"##,
+            num(x),
+            num(text_y),
+            escape_xml(&label)
+        )?;
+    }
+
+    // Swatches: look, then label, left to right.
+    let mid_colour = hex(device_colour(0.5));
+    let swatch = |out: &mut String, slot: usize, body: &str, label: &str| -> fmt::Result {
+        // Label widths differ; fixed slots would let long ones collide.
+        let x = [330.0, 400.0, 535.0, 630.0, 710.0, 840.0][slot];
+        writeln!(out, r#"<g transform="translate({},{})">{body}"#, num(x), num(top))?;
+        writeln!(out, r##"<text x="18" y="10" font-size="11" fill="#333333">{label}</text></g>"##)
+    };
+    swatch(
+        out,
+        0,
+        &format!(
+            r#"<rect width="12" height="12" fill="url(#fslab-strip-hole)" stroke="{OUTLINE_COLOUR}" stroke-width="0.5"/>"#
+        ),
+        "hole",
+    )?;
+    swatch(out, 1, &format!(r#"<rect width="12" height="12" fill="{GREY_UNKNOWN}"/>"#), "unknown location")?;
+    swatch(
+        out,
+        2,
+        &format!(
+            r#"<rect width="12" height="12" fill="{mid_colour}"/><rect width="12" height="12" fill="url(#fslab-strip-unwritten)"/>"#
+        ),
+        "unwritten",
+    )?;
+    swatch(out, 3, &format!(r#"<rect y="4" width="12" height="4" fill="{SHARED_COLOUR}"/>"#), "shared")?;
+    swatch(out, 4, &format!(r#"<rect x="5" width="2" height="12" fill="{FORWARD_COLOUR}"/>"#), "jump forward ↑")?;
+    swatch(out, 5, &format!(r#"<rect x="5" width="2" height="12" fill="{BACKWARD_COLOUR}"/>"#), "jump backward ↓")
+}
+
+/// The legend alone, for a page that shows it once above strips drawn
+/// without theirs ([`Parts::legend`] false) and with local colours: the
+/// ramp's ends are each file's own.
+pub(super) fn render_legend_alone() -> Vec<u8> {
+    let fold = Fold::new(0, 0);
+    let picture = Picture { title: "", fold: &fold, parts: Parts { title: false, legend: true } };
+    let (top, height) = (LEGEND_TOP - 4.0, 36.0);
+    let mut out = String::with_capacity(4 * 1024);
+    let write = |out: &mut String| -> fmt::Result {
+        writeln!(
+            out,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 {top} {w} {h}" font-family="sans-serif" role="img">"#,
+            w = num(WIDTH),
+            h = num(height),
+            top = num(top),
+        )?;
+        writeln!(out, "<title>How to read the extent strips</title>")?;
+        picture.render_defs(out)?;
+        let labels = ["lowest".to_string(), "each file's own range".to_string(), "highest".to_string()];
+        write_legend(out, labels)?;
+        writeln!(out, "</svg>")
+    };
+    write(&mut out).expect("fmt::Write for String never fails");
+    out.into_bytes()
+}
+
 /// Height of a jump mark: logarithmic in the distance counted in 4 KiB
-/// blocks, relative to the whole device, so a one-block hop and a jump
-/// across the disk both stay visible and distinct.
+/// blocks, relative to the colour scale's span (the whole device, or the
+/// file's own range), so a one-block hop and a jump across it both stay
+/// visible and distinct.
 fn mark_height(distance: u64, device_scale: u64) -> f64 {
     let blocks = |bytes: u64| (bytes as f64 / 4096.0).ln_1p();
     let fraction = (blocks(distance) / blocks(device_scale.max(4096))).clamp(0.0, 1.0);

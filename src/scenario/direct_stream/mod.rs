@@ -92,8 +92,8 @@ pub struct DirectStream;
 const FIGURES: &[FigureSpec] = &[
     FigureSpec::new("bytes_written", "bytes", Better::Higher, Kind::Exact)
         .about("bytes the loop wrote"),
-    FigureSpec::new("stream_mbps", "MB/s", Better::Higher, Kind::Timing).heading("MiB/s")
-        .about("bytes written / loop seconds, MB/s (10^6 bytes)"),
+    FigureSpec::new("stream_mbps", "MiB/s", Better::Higher, Kind::Timing).heading("MiB/s")
+        .about("bytes written / loop seconds, in MiB (2^20 bytes) a second"),
     FigureSpec::new("prepared_extents", "count", Better::Lower, Kind::Exact)
         .about("overwrite: extents of the file laid down before the run"),
     FigureSpec::new("drop_detected", "count", Better::Lower, Kind::Timing)
@@ -102,10 +102,10 @@ const FIGURES: &[FigureSpec] = &[
         .about("seconds into the run where the drop began"),
     FigureSpec::new("drop_depth", "ratio", Better::Higher, Kind::Timing)
         .about("median write rate after the drop over the median before"),
-    FigureSpec::new("mbps_before", "MB/s", Better::Higher, Kind::Timing)
-        .about("median device write rate before the drop, MB/s"),
-    FigureSpec::new("mbps_after", "MB/s", Better::Higher, Kind::Timing)
-        .about("median device write rate from the drop to the end, MB/s"),
+    FigureSpec::new("mbps_before", "MiB/s", Better::Higher, Kind::Timing)
+        .about("median device write rate before the drop, MiB/s"),
+    FigureSpec::new("mbps_after", "MiB/s", Better::Higher, Kind::Timing)
+        .about("median device write rate from the drop to the end, MiB/s"),
     FigureSpec::new("sys_pct_before", "%", Better::Lower, Kind::Timing)
         .about("system-wide system CPU before the drop, % of all CPUs"),
     FigureSpec::new("sys_pct_after", "%", Better::Lower, Kind::Timing)
@@ -329,7 +329,8 @@ impl Work for Stream {
         let mut outcome = WorkOutcome::default();
         let f = &mut outcome.figures;
         f.set("bytes_written", written as f64, "bytes", Better::Higher, Kind::Exact);
-        f.set("stream_mbps", written as f64 / 1e6 / loop_s, "MB/s", Better::Higher, Kind::Timing);
+        let rate = crate::units::mib_per_s(written as f64, loop_s);
+        f.set_opt("stream_mbps", rate, "MiB/s", Better::Higher, Kind::Timing, "no time passed");
         if self.overwrite {
             let extents = self.prepared_extents.map(|n| n as f64);
             f.set_opt("prepared_extents", extents, "count", Better::Lower, Kind::Exact, "not mapped");
@@ -401,8 +402,8 @@ fn add_drop_figures(timeline: &[TimelinePoint], figures: &mut Figures, proc_sys:
     figures.set("drop_detected", 1.0, "count", Better::Lower, Kind::Timing);
     figures.set("drop_at_s", at_s, "s", Better::Higher, Kind::Timing);
     figures.set("drop_depth", d.depth(), "ratio", Better::Higher, Kind::Timing);
-    figures.set("mbps_before", d.before, "MB/s", Better::Higher, Kind::Timing);
-    figures.set("mbps_after", d.after, "MB/s", Better::Higher, Kind::Timing);
+    figures.set("mbps_before", d.before, "MiB/s", Better::Higher, Kind::Timing);
+    figures.set("mbps_after", d.after, "MiB/s", Better::Higher, Kind::Timing);
     let pct = |f: &mut Figures, name: &str, v: Option<f64>| {
         f.set_opt(name, v, "%", Better::Lower, Kind::Timing, "no CPU split for that span");
     };
@@ -423,8 +424,8 @@ fn set_all_missing(figures: &mut Figures, why: &str, undecided: bool) {
     for (name, unit, better) in [
         ("drop_at_s", "s", Better::Higher),
         ("drop_depth", "ratio", Better::Higher),
-        ("mbps_before", "MB/s", Better::Higher),
-        ("mbps_after", "MB/s", Better::Higher),
+        ("mbps_before", "MiB/s", Better::Higher),
+        ("mbps_after", "MiB/s", Better::Higher),
         ("sys_pct_before", "%", Better::Lower),
         ("sys_pct_after", "%", Better::Lower),
         ("iowait_pct_before", "%", Better::Lower),
@@ -460,7 +461,7 @@ fn shows_at(cases: &[&Case]) -> Judged {
     let mbps = seeds::median(&new, "stream_mbps").map_or("?".into(), |v| format!("{v:.0}"));
     let judged = |shows, evidence| Judged { shows: Some(shows), figure: "drop_detected", value: Some(drop), against: None, evidence };
     if drop < 0.5 {
-        return judged(false, format!("no sustained drop, {mbps} MB/s"));
+        return judged(false, format!("no sustained drop, {mbps} MiB/s"));
     }
     let fig = |n: &str| seeds::median(&new, n).map_or("?".into(), |v| format!("{v:.2}"));
     let (before, after) = (seeds::median(&new, "proc_sys_pct_before"), seeds::median(&new, "proc_sys_pct_after"));
@@ -554,7 +555,7 @@ mod tests {
         TimelinePoint {
             t_s,
             read_bytes_per_s: Some(0.0),
-            write_bytes_per_s: Some(mbps * 1e6),
+            write_bytes_per_s: Some(mbps * crate::units::MIB),
             user_pct: 0.0,
             system_pct: sys,
             iowait_pct: 40.0,
@@ -612,7 +613,7 @@ mod tests {
             Some(d) => figures.set("drop_detected", d, "count", Better::Lower, Kind::Exact),
             None => figures.set_missing("drop_detected", "count", Better::Lower, Kind::Exact, "too short"),
         }
-        figures.set("stream_mbps", 400.0, "MB/s", Better::Higher, Kind::Timing);
+        figures.set("stream_mbps", 400.0, "MiB/s", Better::Higher, Kind::Timing);
         if drop == Some(1.0) {
             figures.set("proc_sys_pct_before", sys.0, "%", Better::Lower, Kind::Timing);
             figures.set("proc_sys_pct_after", sys.1, "%", Better::Lower, Kind::Timing);
@@ -635,7 +636,7 @@ mod tests {
             v.evidence,
             "seed 004 shows on ext3 (a drop at ? s, depth ?, the loop's system CPU 10.00 -> 95.00 % (rising)); gone on xfs"
         );
-        assert_eq!(v.places[1].evidence, "no sustained drop, 400 MB/s");
+        assert_eq!(v.places[1].evidence, "no sustained drop, 400 MiB/s");
         // 1.25 x the CPU before is rising; less is not.
         assert_eq!(verdict_of(&[case("ext3", Some(1.0), (10.0, 12.5))]).shows, Some(true));
         let flat = verdict_of(&[case("ext3", Some(1.0), (10.0, 12.4)), case("xfs", Some(0.0), (0.0, 0.0))]);

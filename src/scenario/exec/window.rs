@@ -17,9 +17,9 @@ pub const FIGURES: &[FigureSpec] = &[
     FigureSpec::new("exit_status", "status", Better::Lower, Kind::Exact)
         .heading("exit")
         .about("the command's exit status (128 + N when killed by signal N, as a shell says)"),
-    FigureSpec::new("work_mbps", "MB/s", Better::Higher, Kind::Timing)
+    FigureSpec::new("work_mbps", "MiB/s", Better::Higher, Kind::Timing)
         .heading("work MiB/s")
-        .about("bytes written to the scratch device while the command ran, in 10^6 bytes per second of it (fslab's syncfs after it not counted)"),
+        .about("bytes written to the scratch device while the command ran, in MiB (2^20 bytes) per second of it (fslab's syncfs after it not counted)"),
     FigureSpec::new("work_written_bytes", "bytes", Better::Lower, Kind::Timing)
         .heading("work MiB wr")
         .about("bytes written to the scratch device while the command ran (written_bytes adds fslab's syncfs after it)"),
@@ -99,7 +99,7 @@ impl WorkWindow {
         };
         let (mbps, written, ios) = match &delta {
             Ok(d) => {
-                let mbps = (seconds > 0.0).then(|| d.written_bytes() as f64 / 1e6 / seconds);
+                let mbps = crate::units::mib_per_s(d.written_bytes() as f64, seconds);
                 (mbps, Some(d.written_bytes() as f64), Some(d.write_ios as f64))
             }
             Err(_) => (None, None, None),
