@@ -24,6 +24,7 @@ mod frag;
 mod hunt;
 mod hunt_axis;
 mod free;
+mod guest_plan;
 mod kernels;
 mod map;
 mod output;
@@ -262,6 +263,9 @@ pub struct TargetArgs {
     /// A name for this run, to compare by later; repeatable.
     #[arg(long, value_name = "NAME")]
     pub tag: Vec<String>,
+    /// Other kernels, booted in guests.
+    #[command(flatten)]
+    pub vm: guest_plan::KernelArgs,
     /// Where runs are kept: an SQLite file, or postgres://user:pw@host/db.
     #[command(flatten)]
     pub store: StoreArgs,

@@ -28,8 +28,8 @@ pub struct GuestRecord {
     pub memory_bytes: u64,
     /// Its virtual CPUs.
     pub cpus: u32,
-    /// Seconds from QEMU's start to the guest's init, when the console
-    /// said so.
+    /// The guest's uptime when its init started (the kernel's own boot),
+    /// when the console said so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub boot_s: Option<f64>,
     /// Seconds from QEMU's start to its exit.
