@@ -17,7 +17,7 @@ use std::time::Duration;
 use super::{Condition, KernelChoice, Lab, Phase};
 use crate::record::{Case, GuestRecord, Status};
 use crate::scenario::WorkSpec;
-use crate::target::{DEFAULT_SIZE_BYTES, TargetSpec};
+use crate::target::TargetSpec;
 use crate::vm::prepare::GuestKernel;
 use crate::vm::session::{self, JobOutcome, VmShape};
 
@@ -47,8 +47,10 @@ const GUEST_DEVICE: &str = "/dev/vda";
 const QUOTED_STDERR: usize = 10;
 
 impl Lab {
-    /// Measure one case of `job` on `spec` in a guest of `kernel`: never
+    /// Measure one case of `job` on `spec` in a guest of `kernel`, whose
+    /// disk is `disk_bytes` (sized as the host's image would be): never
     /// fails, a failure is the case's status.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn measure_in_guest(
         &self,
         spec: &TargetSpec,
@@ -57,6 +59,7 @@ impl Lab {
         repeat: u32,
         progress: &dyn Fn(Phase),
         kernel: &GuestKernel,
+        disk_bytes: u64,
     ) -> Case {
         let mut case = Case::new(&job.scenario, &spec.label(), job.params.clone(), repeat);
         case.conditions = condition.as_map();
@@ -72,10 +75,9 @@ impl Lab {
         };
         let (memory, memory_bytes) = condition.vm_memory.clone().unwrap_or_else(|| plan.memory.clone());
         let shape = VmShape { memory_bytes, cpus: plan.cpus, timeout: plan.timeout };
-        let disk = self.plan.target_options.size_bytes.unwrap_or(DEFAULT_SIZE_BYTES);
         progress(Phase::Guest);
         let label = condition.place(&spec.label());
-        let outcome = match session::run_job(self.ledger(), &self.id, &label, kernel, fs, &shape, disk, &argv) {
+        let outcome = match session::run_job(self.ledger(), &self.id, &label, kernel, fs, &shape, disk_bytes, &argv) {
             Ok(outcome) => outcome,
             Err(e) => return failed(case, format!("the guest ({}): {e}", kernel.release)),
         };

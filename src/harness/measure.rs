@@ -87,7 +87,8 @@ impl Lab {
         work: &mut dyn Work,
     ) -> Case {
         if let Some(kernel) = super::guest::guest_kernel(condition) {
-            return self.measure_in_guest(spec, job, condition, repeat, progress, kernel);
+            let disk_bytes = self.options_for(&*work, None).size_bytes.unwrap_or(crate::target::DEFAULT_SIZE_BYTES);
+            return self.measure_in_guest(spec, job, condition, repeat, progress, kernel, disk_bytes);
         }
         let mut case = Case::new(&job.scenario, &spec.label(), job.params.clone(), repeat);
         case.conditions = condition.as_map();
