@@ -170,7 +170,7 @@ pub fn resolve_fs(tree: &mut ModuleTree, first: &[&str], fs: crate::target::FsTy
     let mut wanted: Vec<&str> = first.to_vec();
     wanted.push(&alias);
     let resolved = tree.resolve(&wanted)?;
-    if resolved.missing.iter().any(|m| *m == alias) {
+    if resolved.missing.contains(&alias) {
         *wanted.last_mut().expect("the file system") = fs.name();
         let by_name = tree.resolve(&wanted)?;
         if by_name.missing.len() < resolved.missing.len() {
