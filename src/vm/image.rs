@@ -231,28 +231,30 @@ pub(crate) fn fake_vmlinux(kind: u32) -> Vec<u8> {
 }
 
 #[cfg(test)]
+/// A bzImage-shaped file: boot header, version string, an xz payload
+/// of `inner` followed by its 4-byte size: for tests here and in
+/// `prepare.rs`.
+pub(crate) fn fake_bzimage(inner: &[u8]) -> Vec<u8> {
+    let mut xz = Command::new("xz").args(["-c", "--check=crc32"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    xz.stdin.take().unwrap().write_all(inner).unwrap();
+    let mut payload = xz.wait_with_output().unwrap().stdout;
+    payload.extend_from_slice(&(inner.len() as u32).to_le_bytes());
+    let mut image = vec![0u8; 5 * 512];
+    image[0x1f1] = 4;
+    image[0x202..0x206].copy_from_slice(b"HdrS");
+    image[0x206..0x208].copy_from_slice(&0x20fu16.to_le_bytes());
+    image[0x20e..0x210].copy_from_slice(&0x300u16.to_le_bytes());
+    image[0x500..0x500 + 20].copy_from_slice(b"6.1.0-test (x@y) #1\0");
+    image[0x248..0x24c].copy_from_slice(&16u32.to_le_bytes());
+    image[0x24c..0x250].copy_from_slice(&(payload.len() as u32).to_le_bytes());
+    image.extend_from_slice(&[0u8; 16]);
+    image.extend_from_slice(&payload);
+    image
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A bzImage-shaped file: boot header, version string, an xz payload
-    /// of `inner` followed by its 4-byte size.
-    fn fake_bzimage(inner: &[u8]) -> Vec<u8> {
-        let mut xz = Command::new("xz").args(["-c", "--check=crc32"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
-        xz.stdin.take().unwrap().write_all(inner).unwrap();
-        let mut payload = xz.wait_with_output().unwrap().stdout;
-        payload.extend_from_slice(&(inner.len() as u32).to_le_bytes());
-        let mut image = vec![0u8; 5 * 512];
-        image[0x1f1] = 4;
-        image[0x202..0x206].copy_from_slice(b"HdrS");
-        image[0x206..0x208].copy_from_slice(&0x20fu16.to_le_bytes());
-        image[0x20e..0x210].copy_from_slice(&0x300u16.to_le_bytes());
-        image[0x500..0x500 + 20].copy_from_slice(b"6.1.0-test (x@y) #1\0");
-        image[0x248..0x24c].copy_from_slice(&16u32.to_le_bytes());
-        image[0x24c..0x250].copy_from_slice(&(payload.len() as u32).to_le_bytes());
-        image.extend_from_slice(&[0u8; 16]);
-        image.extend_from_slice(&payload);
-        image
-    }
 
     #[test]
     fn an_elf_with_the_pvh_note_boots_by_pvh_and_says_its_release() {

@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::accel::{self, Accel};
 use super::image::{Format, KernelImage};
 use super::initramfs::is_static_elf;
-use super::modules::ModuleTree;
+use super::modules::{ModuleTree, Resolved};
 use crate::error::{Error, Result};
 
 /// What every guest loads: the PCI transport and block device of virtio,
@@ -133,16 +133,7 @@ pub fn report(image: &str, modules: Option<&Path>) -> Result<KernelReport> {
     }
     let mut file_systems = Vec::new();
     for fs in crate::target::fs_type::ALL {
-        // `fs-NAME` is what the kernel itself asks for; a tree without
-        // `modules.builtin.modinfo` knows a built-in one by its name alone.
-        let alias = format!("fs-{}", fs.name());
-        let mut resolved = tree.resolve(&[alias.as_str()])?;
-        if !resolved.missing.is_empty() {
-            let by_name = tree.resolve(&[fs.name()])?;
-            if by_name.missing.is_empty() {
-                resolved = by_name;
-            }
-        }
+        let resolved = resolve_fs(&mut tree, &[], fs)?;
         file_systems.push(FsSupport {
             fs: fs.name().to_string(),
             available: resolved.missing.is_empty(),
@@ -150,13 +141,8 @@ pub fn report(image: &str, modules: Option<&Path>) -> Result<KernelReport> {
             missing: resolved.missing,
         });
     }
-    let qemu = Command::new("qemu-system-x86_64")
-        .arg("--version")
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .and_then(|o| String::from_utf8_lossy(&o.stdout).lines().next().map(str::to_string));
-    let busybox_static = std::fs::read(BUSYBOX).is_ok_and(|b| is_static_elf(&b));
+    let qemu = qemu_version();
+    let busybox_static = busybox_is_static();
     let modules_release = tree.release().to_string();
     let releases_agree = image.release.as_deref().is_none_or(|r| r == modules_release);
     let ready = guest_needs.iter().all(|n| n.how != "missing") && qemu.is_some() && busybox_static && releases_agree;
@@ -173,6 +159,41 @@ pub fn report(image: &str, modules: Option<&Path>) -> Result<KernelReport> {
         busybox_static,
         ready,
     })
+}
+
+/// The modules to load for `first` (names or aliases) and then file
+/// system `fs`: `fs-NAME` is what the kernel itself asks for; a tree
+/// without `modules.builtin.modinfo` knows a built-in one by its name
+/// alone, so NAME is tried when `fs-NAME` is missing.
+pub fn resolve_fs(tree: &mut ModuleTree, first: &[&str], fs: crate::target::FsType) -> Result<Resolved> {
+    let alias = format!("fs-{}", fs.name());
+    let mut wanted: Vec<&str> = first.to_vec();
+    wanted.push(&alias);
+    let resolved = tree.resolve(&wanted)?;
+    if resolved.missing.contains(&alias) {
+        *wanted.last_mut().expect("the file system") = fs.name();
+        let by_name = tree.resolve(&wanted)?;
+        if by_name.missing.len() < resolved.missing.len() {
+            return Ok(by_name);
+        }
+    }
+    Ok(resolved)
+}
+
+/// `qemu-system-x86_64 --version`'s first line, `None` when it does not run.
+pub fn qemu_version() -> Option<String> {
+    Command::new("qemu-system-x86_64")
+        .arg("--version")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8_lossy(&o.stdout).lines().next().map(str::to_string))
+}
+
+/// Whether [`BUSYBOX`] is a statically linked busybox, as the initramfs
+/// (which has no C library) needs.
+pub fn busybox_is_static() -> bool {
+    std::fs::read(BUSYBOX).is_ok_and(|b| is_static_elf(&b))
 }
 
 #[cfg(test)]

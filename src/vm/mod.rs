@@ -14,8 +14,16 @@
 //! and [`guest`] (start QEMU, in the ledger, and kill it at a timeout);
 //! [`kernel`] says what an image can do here (`fslab kernels`).
 //!
+//! What the harness calls, composed of those: [`prepare`] checks a
+//! `--kernel` image once per run ([`prepare::GuestKernel`]: its module
+//! tree, QEMU, busybox, and a bzImage's vmlinux unpacked into the kernel
+//! cache) and [`session`] runs one job in a guest of it
+//! ([`session::run_job`]: files made and ledgered, initramfs, QEMU, every
+//! file released). `scripts/debian-kernel.sh` fetches the Debian 6.1
+//! kernel the tests boot.
+//!
 //! Layering: `vm` sits above `target` (it uses the ledger and folders)
-//! and below `harness`, which will run a case in a guest.
+//! and below `harness`, which runs a case in a guest.
 
 pub mod accel;
 pub mod console;
@@ -26,7 +34,9 @@ pub mod initramfs;
 pub mod kernel;
 pub mod modinfo;
 pub mod modules;
+pub mod prepare;
 pub mod qemu;
+pub mod session;
 
 /// The little-endian integer of `len` bytes at `at`, `None` past the end:
 /// how the ELF and boot-header readers here read every field.

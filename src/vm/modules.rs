@@ -127,6 +127,21 @@ impl ModuleTree {
         Ok(())
     }
 
+    /// A tree with no module in it, for tests that need a
+    /// [`GuestKernel`](super::prepare::GuestKernel) but load nothing.
+    #[cfg(test)]
+    pub(crate) fn empty(dir: &Path) -> ModuleTree {
+        ModuleTree {
+            dir: dir.to_path_buf(),
+            release: dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            files: BTreeMap::new(),
+            builtin: BTreeSet::new(),
+            builtin_aliases: BTreeSet::new(),
+            infos: BTreeMap::new(),
+            aliases: None,
+        }
+    }
+
     /// The release the tree is for (its folder's name).
     pub fn release(&self) -> &str {
         &self.release
