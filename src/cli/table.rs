@@ -7,6 +7,7 @@
 
 mod busy;
 mod cell;
+mod emulated;
 mod notes;
 #[cfg(test)]
 mod tests;
@@ -15,9 +16,10 @@ use std::fmt::Write as _;
 
 use super::verdicts::{WIDTH, wrap};
 use crate::record::{Case, Catalog, Status};
-use cell::{heading, summary};
+use cell::{heading, marked_if_emulated, summary};
 use notes::missing;
 pub use busy::busy;
+pub use emulated::emulated;
 pub use notes::failures;
 
 /// What a table may show, most important first.
@@ -148,7 +150,7 @@ pub fn render_cases(catalog: &Catalog, cases: &[&Case], columns: &Columns) -> St
         let unit = cases.iter().find_map(|c| c.figures.get(name)).map(|f| f.unit.to_string());
         let column = Column {
             heading: unique_heading(&table, catalog, name, unit.as_deref()),
-            cells: rows.iter().map(|r| summary(&r.cases, name)).collect(),
+            cells: rows.iter().map(|r| marked_if_emulated(summary(&r.cases, name), &r.cases, name)).collect(),
             left: false,
         };
         if columns.wide || width + 2 + column.width() <= WIDTH {
