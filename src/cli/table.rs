@@ -148,11 +148,12 @@ pub fn render_cases(catalog: &Catalog, cases: &[&Case], columns: &Columns) -> St
     let every = if columns.wide { rest.as_slice() } else { &[] };
     for name in listed.iter().chain(every) {
         let unit = cases.iter().find_map(|c| c.figures.get(name)).map(|f| f.unit.to_string());
-        let column = Column {
-            heading: unique_heading(&table, catalog, name, unit.as_deref()),
-            cells: rows.iter().map(|r| marked_if_emulated(summary(&r.cases, name), &r.cases, name)).collect(),
-            left: false,
-        };
+        let mut cells: Vec<String> = rows.iter().map(|r| marked_if_emulated(summary(&r.cases, name), &r.cases, name)).collect();
+        if cells.iter().any(|c| c.ends_with(crate::record::EMULATED_MARK)) {
+            // The unmarked cells' digits in line with the marked ones'.
+            cells.iter_mut().filter(|c| !c.ends_with(crate::record::EMULATED_MARK)).for_each(|c| c.push(' '));
+        }
+        let column = Column { heading: unique_heading(&table, catalog, name, unit.as_deref()), cells, left: false };
         if columns.wide || width + 2 + column.width() <= WIDTH {
             width += 2 + column.width();
             table.push(column);

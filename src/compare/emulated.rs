@@ -6,7 +6,6 @@
 
 use serde::Serialize;
 
-use crate::record::busy::names_where;
 use crate::record::guest::EMULATED_NOT_JUDGED;
 use crate::record::{Case, RunRecord};
 
@@ -16,8 +15,10 @@ use crate::record::{Case, RunRecord};
 pub struct EmulatedCases {
     /// Every case counted.
     pub cases: usize,
-    /// The emulated ones (`ext4@6.1.0-56-amd64,vm=512M r1`).
-    pub emulated: Vec<String>,
+    /// How many of them ran emulated.
+    pub emulated: usize,
+    /// Where they ran, each place once (`ext4@6.1.0-56-amd64,vm=512M`).
+    pub places: Vec<String>,
     /// Why there was no hardware acceleration, as the first emulated
     /// case recorded it.
     pub why: Option<String>,
@@ -28,7 +29,14 @@ impl EmulatedCases {
     pub fn of(runs: &[RunRecord]) -> EmulatedCases {
         let cases: Vec<&Case> = runs.iter().flat_map(|r| &r.cases).collect();
         let why = cases.iter().filter(|c| c.timings_emulated()).find_map(|c| c.guest.as_ref()?.why_emulated.clone());
-        EmulatedCases { cases: cases.len(), emulated: names_where(&cases, Case::timings_emulated), why }
+        let mut places: Vec<String> = Vec::new();
+        for case in cases.iter().filter(|c| c.timings_emulated()) {
+            if !places.contains(&case.place()) {
+                places.push(case.place());
+            }
+        }
+        let emulated = cases.iter().filter(|c| c.timings_emulated()).count();
+        EmulatedCases { cases: cases.len(), emulated, places, why }
     }
 }
 
@@ -43,21 +51,22 @@ pub fn side(base: bool, new: bool) -> Option<&'static str> {
     }
 }
 
-/// `Timings emulated (TCG): not judged — 2 of 4 cases of v2 ran in a guest
-/// under software emulation (/dev/kvm is PVM): ext4@6.1.0-56-amd64 r1,
-/// ...; their timings measure the emulator. Exact figures are compared as
-/// usual.`, said once; `None` when neither side has an emulated case.
+/// `Timings emulated (TCG): not judged — 2 of 4 cases of v2 (on
+/// ext4@6.1.0-56-amd64,vm=512M) ran in a guest under software emulation
+/// (/dev/kvm is PVM ...): their timings measure the emulator, ... Exact
+/// figures are compared as usual.`, said once; `None` when neither side
+/// has an emulated case.
 pub fn sentence(base_label: &str, base: &EmulatedCases, new_label: &str, new: &EmulatedCases) -> Option<String> {
     let sides: Vec<String> = [(base_label, base), (new_label, new)]
         .into_iter()
-        .filter(|(_, e)| !e.emulated.is_empty())
+        .filter(|(_, e)| e.emulated > 0)
         .map(|(label, e)| {
             let noun = if e.cases == 1 { "case" } else { "cases" };
-            let mut named: Vec<String> = e.emulated.iter().take(8).cloned().collect();
-            if e.emulated.len() > 8 {
-                named.push(format!("and {} more", e.emulated.len() - 8));
+            let mut named: Vec<String> = e.places.iter().take(8).cloned().collect();
+            if e.places.len() > 8 {
+                named.push(format!("and {} more", e.places.len() - 8));
             }
-            format!("{} of {} {noun} of {label} ({})", e.emulated.len(), e.cases, named.join(", "))
+            format!("{} of {} {noun} of {label} (on {})", e.emulated, e.cases, named.join(", "))
         })
         .collect();
     if sides.is_empty() {

@@ -250,7 +250,7 @@ fn an_emulated_side_s_timings_are_not_judged_but_its_exact_figures_are() {
     assert_eq!((commits.outcome, commits.emulated), (Outcome::Improvement, Some("new")));
     assert_eq!((c.regressions(), c.improvements(), c.count(Outcome::Emulated)), (0, 1, 1));
     assert!(c.sample_sizes.is_empty(), "an emulated timing is no test: {:?}", c.sample_sizes);
-    assert_eq!((c.base_emulated.emulated.len(), c.new_emulated.emulated.len()), (0, 5));
+    assert_eq!((c.base_emulated.emulated, c.new_emulated.emulated, c.new_emulated.places.clone()), (0, 5, vec!["ext4".to_string()]));
     // Either side emulated: the base's emulation is enough.
     let swapped = compare_runs(&[run("n", emulated.clone())], &base);
     let wall = swapped.rows.iter().find(|r| r.figure == "wall_s").unwrap();

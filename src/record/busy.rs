@@ -103,15 +103,9 @@ impl BusyCases {
 /// r2`) and with the parameters that tell it from its scenario's other
 /// cases (`replace-files ext4 files=1000 r1`).
 pub fn names(cases: &[&Case]) -> Vec<String> {
-    names_where(cases, |c| c.busy.is_some())
-}
-
-/// The cases among `cases` that `chosen` picks, named as [`names`] names
-/// the busy ones (`compare` names the emulated ones so too).
-pub fn names_where(cases: &[&Case], chosen: impl Fn(&Case) -> bool) -> Vec<String> {
     let many = cases.iter().any(|c| c.scenario != cases[0].scenario);
     let mut out: Vec<String> = Vec::new();
-    for case in cases.iter().filter(|c| chosen(c)) {
+    for case in cases.iter().filter(|c| c.busy.is_some()) {
         let mut name = if many { format!("{} {}", case.scenario, case.place()) } else { case.place() };
         for (key, value) in &case.params {
             let varies = cases.iter().any(|o| o.scenario == case.scenario && o.params.get(key) != Some(value));
