@@ -127,6 +127,7 @@ fn guest_argv(job: &WorkSpec, condition: &Condition, plan: &GuestPlan, fs: &str)
 /// The guest's own case from its `--json` output, with the host's name
 /// for it (target label, conditions, repeat); `Err` a failed case saying
 /// why there is none.
+#[allow(clippy::result_large_err)] // Err is the failed case itself, made once per guest.
 fn adopt(asked: Case, outcome: &JobOutcome) -> Result<Case, Case> {
     let parsed: Option<Case> = serde_json::from_slice::<serde_json::Value>(&outcome.run.stdout)
         .ok()
