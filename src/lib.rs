@@ -87,3 +87,4 @@ pub mod store;
 #[allow(unsafe_code)]
 pub mod sys;
 pub mod units;
+pub mod vm;

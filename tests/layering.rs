@@ -19,13 +19,14 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("probe", &["target", "layout", "sys", "record", "error", "units", "interrupt"]),
     ("scenario", &["probe", "target", "layout", "sys", "record", "error", "units", "interrupt"]),
     ("age", &["scenario", "probe", "target", "layout", "sys", "record", "error", "units", "interrupt"]),
+    ("vm", &["target", "sys", "record", "error", "units", "interrupt"]),
     ("runner", &["scenario", "target", "record", "error"]),
     ("store", &["record", "error", "units"]),
     ("compare", &["store", "record", "error", "units"]),
     ("report", &["compare", "store", "record", "error", "units"]),
     (
         "harness",
-        &["age", "runner", "scenario", "probe", "target", "layout", "sys", "store", "record", "error", "units", "interrupt"],
+        &["age", "runner", "vm", "scenario", "probe", "target", "layout", "sys", "store", "record", "error", "units", "interrupt"],
     ),
 ];
 

@@ -196,7 +196,11 @@ fn whole_runs_round_trip_through_both_backends_alike() {
             "status": "ok", "error": null,
             "target": {"fs_type": "ext4", "device": "/dev/loop9", "mkfs_args": ["-q"], "mount_opts": "sync", "cold_method": "remount",
                        "memory_cgroup": "v1 memory.limit_in_bytes /sys/fs/cgroup/memory/fslab-20261121T000000Z-1-00000001-1"},
-            "conditions": {"memory": "192M", "vm.dirty_ratio": "5"},
+            "conditions": {"memory": "192M", "vm.dirty_ratio": "5", "kernel": "6.1.0-56-amd64", "vm_memory": "512M"},
+            "guest": {"kernel": "/var/cache/fslab/kernels/6.1.0-56/boot/vmlinux-6.1.0-56-amd64", "release": "6.1.0-56-amd64",
+                      "accel": "tcg", "emulated": true, "why_emulated": "/dev/kvm is PVM, which cannot boot a stock kernel",
+                      "memory": "512M", "memory_bytes": 536870912, "cpus": 2, "boot_s": 3.4, "wall_s": 41.5,
+                      "qemu": "QEMU emulator version 7.2.19"},
             "figures": {"wall_s": {"value": 0.1 + 0.2, "unit": "s", "better": "lower", "kind": "timing"},
                         "journal_commits": {"value": null, "unit": "count", "better": "lower", "kind": "exact", "missing": "no tracefs"}},
             "timeline": [{"t_s": 1.0, "read_bytes_per_s": null, "write_bytes_per_s": 1.5e8, "user_pct": 1.0,
@@ -303,7 +307,7 @@ fn a_store_of_the_schema_before_conditions_still_reads_and_migrates_on_write() {
     let path = dir.path().join("old.db");
     let location = path.to_str().unwrap();
     let old = tiny_run("20261121T000001Z-2-00000002");
-    store_of_version(&path, &old, 1, &["conditions", "memory_cgroup", "start", "image_copy", "busy"]);
+    store_of_version(&path, &old, 1, &["conditions", "memory_cgroup", "start", "image_copy", "busy", "guest"]);
     let mut store = fslab::store::Store::open_existing(&path).unwrap();
     let back = store.load(&old.id).unwrap().expect("the old run is there");
     assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&old).unwrap());
@@ -326,7 +330,7 @@ fn a_store_of_the_schema_before_aged_starts_still_reads_and_migrates_on_write() 
     let path = dir.path().join("v2.db");
     let location = path.to_str().unwrap();
     let old = tiny_run("20261121T000001Z-2-00000004");
-    store_of_version(&path, &old, 2, &["start", "image_copy", "busy"]);
+    store_of_version(&path, &old, 2, &["start", "image_copy", "busy", "guest"]);
     let mut store = fslab::store::Store::open_existing(&path).unwrap();
     let back = store.load(&old.id).unwrap().expect("the old run is there");
     assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&old).unwrap());
@@ -352,7 +356,7 @@ fn a_busy_note_is_kept_and_a_store_from_before_busy_notes_reads_without_them() {
     let path = dir.path().join("v3.db");
     let location = path.to_str().unwrap();
     let old = tiny_run("20261121T000001Z-2-00000006");
-    store_of_version(&path, &old, 3, &["busy"]);
+    store_of_version(&path, &old, 3, &["busy", "guest"]);
     let mut store = fslab::store::Store::open_existing(&path).unwrap();
     let back = store.load(&old.id).unwrap().expect("the old run is there");
     assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&old).unwrap());
@@ -365,6 +369,44 @@ fn a_busy_note_is_kept_and_a_store_from_before_busy_notes_reads_without_them() {
     assert_eq!((again.cases[0].busy.as_deref(), again.cases[1].busy.as_deref()), (None, new.cases[1].busy.as_deref()));
     assert_eq!(serde_json::to_value(&again).unwrap()["cases"][1]["busy"], "others used 1.4 cores on average (load 7.4 → 7.9)");
     assert!(store.load(&old.id).unwrap().unwrap().cases.iter().all(|c| c.busy.is_none()));
+}
+
+#[test]
+fn a_guest_is_kept_and_a_store_from_before_guests_reads_its_cases_as_run_on_the_host() {
+    // Version 4 kept no guest: its cases read back as run on the host, and
+    // a run stored there migrates it and keeps its cases' guests, emulated
+    // or not, with what a guest record may leave out left out.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v4.db");
+    let location = path.to_str().unwrap();
+    let old = tiny_run("20261121T000001Z-2-00000008");
+    store_of_version(&path, &old, 4, &["guest"]);
+    let mut store = fslab::store::Store::open_existing(&path).unwrap();
+    let back = store.load(&old.id).unwrap().expect("the old run is there");
+    assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&old).unwrap());
+    drop(store);
+    let mut store = fslab::store::Store::open(location).unwrap();
+    let mut new = tiny_run("20261121T000002Z-3-00000009");
+    new.cases[0].guest = Some(serde_json::from_value(serde_json::json!({
+        "kernel": "/k/vmlinux", "release": "6.1.0-56-amd64", "accel": "tcg", "emulated": true,
+        "why_emulated": "/dev/kvm is PVM", "memory": "512M", "memory_bytes": 536870912u64, "cpus": 2,
+        "boot_s": 3.25, "wall_s": 40.5, "qemu": "QEMU emulator version 7.2.19"
+    })).unwrap());
+    new.cases[1].guest = Some(serde_json::from_value(serde_json::json!({
+        "kernel": "/k/bzImage", "release": "6.12.1", "accel": "kvm", "emulated": false,
+        "memory": "4G", "memory_bytes": 4294967296u64, "cpus": 4, "wall_s": 9.0, "qemu": "QEMU emulator version 7.2.19"
+    })).unwrap());
+    store.put_run(&new).unwrap();
+    let again = store.load(&new.id).unwrap().unwrap();
+    assert_eq!((&again.cases[0].guest, &again.cases[1].guest), (&new.cases[0].guest, &new.cases[1].guest));
+    let json = serde_json::to_value(&again).unwrap();
+    assert_eq!(json["cases"][0]["guest"]["emulated"], true);
+    assert!(json["cases"][1]["guest"].get("why_emulated").is_none() && json["cases"][1]["guest"].get("boot_s").is_none(), "{json}");
+    assert!(store.load(&old.id).unwrap().unwrap().cases.iter().all(|c| c.guest.is_none()));
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn.query_row("SELECT version FROM fslab_schema", [], |r| r.get(0)).unwrap();
+    let nulls: i64 = conn.query_row("SELECT COUNT(*) FROM cases WHERE guest IS NULL", [], |r| r.get(0)).unwrap();
+    assert_eq!((version, nulls), (5, 2), "the old run's two host cases are NULL");
 }
 
 /// A store at `path` holding `run`, made as schema `version` made it: the

@@ -95,7 +95,7 @@ fn a_repeated_run_prints_a_row_per_target_and_parameter_set_within_120_columns()
     assert!(runs.lines().nth(1).is_some_and(|l| l.ends_with("-o sync")), "{runs}");
     let csv = String::from_utf8(lab.expect(&["export", "tables", "--csv"], 0).stdout).unwrap();
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
-    assert_eq!(&header[13..], ["mkfs_args", "mount_opts", "conditions", "sysctls", "age", "fill", "busy"], "{csv}");
+    assert_eq!(&header[13..], ["mkfs_args", "mount_opts", "conditions", "sysctls", "age", "fill", "busy", "guest"], "{csv}");
     let ext4_rows: Vec<&str> = csv.lines().filter(|l| l.contains(",ext4,")).collect();
     assert!(!ext4_rows.is_empty() && ext4_rows.iter().all(|l| l.contains(",sync,")), "{csv}");
     assert!(csv.lines().filter(|l| l.contains(",xfs,")).all(|l| !l.contains(",sync,")), "{csv}");

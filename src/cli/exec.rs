@@ -9,7 +9,7 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 use super::{ExecArgs, TargetArgs};
-use crate::error::{ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::harness::{Finished, Run};
 use crate::record::{RunRecord, Status};
 use crate::runner::WorkSpec;
@@ -18,6 +18,9 @@ use crate::scenario::exec::{self, CommandWork, Echo};
 /// Run `fslab exec`: per target and condition, the warmups (measured
 /// and dropped), then the repeats (stored).
 pub fn run(args: &ExecArgs) -> Result<ExitCode> {
+    if !args.target.vm.kernel.is_empty() {
+        return Err(Error::usage("--kernel runs scenarios in guests (`fslab run SCENARIO --kernel IMAGE`), not commands yet"));
+    }
     let plan = super::plan::plan(&args.target, args.cold_read)?;
     let targets = plan.targets.clone();
     let conditions = plan.conditions.clone();

@@ -46,9 +46,11 @@ pub fn run(args: &ExportArgs) -> Result<ExitCode> {
 /// as given to the tools, the case's conditions and the run's sysctls as
 /// `key=value;...`, the aging profile, the fill as a fraction), so a
 /// spreadsheet can tell set-ups apart; last the case's busy-machine note
-/// (empty on a quiet machine), so noisy timings can be filtered out.
+/// (empty on a quiet machine), so noisy timings can be filtered out, and
+/// the guest it ran in (`6.1.0-56-amd64 tcg`: release and acceleration;
+/// empty on the host), so emulated timings can be too.
 const CSV_HEADER: &str = "run,case,scenario,fs,params,repeat,status,figure,value,unit,better,kind,missing,\
-                          mkfs_args,mount_opts,conditions,sysctls,age,fill,busy\n";
+                          mkfs_args,mount_opts,conditions,sysctls,age,fill,busy,guest\n";
 
 /// One row per figure of every case of every run.
 fn render_csv(runs: &[RunRecord]) -> Vec<u8> {
@@ -64,6 +66,7 @@ fn render_csv(runs: &[RunRecord]) -> Vec<u8> {
                 })
                 .collect();
             let setup = setup_cells(run, case);
+            let guest = case.guest.as_ref().map(crate::record::GuestRecord::summary).unwrap_or_default();
             for (name, f) in case.figures.iter() {
                 let value = f.value.map(|v| v.to_string()).unwrap_or_default();
                 let fields = [
@@ -87,6 +90,7 @@ fn render_csv(runs: &[RunRecord]) -> Vec<u8> {
                     &setup[4],
                     &setup[5],
                     case.busy.as_deref().unwrap_or(""),
+                    &guest,
                 ];
                 let cells: Vec<String> = fields.iter().map(|c| csv_cell(c)).collect();
                 out.push_str(&cells.join(","));
@@ -132,5 +136,26 @@ mod tests {
         assert_eq!(csv_cell("size=1M;order=seed"), "size=1M;order=seed");
         assert_eq!(csv_cell("a,b"), "\"a,b\"");
         assert_eq!(csv_cell("say \"hi\""), "\"say \"\"hi\"\"\"");
+    }
+
+    #[test]
+    fn the_guest_column_names_a_guest_s_release_and_acceleration_and_is_empty_on_the_host() {
+        let mut run: RunRecord = serde_json::from_value(serde_json::json!({
+            "id": "r", "tag": null, "started_at": "", "command": [], "complete": true, "sysctls": [], "cases": [],
+            "environment": {"fslab_version": "0.1.0", "kernel": "6.18.44", "machine": "x86_64", "cpu": null, "cpus": 2,
+                            "memory_bytes": null, "tools": {}, "disk": null}
+        }))
+        .unwrap();
+        for guest in [None, Some(crate::record::guest::tests::guest(true))] {
+            let mut case = Case::new("replace-files", "ext4", serde_json::Map::new(), 1);
+            case.figures.set("wall_s", 1.5, "s", crate::record::Better::Lower, crate::record::Kind::Timing);
+            case.guest = guest;
+            run.cases.push(case);
+        }
+        let csv = String::from_utf8(render_csv(&[run])).unwrap();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert!(lines[0].ends_with(",busy,guest"), "{csv}");
+        assert!(lines[1].ends_with(",,") && lines[2].ends_with(",,6.1.0-56-amd64 tcg"), "{csv}");
+        assert!(lines.iter().all(|l| l.split(',').count() == lines[0].split(',').count()), "{csv}");
     }
 }

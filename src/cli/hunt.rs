@@ -193,6 +193,9 @@ pub fn run(args: &HuntArgs) -> Result<ExitCode> {
             )));
         }
     }
+    if !args.target.vm.kernel.is_empty() {
+        return Err(Error::usage("--kernel with hunt: a hunt measures this machine's kernel; run the scenario with --kernel"));
+    }
     let mut plan = super::plan::plan(&args.target, false)?;
     if plan.targets.len() != 1 {
         return Err(Error::usage("hunt follows one target: give one file system with --fs (run it once per file system)"));

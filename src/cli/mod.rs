@@ -24,6 +24,8 @@ mod frag;
 mod hunt;
 mod hunt_axis;
 mod free;
+mod guest_plan;
+mod kernels;
 mod map;
 mod output;
 mod shell;
@@ -95,6 +97,9 @@ enum Command {
     /// Release every mount, loop device, image and sysctl that a killed
     /// fslab run left behind (runs still alive are not touched).
     Cleanup(CleanupArgs),
+    /// What a kernel image can do here as a guest (`--kernel`): its
+    /// modules, the file systems it can mount, how it boots, acceleration.
+    Kernels(KernelsArgs),
     /// Print a completion script for SHELL (bash, zsh, fish, elvish,
     /// powershell), generated from this command line.
     Completions(shell::CompletionsArgs),
@@ -160,6 +165,22 @@ pub struct FragArgs {
     /// Descend into other file systems mounted below PATH.
     #[arg(long)]
     pub cross_mounts: bool,
+}
+
+/// Arguments of `fslab kernels`.
+#[derive(Debug, Args)]
+pub struct KernelsArgs {
+    /// Kernel images (a bzImage/vmlinuz or vmlinux); `host` is the running
+    /// kernel.
+    #[arg(required = true, value_name = "IMAGE")]
+    pub images: Vec<String>,
+    /// The module tree (`lib/modules/RELEASE`) to use instead of the one
+    /// beside the image or in /lib/modules.
+    #[arg(long, value_name = "DIR")]
+    pub kernel_modules: Option<PathBuf>,
+    /// Print JSON (schema fslab/1) instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `fslab free`.
@@ -242,6 +263,9 @@ pub struct TargetArgs {
     /// A name for this run, to compare by later; repeatable.
     #[arg(long, value_name = "NAME")]
     pub tag: Vec<String>,
+    /// Other kernels, booted in guests.
+    #[command(flatten)]
+    pub vm: guest_plan::KernelArgs,
     /// Where runs are kept: an SQLite file, or postgres://user:pw@host/db.
     #[command(flatten)]
     pub store: StoreArgs,
@@ -538,6 +562,7 @@ pub fn main() -> ExitCode {
         Command::Map(args) => map::run(args),
         Command::Frag(args) => frag::run(args),
         Command::Free(args) => free::run(args),
+        Command::Kernels(args) => kernels::run(args),
         Command::Exec(args) => exec::run(args),
         Command::List(args) => list::run(args),
         Command::Run(args) => run::run(args),

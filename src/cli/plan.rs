@@ -76,15 +76,22 @@ pub fn plan(args: &TargetArgs, cold_read: bool) -> Result<Plan> {
         return Err(Error::usage(format!("--sysctl {} is given twice: give it once, with a list of values to vary it", pair[0])));
     }
     let start = start_plan(args)?;
+    let (kernels, guest) = super::guest_plan::kernels(args)?;
+    // A run with guests only changes no sysctl of the host: each guest's
+    // fslab sets them in its own kernel.
+    let host_too = kernels.is_empty() || kernels.iter().any(|k| matches!(k, crate::harness::KernelChoice::Host(_)));
+    let sysctls = if host_too { sysctls } else { Vec::new() };
+    let conditions = crate::harness::with_fills(crate::harness::matrix(&args.memory, &axes), &fill_axis(args));
     Ok(Plan {
         start,
         targets,
         target_options,
         sysctls,
-        conditions: crate::harness::with_fills(crate::harness::matrix(&args.memory, &axes), &fill_axis(args)),
+        conditions: crate::harness::with_kernels(conditions, &kernels, &args.vm.vm_memory),
         interval: Duration::from_secs_f64(args.interval),
         cold_read,
         hold_sysctls: false,
+        guest,
     })
 }
 

@@ -32,6 +32,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         args.scenarios.iter().map(|name| scenario::find(name)).collect::<Result<_>>()?
     };
     check_settings(&scenarios, &args.set)?;
+    if args.preset.is_some() && !args.target.vm.kernel.is_empty() {
+        // A preset's own conditions age and fill, which guests do not do yet.
+        return Err(Error::usage("--preset with --kernel: run the seeds' scenarios by name with --kernel instead"));
+    }
     let mut plan = super::plan::plan(&args.target, false)?;
     // Every value is parsed, and every scenario refuses what it cannot do,
     // before anything is made.
@@ -189,7 +193,7 @@ fn read_preset_conditions(
             sysctls.extend(super::plan::parse_sysctl_list(&format!("{key}={value}"))?.0);
         }
         let (age, fill) = (preset.age.map(str::to_string), preset.fill.map(str::to_string));
-        out.push(Condition { memory, sysctls, age, fill });
+        out.push(Condition { memory, sysctls, age, fill, ..Condition::default() });
     }
     Ok(out)
 }

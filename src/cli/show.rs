@@ -188,6 +188,8 @@ pub(super) fn render_text(record: &RunRecord, wide: bool) -> String {
     // Once for the run, under its last table: which cases ran on a busy
     // machine.
     s.push_str(&table::busy(&record.cases.iter().collect::<Vec<_>>()));
+    // Once too: what the mark on emulated cases' timings means.
+    s.push_str(&table::emulated(&record.cases.iter().collect::<Vec<_>>()));
     s.push_str(&super::verdicts::render(&record.verdicts));
     s
 }

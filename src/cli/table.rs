@@ -7,6 +7,7 @@
 
 mod busy;
 mod cell;
+mod emulated;
 mod notes;
 #[cfg(test)]
 mod tests;
@@ -15,9 +16,10 @@ use std::fmt::Write as _;
 
 use super::verdicts::{WIDTH, wrap};
 use crate::record::{Case, Catalog, Status};
-use cell::{heading, summary};
+use cell::{heading, marked_if_emulated, summary};
 use notes::missing;
 pub use busy::busy;
+pub use emulated::emulated;
 pub use notes::failures;
 
 /// What a table may show, most important first.
@@ -146,11 +148,12 @@ pub fn render_cases(catalog: &Catalog, cases: &[&Case], columns: &Columns) -> St
     let every = if columns.wide { rest.as_slice() } else { &[] };
     for name in listed.iter().chain(every) {
         let unit = cases.iter().find_map(|c| c.figures.get(name)).map(|f| f.unit.to_string());
-        let column = Column {
-            heading: unique_heading(&table, catalog, name, unit.as_deref()),
-            cells: rows.iter().map(|r| summary(&r.cases, name)).collect(),
-            left: false,
-        };
+        let mut cells: Vec<String> = rows.iter().map(|r| marked_if_emulated(summary(&r.cases, name), &r.cases, name)).collect();
+        if cells.iter().any(|c| c.ends_with(crate::record::EMULATED_MARK)) {
+            // The unmarked cells' digits in line with the marked ones'.
+            cells.iter_mut().filter(|c| !c.ends_with(crate::record::EMULATED_MARK)).for_each(|c| c.push(' '));
+        }
+        let column = Column { heading: unique_heading(&table, catalog, name, unit.as_deref()), cells, left: false };
         if columns.wide || width + 2 + column.width() <= WIDTH {
             width += 2 + column.width();
             table.push(column);

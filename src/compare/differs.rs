@@ -57,6 +57,10 @@ pub fn differences(base: &[RunRecord], new: &[RunRecord]) -> Vec<Difference> {
         };
         add(format!("sysctl {key}"), per_run(base, &value), per_run(new, &value));
     }
+    // Cases in guests (`--kernel`): the kernel each ran on is said per
+    // target, with the guest's acceleration and size, rather than as
+    // conditions.
+    let guests = base.iter().chain(new).flat_map(|r| &r.cases).any(|c| c.guest.is_some() || c.conditions.contains_key("kernel"));
     for target in targets(base).into_iter().filter(|t| targets(new).contains(t)) {
         let per_case = |runs: &[RunRecord], f: &dyn Fn(&Case) -> String| {
             distinct(runs.iter().flat_map(|r| &r.cases).filter(|c| c.fs == target).map(f))
@@ -65,8 +69,23 @@ pub fn differences(base: &[RunRecord], new: &[RunRecord]) -> Vec<Difference> {
         for (aspect, f) in aspects {
             add(format!("{target} {aspect}"), per_case(base, f), per_case(new, f));
         }
+        if guests {
+            let per_case_in_run = |runs: &[RunRecord]| {
+                distinct(runs.iter().flat_map(|r| r.cases.iter().filter(|c| c.fs == target).map(move |c| kernel_of(r, c))))
+            };
+            add(format!("{target} kernel"), per_case_in_run(base), per_case_in_run(new));
+        }
     }
     out
+}
+
+/// The kernel a case ran on, said when a side ran cases in guests:
+/// `6.18.44 (host)`, `6.1.0-56-amd64 (guest, TCG, VM 512M, 2 CPUs)`.
+fn kernel_of(run: &RunRecord, c: &Case) -> String {
+    match &c.guest {
+        Some(g) => format!("{} (guest, {}, VM {}, {} CPUs)", g.release, g.accel.to_uppercase(), g.memory, g.cpus),
+        None => format!("{} (host)", run.environment.kernel),
+    }
 }
 
 /// The same set of values, whatever the order.
@@ -132,12 +151,12 @@ fn mount(c: &Case) -> String {
     c.target.mount_opts.clone().filter(|o| !o.is_empty()).unwrap_or_else(|| "defaults".into())
 }
 
-/// `memory=256M, vm.dirty_ratio=5`, or `none`.
+/// `memory=256M, vm.dirty_ratio=5`, or `none`; the kernel and the
+/// guest's memory are the `kernel` aspect's.
 fn conditions(c: &Case) -> String {
-    if c.conditions.is_empty() {
-        return "none".into();
-    }
-    c.conditions.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")
+    let said: Vec<String> =
+        c.conditions.iter().filter(|(k, _)| !matches!(k.as_str(), "kernel" | "vm_memory")).map(|(k, v)| format!("{k}={v}")).collect();
+    if said.is_empty() { "none".into() } else { said.join(", ") }
 }
 
 /// `fresh`, or `aged churn:..., filled to 80% (image 3fa2c1d09b7e)`: the
@@ -198,6 +217,28 @@ mod tests {
         // The same values in another order are the same.
         let other = [run("b", vec![ext4(Some("sync"))]), run("a", vec![ext4(None)])];
         assert_eq!(differences(&base, &other), []);
+    }
+
+    #[test]
+    fn a_guest_s_kernel_acceleration_and_size_are_named_per_target() {
+        // The host's ext4 against the same ext4 in a TCG guest of 6.1: the
+        // run's kernel is the host's on both sides, the case's is not.
+        let mut host = ext4(None);
+        host.conditions.insert("kernel".into(), "6.1".into());
+        let mut guest = ext4(None);
+        guest.conditions.insert("kernel".into(), "6.1.0-56-amd64".into());
+        guest.conditions.insert("vm_memory".into(), "512M".into());
+        guest.guest = Some(crate::record::guest::tests::guest(true));
+        let d = differences(&[run("a", vec![host.clone()])], &[run("b", vec![guest.clone()])]);
+        let said: Vec<String> = d.iter().map(|d| format!("{}: {} → {}", d.what, d.base, d.new)).collect();
+        assert_eq!(said, ["ext4 kernel: 6.1 (host) → 6.1.0-56-amd64 (guest, TCG, VM 512M, 2 CPUs)"]);
+        // The same guest under KVM, in a bigger VM: acceleration and size.
+        let mut kvm = guest.clone();
+        let g = kvm.guest.as_mut().unwrap();
+        (g.accel, g.emulated, g.memory) = ("kvm".into(), false, "4G".into());
+        let d = differences(&[run("a", vec![guest.clone()])], &[run("b", vec![kvm])]);
+        assert_eq!(d[0].new, "6.1.0-56-amd64 (guest, KVM, VM 4G, 2 CPUs)");
+        assert_eq!(differences(&[run("a", vec![guest.clone()])], &[run("b", vec![guest])]), []);
     }
 
     #[test]

@@ -26,10 +26,14 @@
 //! disk under the target, other users included, and `host_*` ones the
 //! rest of the machine: they are shown as host-wide and kept out of the
 //! verdict unless asked for (`host_figures`); cases measured on a busy
-//! machine are named once in the notes. What differs between the sides' setups (kernel,
+//! machine are named once in the notes. Timings of cases run in a guest
+//! under software emulation (TCG) are shown, not judged, on either side
+//! (`emulated`); their exact figures are judged as usual. What differs
+//! between the sides' setups (kernel,
 //! mount options, sysctls, ...) is said first (`differs`).
 
 mod differs;
+mod emulated;
 mod failed;
 mod format;
 mod judge;
@@ -45,6 +49,7 @@ use crate::record::{Better, Figure, Kind};
 use crate::record::{Case, RunRecord, Status};
 
 pub use differs::{Difference, differences};
+pub use emulated::EmulatedCases;
 pub use failed::{FailedCase, case_labels, summarise_cases};
 
 /// How a comparison judges.
@@ -107,6 +112,10 @@ pub enum Outcome {
     /// A host-wide figure (the whole disk under the target), shown but
     /// not judged (`--host-figures` judges it).
     HostWide,
+    /// A timing of a case that ran in a guest under software emulation
+    /// (TCG) on either side: it measures the emulator, so it is shown but
+    /// not judged.
+    Emulated,
 }
 
 impl Outcome {
@@ -121,6 +130,7 @@ impl Outcome {
             Outcome::LikelyRegression => "likely_regression",
             Outcome::LikelyImprovement => "likely_improvement",
             Outcome::HostWide => "host_wide",
+            Outcome::Emulated => "emulated",
         }
     }
 
@@ -131,6 +141,7 @@ impl Outcome {
             Outcome::LikelyRegression => "likely regression",
             Outcome::LikelyImprovement => "likely improvement",
             Outcome::HostWide => "host-wide, not judged",
+            Outcome::Emulated => "emulated, not judged",
             other => other.name(),
         }
     }
@@ -181,6 +192,10 @@ pub struct FigureComparison {
     /// whole machine (a `backing_*` or `host_*` figure): every user of
     /// them moves it.
     pub host_wide: bool,
+    /// Which side's cases ran in a guest under software emulation:
+    /// `base`, `new` or `both`; `None` when neither. Its timings are then
+    /// [`Outcome::Emulated`]; its exact figures are judged as usual.
+    pub emulated: Option<&'static str>,
 }
 
 impl FigureComparison {
@@ -243,6 +258,11 @@ pub struct Comparison {
     pub base_busy: BusyCases,
     /// The new side's, likewise.
     pub new_busy: BusyCases,
+    /// The base side's cases that ran in a guest under software emulation
+    /// (their timings are not judged), said once in the notes.
+    pub base_emulated: EmulatedCases,
+    /// The new side's, likewise.
+    pub new_emulated: EmulatedCases,
 }
 
 impl Comparison {
@@ -318,7 +338,7 @@ pub fn compare(base: Side<'_>, new: Side<'_>, options: &CompareOptions) -> Compa
             let nf = n.figure(bf.name);
             // A one-sided figure cites why the other side has no value.
             match (bf.values.is_empty(), nf.filter(|nf| !nf.values.is_empty())) {
-                (false, Some(nf)) => rows.push(row(key, b.case, bf, nf, options)),
+                (false, Some(nf)) => rows.push(row(key, b.case, bf, nf, emulated::side(b.emulated, n.emulated), options)),
                 (true, Some(_)) => only_new.push(one_sided_figure(b.case, bf.name, Some(bf), base.label)),
                 (false, None) => only_base.push(one_sided_figure(b.case, bf.name, nf, new.label)),
                 (true, None) => {} // measured on neither side
@@ -357,15 +377,33 @@ pub fn compare(base: Side<'_>, new: Side<'_>, options: &CompareOptions) -> Compa
         cases_in_common,
         base_busy: busy_cases(base.runs),
         new_busy: busy_cases(new.runs),
+        base_emulated: EmulatedCases::of(base.runs),
+        new_emulated: EmulatedCases::of(new.runs),
     }
 }
 
-fn row(key: &str, case: &Case, b: &PooledFigure<'_>, n: &PooledFigure<'_>, options: &CompareOptions) -> FigureComparison {
+/// Figure `b` (base) against `n` (new) of the case `key`; `emulated`
+/// names the side(s) whose cases ran under software emulation.
+fn row(
+    key: &str,
+    case: &Case,
+    b: &PooledFigure<'_>,
+    n: &PooledFigure<'_>,
+    emulated: Option<&'static str>,
+    options: &CompareOptions,
+) -> FigureComparison {
     let (better, kind) = (b.figure.better, b.figure.kind);
     let seed = options.seed ^ fnv1a([key.as_bytes(), &[0], b.name.as_bytes()]);
     let j = judge::judge(&b.values, &n.values, b.figure, options, seed);
     let host_wide = is_host_wide(b.name);
-    let outcome = if host_wide && !options.host_figures { Outcome::HostWide } else { j.outcome };
+    let mut outcome = if host_wide && !options.host_figures { Outcome::HostWide } else { j.outcome };
+    let (mut ci, mut p_value, mut note) = (j.ci, j.p_value, j.note);
+    if kind == Kind::Timing && emulated.is_some() {
+        // The emulator's seconds: shown with their medians, no test, no
+        // interval, and left out of the false-discovery control.
+        (outcome, ci, p_value) = (Outcome::Emulated, None, None);
+        note = crate::record::guest::EMULATED_NOT_JUDGED.to_string();
+    }
     FigureComparison {
         scenario: case.scenario.clone(),
         fs: case.place(),
@@ -379,12 +417,13 @@ fn row(key: &str, case: &Case, b: &PooledFigure<'_>, n: &PooledFigure<'_>, optio
         base_median: j.base_median,
         new_median: j.new_median,
         slowdown: j.slowdown,
-        ci: j.ci,
-        p_value: j.p_value,
+        ci,
+        p_value,
         q_value: None,
         outcome,
-        note: j.note,
+        note,
         host_wide,
+        emulated,
     }
 }
 
@@ -450,13 +489,14 @@ fn by_effect(a: &FigureComparison, b: &FigureComparison) -> std::cmp::Ordering {
         Outcome::Unchanged => 5,
         Outcome::TooFewRepeats => 6,
         Outcome::HostWide => 7,
+        Outcome::Emulated => 8,
     };
     let s = |r: &FigureComparison| r.slowdown.unwrap_or(1.0);
     group(a).cmp(&group(b)).then_with(|| match a.outcome {
         Outcome::Regression | Outcome::LikelyRegression => s(b).total_cmp(&s(a)),
         Outcome::Improvement | Outcome::LikelyImprovement => s(a).total_cmp(&s(b)),
         Outcome::Changed | Outcome::HostWide => s(b).ln().abs().total_cmp(&s(a).ln().abs()),
-        Outcome::Unchanged | Outcome::TooFewRepeats => std::cmp::Ordering::Equal,
+        Outcome::Unchanged | Outcome::TooFewRepeats | Outcome::Emulated => std::cmp::Ordering::Equal,
     })
 }
 
@@ -505,6 +545,8 @@ struct Pooled<'a> {
     figures: Vec<PooledFigure<'a>>,
     /// How many ok cases were pooled.
     repeats: usize,
+    /// Whether any of them ran in a guest under software emulation.
+    emulated: bool,
 }
 
 /// One figure's values over every repeat.
@@ -528,7 +570,7 @@ impl<'a> Pool<'a> {
                 continue;
             }
             let at = *pool.index.entry(key.clone()).or_insert_with(|| {
-                pool.cases.push((key.clone(), Pooled { case, figures: Vec::new(), repeats: 0 }));
+                pool.cases.push((key.clone(), Pooled { case, figures: Vec::new(), repeats: 0, emulated: false }));
                 pool.cases.len() - 1
             });
             pool.cases[at].1.add(case);
@@ -559,6 +601,7 @@ impl<'a> Pool<'a> {
 impl<'a> Pooled<'a> {
     fn add(&mut self, case: &'a Case) {
         self.repeats += 1;
+        self.emulated |= case.timings_emulated();
         for (name, figure) in case.figures.iter() {
             let at = match self.figures.iter().position(|f| f.name == name) {
                 Some(at) => at,

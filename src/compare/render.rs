@@ -38,7 +38,7 @@ fn cells(row: &FigureComparison) -> Cells {
     // (the header says what the sizes allow; JSON keeps it).
     let untestable = matches!(
         row.outcome,
-        Outcome::TooFewRepeats | Outcome::LikelyRegression | Outcome::LikelyImprovement | Outcome::HostWide
+        Outcome::TooFewRepeats | Outcome::LikelyRegression | Outcome::LikelyImprovement | Outcome::HostWide | Outcome::Emulated
     );
     Cells {
         label: if row.host_wide { format!("{} (host-wide)", row.label()) } else { row.label() },
@@ -51,19 +51,21 @@ fn cells(row: &FigureComparison) -> Cells {
             (Some(p), None) => format::p_value(p),
             _ => String::new(),
         },
-        note: row.note.clone(),
+        // An emulated row's reason is its outcome's words and said once
+        // for the comparison; JSON keeps it on the row.
+        note: if row.outcome == Outcome::Emulated { String::new() } else { row.note.clone() },
     }
 }
 
 fn headline(row: &FigureComparison) -> String {
     match row.outcome {
         Outcome::Regression | Outcome::Improvement | Outcome::LikelyRegression | Outcome::LikelyImprovement => moved(row),
-        Outcome::HostWide if row.new_median != row.base_median && row.slowdown.is_some() => moved(row),
+        Outcome::HostWide | Outcome::Emulated if row.new_median != row.base_median && row.slowdown.is_some() => moved(row),
         Outcome::Changed if row.base_median != 0.0 => {
             let relative = (row.new_median - row.base_median) / row.base_median.abs();
             format!("changed {}", format::signed_percent(relative))
         }
-        Outcome::HostWide => "unchanged".to_string(),
+        Outcome::HostWide | Outcome::Emulated => "unchanged".to_string(),
         other => other.words().to_string(),
     }
 }
@@ -117,6 +119,10 @@ pub fn verdict(c: &Comparison) -> String {
     if host > 0 {
         parts.push(format!("{host} host-wide"));
     }
+    let emulated = c.count(Outcome::Emulated);
+    if emulated > 0 {
+        parts.push(format!("{emulated} emulated, not judged"));
+    }
     parts.join(", ")
 }
 
@@ -134,6 +140,8 @@ fn sections(c: &Comparison, all: bool) -> Vec<(String, Vec<&FigureComparison>)> 
         shown.push((Outcome::TooFewRepeats, "Too few repeats to judge".to_string()));
         let host = "Host-wide, not judged (the whole disk under the target, or the machine; --host-figures judges them)";
         shown.push((Outcome::HostWide, host.to_string()));
+        let emulated = "Emulated (TCG), not judged (timings of cases run in a guest under software emulation)";
+        shown.push((Outcome::Emulated, emulated.to_string()));
     }
     shown
         .into_iter()
@@ -161,6 +169,10 @@ fn not_shown_parts(c: &Comparison) -> Vec<String> {
         parts.push(format!("{few} with too few repeats to judge"));
     }
     parts.extend(words::host_wide(c));
+    let emulated = c.count(Outcome::Emulated);
+    if emulated > 0 {
+        parts.push(format!("{emulated} {}", crate::record::guest::EMULATED_NOT_JUDGED));
+    }
     parts
 }
 
@@ -225,7 +237,7 @@ pub fn text(c: &Comparison, all: bool) -> String {
     for line in incomplete(c) {
         let _ = writeln!(out, "INCOMPLETE: {line}");
     }
-    for line in words::busy(c).iter().flat_map(|l| words::paragraph(l)) {
+    for line in words::busy(c).iter().chain(&words::emulated(c)).flat_map(|l| words::paragraph(l)) {
         let _ = writeln!(out, "{line}");
     }
     if !c.newly_failed.is_empty() {
@@ -334,7 +346,7 @@ pub fn markdown(c: &Comparison, all: bool) -> String {
     for line in incomplete(c) {
         let _ = writeln!(out, "**Incomplete:** {}\n", md(&line));
     }
-    if let Some(line) = words::busy(c) {
+    for line in words::busy(c).into_iter().chain(words::emulated(c)) {
         let _ = writeln!(out, "{}\n", md(&line));
     }
     if !c.newly_failed.is_empty() {
@@ -438,7 +450,7 @@ pub fn html_summary(c: &Comparison) -> String {
         }
         out.push_str("</ul>\n");
     }
-    for line in words::sample_sizes(c).into_iter().chain(words::likely_footer(c)).chain(words::busy(c)).chain(incomplete(c)) {
+    for line in words::sample_sizes(c).into_iter().chain(words::likely_footer(c)).chain(words::busy(c)).chain(words::emulated(c)).chain(incomplete(c)) {
         let _ = writeln!(out, "<p class=\"compare-note\">{}</p>", escape(&line));
     }
     let _ = writeln!(out, "<p class=\"compare-verdict\">{base} → {new}: {}</p>", escape(&verdict(c)));

@@ -230,3 +230,36 @@ fn the_same_runs_compare_the_same() {
     assert_eq!(compare_runs(&base, &new), compare_runs(&base, &new));
 }
 
+
+#[test]
+fn an_emulated_side_s_timings_are_not_judged_but_its_exact_figures_are() {
+    // The new side ran in a TCG guest: its wall time is 5× the host's and
+    // its journal commits fell from 21 to 2. The commits are judged (an
+    // improvement); the wall time is shown, not judged, and fails nothing.
+    let base = [run("b", repeats(&[1.0, 1.1, 0.9, 1.05, 0.95], 21.0))];
+    let mut emulated = repeats(&[5.0, 5.5, 4.5, 5.2, 4.8], 2.0);
+    for case in &mut emulated {
+        case.guest = Some(crate::record::guest::tests::guest(true));
+    }
+    let c = compare_runs(&base, &[run("n", emulated.clone())]);
+    let by_name = |name: &str| c.rows.iter().find(|r| r.figure == name).unwrap();
+    let (wall, commits) = (by_name("wall_s"), by_name("journal_commits"));
+    assert_eq!((wall.outcome, wall.emulated, wall.p_value, wall.ci), (Outcome::Emulated, Some("new"), None, None));
+    assert_eq!(wall.note, "timings emulated (TCG): not judged");
+    assert_eq!((wall.base_median, wall.new_median), (1.0, 5.0));
+    assert_eq!((commits.outcome, commits.emulated), (Outcome::Improvement, Some("new")));
+    assert_eq!((c.regressions(), c.improvements(), c.count(Outcome::Emulated)), (0, 1, 1));
+    assert!(c.sample_sizes.is_empty(), "an emulated timing is no test: {:?}", c.sample_sizes);
+    assert_eq!((c.base_emulated.emulated, c.new_emulated.emulated, c.new_emulated.places.clone()), (0, 5, vec!["ext4".to_string()]));
+    // Either side emulated: the base's emulation is enough.
+    let swapped = compare_runs(&[run("n", emulated.clone())], &base);
+    let wall = swapped.rows.iter().find(|r| r.figure == "wall_s").unwrap();
+    assert_eq!((wall.outcome, wall.emulated, swapped.regressions()), (Outcome::Emulated, Some("base"), 1));
+    // A KVM guest's timings are the kernel's: judged as usual.
+    for case in &mut emulated {
+        case.guest = Some(crate::record::guest::tests::guest(false));
+    }
+    let kvm = compare_runs(&base, &[run("n", emulated)]);
+    let wall = kvm.rows.iter().find(|r| r.figure == "wall_s").unwrap();
+    assert_eq!((wall.outcome, wall.emulated), (Outcome::Regression, None));
+}

@@ -5,14 +5,41 @@
 //! as `--fs` is; a case carries its values in `Case::conditions`, which its
 //! key and its place (`xfs@192M`) include.
 //!
+//! With `--kernel`, the kernel is an axis too: `host` (this machine's
+//! kernel, no guest) or an image booted in a guest per case, whose size
+//! (`--vm-memory`) is another axis; a case records the kernel's release as
+//! its `kernel` condition, so labels read `ext4@6.1.0-56-amd64`.
+//!
 //! The design decision: a `--sysctl` with one value stays run-wide, set
 //! once for the whole run and recorded in the run's `sysctls` as before,
 //! so runs made before conditions existed still compare with new ones;
 //! only a list of values makes a per-case condition.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::target::sysctl::SysctlSetting;
+use crate::vm::prepare::GuestKernel;
+
+/// Which kernel a case runs under (`--kernel`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KernelChoice {
+    /// This machine's own kernel, with its release: no guest.
+    Host(String),
+    /// A kernel booted in a guest for the case.
+    Guest(Arc<GuestKernel>),
+}
+
+impl KernelChoice {
+    /// The kernel's release (`6.1.0-56-amd64`): the case's `kernel`
+    /// condition.
+    pub fn release(&self) -> &str {
+        match self {
+            KernelChoice::Host(release) => release,
+            KernelChoice::Guest(kernel) => &kernel.release,
+        }
+    }
+}
 
 /// One sysctl of a case: the setting written, and its value as given.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +63,11 @@ pub struct Condition {
     /// A fill level for this case's target, as given (`80%`), replacing
     /// the run's `--fill`.
     pub fill: Option<String>,
+    /// The kernel, when the run names kernels (`--kernel`).
+    pub kernel: Option<KernelChoice>,
+    /// A guest's memory when the run varies it (`--vm-memory 512M,4G`):
+    /// as given, and in bytes.
+    pub vm_memory: Option<(String, u64)>,
 }
 
 impl Condition {
@@ -54,6 +86,12 @@ impl Condition {
         }
         if let Some(fill) = &self.fill {
             map.insert("fill".to_string(), fill.clone());
+        }
+        if let Some(kernel) = &self.kernel {
+            map.insert("kernel".to_string(), kernel.release().to_string());
+        }
+        if let Some((shown, _)) = &self.vm_memory {
+            map.insert("vm_memory".to_string(), shown.clone());
         }
         map
     }
@@ -77,6 +115,28 @@ pub fn with_fills(conditions: Vec<Condition>, fills: &[String]) -> Vec<Condition
         .into_iter()
         .flat_map(|c| fills.iter().map(move |f| Condition { fill: Some(f.clone()), ..c.clone() }))
         .collect()
+}
+
+/// `conditions` once per kernel of `kernels`, kernel varying slowest; a
+/// guest's once per `vm_memory` value (a host kernel has no guest to size).
+/// `conditions` as they are when `kernels` is empty.
+pub fn with_kernels(conditions: Vec<Condition>, kernels: &[KernelChoice], vm_memory: &[(String, u64)]) -> Vec<Condition> {
+    if kernels.is_empty() {
+        return conditions;
+    }
+    let mut out = Vec::new();
+    for kernel in kernels {
+        let sizes: Vec<Option<(String, u64)>> = match kernel {
+            KernelChoice::Guest(_) if vm_memory.len() > 1 => vm_memory.iter().cloned().map(Some).collect(),
+            _ => vec![None],
+        };
+        for c in &conditions {
+            for size in &sizes {
+                out.push(Condition { kernel: Some(kernel.clone()), vm_memory: size.clone(), ..c.clone() });
+            }
+        }
+    }
+    out
 }
 
 /// Every combination of the memory values (none: the machine's own) and
@@ -106,6 +166,27 @@ pub fn matrix(memory: &[(String, u64)], sysctl_axes: &[Vec<CaseSysctl>]) -> Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernels_vary_slowest_and_only_guests_take_each_vm_size() {
+        let guest = KernelChoice::Guest(Arc::new(GuestKernel::for_tests("6.1.0-56-amd64")));
+        let host = KernelChoice::Host("6.18.44".into());
+        let sizes = [("512M".to_string(), 512 << 20), ("4G".to_string(), 4 << 30)];
+        let all = with_kernels(vec![Condition::default()], &[guest.clone(), host], &sizes);
+        let mut case = crate::record::Case::new("s", "xfs", serde_json::Map::new(), 1);
+        let places: Vec<String> = all
+            .iter()
+            .map(|c| {
+                case.conditions = c.as_map();
+                case.place()
+            })
+            .collect();
+        assert_eq!(places, ["xfs@6.1.0-56-amd64,vm=512M", "xfs@6.1.0-56-amd64,vm=4G", "xfs@6.18.44"]);
+        // One size is the guest's, not a condition.
+        let one = with_kernels(vec![Condition::default()], &[guest], &sizes[..1]);
+        assert_eq!(one[0].vm_memory, None);
+        assert_eq!(with_kernels(vec![Condition::default()], &[], &sizes), vec![Condition::default()]);
+    }
 
     fn sysctl(key: &str, value: &str) -> CaseSysctl {
         CaseSysctl { setting: SysctlSetting { key: key.into(), value: value.into() }, shown: value.into() }

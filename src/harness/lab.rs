@@ -37,6 +37,9 @@ pub struct Plan {
     pub hold_sysctls: bool,
     /// How scratch targets start when not fresh (`--age`, `--fill`).
     pub start: Option<super::StartPlan>,
+    /// How guests are sized, when a condition boots a kernel in one
+    /// (`--kernel IMAGE`).
+    pub guest: Option<super::GuestPlan>,
 }
 
 impl Plan {

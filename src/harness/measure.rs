@@ -52,6 +52,8 @@ pub enum Phase {
     ColdRead,
     /// Mapping the layout.
     Layout,
+    /// Booting a guest and running the case in it.
+    Guest,
     /// Releasing the target.
     Release,
 }
@@ -65,6 +67,7 @@ impl Phase {
             Phase::Work => "running",
             Phase::ColdRead => "cold read",
             Phase::Layout => "mapping layout",
+            Phase::Guest => "in a guest (boot, work, power-off)",
             Phase::Release => "releasing",
         }
     }
@@ -83,6 +86,10 @@ impl Lab {
         progress: &dyn Fn(Phase),
         work: &mut dyn Work,
     ) -> Case {
+        if let Some(kernel) = super::guest::guest_kernel(condition) {
+            let disk_bytes = self.options_for(&*work, None).size_bytes.unwrap_or(crate::target::DEFAULT_SIZE_BYTES);
+            return self.measure_in_guest(spec, job, condition, repeat, progress, kernel, disk_bytes);
+        }
         let mut case = Case::new(&job.scenario, &spec.label(), job.params.clone(), repeat);
         case.conditions = condition.as_map();
         // What the case alone holds (its sysctls, its memory cgroup), put

@@ -10,6 +10,7 @@
 
 mod condition;
 mod environment;
+mod guest;
 pub mod hunt;
 mod keep;
 mod kernel_log;
@@ -21,8 +22,9 @@ mod room;
 mod run;
 mod start;
 
-pub use condition::{CaseSysctl, Condition, matrix, with_fills};
+pub use condition::{CaseSysctl, Condition, KernelChoice, matrix, with_fills, with_kernels};
 pub use environment::read_environment;
+pub use guest::{DEFAULT_VM_MEMORY, GuestPlan};
 pub use keep::Keeper;
 pub use lab::{Lab, Plan, cleanup_dead_runs};
 pub use measure::{Phase, SYNC_FIGURE};

@@ -13,6 +13,7 @@ mod command;
 mod environment;
 pub mod extent;
 mod figures;
+pub mod guest;
 mod ids;
 mod timeline;
 mod verdict;
@@ -26,6 +27,7 @@ pub use command::CommandOutput;
 pub use environment::{Disk, Environment};
 pub use extent::Extent;
 pub use figures::{Better, Figure, Figures, Kind};
+pub use guest::{EMULATED_MARK, GuestRecord};
 pub use ids::{run_id, utc_now};
 pub use timeline::TimelinePoint;
 pub use verdict::{PlaceVerdict, Verdict};
@@ -129,6 +131,9 @@ pub struct Case {
     /// are less reliable; it never fails the case.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub busy: Option<String>,
+    /// The guest the case ran in (`--kernel IMAGE`); none on the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guest: Option<GuestRecord>,
 }
 
 /// An aged or filled target's starting point: which cache entry the image
@@ -242,6 +247,7 @@ impl Case {
             conditions: BTreeMap::new(),
             start: None,
             busy: None,
+            guest: None,
         }
     }
 }
@@ -288,7 +294,9 @@ impl Case {
 
     /// Where the case ran, as tables and verdicts name it: the target's
     /// label, then the values of its conditions (`xfs@256M`,
-    /// `ext4@256M,vm.dirty_ratio=5`); the label alone without conditions.
+    /// `ext4@256M,vm.dirty_ratio=5`, `ext4@6.1.0-56-amd64,vm=512M` for a
+    /// guest's kernel release and memory); the label alone without
+    /// conditions.
     pub fn place(&self) -> String {
         if self.conditions.is_empty() {
             return self.fs.clone();
@@ -296,7 +304,11 @@ impl Case {
         let shown: Vec<String> = self
             .conditions
             .iter()
-            .map(|(name, value)| if name == "memory" { value.clone() } else { format!("{name}={value}") })
+            .map(|(name, value)| match name.as_str() {
+                "memory" | "kernel" => value.clone(),
+                "vm_memory" => format!("vm={value}"),
+                _ => format!("{name}={value}"),
+            })
             .collect();
         format!("{}@{}", self.fs, shown.join(","))
     }

@@ -24,7 +24,8 @@ use std::ops::Range;
 
 use super::axis::{Display, Scale};
 use super::markup::{escape_xml, num, shorten};
-use crate::record::{Better, Kind};
+use crate::record::guest::EMULATED_FOOTNOTE;
+use crate::record::{Better, EMULATED_MARK, Kind};
 
 /// Bar colours, one per target label, in order of first appearance: the
 /// Okabe–Ito set (told apart with the common colour-vision deficiencies),
@@ -107,6 +108,10 @@ pub struct Bar {
     pub repeats: usize,
     /// Why the repeats that lack it lack it (each reason once).
     pub missing: Vec<String>,
+    /// Whether a repeat ran in a guest under software emulation (TCG): a
+    /// timing chart then draws the bar hatched, its value marked
+    /// [`EMULATED_MARK`], since it measures the emulator.
+    pub emulated: bool,
 }
 
 impl Bar {
@@ -146,6 +151,11 @@ impl Bar {
             Some(Side::Base) => format!("{kind} base"),
             _ => kind.to_string(),
         }
+    }
+
+    /// Whether this bar of a `kind` chart is an emulator's timing.
+    fn emulated_in(&self, kind: Kind) -> bool {
+        self.emulated && kind == Kind::Timing
     }
 
     /// ` data-side="base"` with a comparison, else nothing.
@@ -304,6 +314,9 @@ impl BarChart<'_> {
         )?;
         let about = self.about.map(|a| format!(": {a}")).unwrap_or_default();
         writeln!(out, "<title>{}</title>", escape_xml(&format!("{}{about}", self.figure)))?;
+        if self.bars.iter().any(|b| b.emulated_in(self.kind)) {
+            write_hatch(out)?;
+        }
         writeln!(out, r##"<text class="heading" x="8" y="17" font-size="13.5" font-weight="600" fill="#1b1f24">{}</text>"##, escape_xml(self.figure))?;
         let repeats = self.bars.iter().map(|b| b.repeats).max().unwrap_or(0);
         let summary = if repeats > 1 { format!(" · median of {repeats}, whisker min–max") } else { String::new() };
@@ -391,11 +404,19 @@ impl BarChart<'_> {
         // The value is written beside the bar; a tooltip only when it has
         // more to say (the range, the repeats that lack it): a preset's
         // page has a thousand bars.
-        let tip = if measured > 1 || measured < bar.repeats { format!("<title>{}</title>", escape_xml(&tip)) } else { String::new() };
+        let emulated = bar.emulated_in(self.kind);
+        if emulated {
+            let _ = write!(tip, "; {EMULATED_MARK} {EMULATED_FOOTNOTE}");
+        }
+        let tip = if measured > 1 || measured < bar.repeats || emulated {
+            format!("<title>{}</title>", escape_xml(&tip))
+        } else {
+            String::new()
+        };
         writeln!(
             out,
             r#"<rect class="{class}" data-fs="{fs}" data-params="{p}" data-run="{r}"{side} data-value="{v}" data-min="{lo}" data-max="{hi}" data-repeats="{n}" data-measured="{m}" x="{x}" y="{y}" width="{w}" height="{h}" {paint}>{tip}</rect>"#,
-            class = bar.class("bar"),
+            class = if emulated { bar.class("bar emulated") } else { bar.class("bar") },
             fs = escape_xml(&bar.fs),
             p = escape_xml(&bar.params),
             r = escape_xml(&bar.run),
@@ -410,6 +431,17 @@ impl BarChart<'_> {
             w = num((end - start).max(least)),
             h = num(slot.height),
         )?;
+        if emulated {
+            // Pale stripes over the bar, in any colour: the emulator's.
+            writeln!(
+                out,
+                r#"<rect class="hatch" x="{}" y="{}" width="{}" height="{}" fill="url(#{HATCH})" pointer-events="none"/>"#,
+                num(start),
+                num(slot.top),
+                num((end - start).max(least)),
+                num(slot.height),
+            )?;
+        }
         let mid = slot.top + slot.height / 2.0;
         if measured > 1 {
             let (x1, x2) = (num(plot.x(s.min)), num(plot.x(s.max)));
@@ -422,7 +454,8 @@ impl BarChart<'_> {
             )?;
         }
         let partial = if measured < bar.repeats { format!(" ({measured}/{})", bar.repeats) } else { String::new() };
-        let text = format!("{}{partial}", display.format(s.median));
+        let mark = if emulated { EMULATED_MARK } else { "" };
+        let text = format!("{}{mark}{partial}", display.format(s.median));
         // SVG cannot measure text; 6 units a character is a safe guess at
         // this size. A value with no room right of its bar goes inside it.
         let text_width = 6.0 * text.chars().count() as f64;
@@ -446,6 +479,18 @@ impl BarChart<'_> {
             escape_xml(&text),
         )
     }
+}
+
+/// The id of the stripes emulated timing bars are hatched with: every
+/// chart that draws one defines it alike, so a page's first serves all.
+const HATCH: &str = "fslab-emulated-hatch";
+
+/// The stripes' pattern, written once in a chart that has emulated bars.
+fn write_hatch(out: &mut String) -> fmt::Result {
+    writeln!(
+        out,
+        r##"<defs><pattern id="{HATCH}" patternUnits="userSpaceOnUse" width="6" height="6" patternTransform="rotate(45)"><rect width="3" height="6" fill="#ffffff" fill-opacity="0.6"/></pattern></defs>"##
+    )
 }
 
 /// The legend of a comparison's chart: a pale outlined swatch for the
@@ -558,6 +603,7 @@ mod tests {
             values: values.to_vec(),
             repeats,
             missing: if values.len() < repeats { vec!["needs root".to_string()] } else { Vec::new() },
+            emulated: false,
         }
     }
 
@@ -738,4 +784,20 @@ mod tests {
         let linear = chart(vec![bar("ext4", &[16.0], 1), bar("xfs", &[1600.0], 1)]);
         assert!(linear.contains(r#"data-scale="linear""#), "exactly 100x stays linear");
     }
+    #[test]
+    fn an_emulated_timing_bar_is_hatched_marked_and_says_why() {
+        let emulated = Bar { emulated: true, ..bar("ext4@6.1.0-56-amd64", &[3.0, 4.0, 5.0], 3) };
+        let svg = chart(vec![bar("ext4", &[0.5], 1), emulated.clone()]);
+        assert_eq!(svg.matches(r#"class="bar emulated""#).count(), 1, "{svg}");
+        assert_eq!(svg.matches(r#"class="hatch""#).count(), 1, "{svg}");
+        assert_eq!(svg.matches("<pattern id=\"fslab-emulated-hatch\"").count(), 1, "{svg}");
+        assert!(svg.contains(">4 s†</text>") && svg.contains(">0.5 s</text>"), "{svg}");
+        assert!(svg.contains("emulated (TCG): timings measure the emulator"), "{svg}");
+        // An exact figure of the same case is the kernel's: drawn plain.
+        let exact =
+            BarChart { scenario: "s", figure: "extents", unit: "count", better: Better::Lower, kind: Kind::Exact, about: None, sides: None, bars: vec![emulated] }
+                .render();
+        assert!(!exact.contains("emulated") && !exact.contains('†') && !exact.contains("pattern"), "{exact}");
+    }
+
 }

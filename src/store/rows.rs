@@ -10,7 +10,7 @@ pub(super) fn insert_case(sql: &mut dyn Sql, run_id: &str, ordinal: usize, case:
     let rows = sql.query(
         "INSERT INTO cases (run_id, ordinal, case_key, scenario, fs, params, repeat, status, error, fs_type, device, \
          mkfs_args, mount_opts, cold_method, command_output, conditions, memory_cgroup, start, image_copy, \
-         busy) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+         busy, guest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
          RETURNING id",
         &[
             Value::text(run_id),
@@ -33,6 +33,7 @@ pub(super) fn insert_case(sql: &mut dyn Sql, run_id: &str, ordinal: usize, case:
             Value::Text(case.start.as_ref().map(to_json)),
             Value::Text(case.target.image_copy.clone()),
             Value::Text(case.busy.clone()),
+            Value::Text(case.guest.as_ref().map(to_json)),
         ],
     )?;
     let case_id = rows
@@ -108,10 +109,11 @@ pub(super) fn load_run(sql: &mut dyn Sql, id: &str, version: i64) -> Result<Opti
     let conditions = if version >= 2 { "conditions, memory_cgroup" } else { "NULL, NULL" };
     let start = if version >= 3 { "start, image_copy" } else { "NULL, NULL" };
     let busy = if version >= 4 { "busy" } else { "NULL" };
+    let guest = if version >= 5 { "guest" } else { "NULL" };
     let cases = sql.query(
         &format!(
             "SELECT id, scenario, fs, params, repeat, status, error, fs_type, device, mkfs_args, mount_opts, \
-             cold_method, command_output, {conditions}, {start}, {busy} FROM cases WHERE run_id = ? ORDER BY ordinal"
+             cold_method, command_output, {conditions}, {start}, {busy}, {guest} FROM cases WHERE run_id = ? ORDER BY ordinal"
         ),
         &[Value::text(id)],
     )?;
@@ -135,6 +137,7 @@ pub(super) fn load_run(sql: &mut dyn Sql, id: &str, version: i64) -> Result<Opti
         }
         case.start = c[15].as_str().map(|t| from_json(t, "case's starting point")).transpose()?;
         case.busy = c[17].as_str().map(str::to_string);
+        case.guest = c[18].as_str().map(|t| from_json(t, "case's guest")).transpose()?;
         case.command = c[12].as_str().map(|t| from_json(t, "command output")).transpose()?;
         case.figures = load_figures(sql, &case_id)?;
         let points = sql.query("SELECT points FROM timelines WHERE case_id = ?", std::slice::from_ref(&case_id))?;

@@ -15,7 +15,7 @@ use super::{Backend, Value};
 use crate::error::{Error, Result};
 
 /// The schema version this fslab writes and reads.
-pub const CURRENT: i64 = 4;
+pub const CURRENT: i64 = 5;
 
 /// Each version's DDL, in order; index `i` makes version `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -98,6 +98,11 @@ const MIGRATIONS: &[&str] = &[
     // disk I/O over the thresholds in its window); NULL when it did not,
     // and in cases stored before, which were not watched.
     "ALTER TABLE cases ADD COLUMN busy TEXT",
+    // 5: the guest a case ran in (`--kernel IMAGE`) as a JSON object:
+    // kernel release, acceleration, whether timings were emulated, the
+    // VM's size; NULL for cases run on the host, and in cases stored
+    // before, which all ran there.
+    "ALTER TABLE cases ADD COLUMN guest TEXT",
 ];
 
 /// The words a backend puts into the DDL.

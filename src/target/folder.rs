@@ -48,6 +48,9 @@ pub enum FolderRole {
     State,
     /// `--age-cache`: the aged images cases start from.
     Cache,
+    /// `--kernel-cache` (`/var/cache/fslab/kernels`): the vmlinux
+    /// unpacked from each bzImage guests boot.
+    KernelCache,
     /// The default store's folder (`/var/lib/fslab`, or the user's XDG
     /// data folder): where runs are kept when `--store` is not given.
     Store,
@@ -59,6 +62,7 @@ impl FolderRole {
             FolderRole::Scratch => "scratch folder",
             FolderRole::State => "state folder",
             FolderRole::Cache => "age cache folder",
+            FolderRole::KernelCache => "kernel cache folder",
             FolderRole::Store => "store folder",
         }
     }
@@ -77,6 +81,7 @@ impl FolderRole {
             FolderRole::Scratch => "pick another with --scratch DIR",
             FolderRole::State => "pick another with FSLAB_STATE_DIR=DIR",
             FolderRole::Cache => "pick another with --age-cache DIR",
+            FolderRole::KernelCache => "pick another with --kernel-cache DIR",
             FolderRole::Store => "keep runs elsewhere with --store PATH or FSLAB_STORE=PATH",
         }
     }

@@ -90,6 +90,11 @@ pub enum Resource {
     /// inode; released by removing that image if it stands without its
     /// json (an incomplete entry), leaving a complete entry.
     CacheImage(PathBuf),
+    /// A folder a guest (`--kernel`) writes into over 9p, named
+    /// `fslab-share` in the guest's run folder: removed, with whatever the
+    /// guest left in it, as a work folder is (never following a symlink,
+    /// never crossing a mount).
+    GuestShare(PathBuf),
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -522,6 +527,7 @@ pub fn describe(resource: &Resource) -> String {
         }
         Resource::TraceInstance(p) => format!("trace instance {}", p.display()),
         Resource::WorkDir(p) => format!("work folder {}", p.display()),
+        Resource::GuestShare(p) => format!("guest share {}", p.display()),
         Resource::Child { pid, .. } => format!("process group {pid}"),
         Resource::MemoryCgroup(p) => format!("memory cgroup {}", p.display()),
         Resource::CacheImage(p) => format!("cache entry written at {} (removed if incomplete)", p.display()),
@@ -533,7 +539,7 @@ pub fn describe(resource: &Resource) -> String {
 /// and checked to be the one recorded). A resource already gone is
 /// released; one that is not provably fslab's is refused (`Ok(Some(why))`).
 pub fn release(resource: &Resource, proof: Option<&Proof>, scratch: Option<&OwnedDir>) -> Outcome {
-    if let Resource::WorkDir(p) = resource {
+    if let Resource::WorkDir(p) | Resource::GuestShare(p) = resource {
         if !super::remove::named_as_work_folder(p) {
             return Ok(Some(format!("not made by fslab: {} is not named as fslab names work folders", p.display())));
         }
@@ -556,7 +562,7 @@ pub fn release(resource: &Resource, proof: Option<&Proof>, scratch: Option<&Owne
             ignore_missing(fs::remove_dir(p), p, "remove").map(|()| None)
         }
         Resource::Image(p) => proof::remove_image(scratch, p, proof),
-        Resource::WorkDir(p) => super::remove::remove_work_folder(p).map(|()| None),
+        Resource::WorkDir(p) | Resource::GuestShare(p) => super::remove::remove_work_folder(p).map(|()| None),
         Resource::Loop(image) => proof::detach_loops(scratch, image, proof),
         Resource::Mount(p) => proof::unmount(scratch, p, proof),
         Resource::Sysctl { key, old, partner } => {

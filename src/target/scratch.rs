@@ -129,7 +129,7 @@ fn copy_base(base: &CacheEntry, file: &File, image: &std::path::Path) -> Result<
 /// the ledger cannot prove. File systems without `O_TMPFILE` get
 /// `O_CREAT | O_EXCL | O_NOFOLLOW`. The same descriptor is what the loop
 /// device is attached to.
-fn make_image(held: &mut Held, folder: &OwnedDir, name: &str, size: u64) -> Result<(PathBuf, File, FileId)> {
+pub(super) fn make_image(held: &mut Held, folder: &OwnedDir, name: &str, size: u64) -> Result<(PathBuf, File, FileId)> {
     let path = folder.path().join(name);
     let token = held.record(Resource::Image(path.clone()))?;
     let fail = |what: &str, e: rustix::io::Errno| Error::io(&path, what, e.into());

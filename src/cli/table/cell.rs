@@ -2,7 +2,7 @@
 //! (sizes in MiB, rates in MiB/s, seconds and ratios to the millisecond),
 //! and the repeats of a row summed up as `median [min–max]`.
 
-use crate::record::{Case, Catalog, Status};
+use crate::record::{Case, Catalog, EMULATED_MARK, Kind, Status};
 use crate::units::MIB;
 
 /// What a table prints a figure of base `unit` in, when it scales it:
@@ -70,4 +70,12 @@ pub fn summary(cases: &[&Case], name: &str) -> String {
     let (Some(lo), Some(hi)) = (values.first(), values.last()) else { return "-".into() };
     let (lo, hi) = (scaled(*lo, &unit), scaled(*hi, &unit));
     if lo == hi { lo } else { format!("{} [{lo}–{hi}]", scaled(median(&values), &unit)) }
+}
+
+/// `cell` of timing `name` marked [`EMULATED_MARK`] when a repeat of its
+/// row ran in a guest under software emulation (its seconds are the
+/// emulator's); exact figures and cells with no value stay as they are.
+pub fn marked_if_emulated(cell: String, cases: &[&Case], name: &str) -> String {
+    let timing = cases.iter().any(|c| c.figures.get(name).is_some_and(|f| f.kind == Kind::Timing));
+    if timing && cell != "-" && cases.iter().any(|c| c.timings_emulated()) { format!("{cell}{EMULATED_MARK}") } else { cell }
 }

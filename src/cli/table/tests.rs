@@ -250,3 +250,52 @@ fn headings_carry_their_unit_and_no_two_figures_share_one() {
         assert!(heading(&catalog, memory, Some("bytes")).ends_with(" MiB"), "{memory}");
     }
 }
+
+#[test]
+fn an_emulated_case_s_timings_are_marked_and_the_mark_is_said_once() {
+    // replace-files on the host and in a TCG guest, two repeats each: the
+    // guest's wall and sync times carry the mark, its commits do not, and
+    // the host's row has none; the footnote follows the run once.
+    let figures = |wall: f64, commits: f64| {
+        let mut f = Figures::new();
+        f.set("journal_commits", commits, "count", Better::Lower, Kind::Exact);
+        f.set("wall_s", wall, "s", Better::Lower, Kind::Timing);
+        f.set("fsync_s", wall / 2.0, "s", Better::Lower, Kind::Timing);
+        f
+    };
+    let params = [("strategy", serde_json::Value::from("fsync-each"))];
+    let mut cases = Vec::new();
+    for repeat in 1..=2 {
+        let mut host = case("replace-files", "ext4", &params, repeat, figures(0.2 * f64::from(repeat), 21.0));
+        host.conditions.insert("kernel".into(), "6.18.44".into());
+        let mut guest = case("replace-files", "ext4", &params, repeat, figures(3.0 * f64::from(repeat), 21.0));
+        guest.conditions.insert("kernel".into(), "6.1.0-56-amd64".into());
+        guest.conditions.insert("vm_memory".into(), "512M".into());
+        guest.guest = Some(crate::record::guest::tests::guest(true));
+        cases.extend([host, guest]);
+    }
+    let refs: Vec<&Case> = cases.iter().collect();
+    let catalog = crate::harness::catalog();
+    let table = render_cases(&catalog, &refs, &columns(&["strategy"], &["journal_commits", "wall_s", "fsync_s"], false));
+    let lines: Vec<&str> = table.lines().collect();
+    let host = lines.iter().find(|l| l.starts_with("ext4@6.18.44 ")).unwrap();
+    let guest = lines.iter().find(|l| l.starts_with("ext4@6.1.0-56-amd64,vm=512M ")).unwrap();
+    assert!(!host.contains('†'), "{table}");
+    assert!(guest.ends_with("4.500 [3.000–6.000]†  2.250 [1.500–3.000]†") && guest.contains(" 21 "), "{table}");
+    assert_eq!(guest.matches('†').count(), 2, "the exact commits are not marked: {table}");
+    let mut run: crate::record::RunRecord = serde_json::from_value(serde_json::json!({
+        "id": "20261123T120000Z-1-00000001", "tag": null, "started_at": "2026-11-23T12:00:00Z", "command": ["fslab"],
+        "complete": true, "sysctls": [], "cases": [],
+        "environment": {"fslab_version": "0.1.0", "kernel": "6.18.44", "machine": "x86_64", "cpu": null, "cpus": 2,
+                        "memory_bytes": null, "tools": {}, "disk": null}
+    }))
+    .unwrap();
+    run.cases = cases.clone();
+    let text = crate::cli::show::render_text(&run, false);
+    let footnote = "† emulated (TCG): timings measure the emulator; exact figures carry over (why: /dev/kvm is PVM, which \
+                    cannot boot a stock kernel).";
+    assert_eq!(text.replace("\n  ", " ").matches(footnote).count(), 1, "{text}");
+    assert_fits(&text);
+    run.cases.retain(|c| c.guest.is_none());
+    assert!(!crate::cli::show::render_text(&run, false).contains('†'));
+}

@@ -264,3 +264,43 @@ fn newly_failed_cases_and_incomplete_runs_are_said_everywhere() {
     assert_eq!(v["compare"]["newly_failed"][0]["error"], "mkfs | failed <here>");
     assert_eq!(v["compare"]["new_incomplete"][0], "k");
 }
+
+#[test]
+fn emulated_timings_are_said_once_counted_and_carry_their_reason_in_json() {
+    let walls = |walls: &[f64], commits: f64, emulated: bool| {
+        let mut cases = crate::compare::tests::repeats(walls, commits);
+        for case in cases.iter_mut().filter(|_| emulated) {
+            case.guest = Some(crate::record::guest::tests::guest(true));
+        }
+        cases
+    };
+    let base = [run("b", walls(&[1.0, 1.1, 0.9], 21.0, false))];
+    let new = [run("n", walls(&[5.0, 5.5, 4.5], 2.0, true))];
+    let c = compare_runs(&base, &new);
+    let out = text(&c, false);
+    let note = "Timings emulated (TCG): not judged — 3 of 3 cases of v2 (on ext4) ran in a guest under software emulation (/dev/kvm \
+                is PVM, which cannot boot a stock kernel): their timings measure the emulator";
+    assert_eq!(out.replace('\n', " ").matches(note).count(), 1, "{out}");
+    assert!(out.contains("1 timings emulated (TCG): not judged"), "counted among what is not shown: {out}");
+    assert!(out.trim_end().ends_with("0 regressions, 1 improvement, 0 unchanged, 1 emulated, not judged"), "{out}");
+    assert!(out.lines().all(|l| l.chars().count() <= words::WIDTH), "{out}");
+    let all = text(&c, true);
+    assert!(all.contains("Emulated (TCG), not judged"), "{all}");
+    assert!(all.contains("    wall_s  5.0x slower  (median 1 → 5 s)\n"), "one line, no p, no repeated reason: {all}");
+    assert_eq!(markdown(&c, false).matches("Timings emulated (TCG): not judged").count(), 1);
+    let summary = html_summary(&c);
+    assert_eq!(summary.matches("Timings emulated (TCG): not judged").count(), 1, "{summary}");
+    assert!(!html_table(&c).contains("<tr class=\"emulated\">"), "emulated rows stay out of the page's table");
+    let v: serde_json::Value = serde_json::from_slice(&json(&c)).unwrap();
+    let wall = v["compare"]["rows"].as_array().unwrap().iter().find(|r| r["figure"] == "wall_s").unwrap().clone();
+    assert_eq!((wall["outcome"].as_str(), wall["emulated"].as_str()), (Some("emulated"), Some("new")), "{wall}");
+    assert_eq!(wall["note"], "timings emulated (TCG): not judged");
+    assert_eq!((v["compare"]["new_emulated"]["emulated"].as_u64(), v["compare"]["new_emulated"]["cases"].as_u64()), (Some(3), Some(3)));
+    let commits = v["compare"]["rows"].as_array().unwrap().iter().find(|r| r["figure"] == "journal_commits").unwrap().clone();
+    assert_eq!((commits["outcome"].as_str(), commits["emulated"].as_str()), (Some("improvement"), Some("new")));
+    // Neither side emulated: nothing said, `emulated` null.
+    let host = compare_runs(&base, &base);
+    assert!(!text(&host, true).contains("mulated"), "{}", text(&host, true));
+    let v: serde_json::Value = serde_json::from_slice(&json(&host)).unwrap();
+    assert!(v["compare"]["rows"][0]["emulated"].is_null());
+}

@@ -83,6 +83,13 @@ pub fn busy(c: &Comparison) -> Option<String> {
     })
 }
 
+/// `Timings emulated (TCG): not judged — 1 of 2 cases of v2 (...) ran in
+/// a guest under software emulation ...`, said once; None when neither
+/// side has an emulated case.
+pub fn emulated(c: &Comparison) -> Option<String> {
+    super::super::emulated::sentence(&c.base_label, &c.base_emulated, &c.new_label, &c.new_emulated)
+}
+
 /// A paragraph of prose broken between words into lines of at most
 /// [`WIDTH`] characters, none indented.
 pub fn paragraph(text: &str) -> Vec<String> {

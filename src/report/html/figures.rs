@@ -81,6 +81,7 @@ fn bar(group: &Group, figure: &str) -> Bar {
         values,
         repeats: group.cases.len(),
         missing: unique(missing),
+        emulated: group.cases.iter().any(|c| c.timings_emulated()),
     }
 }
 

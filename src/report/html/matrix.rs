@@ -21,7 +21,8 @@ use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
 use super::{escape, plural, section_id};
-use crate::record::{PlaceVerdict, RunRecord, Verdict};
+use crate::record::guest::EMULATED_FOOTNOTE;
+use crate::record::{EMULATED_MARK, Kind, PlaceVerdict, RunRecord, Verdict};
 use crate::units::short_number;
 
 /// The longest reason an unjudged cell shows in full; a longer one is cut
@@ -108,7 +109,8 @@ pub(super) fn write_matrix(out: &mut String, runs: &[RunRecord], base: Option<(&
                     match row.places.iter().find(|(c, _)| *c == column) {
                         Some((_, place)) => {
                             let was = base.and_then(|(_, runs)| base_word(runs, verdict, place));
-                            write_cell(out, verdict, place, was)?;
+                            let emulated = emulated_timing(run, verdict, place);
+                            write_cell(out, verdict, place, was, emulated)?;
                         }
                         None => write!(out, r#"<td class="v none"></td>"#)?,
                     }
@@ -251,8 +253,12 @@ fn write_conditions_cell(out: &mut String, row: &Row) -> fmt::Result {
 /// evidence as the tooltip, and the base's word when it differs (when it
 /// is the same, only `data-base` says so: a page compared with a like
 /// base would otherwise repeat "same" in every cell).
-fn write_cell(out: &mut String, verdict: &Verdict, place: &PlaceVerdict, was: Option<&'static str>) -> fmt::Result {
+fn write_cell(out: &mut String, verdict: &Verdict, place: &PlaceVerdict, was: Option<&'static str>, emulated: bool) -> fmt::Result {
     let word = place.word();
+    let mut tip = tooltip(place);
+    if emulated {
+        tip.push_str(&format!(" ({EMULATED_MARK} {EMULATED_FOOTNOTE})"));
+    }
     let changed = was.is_some_and(|w| w != word);
     write!(
         out,
@@ -260,19 +266,33 @@ fn write_cell(out: &mut String, verdict: &Verdict, place: &PlaceVerdict, was: Op
         if changed { " changed" } else { "" },
         escape(&place.target),
         was.map_or_else(String::new, |w| format!(r#" data-base="{w}""#)),
-        escape(&tooltip(place))
+        escape(&tip)
     )?;
     write!(out, r##"<a href="#{}">"##, section_id(&verdict.scenario))?;
     match was {
         Some(was) if changed => write!(out, r#"<b><span class="was">{was}</span> → {word}</b>"#)?,
         _ => write!(out, "<b>{word}</b>")?,
     }
-    let figure = deciding_figure(place);
+    let mut figure = deciding_figure(place);
+    if emulated && !figure.is_empty() {
+        figure.push_str(EMULATED_MARK);
+    }
     if !figure.is_empty() {
         // A long figure name breaks at its underscores, not inside words.
         write!(out, r#"<span class="fig">{}</span>"#, escape(&figure).replace('_', "_<wbr>"))?;
     }
     write!(out, "</a></td>")
+}
+
+/// Whether the figure that decided `place` is a timing `run` measured in
+/// a guest under software emulation: the cell then carries the mark.
+fn emulated_timing(run: &RunRecord, verdict: &Verdict, place: &PlaceVerdict) -> bool {
+    run.cases.iter().any(|c| {
+        c.scenario == verdict.scenario
+            && c.place() == place.target
+            && c.timings_emulated()
+            && c.figures.get(&place.figure).is_some_and(|f| f.kind == Kind::Timing)
+    })
 }
 
 /// `extents 31,483 vs 1`, `journal_commits 21 vs 2`; with nothing to

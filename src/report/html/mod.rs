@@ -635,6 +635,29 @@ mod tests {
     }
 
     #[test]
+    fn emulated_timings_are_hatched_marked_in_the_matrix_and_noted_once() {
+        // mmap-fill on the host and in a TCG guest: the guest's wall-time
+        // bar is hatched and marked, its extents bar is not, the note is
+        // said once under the runs, and a verdict decided by the guest's
+        // wall time carries the mark where one decided by extents does not.
+        let mut guest = case("mmap-fill", "ext4", 1, 9.0);
+        guest.conditions.insert("kernel".into(), "6.1.0-56-amd64".into());
+        guest.guest = Some(crate::record::guest::tests::guest(true));
+        let mut judged = run(vec![case("mmap-fill", "ext4", 1, 1.0), guest.clone()]);
+        let mut verdict = Verdict::unknown("mmap-fill", "000", "");
+        verdict.places.push(PlaceVerdict { figure: "wall_s".into(), target: guest.place(), ..place("ext4", None, Some(true), Some(9.0), Some(1.0), "") });
+        verdict.places.push(place("ext4", None, Some(false), Some(1.0), Some(1.0), ""));
+        judged.verdicts.push(verdict);
+        let html = page(&[judged], None);
+        assert_eq!(html.matches(r#"<p class="note emulated">"#).count(), 1, "{html}");
+        assert!(html.contains("† emulated (TCG): timings measure the emulator; exact figures carry over"), "{html}");
+        assert_eq!(html.matches(r#"class="bar emulated""#).count(), 1, "only the guest's wall-time bar: {html}");
+        assert!(html.contains("wall_<wbr>s 9 vs 1†</span>") && html.contains("extents 1 vs 1</span>"), "{html}");
+        let host = page(&[run(vec![case("mmap-fill", "ext4", 1, 1.0)])], None);
+        assert!(!host.contains("emulated") && !host.contains('†'), "a host run is not marked");
+    }
+
+    #[test]
     fn everything_inserted_is_escaped() {
         let mut c = case("exec", "d<i>r&\"", 1, 1.0);
         c.error = Some("<script>alert(1)</script>".into());

@@ -147,6 +147,7 @@ mod tests {
             values: values.to_vec(),
             repeats,
             missing: if values.len() < repeats { vec!["tracepoints need root".to_string()] } else { Vec::new() },
+            emulated: false,
         }
     }
 

@@ -36,6 +36,10 @@ pub(super) fn write_runs(out: &mut String, runs: &[RunRecord]) -> fmt::Result {
     if let Some(footnote) = crate::record::busy::BusyCases::of(&cases).footnote() {
         writeln!(out, r#"<p class="note busy">{}</p>"#, escape(&footnote))?;
     }
+    // Once for the page: what the mark on emulated timings means.
+    if let Some(footnote) = crate::record::guest::emulated_footnote(&cases) {
+        writeln!(out, r#"<p class="note emulated">{}</p>"#, escape(&footnote))?;
+    }
     let shared = runs.windows(2).all(|w| same_environment(&w[0], &w[1]));
     if shared {
         writeln!(out, r#"<h3>Machine</h3>"#)?;

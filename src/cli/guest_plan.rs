@@ -1,0 +1,154 @@
+//! The `--kernel` flags: which kernels a run measures under, and how its
+//! guests are sized. Every image is checked (and a bzImage unpacked for a
+//! fast boot) before anything is made, so a wrong path or a missing QEMU
+//! costs nothing.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::TargetArgs;
+use crate::error::{Error, Result};
+use crate::harness::{DEFAULT_VM_MEMORY, GuestPlan, KernelChoice};
+use crate::vm::prepare::{DEFAULT_KERNEL_CACHE, GuestKernel};
+
+/// Flags for other kernels, in guests.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Other kernels (a QEMU guest per case)")]
+pub struct KernelArgs {
+    /// Run every case under each kernel: a bzImage or vmlinux booted in a
+    /// small QEMU guest per case, or `host` for this machine's own. A
+    /// matrix axis, as --fs is; labels then read `ext4@6.1.0-56-amd64`.
+    #[arg(long, value_name = "IMAGE|host[,...]", value_delimiter = ',')]
+    pub kernel: Vec<String>,
+    /// The guest kernel's module tree (lib/modules/RELEASE) when it is not
+    /// beside the image (ROOT/lib/modules/RELEASE for ROOT/boot/IMAGE) or
+    /// in /lib/modules/RELEASE. Only with a single guest kernel.
+    #[arg(long, value_name = "DIR")]
+    pub kernel_modules: Option<PathBuf>,
+    /// The guests' memory [default: 1G]; a list (`512M,4G`) is a matrix
+    /// axis, as --memory is.
+    #[arg(long, value_name = "SIZE[,SIZE...]", value_delimiter = ',', value_parser = parse_vm_memory)]
+    pub vm_memory: Vec<(String, u64)>,
+    /// The guests' virtual CPUs.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub vm_cpus: u32,
+    /// Kill a guest still running after this many seconds (boot to
+    /// power-off); its case fails with the console's last lines.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1800, value_parser = clap::value_parser!(u64).range(10..=86400))]
+    pub vm_timeout: u64,
+    /// Where kernels unpacked for a fast boot are kept.
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_KERNEL_CACHE)]
+    pub kernel_cache: PathBuf,
+}
+
+/// The smallest guest: below it a Debian kernel, its modules and fslab do
+/// not fit beside any work.
+const VM_MEMORY_FLOOR: u64 = 256 << 20;
+
+/// Read one `--vm-memory` value: kept as given, with its bytes.
+pub fn parse_vm_memory(text: &str) -> std::result::Result<(String, u64), String> {
+    let shown = text.trim().to_string();
+    let bytes = crate::units::parse_bytes(&shown)?;
+    if bytes < VM_MEMORY_FLOOR {
+        return Err(format!("{shown} is below the smallest guest fslab boots, 256M"));
+    }
+    Ok((shown, bytes))
+}
+
+/// The kernels of a run and how its guests go; no kernels and no plan
+/// without `--kernel`. Refuses what a guest cannot do yet, with the flag
+/// named.
+pub fn kernels(args: &TargetArgs) -> Result<(Vec<KernelChoice>, Option<GuestPlan>)> {
+    let vm = &args.vm;
+    if vm.kernel.is_empty() {
+        for (given, flag) in [
+            (!vm.vm_memory.is_empty(), "--vm-memory"),
+            (vm.kernel_modules.is_some(), "--kernel-modules"),
+        ] {
+            if given {
+                return Err(Error::usage(format!("{flag} sizes a guest: name its kernel with --kernel IMAGE")));
+            }
+        }
+        return Ok((Vec::new(), None));
+    }
+    let guests = vm.kernel.iter().filter(|k| k.as_str() != "host").count();
+    refuse_with_guests(args, guests)?;
+    let mut seen = std::collections::BTreeSet::new();
+    let mut choices = Vec::new();
+    for given in &vm.kernel {
+        if !seen.insert(given.as_str()) {
+            return Err(Error::usage(format!("--kernel {given} is given twice")));
+        }
+        choices.push(if given == "host" {
+            KernelChoice::Host(host_release())
+        } else {
+            let kernel = GuestKernel::prepare(given, vm.kernel_modules.as_deref(), &vm.kernel_cache)?;
+            KernelChoice::Guest(Arc::new(kernel))
+        });
+    }
+    if guests == 0 {
+        return Ok((choices, None));
+    }
+    let memory = match vm.vm_memory.as_slice() {
+        [one] => one.clone(),
+        _ => (DEFAULT_VM_MEMORY.0.to_string(), DEFAULT_VM_MEMORY.1),
+    };
+    let plan = GuestPlan { memory, cpus: vm.vm_cpus, timeout: Duration::from_secs(vm.vm_timeout), forward: forwarded(args) };
+    Ok((choices, Some(plan)))
+}
+
+/// This machine's kernel release.
+fn host_release() -> String {
+    rustix::system::uname().release().to_string_lossy().into_owned()
+}
+
+/// What a guest cannot do yet, refused before anything is made.
+fn refuse_with_guests(args: &TargetArgs, guests: usize) -> Result<()> {
+    if guests == 0 {
+        return Ok(());
+    }
+    let refused = [
+        (args.dir.is_some(), "--dir", "a guest makes its own scratch disk: leave --dir out"),
+        (args.device.is_some(), "--device", "a guest makes its own scratch disk: leave --device out"),
+        (!args.memory.is_empty(), "--memory", "size the guest with --vm-memory instead"),
+        (args.age.is_some(), "--age", "aged starts are not made in guests yet: leave --age out"),
+        (!args.fill.is_empty(), "--fill", "filled starts are not made in guests yet: leave --fill out"),
+        (args.vm.kernel_modules.is_some() && guests > 1, "--kernel-modules", "it names one tree: give one guest kernel"),
+    ];
+    match refused.iter().find(|(given, _, _)| *given) {
+        Some((_, flag, why)) => Err(Error::usage(format!("{flag} with --kernel IMAGE: {why}"))),
+        None => Ok(()),
+    }
+}
+
+/// The flags every guest's fslab gets as the host's run was given them:
+/// mkfs and mount options, run-wide sysctls, the interval, the size.
+fn forwarded(args: &TargetArgs) -> Vec<String> {
+    let mut out = Vec::new();
+    for (fs, value) in &args.mkfs_opt {
+        out.push(format!("--mkfs-opt={fs}={value}"));
+    }
+    for (fs, value) in &args.mount_opt {
+        out.push(format!("--mount-opt={fs}={value}"));
+    }
+    for list in args.sysctl.iter().filter(|l| l.0.len() == 1) {
+        let s = &list.0[0].setting;
+        out.push(format!("--sysctl={}={}", s.key, s.value));
+    }
+    out.push(format!("--interval={}", args.interval));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_guest_smaller_than_256m_is_refused() {
+        assert_eq!(parse_vm_memory("512M"), Ok(("512M".to_string(), 512 << 20)));
+        assert!(parse_vm_memory("128M").unwrap_err().contains("256M"));
+    }
+}

@@ -1,0 +1,248 @@
+//! A case in a guest (`--kernel IMAGE`): instead of making the target on
+//! the host, boot the kernel in a small virtual machine whose `/dev/vda`
+//! is a fresh image, run this same fslab binary inside it on that device
+//! for the one case, and bring the case it recorded back into the host's
+//! run.
+//!
+//! The design decisions: the guest measures everything itself (its own
+//! probes, tracefs and block statistics, under its own kernel), so a case
+//! from a guest has the same figures as one from the host; the host adds
+//! what only it knows — the conditions it asked for and the guest's
+//! [`GuestRecord`] (kernel, size, acceleration, boot and wall seconds).
+//! A guest that fails, hangs or says nothing is a failed case, never a
+//! failed run: its error quotes the guest's stderr and console.
+
+use std::time::Duration;
+
+use super::{Condition, KernelChoice, Lab, Phase};
+use crate::record::{Case, GuestRecord, Status};
+use crate::scenario::WorkSpec;
+use crate::target::TargetSpec;
+use crate::vm::prepare::GuestKernel;
+use crate::vm::session::{self, JobOutcome, VmShape};
+
+/// The guest's memory when the run does not say (`--vm-memory`).
+pub const DEFAULT_VM_MEMORY: (&str, u64) = ("1G", 1 << 30);
+
+/// How a run's guests are sized and what every guest's fslab is told
+/// beside its case.
+#[derive(Debug, Clone)]
+pub struct GuestPlan {
+    /// The memory of a guest whose condition does not vary it: as given,
+    /// and in bytes.
+    pub memory: (String, u64),
+    /// Virtual CPUs of every guest.
+    pub cpus: u32,
+    /// How long a guest may take, boot to power-off, before it is killed.
+    pub timeout: Duration,
+    /// Flags passed to every guest's `fslab run`: mkfs and mount options,
+    /// run-wide sysctls, the sampling interval, the image size.
+    pub forward: Vec<String>,
+}
+
+/// The device a guest's scratch disk appears as.
+const GUEST_DEVICE: &str = "/dev/vda";
+
+/// How many lines of the guest's stderr a failed case quotes.
+const QUOTED_STDERR: usize = 10;
+
+impl Lab {
+    /// Measure one case of `job` on `spec` in a guest of `kernel`, whose
+    /// disk is `disk_bytes` (sized as the host's image would be): never
+    /// fails, a failure is the case's status.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn measure_in_guest(
+        &self,
+        spec: &TargetSpec,
+        job: &WorkSpec,
+        condition: &Condition,
+        repeat: u32,
+        progress: &dyn Fn(Phase),
+        kernel: &GuestKernel,
+        disk_bytes: u64,
+    ) -> Case {
+        let mut case = Case::new(&job.scenario, &spec.label(), job.params.clone(), repeat);
+        case.conditions = condition.as_map();
+        let Some(plan) = self.plan.guest.as_ref() else {
+            return failed(case, "a guest kernel in a run planned without guests".into());
+        };
+        let Some(fs) = spec.scratch_fs() else {
+            return failed(case, format!("{} is not a scratch file system: only those run in a guest", spec.label()));
+        };
+        let argv = match guest_argv(job, condition, plan, fs.name()) {
+            Ok(argv) => argv,
+            Err(why) => return failed(case, why),
+        };
+        let (memory, memory_bytes) = condition.vm_memory.clone().unwrap_or_else(|| plan.memory.clone());
+        let shape = VmShape { memory_bytes, cpus: plan.cpus, timeout: plan.timeout };
+        progress(Phase::Guest);
+        let label = condition.place(&spec.label());
+        let outcome = match session::run_job(self.ledger(), &self.id, &label, kernel, fs, &shape, disk_bytes, &argv) {
+            Ok(outcome) => outcome,
+            Err(e) => return failed(case, format!("the guest ({}): {e}", kernel.release)),
+        };
+        let record = guest_record(kernel, &outcome, memory, memory_bytes, plan.cpus);
+        let mut case = adopt(case, &outcome).unwrap_or_else(|mut failed_case| {
+            failed_case.status = Status::Failed;
+            failed_case
+        });
+        if record.release != kernel.release {
+            // What the guest ran is what it said, whatever the image claimed.
+            append_error(&mut case, format!("the image claims release {} but the guest ran {}", kernel.release, record.release));
+        }
+        case.guest = Some(record);
+        case
+    }
+}
+
+/// The command the guest runs: this fslab, `run` of the one case on the
+/// guest's disk, its JSON on stdout, nothing stored inside.
+fn guest_argv(job: &WorkSpec, condition: &Condition, plan: &GuestPlan, fs: &str) -> Result<Vec<String>, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("finding this fslab's own binary for the guest: {e}"))?;
+    let mut argv = vec![exe.to_string_lossy().into_owned(), "run".into(), job.scenario.clone()];
+    for word in ["--fs", fs, "--device", GUEST_DEVICE, "--destroy-data-on", GUEST_DEVICE] {
+        argv.push(word.into());
+    }
+    for (name, value) in &job.params {
+        let text = match value {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        if text.contains(',') {
+            // `--set` reads a comma as a list of values.
+            return Err(format!("parameter {name}={text} holds a comma, which a guest's `--set` would split"));
+        }
+        argv.push("--set".into());
+        argv.push(format!("{name}={text}"));
+    }
+    for sysctl in &condition.sysctls {
+        argv.push("--sysctl".into());
+        argv.push(format!("{}={}", sysctl.setting.key, sysctl.setting.value));
+    }
+    argv.extend(plan.forward.iter().cloned());
+    argv.extend(["--repeat", "1", "--no-store", "--json"].map(String::from));
+    Ok(argv)
+}
+
+/// The guest's own case from its `--json` output, with the host's name
+/// for it (target label, conditions, repeat); `Err` a failed case saying
+/// why there is none.
+#[allow(clippy::result_large_err)] // Err is the failed case itself, made once per guest.
+fn adopt(asked: Case, outcome: &JobOutcome) -> Result<Case, Case> {
+    let parsed: Option<Case> = serde_json::from_slice::<serde_json::Value>(&outcome.run.stdout)
+        .ok()
+        .and_then(|json| json.pointer("/run/cases/0").cloned())
+        .and_then(|case| serde_json::from_value(case).ok());
+    let Some(mut case) = parsed else {
+        let stderr = tail(&outcome.run.stderr, QUOTED_STDERR);
+        let console = outcome.console_tail.join("\n");
+        return Err(failed(
+            asked,
+            format!(
+                "the guest's fslab exited {} without a case; its stderr ends:\n{stderr}\nthe console ends:\n{console}",
+                outcome.run.status
+            ),
+        ));
+    };
+    case.fs = asked.fs;
+    case.conditions = asked.conditions;
+    case.repeat = asked.repeat;
+    case.scenario = asked.scenario;
+    if outcome.run.status != 0 && case.status == Status::Ok {
+        let why = format!("the guest's fslab exited {}: {}", outcome.run.status, tail(&outcome.run.stderr, QUOTED_STDERR));
+        append_error(&mut case, why);
+    }
+    Ok(case)
+}
+
+/// What the host knows of the guest: the release the guest reported
+/// (else the image's), its size and acceleration, QEMU, boot and wall.
+fn guest_record(kernel: &GuestKernel, outcome: &JobOutcome, memory: String, memory_bytes: u64, cpus: u32) -> GuestRecord {
+    let reported = serde_json::from_slice::<serde_json::Value>(&outcome.run.stdout)
+        .ok()
+        .and_then(|json| json.pointer("/run/environment/kernel").and_then(|k| k.as_str()).map(str::to_string));
+    let why_emulated = match &outcome.accel {
+        crate::vm::accel::Accel::Tcg { why } => Some(why.clone()),
+        _ => None,
+    };
+    GuestRecord {
+        kernel: kernel.given.clone(),
+        release: reported.unwrap_or_else(|| kernel.release.clone()),
+        accel: outcome.accel.qemu_name().to_string(),
+        emulated: outcome.accel.emulated(),
+        why_emulated,
+        memory,
+        memory_bytes,
+        cpus,
+        boot_s: outcome.run.mark("init"),
+        wall_s: outcome.run.wall_s,
+        qemu: outcome.qemu_version.clone(),
+    }
+}
+
+/// `case` failed for `why`.
+fn failed(mut case: Case, why: String) -> Case {
+    case.status = Status::Failed;
+    case.error = Some(why);
+    case
+}
+
+/// Fail `case` for `why` too, after what it already said.
+fn append_error(case: &mut Case, why: String) {
+    case.status = Status::Failed;
+    case.error = Some(match case.error.take() {
+        Some(first) => format!("{first}; {why}"),
+        None => why,
+    });
+}
+
+/// The last `n` lines of `text`.
+fn tail(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// The kernel a condition boots in a guest, if it does.
+pub(super) fn guest_kernel(condition: &Condition) -> Option<&GuestKernel> {
+    match &condition.kernel {
+        Some(KernelChoice::Guest(kernel)) => Some(kernel),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan() -> GuestPlan {
+        GuestPlan {
+            memory: ("1G".into(), 1 << 30),
+            cpus: 2,
+            timeout: Duration::from_secs(60),
+            forward: vec!["--interval".into(), "0.5".into()],
+        }
+    }
+
+    #[test]
+    fn the_guest_runs_one_case_of_the_same_parameters_on_its_own_disk() {
+        let mut params = serde_json::Map::new();
+        params.insert("strategy".into(), "fsync-each".into());
+        params.insert("files".into(), 200.into());
+        let job = WorkSpec { scenario: "replace-files".into(), params };
+        let mut condition = Condition::default();
+        condition.sysctls.push(super::super::CaseSysctl {
+            setting: crate::target::sysctl::SysctlSetting { key: "vm.dirty_bytes".into(), value: "16777216".into() },
+            shown: "16M".into(),
+        });
+        let argv = guest_argv(&job, &condition, &plan(), "ext4").unwrap();
+        let after_exe = argv[1..].join(" ");
+        assert_eq!(
+            after_exe,
+            "run replace-files --fs ext4 --device /dev/vda --destroy-data-on /dev/vda --set strategy=fsync-each \
+             --set files=200 --sysctl vm.dirty_bytes=16777216 --interval 0.5 --repeat 1 --no-store --json"
+        );
+        let mut bad = job.clone();
+        bad.params.insert("path".into(), "./a,b".into());
+        assert!(guest_argv(&bad, &condition, &plan(), "ext4").unwrap_err().contains("comma"));
+    }
+}

@@ -1,0 +1,166 @@
+//! The QEMU command line for one guest, as argv (never a shell string).
+//!
+//! `-nodefaults -no-user-config`: nothing but what is named here (no NIC,
+//! no VGA, no host config file). `-display none` and the serial console
+//! into a file: the console is the guest's last words when it hangs.
+//! `-no-reboot` with the kernel's `panic=-1`: a panic ends QEMU instead
+//! of rebooting forever. Shares are virtio-9p with `multidevs=remap`
+//! (the host's root spans several file systems, whose inode numbers would
+//! otherwise collide in the guest). Disks are raw virtio-blk with
+//! `cache=none`: the guest's writes reach the host's disk as it issues
+//! them, not through the host's page cache.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use super::accel::Accel;
+
+/// A folder of the host the guest mounts over 9p.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Share {
+    /// The guest's name for it (`mount -t 9p TAG ...`).
+    pub tag: String,
+    /// The host folder.
+    pub path: PathBuf,
+    /// Whether QEMU refuses the guest's writes to it.
+    pub read_only: bool,
+}
+
+/// Everything that makes one guest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GuestSpec {
+    /// The emulator (`qemu-system-x86_64`).
+    pub qemu: PathBuf,
+    /// KVM or TCG.
+    pub accel: Accel,
+    /// The kernel image (`-kernel`): a vmlinux starts by PVH entry.
+    pub kernel: PathBuf,
+    /// The initramfs archive (`-initrd`).
+    pub initramfs: PathBuf,
+    /// Extra words for the kernel command line, after fslab's own.
+    pub append: Vec<String>,
+    /// The guest's memory in bytes (rounded down to whole MiB).
+    pub memory_bytes: u64,
+    /// Virtual processors.
+    pub cpus: u32,
+    /// Where the serial console is written.
+    pub console: PathBuf,
+    /// 9p shares, in order.
+    pub shares: Vec<Share>,
+    /// Raw images, as `/dev/vda`, `/dev/vdb`, ... in order.
+    pub disks: Vec<PathBuf>,
+}
+
+/// The kernel command line fslab always gives: the console on the first
+/// serial port, a panic ends the guest at once, few messages (each costs
+/// time on an emulated serial port).
+pub const CMDLINE: &[&str] = &["console=ttyS0", "panic=-1", "quiet"];
+
+impl GuestSpec {
+    /// The arguments after the program name.
+    pub fn args(&self) -> Vec<OsString> {
+        let mut args: Vec<OsString> = Vec::new();
+        let mut push = |words: &[&str]| args.extend(words.iter().map(OsString::from));
+        push(&["-nodefaults", "-no-user-config", "-display", "none", "-no-reboot"]);
+        let cpu = if self.accel.emulated() { "max" } else { "host" };
+        push(&["-accel", self.accel.qemu_name(), "-cpu", cpu]);
+        let mib = (self.memory_bytes >> 20).max(64).to_string();
+        let cpus = self.cpus.max(1).to_string();
+        push(&["-m", &mib, "-smp", &cpus]);
+        let mut cmdline: Vec<String> = CMDLINE.iter().map(|s| s.to_string()).collect();
+        cmdline.extend(self.append.iter().cloned());
+        args.push("-kernel".into());
+        args.push(self.kernel.clone().into());
+        args.push("-initrd".into());
+        args.push(self.initramfs.clone().into());
+        args.push("-append".into());
+        args.push(cmdline.join(" ").into());
+        args.push("-chardev".into());
+        args.push(with_path("file,id=console,path=", &self.console));
+        args.extend(["-serial".into(), "chardev:console".into()]);
+        for (i, share) in self.shares.iter().enumerate() {
+            let mut fsdev = with_path(&format!("local,id=share{i},path="), &share.path);
+            // A share the guest writes keeps the guest's owners and modes
+            // in xattrs: its root makes plain files on the host, never a
+            // device node or a setuid file. The read-only root shows the
+            // host's as they are.
+            fsdev.push(if share.read_only { ",security_model=none,readonly=on" } else { ",security_model=mapped-xattr" });
+            fsdev.push(",multidevs=remap");
+            args.extend(["-fsdev".into(), fsdev]);
+            args.extend(["-device".into(), format!("virtio-9p-pci,fsdev=share{i},mount_tag={}", share.tag).into()]);
+        }
+        for (i, disk) in self.disks.iter().enumerate() {
+            let mut drive = with_path("file=", disk);
+            drive.push(format!(",format=raw,if=none,id=disk{i},cache=none,aio=threads"));
+            args.extend(["-drive".into(), drive]);
+            args.extend(["-device".into(), format!("virtio-blk-pci,drive=disk{i}").into()]);
+        }
+        args
+    }
+}
+
+/// `prefix` then the path, with every `,` doubled (QEMU's option syntax
+/// reads a single comma as the start of the next option).
+fn with_path(prefix: &str, path: &std::path::Path) -> OsString {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let mut bytes = prefix.as_bytes().to_vec();
+    for b in path.as_os_str().as_bytes() {
+        bytes.push(*b);
+        if *b == b',' {
+            bytes.push(b',');
+        }
+    }
+    OsString::from_vec(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> GuestSpec {
+        GuestSpec {
+            qemu: "qemu-system-x86_64".into(),
+            accel: Accel::Tcg { why: "test".into() },
+            kernel: "/k/vmlinux".into(),
+            initramfs: "/r/initramfs.cpio".into(),
+            append: vec!["fslab.case=1".into()],
+            memory_bytes: 512 << 20,
+            cpus: 2,
+            console: "/r/a,b/console.log".into(),
+            shares: vec![
+                Share { tag: "fslabroot".into(), path: "/".into(), read_only: true },
+                Share { tag: "fslabout".into(), path: "/r/out".into(), read_only: false },
+            ],
+            disks: vec!["/r/scratch.img".into()],
+        }
+    }
+
+    fn joined(spec: &GuestSpec) -> String {
+        spec.args().iter().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ")
+    }
+
+    #[test]
+    fn a_tcg_guest_gets_its_memory_console_shares_and_disk() {
+        let line = joined(&spec());
+        for part in [
+            "-accel tcg -cpu max",
+            "-m 512 -smp 2",
+            "-kernel /k/vmlinux -initrd /r/initramfs.cpio",
+            "-append console=ttyS0 panic=-1 quiet fslab.case=1",
+            "-chardev file,id=console,path=/r/a,,b/console.log -serial chardev:console",
+            "-fsdev local,id=share0,path=/,security_model=none,readonly=on,multidevs=remap -device virtio-9p-pci,fsdev=share0,mount_tag=fslabroot",
+            "-fsdev local,id=share1,path=/r/out,security_model=mapped-xattr,multidevs=remap -device virtio-9p-pci,fsdev=share1,mount_tag=fslabout",
+            "-drive file=/r/scratch.img,format=raw,if=none,id=disk0,cache=none,aio=threads -device virtio-blk-pci,drive=disk0",
+        ] {
+            assert!(line.contains(part), "{part:?} not in {line}");
+        }
+        assert!(line.starts_with("-nodefaults -no-user-config -display none -no-reboot"), "{line}");
+    }
+
+    #[test]
+    fn a_kvm_guest_uses_the_host_cpu() {
+        let mut spec = spec();
+        spec.accel = Accel::Kvm;
+        assert!(joined(&spec).contains("-accel kvm -cpu host"));
+    }
+}

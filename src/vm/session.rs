@@ -1,0 +1,115 @@
+//! One guest job from start to end, as the harness runs a case in a guest
+//! (`--kernel`): the guest's files made in the run's scratch folder and
+//! ledgered ([`GuestFiles`]), the initramfs for the file system's modules
+//! written, the job's command line left in the output share, QEMU run to
+//! its end ([`guest::run`]), and every file released again, on success
+//! and on error alike, after the console's last lines were read.
+
+use std::path::Path;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use super::accel::{self, Accel};
+use super::guest::{self, GuestRun};
+use super::initramfs;
+use super::kernel::{self, BUSYBOX};
+use super::prepare::GuestKernel;
+use super::{console, qemu};
+use crate::error::Result;
+use crate::target::guest_files::GuestFiles;
+use crate::target::{FsType, Ledger};
+
+/// How many console lines a job's outcome keeps.
+const CONSOLE_LINES: usize = 15;
+
+/// The guest's size and patience.
+#[derive(Debug, Clone)]
+pub struct VmShape {
+    /// Its memory (`--vm-memory`), in bytes.
+    pub memory_bytes: u64,
+    /// Its virtual processors (`--vm-cpus`).
+    pub cpus: u32,
+    /// How long it may run before it is killed (`--vm-timeout`).
+    pub timeout: Duration,
+}
+
+/// What one guest job gave back.
+pub struct JobOutcome {
+    /// The job's status, output and the guest's timings.
+    pub run: GuestRun,
+    /// How the guest's processor ran (KVM, or TCG and why).
+    pub accel: Accel,
+    /// `qemu-system-x86_64 --version`'s first line.
+    pub qemu_version: String,
+    /// The console's last lines, read before the files were released:
+    /// what a failed job's case quotes.
+    pub console_tail: Vec<String>,
+}
+
+/// QEMU's version line, asked once per process.
+fn qemu_version() -> String {
+    static VERSION: OnceLock<String> = OnceLock::new();
+    VERSION.get_or_init(|| kernel::qemu_version().unwrap_or_else(|| "qemu-system-x86_64 (version unknown)".to_string())).clone()
+}
+
+/// Boot `kernel` with a fresh sparse disk of `disk_bytes` as `/dev/vda`
+/// and the initramfs for `fs`'s modules, run `argv` in it (argv[0] a
+/// program on the host's root file system, which the guest sees
+/// read-only), and return its status and output. The guest's files
+/// (`GuestFiles::make(ledger, run_id, label, disk_bytes)`) are released
+/// before this returns, on error too. QEMU is started from the calling
+/// thread, whose end kills it (`PR_SET_PDEATHSIG` is per thread): call
+/// this from a thread that outlives the guest, such as the main one.
+#[allow(clippy::too_many_arguments)]
+pub fn run_job(
+    ledger: &Ledger,
+    run_id: &str,
+    label: &str,
+    kernel: &GuestKernel,
+    fs: FsType,
+    shape: &VmShape,
+    disk_bytes: u64,
+    argv: &[String],
+) -> Result<JobOutcome> {
+    let modules = kernel.modules_for(fs)?;
+    let mut files = GuestFiles::make(ledger, run_id, label, disk_bytes)?;
+    let accel = accel::detect();
+    let ran = boot(ledger, kernel, &modules, shape, argv, &accel, &mut files);
+    let console_tail = console::tail(&files.console, CONSOLE_LINES);
+    let released = files.release();
+    let run = ran?;
+    released?;
+    Ok(JobOutcome { run, accel, qemu_version: qemu_version(), console_tail })
+}
+
+/// Write the initramfs and the job into `files`, and run the guest.
+fn boot(
+    ledger: &Ledger,
+    kernel: &GuestKernel,
+    modules: &[super::modules::Module],
+    shape: &VmShape,
+    argv: &[String],
+    accel: &Accel,
+    files: &mut GuestFiles,
+) -> Result<GuestRun> {
+    let file = files.initramfs_file()?;
+    initramfs::write(file, &files.initramfs, Path::new(BUSYBOX), &kernel.modules_dir, modules)?;
+    let job = files.share.join("job");
+    std::fs::write(&job, initramfs::job_script(argv)).map_err(|e| crate::error::Error::io(&job, "write the guest's job", e))?;
+    let spec = qemu::GuestSpec {
+        qemu: "qemu-system-x86_64".into(),
+        accel: accel.clone(),
+        kernel: kernel.vmlinux.clone(),
+        initramfs: files.initramfs.clone(),
+        append: Vec::new(),
+        memory_bytes: shape.memory_bytes,
+        cpus: shape.cpus,
+        console: files.console.clone(),
+        shares: vec![
+            qemu::Share { tag: initramfs::ROOT_TAG.into(), path: "/".into(), read_only: true },
+            qemu::Share { tag: initramfs::OUT_TAG.into(), path: files.share.clone(), read_only: false },
+        ],
+        disks: vec![files.disk.clone()],
+    };
+    guest::run(ledger, &spec, &files.share, shape.timeout)
+}

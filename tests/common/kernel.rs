@@ -1,0 +1,44 @@
+//! The kernel guest tests boot: Debian 12's 6.1 kernel, fetched once into
+//! `/var/cache/fslab/debian-kernel` by `scripts/debian-kernel.sh`.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The kernel image (a vmlinuz) guest tests boot: `FSLAB_TEST_KERNEL`
+/// (a path) when set, else the Debian kernel `scripts/debian-kernel.sh`
+/// fetches (once per process; its module tree lies beside it). `None`,
+/// with the reason printed, only where no guest can run (not root, no
+/// QEMU); a fetch that fails where guests could run panics with the
+/// script's messages, so CI never skips silently.
+pub fn debian_kernel() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("FSLAB_TEST_KERNEL") {
+        return Some(PathBuf::from(path));
+    }
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipped the guest: fetching a kernel into /var/cache/fslab needs root");
+        return None;
+    }
+    if !super::have("qemu-system-x86_64") {
+        eprintln!("skipped the guest: no qemu-system-x86_64 (scripts/setup.sh installs it)");
+        return None;
+    }
+    static FETCHED: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let fetched = FETCHED.get_or_init(|| {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/debian-kernel.sh");
+        let out = Command::new("bash")
+            .arg(script)
+            .env("FSLAB", env!("CARGO_BIN_EXE_fslab"))
+            .output()
+            .map_err(|e| format!("bash {script}: {e}"))?;
+        let stdout = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if !out.status.success() || stdout.is_empty() {
+            return Err(format!("{script} failed ({}):\n{}", out.status, String::from_utf8_lossy(&out.stderr)));
+        }
+        Ok(PathBuf::from(stdout))
+    });
+    match fetched {
+        Ok(path) => Some(path.clone()),
+        Err(message) => panic!("no kernel for the guest tests: {message}"),
+    }
+}

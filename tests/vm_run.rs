@@ -1,0 +1,194 @@
+//! `fslab run --kernel`: cases in guests of another kernel, end to end,
+//! with the Debian 6.1 kernel the tests fetch once (tests/common/kernel.rs).
+//! Under software emulation a guest costs tens of seconds, so the guests
+//! of this file run one at a time and the cases stay small.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use common::{Lab, cases, figure};
+
+/// One guest at a time: two emulated guests on two cores would each take
+/// twice as long and make the timeouts meaningless.
+static ONE_GUEST: Mutex<()> = Mutex::new(());
+
+/// The Debian kernel, or `None` (the test says it skipped) without root
+/// or QEMU.
+fn kernel(test: &str) -> Option<PathBuf> {
+    if !common::root_or_skip(test) {
+        return None;
+    }
+    common::kernel::debian_kernel()
+}
+
+/// This machine's kernel release.
+fn host_release() -> String {
+    common::run("uname", &["-r"]).trim().to_string()
+}
+
+#[test]
+fn replace_files_in_a_guest_and_on_the_host_shows_the_same_commits() {
+    let Some(image) = kernel("replace_files_in_a_guest_and_on_the_host") else { return };
+    let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
+    let lab = Lab::new();
+    let kernels = format!("{},host", image.display());
+    let args = ["replace-files", "--kernel", &kernels, "--fs", "ext4", "--set", "strategy=fsync-each,writeback-batch"];
+    let json = lab.run_json(&args, 0);
+    let all = cases(&json);
+    assert_eq!(all.len(), 4, "two strategies under two kernels");
+    let host = host_release();
+    let mut guests = 0;
+    for case in all {
+        assert_eq!(case["status"], "ok", "{case}");
+        let release = case["conditions"]["kernel"].as_str().expect("every case names its kernel");
+        let commits = figure(case, "journal_commits").expect("journal commits counted");
+        match case["params"]["strategy"].as_str().unwrap() {
+            "fsync-each" => assert!(commits >= 20.0, "fsync-each under {release}: {commits} commits"),
+            _ => assert!(commits <= 3.0, "writeback-batch under {release}: {commits} commits"),
+        }
+        if release == host {
+            assert!(case.get("guest").is_none(), "a host case has no guest: {case}");
+            continue;
+        }
+        guests += 1;
+        assert!(release.starts_with("6.1.0-"), "{release}");
+        let guest = &case["guest"];
+        assert_eq!(guest["release"], release);
+        assert_eq!(guest["kernel"], image.to_str().unwrap());
+        assert_eq!(guest["memory"], "1G");
+        assert_eq!(guest["cpus"], 2);
+        assert_eq!(guest["emulated"], guest["accel"] == "tcg");
+        assert!(guest["wall_s"].as_f64().unwrap() > 0.0);
+    }
+    assert_eq!(guests, 2);
+    // People read the kernel in the place: `ext4@6.1.0-N-amd64`.
+    let shown = String::from_utf8(lab.expect(&["show", "last"], 0).stdout).unwrap();
+    assert!(shown.contains("ext4@6.1.0-"), "{shown}");
+    assert!(shown.contains(&format!("ext4@{host}")), "{shown}");
+    lab.assert_nothing_left("after a run with guests");
+}
+
+#[test]
+fn mmap_fill_in_a_small_guest_fragments_and_in_a_large_one_does_not() {
+    let Some(image) = kernel("mmap_fill_in_a_small_guest") else { return };
+    let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
+    let lab = Lab::new();
+    let image = image.to_str().unwrap();
+    let args = ["mmap-fill", "--kernel", image, "--vm-memory", "512M,4G", "--fs", "xfs", "--set", "size=256M"];
+    let json = lab.run_json(&args, 0);
+    let all = cases(&json);
+    assert_eq!(all.len(), 2);
+    for case in all {
+        let size = case["conditions"]["vm_memory"].as_str().expect("the guest's size is the condition");
+        assert_eq!(case["guest"]["memory"], size);
+        let extents = figure(case, "extents").expect("extents");
+        let perfection = figure(case, "perfection").expect("perfection");
+        eprintln!("mmap-fill 256M on xfs in a {size} guest: {extents} extents, perfection {perfection}");
+        match size {
+            "512M" => assert!(extents >= 10.0 * perfection, "{extents} extents, perfection {perfection}"),
+            "4G" => assert!(extents <= 4.0, "{extents} extents"),
+            other => panic!("unexpected size {other}"),
+        }
+    }
+    lab.assert_nothing_left("after guests of two sizes");
+}
+
+/// A `console.log` under `dir` that says the guest's init started.
+fn guest_started(dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else { return false };
+    entries.flatten().any(|e| {
+        std::fs::read_to_string(e.path().join("console.log")).is_ok_and(|c| c.contains("fslab-guest: init"))
+    })
+}
+
+/// Processes whose command line names `dir` (QEMU names its images and
+/// shares there).
+fn processes_naming(dir: &Path) -> Vec<String> {
+    let needle = dir.to_string_lossy().into_owned();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if entry.file_name().to_string_lossy().parse::<u32>().is_err() {
+            continue;
+        }
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if cmdline.contains(&needle) {
+                found.push(cmdline);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn a_run_killed_while_its_guest_runs_leaves_nothing_after_cleanup() {
+    let Some(image) = kernel("a_run_killed_while_its_guest_runs") else { return };
+    let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
+    let lab = Lab::new();
+    let mut child = lab
+        .command()
+        .args(["run", "replace-files", "--no-store", "--fs", "ext4", "--scratch"])
+        .arg(lab.scratch())
+        .arg("--kernel")
+        .arg(&image)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while !guest_started(&lab.scratch()) {
+        assert!(Instant::now() < deadline, "the guest never started");
+        assert!(child.try_wait().unwrap().is_none(), "fslab ended before its guest started");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(!processes_naming(lab.dir.path()).is_empty(), "QEMU runs with the lab's images");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    lab.expect(&["cleanup"], 0);
+    // QEMU dies with its parent or at cleanup, whichever comes first.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !processes_naming(lab.dir.path()).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(processes_naming(lab.dir.path()), Vec::<String>::new(), "QEMU left running");
+    lab.assert_nothing_left("after SIGKILL during a guest and cleanup");
+}
+
+#[test]
+fn a_guest_that_outlives_its_timeout_is_killed_and_its_case_quotes_the_console() {
+    let Some(image) = kernel("a_guest_that_outlives_its_timeout") else { return };
+    let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
+    let lab = Lab::new();
+    let image = image.to_str().unwrap();
+    // Ten seconds boot the kernel but never load xfs and fill 256 MiB too.
+    let args = ["mmap-fill", "--kernel", image, "--fs", "xfs", "--set", "size=256M", "--vm-timeout", "10"];
+    let started = Instant::now();
+    let json = lab.run_json(&args, 4);
+    assert!(started.elapsed() < Duration::from_secs(120), "the timeout did not end the guest");
+    let case = &cases(&json)[0];
+    assert_eq!(case["status"], "failed");
+    let error = case["error"].as_str().unwrap();
+    assert!(error.contains("within 10 s and was killed"), "{error}");
+    assert!(error.contains("console"), "{error}");
+    assert!(error.lines().count() > 2, "the console's last lines are quoted: {error}");
+    lab.assert_nothing_left("after a guest killed at its timeout");
+}
+
+#[test]
+fn what_a_guest_cannot_do_yet_is_refused_with_the_flag_named() {
+    let lab = Lab::new();
+    for (args, said) in [
+        (&["replace-files", "--kernel", "host", "--vm-memory", "128M"][..], "256M"),
+        (&["replace-files", "--vm-memory", "1G"][..], "--kernel IMAGE"),
+        (&["replace-files", "--kernel", "/nonexistent/vmlinuz"][..], "/nonexistent/vmlinuz"),
+    ] {
+        let mut full = vec!["run", "--no-store"];
+        full.extend_from_slice(args);
+        let out = lab.expect(&full, 2);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(said), "{args:?}: {stderr}");
+    }
+}
