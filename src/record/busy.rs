@@ -9,6 +9,7 @@
 //! timings to trust less.
 
 use super::Case;
+use crate::units::mib_per_s;
 
 /// Others' CPU, in cores busy on average over the case's window, from
 /// which the case is busy.
@@ -45,8 +46,6 @@ pub struct Others {
     /// The 1-minute load average at the window's start and end, when read.
     pub load1: Option<(f64, f64)>,
 }
-
-const MIB: f64 = 1024.0 * 1024.0;
 
 /// How many busy cases a footnote names before it counts the rest.
 const NAMED: usize = 8;
@@ -130,7 +129,7 @@ impl Others {
 
     /// Others' disk I/O in MiB/s.
     pub fn disk_mibps(&self) -> Option<f64> {
-        self.disk_bytes.filter(|_| self.window_s > 0.0).map(|b| b as f64 / MIB / self.window_s)
+        self.disk_bytes.and_then(|b| mib_per_s(b as f64, self.window_s))
     }
 
     /// The case's busy note (`others used 1.4 cores on average (load 7.4 →

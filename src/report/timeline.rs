@@ -23,6 +23,7 @@ use super::axis::{Ticks, short_number};
 use super::bars::PALETTE;
 use super::markup::escape_xml;
 use crate::record::{Figures, TimelinePoint};
+use crate::units::MIB;
 
 /// Points one chart draws at most, all its lines together (about 12
 /// bytes each): what keeps a chart under about 30 KB.
@@ -33,8 +34,6 @@ const LINE_POINTS: (usize, usize) = (16, 600);
 
 /// Dash patterns of the groups sharing a colour, in order: solid first.
 const DASHES: [&str; 4] = ["", "7 3", "2 2.5", "9 3 2 3"];
-
-const MIB: f64 = 1024.0 * 1024.0;
 
 // Geometry, in SVG user units (about pixels in the page's three-column
 // grid, the bar charts' too).
