@@ -31,7 +31,7 @@ use writer::Writer;
 
 /// Bumped whenever aging's output for the same spec could change; part of
 /// the cache key.
-pub const AGING_VERSION: u32 = 1;
+pub const AGING_VERSION: u32 = 2;
 
 /// What aging did.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -147,7 +147,8 @@ pub fn fill(root: &Path, fraction: f64, progress: &dyn Fn(&str)) -> Result<Fille
 }
 
 /// The file system's fill level: (f_blocks - f_bfree) / f_blocks from
-/// statvfs (metadata counts as used; root-reserved blocks count as free).
+/// statfs (metadata counts as used; root-reserved blocks count as free;
+/// on btrfs `f_bavail` stands for `f_bfree`, see [`writer::level_of`]).
 pub fn fill_level(root: &Path) -> Result<f64> {
     let fd = rustix::fs::open(root, rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC, rustix::fs::Mode::empty())
         .map_err(|e| Error::io(root, "open", e.into()))?;
