@@ -199,7 +199,7 @@ pub fn busybox_is_static() -> bool {
 #[cfg(test)]
 mod tests {
     use super::super::image::fake_vmlinux;
-    use super::super::modinfo::fake_module;
+    use super::super::modinfo::write_fake_module;
     use super::*;
 
     #[test]
@@ -210,11 +210,7 @@ mod tests {
         let image = root.join("boot/vmlinux-6.1.0-test");
         std::fs::write(&image, fake_vmlinux(18)).unwrap();
         let tree = root.join("lib/modules/6.1.0-test");
-        let module = |rel: &str, entries: &[&str]| {
-            let path = tree.join(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, fake_module(entries)).unwrap();
-        };
+        let module = |rel: &str, entries: &[&str]| write_fake_module(&tree, rel, entries);
         module("kernel/drivers/virtio/virtio.ko", &["depends="]);
         module("kernel/drivers/virtio/virtio_pci.ko", &["depends=virtio"]);
         module("kernel/drivers/block/virtio_blk.ko", &["depends=virtio"]);

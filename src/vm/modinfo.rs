@@ -120,6 +120,16 @@ fn modinfo_section(read: impl Fn(u64, usize) -> io::Result<Vec<u8>>) -> io::Resu
     Ok(Vec::new())
 }
 
+/// Write a [`fake_module`] holding `entries` at `tree/rel`, making its
+/// folders: the module trees of the tests in `modules.rs`, `kernel.rs` and
+/// `prepare_tests.rs`.
+#[cfg(test)]
+pub(crate) fn write_fake_module(tree: &std::path::Path, rel: &str, entries: &[&str]) {
+    let path = tree.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, fake_module(entries)).unwrap();
+}
+
 /// A minimal ELF64 module with one `.modinfo` section holding `entries`,
 /// for tests here and in `modules.rs`.
 #[cfg(test)]

@@ -278,7 +278,7 @@ pub fn module_bytes(path: &Path) -> io::Result<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::modinfo::fake_module;
+    use super::super::modinfo::write_fake_module;
     use super::*;
 
     /// A tree shaped like Debian 6.1's for ext4, xfs and the crc32c
@@ -286,11 +286,7 @@ mod tests {
     fn tree() -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
         let root = dir.path().join("lib/modules/6.1.0-test");
-        let module = |rel: &str, entries: &[&str]| {
-            let path = root.join(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, fake_module(entries)).unwrap();
-        };
+        let module = |rel: &str, entries: &[&str]| write_fake_module(&root, rel, entries);
         module("kernel/fs/ext4/ext4.ko", &["softdep=pre: crypto-crc32c", "alias=fs-ext4", "depends=jbd2,mbcache,crc16"]);
         module("kernel/fs/jbd2/jbd2.ko", &["depends="]);
         module("kernel/fs/mbcache.ko", &["depends="]);

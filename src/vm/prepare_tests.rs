@@ -6,7 +6,7 @@ use std::os::unix::fs::MetadataExt;
 use std::time::Duration;
 
 use super::super::image::{fake_bzimage, fake_vmlinux};
-use super::super::modinfo::fake_module;
+use super::super::modinfo::write_fake_module;
 use super::*;
 use crate::error::ErrorKind;
 
@@ -22,11 +22,7 @@ fn package_root(root: &Path) -> PathBuf {
     let image = root.join("boot/vmlinuz-6.1.0-test");
     std::fs::write(&image, fake_bzimage(&fake_vmlinux(18))).unwrap();
     let tree = root.join("lib/modules/6.1.0-test");
-    let module = |rel: &str, entries: &[&str]| {
-        let path = tree.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, fake_module(entries)).unwrap();
-    };
+    let module = |rel: &str, entries: &[&str]| write_fake_module(&tree, rel, entries);
     module("kernel/drivers/virtio/virtio.ko", &["depends="]);
     module("kernel/drivers/virtio/virtio_pci.ko", &["depends=virtio"]);
     module("kernel/drivers/block/virtio_blk.ko", &["depends=virtio"]);
