@@ -381,7 +381,7 @@ impl BarChart<'_> {
             let height = if n > 1 { PAIR_HEIGHT } else { BAR_HEIGHT };
             let stack = n as f64 * height + (n as f64 - 1.0) * PAIR_GAP;
             let first_top = top + (row - stack) / 2.0;
-            write_label(out, &self.bars[cluster.start], self.sides.as_ref(), left - 7.0, top + row / 2.0)?;
+            write_label(out, &self.bars[cluster.start], left - 7.0, top + row / 2.0)?;
             for (k, i) in cluster.enumerate() {
                 let slot = Slot { top: first_top + k as f64 * (height + PAIR_GAP), height };
                 match &spreads[i] {
@@ -476,10 +476,11 @@ impl BarChart<'_> {
         // Classes, styled by the page: `in` inside the bar, `white` ink on
         // a dark bar, `small` beside a pair's thinner bars.
         let white = bar.side != Some(Side::Base) && ink_on(colour) == "#ffffff";
-        let (text_x, mut class) = if outside + text_width <= WIDTH - 2.0 || end - start < text_width + 8.0 {
-            (outside, "value".to_string())
-        } else {
+        let inside = !(outside + text_width <= WIDTH - 2.0 || end - start < text_width + 8.0);
+        let (text_x, mut class) = if inside {
             (start + 4.0, if white { "value in white".to_string() } else { "value in".to_string() })
+        } else {
+            (outside, "value".to_string())
         };
         if slot.height < BAR_HEIGHT {
             class.push_str(" small");
@@ -488,7 +489,7 @@ impl BarChart<'_> {
         // gets a halo of the bar's own colour, as if the bar were solid
         // (white on a base side's pale bar).
         let behind = if bar.side == Some(Side::Base) { "#ffffff" } else { colour };
-        let halo = if emulated && class.contains(" in") { format!(r#" stroke="{behind}""#) } else { String::new() };
+        let halo = if emulated && inside { format!(r#" stroke="{behind}""#) } else { String::new() };
         if !halo.is_empty() {
             class.push_str(" halo");
         }
@@ -543,15 +544,14 @@ fn write_legend(out: &mut String, sides: &Sides, middle: f64) -> fmt::Result {
 
 /// The label lines right-aligned at `right`, centred on `middle`: the
 /// target dark, the parameters and run lighter.
-fn write_label(out: &mut String, bar: &Bar, sides: Option<&Sides>, right: f64, middle: f64) -> fmt::Result {
+fn write_label(out: &mut String, bar: &Bar, right: f64, middle: f64) -> fmt::Result {
     let lines = bar.lines();
     let first = middle - (lines.len() - 1) as f64 * LABEL_LINE / 2.0 + 4.0;
     // The whole label as a tooltip where a line had to be cut; a pair's
     // sides are the legend's to name.
     write!(out, r#"<g class="label">"#)?;
     if lines.iter().any(|l| l.chars().count() > LABEL_CHARS) {
-        let title = if sides.is_some() { bar.whole() } else { bar.label(sides) };
-        write!(out, "<title>{}</title>", escape_xml(&title))?;
+        write!(out, "<title>{}</title>", escape_xml(&bar.whole()))?;
     }
     for (i, line) in lines.iter().enumerate() {
         // Styled by the page: the target dark, the rest lighter.
