@@ -25,7 +25,7 @@ use std::path::Path;
 use serde::Serialize;
 
 pub use extent::{Extent, FlagCounts};
-pub use extent_map::ExtentStream;
+pub use extent_map::{allocated_bytes, ExtentStream};
 pub use figures::{LayoutAccumulator, LayoutFigures, RecordStep};
 pub use fsinfo::{FsInfo, PerfectionRule};
 pub use xfs_ag::AgGeometry;
