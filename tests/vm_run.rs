@@ -72,7 +72,7 @@ fn replace_files_in_a_guest_and_on_the_host_shows_the_same_commits() {
 }
 
 #[test]
-fn mmap_fill_fragments_in_a_small_guest_and_less_in_a_large_one() {
+fn mmap_fill_fragments_in_a_small_guest_and_not_in_a_large_one() {
     let Some(image) = kernel("mmap_fill_in_a_small_guest") else { return };
     let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
     let lab = Lab::new();
@@ -81,29 +81,40 @@ fn mmap_fill_fragments_in_a_small_guest_and_less_in_a_large_one() {
     let json = lab.run_json(&args, 0);
     let all = cases(&json);
     assert_eq!(all.len(), 2);
-    let mut seen = Vec::new();
     for case in all {
         let size = case["conditions"]["vm_memory"].as_str().expect("the guest's size is the condition");
         assert_eq!(case["guest"]["memory"], size);
         let extents = figure(case, "extents").expect("extents");
         let perfection = figure(case, "perfection").expect("perfection");
+        let early = figure(case, "early_allocated_bytes").expect("the blocks read before msync");
         let touch = figure(case, "touch_s").unwrap_or(f64::NAN);
-        eprintln!("mmap-fill 256M on xfs in a {size} guest: {extents} extents, perfection {perfection}, touch {touch:.1} s");
+        eprintln!(
+            "mmap-fill 256M on xfs in a {size} guest: {extents} extents, perfection {perfection}, \
+             {early} bytes allocated before msync, touch {touch:.1} s"
+        );
+        // Under emulation the stores take 5-12 s; the flusher's first wake
+        // would fall inside them were its timers not stretched with the work.
+        if case["guest"]["emulated"] == true {
+            let set = case["guest"]["emulation_sysctls"].to_string();
+            assert!(set.contains("vm.dirty_writeback_centisecs=5000"), "{set}");
+        }
         match size {
-            "512M" => assert!(extents >= 10.0 * perfection, "{extents} extents, perfection {perfection}"),
-            // The issue's bound for 4G is "at most 4". Here it held on some
-            // runs only (1, 38, 312, 4,970 extents; an 8G guest made 5,836
-            // once): writeback began inside the fill at about 227 MiB dirty
-            // whatever the memory, under TCG. Until its cause is traced
-            // (writeback_start's reason in the guest), the test holds what
-            // held on every run: the small guest fragments more.
-            "4G" => {}
+            // Measured: 9,448-15,677 extents, all but ~1 MiB allocated in
+            // the stores' order as the 512M guest's dirty pages passed its
+            // background threshold.
+            "512M" => {
+                assert!(extents >= 10.0 * perfection, "{extents} extents, perfection {perfection}");
+                assert!(early > 128.0 * 1024.0 * 1024.0, "512M: {early} bytes allocated before msync");
+            }
+            // The 4G guest holds the whole file dirty until msync writes it
+            // in page order.
+            "4G" => {
+                assert!(extents <= 4.0, "4G: {extents} extents ({early} bytes allocated before msync)");
+                assert_eq!(early, 0.0, "4G: allocated before msync");
+            }
             other => panic!("unexpected size {other}"),
         }
-        seen.push((size.to_string(), extents));
     }
-    let of = |size: &str| seen.iter().find(|(s, _)| s == size).map(|&(_, e)| e).unwrap();
-    assert!(of("512M") > of("4G"), "{seen:?}: the smaller guest must fragment more");
     lab.assert_nothing_left("after guests of two sizes");
 }
 

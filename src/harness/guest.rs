@@ -15,6 +15,7 @@
 use std::time::Duration;
 
 use super::{Condition, KernelChoice, Lab, Phase};
+use crate::record::guest::EMULATED_TIMERS;
 use crate::record::{Case, GuestRecord, Status};
 use crate::scenario::WorkSpec;
 use crate::target::TargetSpec;
@@ -69,10 +70,11 @@ impl Lab {
         let Some(fs) = spec.scratch_fs() else {
             return failed(case, format!("{} is not a scratch file system: only those run in a guest", spec.label()));
         };
-        let argv = match guest_argv(job, condition, plan, fs.name()) {
+        let mut argv = match guest_argv(job, condition, plan, fs.name()) {
             Ok(argv) => argv,
             Err(why) => return failed(case, why),
         };
+        let stretched = if crate::vm::accel::detect().emulated() { stretch_timers(&mut argv) } else { Vec::new() };
         let (memory, memory_bytes) = condition.vm_memory.clone().unwrap_or_else(|| plan.memory.clone());
         let shape = VmShape { memory_bytes, cpus: plan.cpus, timeout: plan.timeout };
         progress(Phase::Guest);
@@ -81,7 +83,10 @@ impl Lab {
             Ok(outcome) => outcome,
             Err(e) => return failed(case, format!("the guest ({}): {e}", kernel.release)),
         };
-        let record = guest_record(kernel, &outcome, memory, memory_bytes, plan.cpus);
+        let mut record = guest_record(kernel, &outcome, memory, memory_bytes, plan.cpus);
+        if record.emulated {
+            record.emulation_sysctls = stretched;
+        }
         let mut case = adopt(case, &outcome).unwrap_or_else(|mut failed_case| {
             failed_case.status = Status::Failed;
             failed_case
@@ -122,6 +127,26 @@ fn guest_argv(job: &WorkSpec, condition: &Condition, plan: &GuestPlan, fs: &str)
     argv.extend(plan.forward.iter().cloned());
     argv.extend(["--repeat", "1", "--no-store", "--json"].map(String::from));
     Ok(argv)
+}
+
+/// Add `--sysctl KEY=VALUE` to `argv` for each of [`EMULATED_TIMERS`] it
+/// does not set already (the run's own setting wins); returns those
+/// added, as `KEY=VALUE`.
+fn stretch_timers(argv: &mut Vec<String>) -> Vec<String> {
+    let sets = |argv: &[String], key: &str| {
+        let prefix = format!("{key}=");
+        argv.iter().any(|a| a.starts_with(&prefix) || a.strip_prefix("--sysctl=").is_some_and(|s| s.starts_with(&prefix)))
+    };
+    let mut added = Vec::new();
+    for (key, value) in EMULATED_TIMERS {
+        if !sets(argv, key) {
+            added.push(format!("{key}={value}"));
+        }
+    }
+    let at = argv.iter().position(|a| a == "--repeat").unwrap_or(argv.len());
+    let flags = added.iter().flat_map(|s| ["--sysctl".to_string(), s.clone()]);
+    argv.splice(at..at, flags.collect::<Vec<_>>());
+    added
 }
 
 /// The guest's own case from its `--json` output, with the host's name
@@ -177,6 +202,7 @@ fn guest_record(kernel: &GuestKernel, outcome: &JobOutcome, memory: String, memo
         boot_s: outcome.run.mark("init"),
         wall_s: outcome.run.wall_s,
         qemu: outcome.qemu_version.clone(),
+        emulation_sysctls: Vec::new(),
     }
 }
 
@@ -241,6 +267,18 @@ mod tests {
             "run replace-files --fs ext4 --device /dev/vda --destroy-data-on /dev/vda --set strategy=fsync-each \
              --set files=200 --sysctl vm.dirty_bytes=16777216 --interval 0.5 --repeat 1 --no-store --json"
         );
+        // Emulated, the writeback timers are stretched before `--repeat`,
+        // but never over the run's own setting of one.
+        let mut stretched = argv.clone();
+        let mut own = plan();
+        own.forward.push("--sysctl=vm.dirty_expire_centisecs=100".into());
+        let mut own_argv = guest_argv(&job, &condition, &own, "ext4").unwrap();
+        assert_eq!(stretch_timers(&mut stretched), ["vm.dirty_writeback_centisecs=5000", "vm.dirty_expire_centisecs=30000"]);
+        assert!(stretched[1..].join(" ").contains(
+            "--interval 0.5 --sysctl vm.dirty_writeback_centisecs=5000 --sysctl vm.dirty_expire_centisecs=30000 --repeat 1"
+        ));
+        assert_eq!(stretch_timers(&mut own_argv), ["vm.dirty_writeback_centisecs=5000"]);
+        assert!(!own_argv.iter().any(|a| a == "vm.dirty_expire_centisecs=30000"), "{own_argv:?}");
         let mut bad = job.clone();
         bad.params.insert("path".into(), "./a,b".into());
         assert!(guest_argv(&bad, &condition, &plan(), "ext4").unwrap_err().contains("comma"));
