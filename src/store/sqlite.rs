@@ -9,7 +9,7 @@
 //! read, and writing to it is refused up front with what to do.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::OpenFlags;
 use rusqlite::types::{ToSqlOutput, Value as Lite, ValueRef};
@@ -71,7 +71,7 @@ impl SqliteBackend {
         let open = |immutable: bool| -> rusqlite::Result<SqliteBackend> {
             let uri = format!("file:{}{}", uri_path(path), if immutable { "?immutable=1" } else { "" });
             let conn = rusqlite::Connection::open_with_flags(uri, flags)?;
-            conn.busy_timeout(Duration::from_secs(30))?;
+            conn.busy_timeout(BUSY_TIMEOUT)?;
             // The first read is where a WAL store that needs a -shm file
             // it cannot make fails.
             conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))?;
@@ -91,12 +91,32 @@ impl SqliteBackend {
     }
 
     fn setup(&self) -> rusqlite::Result<()> {
-        self.conn.busy_timeout(Duration::from_secs(30))?;
-        // journal_mode answers with a row, so it is a query.
-        let _mode: String = self.conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+        self.conn.busy_timeout(BUSY_TIMEOUT)?;
+        // Turning a fresh store to WAL needs it to itself, and SQLite
+        // answers SQLITE_BUSY at once, without its busy handler, while
+        // another writer opening the same fresh store holds it (one in
+        // five tries of four writers here): so the switch is retried for
+        // as long as the busy timeout would have waited.
+        let started = Instant::now();
+        loop {
+            // journal_mode answers with a row, so it is a query.
+            match self.conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)) {
+                Ok(_) => break,
+                Err(e) if is_busy(&e) && started.elapsed() < BUSY_TIMEOUT => std::thread::sleep(Duration::from_millis(10)),
+                Err(e) => return Err(e),
+            }
+        }
         self.conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")?;
         Ok(())
     }
+}
+
+/// How long one writer waits for another to let go of the store.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Whether `e` is SQLite's "database is locked" (`SQLITE_BUSY`).
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::DatabaseBusy)
 }
 
 /// Whether something is at `path` (following a link), refusing anything
