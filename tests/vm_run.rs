@@ -99,7 +99,7 @@ fn mmap_fill_fragments_in_a_small_guest_and_not_in_a_large_one() {
             assert!(set.contains("vm.dirty_writeback_centisecs=5000"), "{set}");
         }
         match size {
-            // Measured: 9,448-15,677 extents, all but ~1 MiB allocated in
+            // Measured: 9,218-15,677 extents, all but ~1 MiB allocated in
             // the stores' order as the 512M guest's dirty pages passed its
             // background threshold.
             "512M" => {

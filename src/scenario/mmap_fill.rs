@@ -491,7 +491,7 @@ impl Work for Fill {
                 let t_touch = Instant::now();
                 let hits = touch(map, order);
                 let t_touched = Instant::now();
-                let early = layout::allocated_bytes(fd, &mut fiemap).map_err(|e| e.raw_os_error().unwrap_or(0));
+                let early = layout::allocated_bytes(fd, &mut fiemap).map_err(|e| e.raw_os_error());
                 (t_start, t_touch, t_touched, hits, early, Instant::now())
             })
             .map_err(io(&path, "start the process that stores into the mapping of"))?;
@@ -530,13 +530,13 @@ impl Work for Fill {
         figures.set("page_hits", hits as f64, "count", Better::Lower, Kind::Exact);
         match early {
             Ok(bytes) => figures.set("early_allocated_bytes", bytes as f64, "bytes", Better::Lower, Kind::Exact),
-            Err(errno) => figures.set_missing(
-                "early_allocated_bytes",
-                "bytes",
-                Better::Lower,
-                Kind::Exact,
-                &format!("FIEMAP after the stores failed: {}", std::io::Error::from_raw_os_error(errno)),
-            ),
+            Err(errno) => {
+                // `allocated_bytes` fails without an errno only when FIEMAP
+                // made no progress.
+                let why = errno.map_or("no progress".to_string(), |n| std::io::Error::from_raw_os_error(n).to_string());
+                let why = format!("FIEMAP after the stores failed: {why}");
+                figures.set_missing("early_allocated_bytes", "bytes", Better::Lower, Kind::Exact, &why);
+            }
         }
         seconds(&mut figures, "msync_s", (t_synced - t_mapped).as_secs_f64());
         seconds(&mut figures, "munmap_s", (t_unmapped - t_synced).as_secs_f64());
