@@ -111,8 +111,9 @@ fn a_run_waiting_for_the_lock_saves_old_values_only_after_a_killed_holder_is_und
     b.args(["exec", "--json", "--dir", &work(&lab), "--sysctl", &format!("{key}={waiting}"), "--", "sh", "-c", &script]);
     let mut b = Killed(Some(b.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()));
     let deadline = Instant::now() + Duration::from_secs(30);
+    // Waiting, it holds the lock's turnstile.
     let waiter = format!(" {} ", b.child().id());
-    while !std::fs::read_to_string("/proc/locks").unwrap().lines().any(|l| l.contains("->") && l.contains(&waiter)) {
+    while !std::fs::read_to_string("/proc/locks").unwrap().lines().any(|l| l.contains(&waiter)) {
         assert!(Instant::now() < deadline, "the second run never waited for the sysctl lock");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -127,8 +128,8 @@ fn a_run_waiting_for_the_lock_saves_old_values_only_after_a_killed_holder_is_und
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     // It waited, then put back what the killed holder had set, itself.
-    assert!(stderr.contains("waiting for another fslab run"), "{stderr}");
-    assert!(stderr.contains(&format!("released sysctl {key}")), "{stderr}");
+    assert!(stderr.contains("waiting for the machine's sysctl lock"), "{stderr}");
+    assert!(stderr.contains(&format!("put back sysctl {key} to {original}")), "{stderr}");
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let seen = common::cases(&json)[0]["command"]["stdout"].as_str().unwrap().to_string();
     assert_eq!(seen, format!("{waiting}\n{waiting}\n"), "{stderr}");
@@ -159,6 +160,7 @@ fn keys_that_cannot_be_set_are_refused_before_anything_is_made() {
     check("vm.no_such_knob=1", 2, "no such sysctl");
     check("vm.dirty_ratio=30", 0, "");
     check("vm=1", 2, "group");
+    check("vm.dirty_ratio=", 2, "no value");
     // Refused only at the write, under the lock, before any target is made;
     // what was written before it is put back.
     check("vm.swappiness=lots", 2, "refused");
@@ -198,4 +200,95 @@ fn an_entry_that_can_never_be_released_is_reported_once_then_dropped() {
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
     assert_eq!(read("kernel.ostype"), "Linux");
     assert_eq!(saved.differences(), Vec::<String>::new());
+}
+
+#[test]
+fn a_run_in_another_state_folder_waits_says_for_whom_and_stops_at_sigterm() {
+    if !root_or_skip("sysctl_machine_lock") {
+        return;
+    }
+    let _one = KNOBS.lock().unwrap_or_else(|p| p.into_inner());
+    let key = "vm.stat_interval";
+    let saved = Saved::now(&[key]);
+    let held = (saved.get(key).parse::<u64>().unwrap() + 5).to_string();
+    // Two labs: two state folders, as CI beside a developer would have.
+    let (a_lab, b_lab) = (Lab::new(), Lab::new());
+    let mut a = Killed(Some(spawn_sleeper(&a_lab, &format!("{key}={held}"))));
+    wait_for(key, &held, a.child());
+    let a_pid = a.child().id();
+    // B only measures, from another state folder: it must wait for A.
+    let mut b = b_lab.command();
+    b.args(["exec", "--dir", &work(&b_lab), "--", "true"]).stdout(Stdio::null()).stderr(Stdio::piped());
+    let mut b = Killed(Some(b.spawn().unwrap()));
+    let stderr = b.child().stderr.take().unwrap();
+    let (said, seen) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = said.send(line);
+        }
+    });
+    let line = seen.recv_timeout(Duration::from_secs(20)).expect("the waiting run said nothing");
+    assert!(line.contains("waiting for the machine's sysctl lock"), "{line}");
+    assert!(line.contains(&format!("pid {a_pid} ")) && line.contains("exec"), "it does not say for whom: {line}");
+    assert!(b.child().try_wait().unwrap().is_none(), "B did not wait for A");
+    // SIGTERM is answered at once, not after A.
+    let b_pid = rustix::process::Pid::from_raw(b.child().id() as i32).unwrap();
+    let asked = Instant::now();
+    rustix::process::kill_process(b_pid, rustix::process::Signal::TERM).unwrap();
+    let status = b.child().wait().unwrap();
+    assert!(asked.elapsed() < Duration::from_secs(2), "SIGTERM took {:?}", asked.elapsed());
+    assert!(!status.success(), "{status:?}");
+    assert_eq!(read(key), held, "B changed A's setting");
+    a.child().kill().unwrap();
+    a.child().wait().unwrap();
+    b_lab.expect(&["cleanup"], 0);
+    assert_eq!(saved.differences(), Vec::<String>::new(), "a killed run's sysctl is not back after another state folder's cleanup");
+    // A's own folder still has its ledger: releasing it writes no sysctl.
+    write(key, &held);
+    a_lab.expect(&["cleanup"], 0);
+    assert_eq!(read(key), held, "a ledger put back a value the machine's journal had put back already");
+    drop(saved);
+    a_lab.assert_nothing_left("after A");
+    b_lab.assert_nothing_left("after B");
+}
+
+#[test]
+fn a_measuring_run_beside_one_setting_writeback_measures_as_alone() {
+    if !root_or_skip("sysctl_beside") || !common::have("mkfs.xfs") {
+        return;
+    }
+    let _one = KNOBS.lock().unwrap_or_else(|p| p.into_inner());
+    let saved = Saved::now(&[]);
+    let (measuring, setting) = (Lab::new(), Lab::new());
+    let mmap_fill = |lab: &Lab| {
+        let json = lab.json("run", &["mmap-fill", "--fs", "xfs", "--set", "size=160M", "--no-store"], 0);
+        common::cases(&json).iter().map(|c| common::figure(c, "extents").unwrap()).collect::<Vec<_>>()
+    };
+    let alone = mmap_fill(&measuring);
+    // Another state folder sets writeback to start at once, again and
+    // again, for as long as the measuring run goes.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let changer = {
+        let (stop, work, mut command) = (stop.clone(), work(&setting), setting.command());
+        command.args(["exec", "--dir", &work, "--sysctl", "vm.dirty_background_bytes=1M", "--sysctl", "vm.dirty_bytes=2M"]);
+        command.args(["--", "sleep", "0.3"]).stdout(Stdio::null()).stderr(Stdio::null());
+        std::thread::spawn(move || {
+            let mut runs = 0;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                assert!(command.status().unwrap().success());
+                runs += 1;
+            }
+            runs
+        })
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    let beside = mmap_fill(&measuring);
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let runs = changer.join().unwrap();
+    assert!(runs >= 2, "the other run set writeback only {runs} times");
+    assert_eq!(beside, alone, "mmap-fill measured beside a run setting writeback is not as alone (extents)");
+    assert_eq!(saved.differences(), Vec::<String>::new());
+    measuring.assert_nothing_left("after the measuring run");
+    setting.assert_nothing_left("after the setting runs");
 }

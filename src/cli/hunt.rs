@@ -242,10 +242,9 @@ pub fn run(args: &HuntArgs) -> Result<ExitCode> {
         ends.push(condition);
     }
     plan.conditions = ends;
-    // Points are compared with each other: no other run may change
-    // writeback sysctls while they are measured (root only: the lock lives
-    // in fslab's state folder).
-    plan.hold_sysctls = rustix::process::geteuid().is_root();
+    // Points are compared with each other: like every run, the hunt holds
+    // the machine's sysctl lock, so no other run changes sysctls while its
+    // points are measured.
     let per_point = points.at(vary.axis.hi).map_or(1, |(_, sets)| sets.len());
     let planned = args.steps as usize * args.repeat as usize * per_point;
     let mut run = Run::start(plan, super::exec::store(&args.target), &args.target.tag, planned)?;

@@ -90,7 +90,6 @@ pub fn plan(args: &TargetArgs, cold_read: bool) -> Result<Plan> {
         conditions: crate::harness::with_kernels(conditions, &kernels, &args.vm.vm_memory),
         interval: Duration::from_secs_f64(args.interval),
         cold_read,
-        hold_sysctls: false,
         guest,
     })
 }

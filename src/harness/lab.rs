@@ -30,11 +30,6 @@ pub struct Plan {
     pub interval: Duration,
     /// Read everything back with a cold cache after the work.
     pub cold_read: bool,
-    /// Take the sysctl lock for the whole run even when it sets none, so
-    /// no other fslab run changes writeback sysctls under it: `hunt`
-    /// compares its points with each other, and a point measured while
-    /// another run had `vm.dirty_background_ratio=1` set would lie.
-    pub hold_sysctls: bool,
     /// How scratch targets start when not fresh (`--age`, `--fill`).
     pub start: Option<super::StartPlan>,
     /// How guests are sized, when a condition boots a kernel in one
@@ -79,21 +74,41 @@ impl std::fmt::Debug for Lab {
 }
 
 /// Release what dead runs left (fslab's start-up duty and `fslab cleanup`).
-/// Their sysctls are put back only under the sysctl lock: if a live run
-/// holds it, that run put them back when it took it, and any left are
-/// reported as not yet put back.
+/// Their sysctls are put back only under the machine's sysctl lock, taken
+/// exclusively: if a live run holds it, the changes wait for whoever takes
+/// it next, and any left are reported as not yet put back.
 pub fn cleanup_dead_runs() -> Result<Vec<CleanedRun>> {
     let state = ledger::state_dir();
-    let _lock = sysctl::try_lock(&state);
-    ledger::cleanup_dead(&state)
+    let lock = sysctl::try_exclusive();
+    let put_back = if lock.is_some() { sysctl::put_back_left() } else { Ok(Vec::new()) };
+    let mut cleaned = ledger::cleanup_dead(&state)?;
+    match put_back {
+        Ok(lines) if !lines.is_empty() => cleaned.insert(0, CleanedRun { ledger: journal_path(), released: lines, ..Default::default() }),
+        Ok(_) => {}
+        Err(e) => cleaned.insert(0, CleanedRun { ledger: journal_path(), failed: vec![e.message], ..Default::default() }),
+    }
+    Ok(cleaned)
 }
 
-/// Take the sysctl lock, then, holding it, release what dead runs left:
-/// a killed holder's values are back before this run reads "old" ones, and
-/// no later start can put them back under this run's own. A dead run's
-/// sysctl that cannot be put back now stops the run (exit 3).
-fn lock_sysctls(state: &std::path::Path) -> Result<SysctlLock> {
-    let lock = sysctl::lock(state)?;
+/// The machine's sysctl journal, as `cleanup` names it.
+fn journal_path() -> PathBuf {
+    std::path::Path::new(sysctl::MACHINE_DIR).join("sysctl.journal")
+}
+
+/// Take the machine's sysctl lock as `hold`, then, holding it exclusively,
+/// put back what dead runs left — in the machine's journal (whatever their
+/// state folder) and in this state folder's ledgers — before this run
+/// reads "old" values: no later start can then put them back under this
+/// run's own. A dead run's sysctl that cannot be put back now stops the
+/// run (exit 3). Shared, it only waits out runs that change sysctls.
+fn lock_sysctls(state: &std::path::Path, hold: sysctl::Hold) -> Result<Option<SysctlLock>> {
+    let Some(lock) = sysctl::lock(hold)? else { return Ok(None) };
+    if hold == sysctl::Hold::Shared {
+        return Ok(Some(lock));
+    }
+    for line in sysctl::put_back_left()? {
+        eprintln!("fslab: {line}");
+    }
     let cleaned = ledger::cleanup_dead(state)?;
     let mut stuck = Vec::new();
     for run in cleaned.iter().filter(|r| !r.is_empty()) {
@@ -106,7 +121,7 @@ fn lock_sysctls(state: &std::path::Path) -> Result<SysctlLock> {
             "a dead run's sysctl is not back to its old value ({first}), so the value now is not the machine's own: fix that, then run `fslab cleanup`"
         )));
     }
-    Ok(lock)
+    Ok(Some(lock))
 }
 
 impl Lab {
@@ -167,7 +182,8 @@ impl Lab {
             plan.target_options.scratch = dir.path().to_path_buf();
         }
         let id = crate::record::run_id();
-        let sysctl_lock = if plan.sets_sysctls() || plan.hold_sysctls { Some(lock_sysctls(state_dir.path())?) } else { None };
+        let hold = if plan.sets_sysctls() { sysctl::Hold::Exclusive } else { sysctl::Hold::Shared };
+        let sysctl_lock = lock_sysctls(state_dir.path(), hold)?;
         let memory = if plan.conditions.iter().any(|c| c.memory.is_some()) { Some(cgroup::memory_controller()?) } else { None };
         let ledger = Ledger::create_in(state_dir, &id)?;
         if let Some(dir) = scratch {

@@ -26,7 +26,6 @@ fn lab(parent: &std::path::Path, fail_make: Option<&'static str>) -> (Lab, Targe
         conditions: vec![Condition::default()],
         interval: Duration::from_millis(100),
         cold_read: false,
-        hold_sysctls: false,
         guest: None,
         start: None,
     };

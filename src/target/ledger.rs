@@ -68,6 +68,10 @@ pub enum Resource {
         /// the other, so both are put back together.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         partner: Option<(String, String)>,
+        /// The change's entry in the machine's sysctl journal (absent in
+        /// ledgers written before the journal).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        journal: Option<String>,
     },
     /// A tracefs instance directory; removed.
     TraceInstance(PathBuf),
@@ -521,8 +525,8 @@ pub fn describe(resource: &Resource) -> String {
         Resource::Loop(p) => format!("loop device over {}", p.display()),
         Resource::MountPoint(p) => format!("mount point {}", p.display()),
         Resource::Mount(p) => format!("mount on {}", p.display()),
-        Resource::Sysctl { key, old, partner: None } => format!("sysctl {key} (back to {old})"),
-        Resource::Sysctl { key, old, partner: Some((other, was)) } => {
+        Resource::Sysctl { key, old, partner: None, .. } => format!("sysctl {key} (back to {old})"),
+        Resource::Sysctl { key, old, partner: Some((other, was)), .. } => {
             format!("sysctl {key} (back to {old}, with {other} {was})")
         }
         Resource::TraceInstance(p) => format!("trace instance {}", p.display()),
@@ -565,8 +569,8 @@ pub fn release(resource: &Resource, proof: Option<&Proof>, scratch: Option<&Owne
         Resource::WorkDir(p) | Resource::GuestShare(p) => super::remove::remove_work_folder(p).map(|()| None),
         Resource::Loop(image) => proof::detach_loops(scratch, image, proof),
         Resource::Mount(p) => proof::unmount(scratch, p, proof),
-        Resource::Sysctl { key, old, partner } => {
-            super::sysctl::restore(key, old, partner.as_ref())
+        Resource::Sysctl { key, old, partner, journal } => {
+            super::sysctl::restore(key, old, partner.as_ref(), journal.as_deref())
         }
         Resource::Child { pid, start_ticks } => {
             kill_group(*pid, *start_ticks);

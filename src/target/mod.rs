@@ -18,6 +18,7 @@ pub mod fake;
 pub mod folder;
 pub mod fs_type;
 pub mod guest_files;
+pub mod flock;
 mod held;
 pub mod image_cache;
 pub mod image_copy;

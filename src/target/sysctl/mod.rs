@@ -5,10 +5,15 @@
 //! into the ledger before the new one is written, so a killed run's change
 //! is undone by the next start; a value the kernel refuses stops the run
 //! at once, with what was already written put back. Runs that set sysctls
-//! take one machine-wide lock for their whole life ([`lock`]): two runs
-//! changing the same knob at once would each measure the other's setting
-//! and restore each other's values in the wrong order.
+//! hold the machine's one lock exclusively for their whole life, and every
+//! other measuring run holds it shared ([`lock`]): two runs changing the
+//! same knob at once would each measure the other's setting and restore
+//! each other's values in the wrong order, and a run measuring beside one
+//! that set writeback its own way would measure that setting. The old
+//! value goes first into the machine's journal ([`journal`]), so whichever
+//! run next takes the lock puts it back, whatever its state folder.
 
+mod journal;
 mod lock;
 mod restore;
 
@@ -17,7 +22,7 @@ use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-pub use lock::{SysctlLock, held, lock, try_lock};
+pub use lock::{Hold, MACHINE_DIR, SysctlLock, held, lock, lock_in, try_exclusive, try_exclusive_in};
 pub use restore::restore;
 
 use super::ledger::{Ledger, Resource};
@@ -47,6 +52,9 @@ impl std::str::FromStr for SysctlSetting {
             return Err(format!("`{key}` is not a sysctl name (for example vm.dirty_ratio)"));
         }
         let mut value = value.trim().to_string();
+        if value.is_empty() {
+            return Err(format!("`{text}` gives {key} no value; write KEY=VALUE (for example {key}=90)"));
+        }
         // The kernel takes bytes as a bare number; people write sizes.
         if key.ends_with("_bytes") && value.ends_with(|c: char| c.is_ascii_alphabetic()) {
             value = crate::units::parse_bytes(&value).map_err(|e| format!("{key}: {e}"))?.to_string();
@@ -147,10 +155,37 @@ pub fn apply(ledger: &Ledger, settings: &[SysctlSetting]) -> Result<Vec<super::l
             Some(other) => Some((other.to_string(), read(other)?)),
             None => None,
         };
-        tokens.push(ledger.record(Resource::Sysctl { key: setting.key.clone(), old, partner })?);
+        let journal = Some(journal::record(&setting.key, &old, partner.as_ref())?);
+        tokens.push(ledger.record(Resource::Sysctl { key: setting.key.clone(), old, partner, journal })?);
         write(&setting.key, &setting.value)?;
     }
     Ok(tokens)
+}
+
+/// Put back, newest first, every change the machine's journal still has
+/// open: what runs that died left set. Call right after taking the lock
+/// exclusively, before reading any "old" value. Returns what was put back
+/// (or can never be), a line each; a value that cannot be put back now is
+/// an error (exit 3): the value now is not the machine's own.
+pub fn put_back_left() -> Result<Vec<String>> {
+    let mut said = Vec::new();
+    for change in journal::left_open()? {
+        match restore::put_back(&change.key, &change.old, change.partner.as_ref()) {
+            Ok(None) => said.push(format!(
+                "put back sysctl {} to {}, left set by pid {}, which ended without putting it back",
+                change.key, change.old, change.pid
+            )),
+            Ok(Some(never)) => said.push(never),
+            Err(e) => {
+                return Err(Error::environment(format!(
+                    "sysctl {} was left changed by pid {}, which ended, and cannot be put back to {} now ({}): the value now is not the machine's own; fix that, then run `fslab cleanup`",
+                    change.key, change.pid, change.old, e.message
+                )));
+            }
+        }
+        journal::settle(&change.id)?;
+    }
+    Ok(said)
 }
 
 #[cfg(test)]
@@ -159,6 +194,9 @@ mod tests {
 
     #[test]
     fn settings_parse_and_bad_names_are_refused() {
+        let e = "vm.dirty_ratio=".parse::<SysctlSetting>().unwrap_err();
+        assert!(e.contains("no value"), "{e}");
+        assert!("vm.dirty_ratio= ".parse::<SysctlSetting>().is_err());
         let s: SysctlSetting = "vm.dirty_ratio=90".parse().unwrap();
         assert_eq!(s, SysctlSetting { key: "vm.dirty_ratio".into(), value: "90".into() });
         let s: SysctlSetting = "vm/dirty_bytes = 0".parse().unwrap();

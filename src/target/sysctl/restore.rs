@@ -18,15 +18,33 @@ use super::{proc_path, read};
 use crate::error::{Error, Result};
 
 /// Put `key` back to `old` (and, for a pair, its partner to the value
-/// saved with it). Only the holder of the sysctl lock writes sysctls.
+/// saved with it), as a ledger's entry asks; `journal` is the machine
+/// journal's entry for the change (none in ledgers older than the
+/// journal). A change the journal no longer has open was put back already
+/// (by whoever took the exclusive lock after the run died): nothing is
+/// written. Otherwise only the holder of the exclusive lock writes.
 /// `Ok(Some(why))` when it never can be put back: the caller reports that
 /// once and drops the entry.
-pub fn restore(key: &str, old: &str, partner: Option<&(String, String)>) -> Result<Option<String>> {
+pub fn restore(key: &str, old: &str, partner: Option<&(String, String)>, journal: Option<&str>) -> Result<Option<String>> {
+    if let Some(id) = journal {
+        if !super::journal::is_open(id)? {
+            return Ok(None);
+        }
+    }
     if !super::lock::held() {
         return Err(Error::environment(format!(
-            "sysctl {key} is not put back yet: a running fslab holds the sysctl lock and may have it set; it is put back by the next start or `fslab cleanup` after that run ends"
+            "sysctl {key} is not put back yet: a running fslab holds the machine's sysctl lock and may have it set; it is put back by the next start or `fslab cleanup` after that run ends"
         )));
     }
+    let outcome = put_back(key, old, partner);
+    if let (Some(id), Ok(_)) = (journal, &outcome) {
+        super::journal::settle(id)?;
+    }
+    outcome
+}
+
+/// Write `old` back to `key` (a pair as a pair), under the exclusive lock.
+pub(super) fn put_back(key: &str, old: &str, partner: Option<&(String, String)>) -> Result<Option<String>> {
     let outcome = match partner {
         Some((partner_key, partner_old)) => restore_pair((key, old), (partner_key, partner_old)),
         None => write_back(key, old),

@@ -1,0 +1,168 @@
+//! Waiting for an `flock` the way a person can follow: polled, so Ctrl-C
+//! and SIGTERM stop the wait at once; said at once and then every minute
+//! (a log without a terminal shows it too), naming the processes that hold
+//! the lock, as `/proc/locks` tells.
+//!
+//! `/proc/locks` names the process that took an flock, even after it died
+//! and a child it was starting (forked, not yet past exec) still holds the
+//! descriptor: so "every holder is dead" is exactly "a dead run's
+//! straggler", which lets go within moments.
+
+use std::fs::File;
+use std::os::fd::AsFd;
+use std::os::unix::fs::MetadataExt;
+use std::time::{Duration, Instant};
+
+use rustix::fs::FlockOperation;
+use rustix::io::Errno;
+
+use crate::error::{Error, Result};
+
+/// A wait for one lock (possibly in several steps), and what it has said.
+pub struct Waiter<'a> {
+    watched: &'a File,
+    what: String,
+    started: Instant,
+    said: Option<Instant>,
+}
+
+impl<'a> Waiter<'a> {
+    /// A wait for `what` (`the machine's sysctl lock (PATH)`), whose
+    /// holders are those of `watched`.
+    pub fn new(watched: &'a File, what: String) -> Waiter<'a> {
+        Waiter { watched, what, started: Instant::now(), said: None }
+    }
+
+    /// Take `op` (a non-blocking flock operation) on `file`, polling until
+    /// it is free; a signal ends the wait with an error (the run stops).
+    pub fn take(&mut self, file: &File, op: FlockOperation) -> Result<()> {
+        loop {
+            match rustix::fs::flock(file.as_fd(), op) {
+                Ok(()) => return Ok(()),
+                Err(Errno::WOULDBLOCK | Errno::INTR) => {}
+                Err(e) => return Err(Error::failed(format!("lock {}: {}", self.what, std::io::Error::from(e)))),
+            }
+            crate::interrupt::check()?;
+            self.say();
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Say who holds the lock: at once, then once a minute.
+    fn say(&mut self) {
+        if self.said.is_some_and(|t| t.elapsed() < Duration::from_secs(60)) {
+            return;
+        }
+        self.said = Some(Instant::now());
+        let who: Vec<String> = holders(self.watched).iter().map(Holder::describe).collect();
+        let who = if who.is_empty() { "another run, about to release it".to_string() } else { who.join("; ") };
+        let waited = self.started.elapsed().as_secs();
+        let so_far = if waited >= 60 { format!(" (waiting {}m{:02}s)", waited / 60, waited % 60) } else { String::new() };
+        eprintln!("fslab: waiting for {}, held by {who}{so_far}; Ctrl-C stops", self.what);
+    }
+}
+
+/// Whether every process `/proc/locks` names as holding a lock on `file`
+/// is gone (a dead run's straggler holds it), or none does.
+pub fn held_only_by_the_dead(file: &File) -> bool {
+    let Ok(meta) = file.metadata() else { return false };
+    let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
+    holder_pids(&locks, meta.dev(), meta.ino()).iter().all(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
+}
+
+/// A process holding a lock, as `/proc/locks` and `/proc/PID` tell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Holder {
+    pid: i32,
+    uid: Option<u32>,
+    command: String,
+}
+
+impl Holder {
+    fn describe(&self) -> String {
+        let uid = self.uid.map(|u| format!("uid {u}, ")).unwrap_or_default();
+        format!("pid {} ({uid}{})", self.pid, self.command)
+    }
+}
+
+/// The processes other than this one holding a lock on `file`.
+fn holders(file: &File) -> Vec<Holder> {
+    let Ok(meta) = file.metadata() else { return Vec::new() };
+    let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
+    let me = std::process::id() as i32;
+    let mut found: Vec<Holder> = Vec::new();
+    for pid in holder_pids(&locks, meta.dev(), meta.ino()) {
+        if pid == me || found.iter().any(|h| h.pid == pid) {
+            continue;
+        }
+        let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let words: Vec<String> = raw.split(|&b| b == 0).filter(|w| !w.is_empty()).map(printable).collect();
+        let mut command = if words.is_empty() { "gone".to_string() } else { words.join(" ") };
+        if command.chars().count() > 72 {
+            command = command.chars().take(71).chain(['…']).collect();
+        }
+        let uid = std::fs::metadata(format!("/proc/{pid}")).ok().map(|m| m.uid());
+        found.push(Holder { pid, uid, command });
+    }
+    found
+}
+
+/// A command-line word for a message: control characters shown as `?`.
+fn printable(word: &[u8]) -> String {
+    String::from_utf8_lossy(word).chars().map(|c| if c.is_control() { '?' } else { c }).collect()
+}
+
+/// The pids holding (not waiting for) a lock on the file `dev`:`ino`, from
+/// the text of `/proc/locks` (`N: FLOCK ADVISORY WRITE PID MAJ:MIN:INO
+/// START END`, majors and minors in hex; a waiter's line has `->`).
+fn holder_pids(locks: &str, dev: u64, ino: u64) -> Vec<i32> {
+    let want = format!("{:02x}:{:02x}:{ino}", rustix::fs::major(dev), rustix::fs::minor(dev));
+    locks
+        .lines()
+        .filter(|line| !line.contains("->"))
+        .filter_map(|line| {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let at = words.iter().position(|w| *w == want)?;
+            words.get(at.checked_sub(1)?)?.parse().ok()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn holders_are_read_from_proc_locks_and_waiters_are_not() {
+        let text = "1: FLOCK  ADVISORY  WRITE 4242 fd:01:77 0 EOF\n\
+                    1: -> FLOCK  ADVISORY  WRITE 4343 fd:01:77 0 EOF\n\
+                    2: FLOCK  ADVISORY  READ 4444 fd:01:78 0 EOF\n\
+                    3: FLOCK  ADVISORY  READ 4545 08:01:77 0 EOF\n";
+        let dev = rustix::fs::makedev(0xfd, 1);
+        assert_eq!(holder_pids(text, dev, 77), vec![4242]);
+        assert_eq!(holder_pids(text, rustix::fs::makedev(8, 1), 77), vec![4545]);
+        assert!(holder_pids(text, dev, 79).is_empty());
+    }
+
+    #[test]
+    fn a_waiter_names_the_holder_and_a_dead_holders_straggler_is_known() {
+        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let path = dir.path().join("lock");
+        let file = File::create(&path).unwrap();
+        assert!(held_only_by_the_dead(&file), "no holder at all");
+        // A child holds it: alive, then gone with a straggler (its own
+        // child) keeping the descriptor.
+        let script = format!("exec 9>{p}; flock 9; (sleep 2 9>&9 &) ; echo held", p = path.display());
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut line).unwrap();
+        child.wait().unwrap();
+        let held = holders(&file);
+        assert!(!held.is_empty(), "the lock is held by the straggler");
+        assert!(held_only_by_the_dead(&file), "{held:?}");
+    }
+}
