@@ -25,6 +25,8 @@ struct CacheCleared {
     entries: usize,
     /// Bytes the removed files held on disk.
     bytes: u64,
+    /// Entries left because a live run uses or makes them.
+    in_use: usize,
 }
 
 /// Run `fslab cleanup`.
@@ -57,18 +59,23 @@ pub fn run(args: &CleanupArgs) -> Result<ExitCode> {
 fn clear_cache(args: &CleanupArgs) -> Result<CacheCleared> {
     let dir = args.age_cache.clone().unwrap_or_else(|| image_cache::default_dir(&args.scratch));
     let Some(cache) = ImageCache::open_existing(&dir)? else {
-        return Ok(CacheCleared { path: dir, entries: 0, bytes: 0 });
+        return Ok(CacheCleared { path: dir, entries: 0, bytes: 0, in_use: 0 });
     };
-    let (entries, bytes) = cache.clear()?;
-    Ok(CacheCleared { path: cache.path().to_path_buf(), entries, bytes })
+    let cleared = cache.clear()?;
+    Ok(CacheCleared { path: cache.path().to_path_buf(), entries: cleared.entries, bytes: cleared.bytes, in_use: cleared.in_use })
 }
 
 fn render_cache(cache: &CacheCleared) -> String {
+    let entries = |n: usize| if n == 1 { "entry" } else { "entries" };
+    let kept = match cache.in_use {
+        0 => String::new(),
+        n => format!("; kept {n} {} a live run uses", entries(n)),
+    };
     format!(
-        "age cache {}: removed {} {} ({})\n",
+        "age cache {}: removed {} {} ({}){kept}\n",
         cache.path.display(),
         cache.entries,
-        if cache.entries == 1 { "entry" } else { "entries" },
+        entries(cache.entries),
         crate::units::bytes_short(cache.bytes)
     )
 }

@@ -254,6 +254,7 @@ mod tests {
             aging_seconds: 0.0,
             notes: Vec::new(),
             free_histogram: Vec::new(),
+            waited_seconds: 0.0,
         });
         let mut new = run("b", vec![aged]);
         new.environment.tools.insert("mke2fs".into(), "mke2fs 1.47.0".into());

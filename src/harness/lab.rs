@@ -61,6 +61,9 @@ pub struct Lab {
     pub(super) image_cache: std::cell::OnceCell<ImageCache>,
     /// The cache entries this run's cases start from, by key.
     pub(super) bases: std::cell::RefCell<std::collections::HashMap<String, std::sync::Arc<CacheEntry>>>,
+    /// Keys whose image could not be made, and why: later cases of the
+    /// same start fail at once instead of aging again.
+    pub(super) failed_bases: std::cell::RefCell<std::collections::HashMap<String, String>>,
     // Declared before the lock so the ledger (which restores sysctls) is
     // dropped first.
     ledger: Ledger,
@@ -181,6 +184,17 @@ impl Lab {
         if let Some(dir) = &scratch {
             plan.target_options.scratch = dir.path().to_path_buf();
         }
+        // The aged-image cache folder is checked (and made) with fslab's
+        // other folders, before anything is made: one not ours alone stops
+        // the run here (exit 3), not in its first case.
+        let image_cache = std::cell::OnceCell::new();
+        let shaped = plan.start.as_ref().is_some_and(|s| s.age.is_some() || s.fill.is_some())
+            || plan.conditions.iter().any(|c| c.age.is_some() || c.fill.is_some());
+        if shaped && plan.targets.iter().any(|t| t.needs_scratch()) {
+            let dir = plan.start.as_ref().and_then(|s| s.cache_dir.clone());
+            let dir = dir.unwrap_or_else(|| crate::target::image_cache::default_dir(&plan.target_options.scratch));
+            let _ = image_cache.set(ImageCache::open(&dir)?);
+        }
         let id = crate::record::run_id();
         let hold = if plan.sets_sysctls() { sysctl::Hold::Exclusive } else { sysctl::Hold::Shared };
         let sysctl_lock = lock_sysctls(state_dir.path(), hold)?;
@@ -201,8 +215,9 @@ impl Lab {
             cases_started: std::cell::Cell::new(0),
             runner: Box::new(InProcess),
             memory,
-            image_cache: std::cell::OnceCell::new(),
+            image_cache,
             bases: std::cell::RefCell::new(std::collections::HashMap::new()),
+            failed_bases: std::cell::RefCell::new(std::collections::HashMap::new()),
             ledger,
             _sysctl_lock: sysctl_lock,
         })

@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::layout::freespace;
 use crate::layout::tree::{self, TreeOptions};
 use crate::record::{Better, Case, FigureSpec, FreeBucketCount, Kind, StartRecord};
-use crate::target::image_cache::{self, CacheEntry, EntryMeta, ImageCache};
+use crate::target::image_cache::{self, CacheEntry, EntryMeta, ImageCache, Provenance};
 use crate::target::{Made, TargetOptions, TargetSpec};
 
 /// How every scratch target starts (`--age`, `--fill`).
@@ -124,30 +124,45 @@ impl Lab {
         }
         let made_of = made_of(spec, options, start);
         let key = image_cache::key_of(&made_of);
+        if let Some(why) = self.failed_bases.borrow().get(&key) {
+            return Err(Error::failed(format!("{why} (the image of this case's start could not be made in an earlier case)")));
+        }
         let cache = self.image_cache()?;
         let mut bases = self.bases.borrow_mut();
-        let (entry, made_now) = match bases.get(&key) {
-            Some(entry) => (entry.clone(), None),
-            None => match cache.lookup(&key)? {
-                Some(entry) => (Arc::new(entry), None),
-                None => {
+        let (entry, how, took) = match bases.get(&key) {
+            Some(entry) => (entry.clone(), Provenance::Found, 0.0),
+            None => {
+                let short: String = key.chars().take(12).collect();
+                let what = format!("the aged image {short} of {}, which another run is making", spec.label());
+                let started = Instant::now();
+                let made = cache.entry_for(&key, &what, || {
                     progress(Phase::Age);
-                    let started = Instant::now();
-                    let entry = self.make_base(spec, options, start, cache, made_of)?;
-                    (Arc::new(entry), Some(started.elapsed().as_secs_f64()))
+                    self.make_base(spec, options, start, cache, made_of)
+                });
+                match made {
+                    Ok((entry, how)) => (Arc::new(entry), how, started.elapsed().as_secs_f64()),
+                    Err(e) => {
+                        self.failed_bases.borrow_mut().insert(key, e.message.clone());
+                        return Err(e);
+                    }
                 }
-            },
+            }
         };
         bases.insert(key.clone(), entry.clone());
+        let made_here = how == Provenance::Made;
         case.start = Some(StartRecord {
             age: start.age.as_ref().map(AgeSpec::canonical),
             fill: start.fill,
             cache_key: key,
             image_hash: entry.meta.image_hash.clone(),
-            cache_hit: made_now.is_none(),
+            cache_hit: !made_here,
             notes: entry.meta.notes.clone(),
             free_histogram: Vec::new(),
-            aging_seconds: made_now.unwrap_or(0.0),
+            aging_seconds: if made_here { took } else { 0.0 },
+            waited_seconds: match how {
+                Provenance::MadeByAnother { waited_s } => waited_s,
+                _ => 0.0,
+            },
         });
         Ok(Some(entry))
     }
@@ -192,8 +207,38 @@ impl Lab {
     }
 }
 
-/// Age and fill the fresh target; what aging said of itself.
+/// How far below the level asked an aged or filled image may end (the
+/// fill lands within 0.3%; rounds of churn drift a little).
+const LEVEL_SLACK: f64 = 0.02;
+
+/// Age and fill the fresh target; what aging said of itself. An image that
+/// did not reach the level asked (the file system ran out of inodes or of
+/// room first) is an error: it is never kept in the cache.
 fn shape(target: &mut dyn Made, start: &StartPlan) -> Result<Vec<String>> {
+    let notes = age_and_fill(target, start)?;
+    let root = target.work_dir();
+    let want = start.level();
+    let level = age::fill_level(root)?;
+    if want > 0.0 && level < want - LEVEL_SLACK {
+        let inodes = rustix::fs::statvfs(root).ok().filter(|v| v.f_files > 0 && v.f_ffree == 0);
+        let why = match inodes {
+            Some(v) => format!(
+                "the file system ran out of inodes (all {} used); give it more (--mkfs-opt FS=\"-i 4096\" on ext2/3/4), a larger --size, or larger files (sizes=)",
+                v.f_files
+            ),
+            None => "the file system ran out of room for more files; give a larger --size or a lower fill".to_string(),
+        };
+        return Err(Error::failed(format!(
+            "aging reached {:.1}% of the {:.0}% asked: {why}; the image is not kept in the cache",
+            level * 100.0,
+            want * 100.0
+        )));
+    }
+    Ok(notes)
+}
+
+/// Age, then fill, the fresh target; what aging said of itself.
+fn age_and_fill(target: &mut dyn Made, start: &StartPlan) -> Result<Vec<String>> {
     let root = target.work_dir().to_path_buf();
     let quiet = |_: &str| {};
     let mut notes = Vec::new();

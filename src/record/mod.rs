@@ -158,6 +158,10 @@ pub struct StartRecord {
     /// `compare` never calls a cache hit an improvement.
     #[serde(default)]
     pub aging_seconds: f64,
+    /// Seconds this case waited for another run that was making the same
+    /// image (then it came from the cache): 0 when it did not wait.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub waited_seconds: f64,
     /// What aging said of itself (a free-space target reached or not).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -180,6 +184,10 @@ pub struct FreeBucketCount {
     pub bytes: u64,
 }
 
+fn is_zero(value: &f64) -> bool {
+    *value == 0.0
+}
+
 impl StartRecord {
     /// How the target was shaped: `aged churn:..., then filled to 80%`.
     pub fn how(&self) -> String {
@@ -197,7 +205,11 @@ impl StartRecord {
     /// 3fa2c1d09b7e from the cache`.
     pub fn describe(&self) -> String {
         let short: String = self.cache_key.chars().take(12).collect();
-        let made = if self.cache_hit { "from the cache".to_string() } else { format!("made in {:.1} s", self.aging_seconds) };
+        let made = match (self.cache_hit, self.waited_seconds > 0.0) {
+            (true, false) => "from the cache".to_string(),
+            (true, true) => format!("from the cache, made by another run while this one waited {:.1} s", self.waited_seconds),
+            (false, _) => format!("made in {:.1} s", self.aging_seconds),
+        };
         format!("{}; image {short} {made}", self.how())
     }
 }

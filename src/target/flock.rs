@@ -24,13 +24,19 @@ pub struct Waiter<'a> {
     what: String,
     started: Instant,
     said: Option<Instant>,
+    blocked: bool,
 }
 
 impl<'a> Waiter<'a> {
     /// A wait for `what` (`the machine's sysctl lock (PATH)`), whose
     /// holders are those of `watched`.
     pub fn new(watched: &'a File, what: String) -> Waiter<'a> {
-        Waiter { watched, what, started: Instant::now(), said: None }
+        Waiter { watched, what, started: Instant::now(), said: None, blocked: false }
+    }
+
+    /// Whether some step had to wait for another holder.
+    pub fn blocked(&self) -> bool {
+        self.blocked
     }
 
     /// Take `op` (a non-blocking flock operation) on `file`, polling until
@@ -42,6 +48,7 @@ impl<'a> Waiter<'a> {
                 Err(Errno::WOULDBLOCK | Errno::INTR) => {}
                 Err(e) => return Err(Error::failed(format!("lock {}: {}", self.what, std::io::Error::from(e)))),
             }
+            self.blocked = true;
             crate::interrupt::check()?;
             self.say();
             std::thread::sleep(Duration::from_millis(50));

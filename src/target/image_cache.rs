@@ -12,6 +12,11 @@
 //! by its device and inode, only while no json stands beside it. Nothing
 //! in the folder is followed through a symlink or read unless it is a
 //! regular file of ours.
+//!
+//! Runs share the cache through each key's lock (`KEY.lock`,
+//! [`KeyLock`]): a key is looked up and made under it exclusively, so it is
+//! aged once while other runs wait, and used under it shared, so `cleanup
+//! --cache` never removes an entry a live run starts its cases from.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -23,6 +28,7 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 use serde::{Deserialize, Serialize};
 
+use super::cache_lock::KeyLock;
 use super::folder::{FileId, FolderRole, OwnedDir};
 use super::image_copy;
 use super::ledger::{Ledger, Resource};
@@ -93,6 +99,25 @@ pub struct CacheEntry {
     pub meta: EntryMeta,
     file: File,
     path: PathBuf,
+    /// Not in the cache: this run's own image, kept unnamed because the
+    /// entry's name was taken ([`ImageCache::store`]).
+    unnamed: bool,
+    /// The key's lock, held shared while the entry is used.
+    _lock: Option<KeyLock>,
+}
+
+/// How a run came by its entry.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Provenance {
+    /// It was in the cache.
+    Found,
+    /// Another run was making it; this one waited this long for it.
+    MadeByAnother {
+        /// Seconds waited.
+        waited_s: f64,
+    },
+    /// This run made it.
+    Made,
 }
 
 impl CacheEntry {
@@ -106,6 +131,12 @@ impl CacheEntry {
     /// The image, open read-only.
     pub fn file(&self) -> &File {
         &self.file
+    }
+
+    /// Whether the image is this run's own, not in the cache (its name was
+    /// taken by another file).
+    pub fn is_unnamed(&self) -> bool {
+        self.unnamed
     }
 }
 
@@ -178,7 +209,60 @@ impl ImageCache {
         if len != meta.image_bytes {
             return Ok(None);
         }
-        Ok(Some(CacheEntry { meta, file, path: self.path().join(name) }))
+        Ok(Some(CacheEntry { meta, file, path: self.path().join(name), unnamed: false, _lock: None }))
+    }
+
+    /// The entry for `key`, found, or made by `make` (which stores it) when
+    /// the cache has none; held under the key's lock shared for as long as
+    /// it lives. The key is looked up and made under its lock exclusively,
+    /// so it is made once while other runs wait (`what` says for what, in
+    /// their waiting line); an image left without its json by a killed run
+    /// is removed first.
+    pub fn entry_for(&self, key: &str, what: &str, make: impl FnOnce() -> Result<CacheEntry>) -> Result<(CacheEntry, Provenance)> {
+        let started = std::time::Instant::now();
+        let waited = |waited: bool, entry: CacheEntry| {
+            let how = if waited { Provenance::MadeByAnother { waited_s: started.elapsed().as_secs_f64() } } else { Provenance::Found };
+            (entry, how)
+        };
+        let (lock, blocked) = KeyLock::take(&self.dir, key, false, what)?;
+        if let Some(mut entry) = self.lookup(key)? {
+            entry._lock = Some(lock);
+            return Ok(waited(blocked, entry));
+        }
+        drop(lock);
+        let (lock, blocked) = KeyLock::take(&self.dir, key, true, what)?;
+        if let Some(mut entry) = self.lookup(key)? {
+            lock.share()?;
+            entry._lock = Some(lock);
+            return Ok(waited(blocked, entry));
+        }
+        self.remove_incomplete(key)?;
+        let mut entry = match make() {
+            Ok(entry) => entry,
+            Err(e) => {
+                // Nothing to keep under the key: its lock file goes too.
+                let _ = lock.remove(&self.dir);
+                return Err(e);
+            }
+        };
+        lock.share()?;
+        entry._lock = Some(lock);
+        Ok((entry, Provenance::Made))
+    }
+
+    /// Remove `KEY.img` standing without its json (a run killed between
+    /// the two links); call only under the key's exclusive lock, where no
+    /// run can be writing it.
+    fn remove_incomplete(&self, key: &str) -> Result<()> {
+        let (image, json) = (format!("{key}.img"), format!("{key}.json"));
+        let stat = |name: &str| self.dir.stat_child(Path::new(name)).map_err(|e| Error::io(&self.path().join(name), "stat", e));
+        if stat(&json)?.is_none() && self.open_ours(&image)?.is_some() {
+            match rustix::fs::unlinkat(self.dir.fd(), image.as_str(), AtFlags::empty()) {
+                Ok(()) | Err(Errno::NOENT) => {}
+                Err(e) => return Err(Error::io(&self.path().join(&image), "remove the incomplete cache image", e.into())),
+            }
+        }
+        Ok(())
     }
 
     /// `name` in the folder, open read-only when it is a regular file of
@@ -261,7 +345,7 @@ impl ImageCache {
                 // Theirs is being written, or was left incomplete: ours
                 // serves this run unnamed, and goes when it closes.
                 let file = reopen_read_only(&file).map_err(|e| Error::io(path, "reopen the cache image", e))?;
-                return Ok(CacheEntry { meta, file, path: path.to_path_buf() });
+                return Ok(CacheEntry { meta, file, path: path.to_path_buf(), unnamed: true, _lock: None });
             }
             Err(e) => return Err(Error::io(path, "name the cache image", e.into())),
         }
@@ -285,7 +369,7 @@ impl ImageCache {
         let named = self.open_ours(&image_name)?;
         let same = named.as_ref().and_then(|f| FileId::of(f).ok()) == FileId::of(&file).ok();
         match named {
-            Some(file) if same => Ok(CacheEntry { meta, file, path: path.to_path_buf() }),
+            Some(file) if same => Ok(CacheEntry { meta, file, path: path.to_path_buf(), unnamed: false, _lock: None }),
             _ => Err(Error::failed(format!("{}: not the cache image just written", path.display()))),
         }
     }
@@ -302,44 +386,63 @@ impl ImageCache {
         })
     }
 
-    /// `fslab cleanup --cache`: remove every entry, complete or not, and
-    /// nothing else (only names `KEY.img`/`KEY.json`, only regular files,
-    /// no symlink followed; each json before its image, so a kill midway
-    /// leaves no complete-looking entry). Returns (entries removed, bytes
-    /// freed, counted as the blocks the files held).
-    pub fn clear(&self) -> Result<(usize, u64)> {
+    /// `fslab cleanup --cache`: remove every entry no live run uses,
+    /// complete or not, and nothing else (only names `KEY.img`,
+    /// `KEY.json` and `KEY.lock`, only regular files, no symlink followed;
+    /// each json before its image, so a kill midway leaves no
+    /// complete-looking entry). A key whose lock a run holds (it uses or
+    /// makes the entry) is left whole.
+    pub fn clear(&self) -> Result<Cleared> {
         let listing = rustix::fs::Dir::read_from(self.dir.fd()).map_err(|e| Error::io(self.path(), "read the cache folder", e.into()))?;
-        let mut names: Vec<(String, bool, String)> = Vec::new();
+        let mut keys = std::collections::BTreeSet::new();
         for entry in listing {
             let entry = entry.map_err(|e| Error::io(self.path(), "read the cache folder", e.into()))?;
             let Ok(name) = entry.file_name().to_str() else { continue };
-            if let Some((key, image)) = parse_name(name) {
-                names.push((key.to_string(), image, name.to_string()));
-            }
+            let key = parse_name(name).map(|(key, _)| key).or_else(|| name.strip_suffix(".lock").filter(|k| is_key(k)));
+            keys.extend(key.map(str::to_string));
         }
-        names.sort(); // KEY then json (false) before img (true)
         let me = rustix::process::geteuid().as_raw();
-        let (mut keys, mut bytes) = (std::collections::BTreeSet::new(), 0u64);
-        for (key, _, name) in names {
-            let stat = match rustix::fs::statat(self.dir.fd(), name.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(stat) => stat,
-                Err(Errno::NOENT) => continue,
-                Err(e) => return Err(Error::io(&self.path().join(&name), "stat", e.into())),
-            };
-            if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile || stat.st_uid != me {
+        let mut cleared = Cleared::default();
+        for key in keys {
+            let Some(lock) = KeyLock::try_exclusive(&self.dir, &key)? else {
+                cleared.in_use += 1;
                 continue;
-            }
-            match rustix::fs::unlinkat(self.dir.fd(), name.as_str(), AtFlags::empty()) {
-                Ok(()) => {
-                    bytes += stat.st_blocks as u64 * 512;
-                    keys.insert(key);
+            };
+            let mut removed = false;
+            for name in [format!("{key}.json"), format!("{key}.img")] {
+                let stat = match rustix::fs::statat(self.dir.fd(), name.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
+                    Ok(stat) => stat,
+                    Err(Errno::NOENT) => continue,
+                    Err(e) => return Err(Error::io(&self.path().join(&name), "stat", e.into())),
+                };
+                if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile || stat.st_uid != me {
+                    continue;
                 }
-                Err(Errno::NOENT) => {}
-                Err(e) => return Err(Error::io(&self.path().join(&name), "remove the cache file", e.into())),
+                match rustix::fs::unlinkat(self.dir.fd(), name.as_str(), AtFlags::empty()) {
+                    Ok(()) => {
+                        cleared.bytes += stat.st_blocks as u64 * 512;
+                        removed = true;
+                    }
+                    Err(Errno::NOENT) => {}
+                    Err(e) => return Err(Error::io(&self.path().join(&name), "remove the cache file", e.into())),
+                }
             }
+            cleared.entries += usize::from(removed);
+            lock.remove(&self.dir)?;
         }
-        Ok((keys.len(), bytes))
+        Ok(cleared)
     }
+}
+
+/// What [`ImageCache::clear`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cleared {
+    /// Entries removed (complete or not).
+    pub entries: usize,
+    /// Bytes freed, counted as the blocks the files held.
+    pub bytes: u64,
+    /// Entries left because a live run holds their key.
+    pub in_use: usize,
 }
 
 /// Give the unnamed `file` the name `name` in `dir` (`linkat`, which never

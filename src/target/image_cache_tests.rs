@@ -178,16 +178,53 @@ fn clear_removes_entries_only() {
     let link = cache.path().join(format!("{}.img", meta("link").key));
     std::os::unix::fs::symlink(&decoy, &link).unwrap();
     std::fs::create_dir(cache.path().join(format!("{}.json", meta("dir").key))).unwrap();
-    let (entries, bytes) = cache.clear().unwrap();
-    assert_eq!(entries, 4);
-    assert!(bytes >= 2 * 70_000, "{bytes}");
+    let cleared = cache.clear().unwrap();
+    assert_eq!((cleared.entries, cleared.in_use), (4, 0));
+    assert!(cleared.bytes >= 2 * 70_000, "{cleared:?}");
     let mut left: Vec<String> =
         std::fs::read_dir(cache.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     left.sort();
     assert_eq!(left.len(), keep.len() + 2, "{left:?}");
     assert_eq!(std::fs::read(&decoy).unwrap(), b"keep");
     assert!(link.symlink_metadata().is_ok());
-    assert_eq!(cache.clear().unwrap(), (0, 0));
+    assert_eq!(cache.clear().unwrap(), Cleared::default());
+}
+
+#[test]
+fn an_entry_in_use_is_made_once_and_kept_by_clear_until_let_go() {
+    let dir = tmp();
+    let source = image(dir.path());
+    let ledger = ledger(dir.path());
+    let cache = ImageCache::open(&dir.path().join("cache")).unwrap();
+    let want = meta("used");
+    let key = want.key.clone();
+    // Made once: a second taker of the key finds what the first made.
+    let (first, how) = cache.entry_for(&key, "test", || cache.store(&ledger, &source, want.clone())).unwrap();
+    assert_eq!(how, Provenance::Made);
+    let (second, how) = cache.entry_for(&key, "test", || panic!("made twice")).unwrap();
+    assert_eq!(how, Provenance::Found);
+    let cleared = cache.clear().unwrap();
+    assert_eq!((cleared.entries, cleared.in_use), (0, 1), "an entry in use was removed");
+    assert!(cache.lookup(&key).unwrap().is_some());
+    drop((first, second));
+    let cleared = cache.clear().unwrap();
+    assert_eq!((cleared.entries, cleared.in_use), (1, 0));
+    let left: Vec<_> = std::fs::read_dir(cache.path()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn an_image_left_without_its_json_is_replaced_under_the_keys_lock() {
+    let dir = tmp();
+    let source = image(dir.path());
+    let ledger = ledger(dir.path());
+    let cache = ImageCache::open(&dir.path().join("cache")).unwrap();
+    let want = meta("killed");
+    std::fs::write(cache.path().join(format!("{}.img", want.key)), b"half").unwrap();
+    let (entry, how) = cache.entry_for(&want.key, "test", || cache.store(&ledger, &source, want.clone())).unwrap();
+    assert_eq!(how, Provenance::Made);
+    assert!(!entry.is_unnamed(), "the run's image was not given the entry's name");
+    assert_eq!(cache.lookup(&want.key).unwrap().unwrap().meta.image_hash, entry.meta.image_hash);
 }
 
 #[test]

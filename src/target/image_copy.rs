@@ -117,16 +117,27 @@ fn dio_align(file: &File) -> u32 {
 
 /// Copy `src`'s data regions into `dst` at the same offsets, `how`, then
 /// set `dst`'s length; the bytes of data copied.
-fn sparse_copy(src: &File, dst: &File, how: Transfer) -> io::Result<u64> {
+fn sparse_copy(src: &File, dst: &File, mut how: Transfer) -> io::Result<u64> {
     let len = src.metadata()?.len();
     let regions = data_regions(src)?;
-    let mut buf = if how == Transfer::ReadWrite { vec![0u8; 1 << 20] } else { Vec::new() };
+    let mut buf = vec![0u8; if how == Transfer::ReadWrite { 1 << 20 } else { 0 }];
     for &(start, end) in &regions {
         let (mut from, mut to) = (start, start);
         while from < end {
             let want = usize::try_from(end - from).unwrap_or(usize::MAX).min(1 << 30);
             let n = match how {
-                Transfer::InKernel => rustix::fs::copy_file_range(src, Some(&mut from), dst, Some(&mut to), want)?,
+                Transfer::InKernel => match rustix::fs::copy_file_range(src, Some(&mut from), dst, Some(&mut to), want) {
+                    Ok(n) => n,
+                    // Across file systems (a cache folder on another one
+                    // than the scratch folder) the kernel does not copy:
+                    // through memory then, from where it stopped.
+                    Err(Errno::XDEV | Errno::OPNOTSUPP | Errno::INVAL | Errno::NOSYS) => {
+                        how = Transfer::ReadWrite;
+                        buf.resize(1 << 20, 0);
+                        continue;
+                    }
+                    Err(e) => return Err(e.into()),
+                },
                 Transfer::ReadWrite => {
                     let chunk = &mut buf[..want.min(1 << 20)];
                     let n = src.read_at(chunk, from)?;

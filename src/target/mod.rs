@@ -22,6 +22,7 @@ pub mod flock;
 mod held;
 pub mod image_cache;
 pub mod image_copy;
+pub mod cache_lock;
 pub mod cgroup;
 pub mod kind;
 pub mod kmsg;

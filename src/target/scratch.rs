@@ -115,6 +115,9 @@ fn copy_base(base: &CacheEntry, file: &File, image: &std::path::Path) -> Result<
     // The key's first 12 digits, as tables show it; the case's start
     // record has it whole.
     let key: String = base.meta.key.chars().take(12).collect();
+    if base.is_unnamed() {
+        return Ok(format!("copy of this run's aged image {key}, not kept in the cache (its name was taken by another file)"));
+    }
     Ok(match copied {
         Copied::Reflink => format!("reflink of cache entry {key}"),
         Copied::Sparse { data_bytes } => {

@@ -549,6 +549,7 @@ mod tests {
             aging_seconds: if hit { 0.0 } else { 11.1 },
             notes: Vec::new(),
             free_histogram: Vec::new(),
+            waited_seconds: 0.0,
         };
         let mut cases = vec![case("create-file", "xfs", 1, 1.0), case("create-file", "xfs", 2, 1.0)];
         for (n, c) in cases.iter_mut().enumerate() {
