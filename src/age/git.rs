@@ -9,7 +9,13 @@
 //!   plumbing commands `rev-list`, `ls-tree`, `diff-tree` and
 //!   `cat-file --batch` run, with `--git-dir` given, as the uid/gid that
 //!   owns the repository folder, with no shell, the environment cleared
-//!   but for PATH, no system or global config, and `core.fsmonitor` off;
+//!   but for PATH and [`GIT_ENV`], no system or global config, and
+//!   [`GIT_CONFIG`] over the repository's;
+//! - git fetches nothing and reaches no remote: a partial clone's missing
+//!   object is not fetched lazily (the fetch would run the repository's
+//!   `core.sshCommand`, `ext::` command, `uploadpack`, credential helper
+//!   or `core.askPass`), no protocol is allowed, and ssh and login prompts
+//!   get ours; an object missing from the N commits is bad input;
 //! - fslab writes every file itself, walking each path from `age/` with
 //!   `O_NOFOLLOW` and refusing empty, `.`, `..` and `.git` components and
 //!   absolute paths;
@@ -28,6 +34,35 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use super::Aged;
 use super::writer::Writer;
 use crate::error::{Error, Result};
+
+/// The whole environment git runs with, but PATH.
+const GIT_ENV: &[(&str, &str)] = &[
+    ("HOME", "/nonexistent"),
+    ("GIT_CONFIG_NOSYSTEM", "1"),
+    ("GIT_CONFIG_GLOBAL", "/dev/null"),
+    ("GIT_NO_REPLACE_OBJECTS", "1"),
+    // A partial clone's missing object is not fetched from its promisor
+    // remotes (git 2.39.4 and later; Debian's 2.39.5 has it).
+    ("GIT_NO_LAZY_FETCH", "1"),
+    // Set and naming no protocol: no transport at all. The repository's
+    // `protocol.<name>.allow` outranks `protocol.allow`, not this.
+    ("GIT_ALLOW_PROTOCOL", "none"),
+    // Should ssh or a login prompt be reached anyway: nothing of the
+    // repository's (`core.sshCommand`, `core.askPass`) runs.
+    ("GIT_SSH_COMMAND", "false"),
+    ("GIT_ASKPASS", ""),
+    ("GIT_TERMINAL_PROMPT", "0"),
+];
+
+/// `-c` settings, which outrank the repository's config: no fsmonitor or
+/// hooks, no protocol, no credential helper; git runs as the owner.
+const GIT_CONFIG: &[&str] = &[
+    "core.fsmonitor=false",
+    "safe.directory=*",
+    "core.hooksPath=/dev/null",
+    "protocol.allow=never",
+    "credential.helper=",
+];
 
 /// A repository located and checked, and whom git runs as.
 #[derive(Debug, Clone)]
@@ -82,19 +117,11 @@ impl Repo {
     /// A git command on the repository, hardened as the module says.
     fn command(&self, args: &[&str]) -> Command {
         let mut c = Command::new(&self.git);
-        c.env_clear()
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_NO_REPLACE_OBJECTS", "1")
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env("HOME", "/nonexistent")
-            .current_dir("/")
-            .args(["-c", "core.fsmonitor=false", "-c", "safe.directory=*", "-c", "core.hooksPath=/dev/null"])
-            .arg("--git-dir")
-            .arg(&self.git_dir)
-            .args(args)
-            .stdin(Stdio::null());
+        c.env_clear().env("PATH", "/usr/local/bin:/usr/bin:/bin").envs(GIT_ENV.iter().copied()).current_dir("/");
+        for setting in GIT_CONFIG {
+            c.args(["-c", setting]);
+        }
+        c.arg("--git-dir").arg(&self.git_dir).args(args).stdin(Stdio::null());
         if rustix::process::geteuid().is_root() {
             c.uid(self.owner.0).gid(self.owner.1);
         }
@@ -119,10 +146,12 @@ impl Repo {
         Ok(out.stdout)
     }
 
-    /// The `n` first-parent commits ending at HEAD, oldest first; a usage
-    /// error when there are fewer.
+    /// The `n` first-parent commits ending at HEAD, oldest first, with
+    /// every object their trees need; a usage error when there are fewer,
+    /// or when an object is missing.
     pub fn first_parent_commits(&self, n: u32) -> Result<Vec<String>> {
-        let out = self.output(&["rev-list", "--first-parent", "-n", &n.to_string(), "HEAD", "--"])?;
+        let n_text = n.to_string();
+        let out = self.output(&["rev-list", "--first-parent", "-n", &n_text, "HEAD", "--"])?;
         let mut ids: Vec<String> = String::from_utf8_lossy(&out).lines().map(str::to_string).collect();
         if ids.len() < n as usize {
             return Err(Error::usage(format!(
@@ -131,8 +160,28 @@ impl Repo {
                 ids.len()
             )));
         }
+        // Submodules' commits are not followed, as aging skips them.
+        let args = ["rev-list", "--objects", "--no-object-names", "--missing=print", "--first-parent", "-n", &n_text, "HEAD", "--"];
+        let out = self.output(&args)?;
+        let text = String::from_utf8_lossy(&out);
+        let missing: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix('?')).collect();
+        if let Some(first) = missing.first() {
+            return Err(self.missing(first, missing.len()));
+        }
         ids.reverse();
         Ok(ids)
+    }
+
+    /// Object `id` (one of `count` missing) is not in the repository.
+    fn missing(&self, id: &str, count: usize) -> Error {
+        let others = match count {
+            0 | 1 => String::new(),
+            n => format!(" (and {} more)", n - 1),
+        };
+        Error::usage(format!(
+            "--age git:{}: object {id}{others} is missing from the repository; fslab fetches nothing: clone a partial clone (--filter) again without the filter, and repair a damaged repository (git fsck names what is lost)",
+            self.shown.display()
+        ))
     }
 
     /// Every file of `commit`'s tree.
@@ -211,15 +260,17 @@ impl Blobs {
     }
 
     /// Ask for blob `id`; its size, with its bytes next on `self.output`
-    /// (then one newline, read by [`Blobs::finish`]).
-    fn ask(&mut self, id: &str) -> std::io::Result<u64> {
+    /// (then one newline, read by [`Blobs::finish`]); `None` when git says
+    /// it is missing.
+    fn ask(&mut self, id: &str) -> std::io::Result<Option<u64>> {
         writeln!(self.input, "{id}")?;
         self.input.flush()?;
         let mut header = String::new();
         self.output.read_line(&mut header)?;
         let words: Vec<&str> = header.split_whitespace().collect();
         match words[..] {
-            [_, "blob", size] => size.parse().map_err(|_| std::io::Error::other(format!("git cat-file: {header}"))),
+            [_, "blob", size] => size.parse().map(Some).map_err(|_| std::io::Error::other(format!("git cat-file: {header}"))),
+            [_, "missing"] => Ok(None),
             _ => Err(std::io::Error::other(format!("git cat-file: blob {id}: {}", header.trim()))),
         }
     }
@@ -288,7 +339,7 @@ pub fn age(writer: &mut Writer, repo: &Path, commits: u32, progress: &dyn Fn(&st
                 continue;
             }
             let path = [TREE, &entry.path].concat();
-            let len = blobs.ask(&entry.id).map_err(|e| at(&entry.path, e))?;
+            let len = blobs.ask(&entry.id).map_err(|e| at(&entry.path, e))?.ok_or_else(|| repo.missing(&entry.id, 1))?;
             let made = if entry.mode == "120000" && len >= SYMLINK_MAX {
                 skipped += 1;
                 std::io::copy(&mut (&mut blobs.output).take(len), &mut std::io::sink()).map(|_| 0)
