@@ -22,6 +22,8 @@ use std::time::Duration;
 
 use common::{Lab, root_or_skip, run};
 
+const NOBODY: u32 = 65534;
+
 /// Markers the armed repository's programs write: which way they ran.
 const VECTORS: [&str; 5] = ["ssh", "ext", "uploadpack", "credential", "askpass"];
 
@@ -49,11 +51,26 @@ fn chmod(path: &Path, mode: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
+fn chown(path: &Path, uid: u32, recursive: bool) {
+    let owner = format!("{uid}:{uid}");
+    let path = path.to_str().unwrap();
+    let args: &[&str] = if recursive { &["-R", &owner, path] } else { &[&owner, path] };
+    run("chown", args);
+}
+
 /// git as root, to build the test's repositories.
 fn git(args: &[&str]) -> String {
     let mut all = vec!["-c", "safe.directory=*", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "protocol.file.allow=always"];
     all.extend_from_slice(args);
     run("git", &all)
+}
+
+/// One git run, as the wrapper logged it.
+#[derive(Debug)]
+struct Call {
+    uid: u32,
+    args: String,
+    env: Vec<String>,
 }
 
 /// A test's folder (0755, so nobody may pass): the repositories, a
@@ -92,6 +109,19 @@ impl Place {
         );
         std::fs::write(self.path("bin/git"), script).unwrap();
         chmod(&self.path("bin/git"), 0o755);
+    }
+
+    /// The logged calls.
+    fn calls(&self) -> Vec<Call> {
+        let mut calls = Vec::new();
+        for entry in std::fs::read_dir(self.path("log")).unwrap().flatten() {
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            let (first, rest) = text.split_once('\n').unwrap();
+            let (uid, args) = first.strip_prefix("call uid=").unwrap().split_once(" args=").unwrap();
+            let env = rest.lines().filter_map(|l| l.strip_prefix("env ")).map(str::to_string).collect();
+            calls.push(Call { uid: uid.parse().unwrap(), args: args.to_string(), env });
+        }
+        calls
     }
 
     /// The markers written, with what each says, and remove them.
@@ -310,6 +340,166 @@ fn each_setting_alone_stops_its_ways_of_running_a_program() {
             }
         }
     }
+}
+
+/// Every call in the log: never as root, as `uid`, never `safe.directory`,
+/// and with each of fslab's settings.
+fn assert_calls_hardened(calls: &[Call], uid: u32, context: &str) {
+    for Call { uid: ran_as, args, env } in calls {
+        assert_eq!(*ran_as, uid, "{context}: git {args} ran as uid {ran_as}");
+        assert!(!args.contains("safe.directory"), "{context}: git {args}");
+        for (setting, _) in SETTINGS {
+            let given = match setting.strip_prefix("-c ") {
+                Some(config) => args.split(' ').collect::<Vec<_>>().windows(2).any(|w| w == ["-c", config]),
+                None => env.iter().any(|e| e == setting),
+            };
+            assert!(given, "{context}: git {args} without {setting}; environment {env:?}");
+        }
+    }
+}
+
+/// The two cases: a root-owned partial clone, and a root-owned
+/// folder whose `.git` is nobody's. Before, the lazy fetch ran every
+/// program as root (markers saying 0); now nothing runs, no remote is
+/// reached, the first is refused for its missing blob and the second for
+/// its owners, both with exit 2 before anything is made.
+#[test]
+fn a_partial_clone_missing_a_blob_gets_no_program_run_and_no_remote_reached() {
+    if !root_or_skip("partial_clone_attack") {
+        return;
+    }
+    let place = Place::new();
+    let blob = partial_clone_missing_a_blob(&place);
+    let wall = LoginWall::start();
+    let repo = place.path("repo");
+    arm(&place, &repo, wall.port);
+    let lab = Lab::new();
+    // Both cases with both gits first, then what each must show.
+    struct Tried {
+        context: String,
+        nobodys_git_dir: bool,
+        markers: Vec<(String, String)>,
+        hits: usize,
+        code: Option<i32>,
+        err: String,
+        calls: Vec<Call>,
+    }
+    let mut tried = Vec::new();
+    for (case, nobodys_git_dir) in [("a root-owned partial clone", false), ("a root-owned folder with nobody's .git", true)] {
+        if nobodys_git_dir {
+            chown(&repo.join(".git"), NOBODY, true);
+        }
+        for git in gits() {
+            place.wrap(git);
+            let hits = wall.hits();
+            let (code, err) = place.age(&lab, &repo, 1);
+            let context = format!("{git}, {case}");
+            lab.assert_nothing_left(&context);
+            let (markers, calls) = (place.take_markers(), place.calls());
+            tried.push(Tried { context, nobodys_git_dir, markers, hits: wall.hits() - hits, code, err, calls });
+        }
+    }
+    let ran: Vec<String> = tried.iter().filter(|t| !t.markers.is_empty()).map(|t| format!("{}: {:?}", t.context, t.markers)).collect();
+    assert!(ran.is_empty(), "programs of the repository's ran (marker, uid):\n{}", ran.join("\n"));
+    for Tried { context, nobodys_git_dir, hits, code, err, calls, .. } in &tried {
+        assert_calls_hardened(calls, NOBODY, context);
+        assert_eq!(*hits, 0, "{context}: the HTTP remote was reached");
+        assert_eq!(*code, Some(2), "{context}: {err}");
+        let says = if *nobodys_git_dir {
+            err.contains("uid 65534") && err.contains(&format!("{}/.git", repo.display()))
+        } else {
+            assert!(!calls.is_empty(), "{context}: fslab did not run git through the wrapper");
+            err.contains(&blob) && err.contains(repo.to_str().unwrap()) && err.contains("missing")
+        };
+        assert!(says, "{context}: {err}");
+    }
+}
+
+/// git runs as the repository folder's owner, or as nobody when that is
+/// root; a repository of root's that nobody cannot read is refused,
+/// saying so and what to do.
+#[test]
+fn git_runs_as_the_folder_s_owner_or_nobody_never_as_root() {
+    if !root_or_skip("git_never_as_root") {
+        return;
+    }
+    let place = Place::new();
+    let repo = place.path("repo");
+    plain_repo(&repo);
+    let lab = Lab::new();
+    for (owner, runs_as) in [(0, NOBODY), (NOBODY, NOBODY), (4242, 4242)] {
+        chown(&repo, owner, true);
+        for git in gits() {
+            place.wrap(git);
+            let (code, err) = place.age(&lab, &repo, 2);
+            let context = format!("{git}, a repository of uid {owner}");
+            assert_eq!(code, Some(0), "{context}: {err}");
+            assert!(place.calls().len() >= 3, "{context}: {:?}", place.calls());
+            assert_calls_hardened(&place.calls(), runs_as, &context);
+        }
+    }
+    chown(&repo, 0, true);
+    chmod(&repo, 0o700);
+    for git in gits() {
+        place.wrap(git);
+        let (code, err) = place.age(&lab, &repo, 2);
+        let context = format!("{git}, a repository of root's nobody cannot read");
+        assert_eq!(code, Some(2), "{context}: {err}");
+        for word in ["nobody (uid 65534)", "cannot read", "chmod", "chown"] {
+            assert!(err.contains(word), "{context}: no `{word}` in {err}");
+        }
+        assert_calls_hardened(&place.calls(), NOBODY, &context);
+    }
+    lab.assert_nothing_left("after aging as the owner");
+}
+
+/// A git dir, its config, a linked worktree's `.git` file, git dir or
+/// common dir (or that one's config) of someone other than the folder's
+/// owner, or a git dir anyone may write: git would read another user's
+/// config as the owner, so it is refused (exit 2, naming what and whose)
+/// and no git runs.
+#[test]
+fn a_git_dir_config_or_common_dir_of_another_user_is_refused() {
+    if !root_or_skip("git_dir_of_another_user") {
+        return;
+    }
+    let place = Place::new();
+    place.wrap(gits()[0]);
+    let lab = Lab::new();
+    let main = place.path("main");
+    plain_repo(&main);
+    let worktree = place.path("worktree");
+    git(&["-C", main.to_str().unwrap(), "worktree", "add", "-q", worktree.to_str().unwrap()]);
+    let common = main.join(".git");
+    let cases = [
+        (&main, common.clone(), true),
+        (&main, common.join("config"), false),
+        (&worktree, worktree.join(".git"), false),
+        (&worktree, common.join("worktrees/worktree"), false),
+        (&worktree, common.clone(), false),
+        (&worktree, common.join("config"), false),
+    ];
+    for (repo, theirs, recursive) in cases {
+        chown(&theirs, NOBODY, recursive);
+        let (code, err) = place.age(&lab, repo, 1);
+        let context = format!("{} with {} nobody's", repo.display(), theirs.display());
+        assert_eq!(code, Some(2), "{context}: {err}");
+        assert!(err.contains("uid 65534") && err.contains(theirs.to_str().unwrap()), "{context}: {err}");
+        assert_eq!(place.calls().len(), 0, "{context}: git ran");
+        chown(&theirs, 0, recursive);
+    }
+    // A git dir anyone may write: anyone could put a config there.
+    chmod(&common, 0o777);
+    let (code, err) = place.age(&lab, &main, 1);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("may be written by anyone") && err.contains(common.to_str().unwrap()), "{err}");
+    chmod(&common, 0o755);
+    // nobody's folder with root's git dir: the same refusal.
+    chown(&main, NOBODY, false);
+    let (code, err) = place.age(&lab, &main, 1);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("uid 0") && err.contains(common.to_str().unwrap()), "{err}");
+    lab.assert_nothing_left("after the refusals");
 }
 
 /// A plain repository (no promisor) with a loose blob deleted is bad
