@@ -52,6 +52,24 @@ fn an_interval_out_of_range_is_refused_not_a_panic() {
     }
 }
 
+/// Profile weights are relative; ones whose sum passes 2^64-1 are refused
+/// naming the file and the field (they wrapped, or panicked in a debug
+/// build).
+#[test]
+fn a_profile_whose_weights_overflow_is_refused_naming_the_file_and_field() {
+    let lab = Lab::new();
+    let profile = lab.dir.path().join("profile.json");
+    let max = u64::MAX;
+    for (json, field) in [
+        (format!(r#"{{"sizes":[{{"min":1,"max":2,"weight":{max}}},{{"min":1,"max":2,"weight":1}}],"lifetimes":[{{"rounds":1,"weight":1}}]}}"#), "sizes[1].weight"),
+        (format!(r#"{{"sizes":[{{"min":1,"max":2,"weight":1}}],"lifetimes":[{{"rounds":1,"weight":2}},{{"rounds":2,"weight":{max}}}]}}"#), "lifetimes[1].weight"),
+    ] {
+        std::fs::write(&profile, json).unwrap();
+        let age = format!("file:{}", profile.display());
+        refused(&lab, &["--fs", "ext4", "--size", "64M", "--age", &age], &[profile.to_str().unwrap(), field]);
+    }
+}
+
 #[test]
 fn a_count_out_of_range_says_so_with_the_range() {
     let lab = Lab::new();

@@ -7,9 +7,19 @@
 //! fslab runs as root and the repository may be hostile, so:
 //! - git never checks anything out and runs no hooks or filters: only the
 //!   plumbing commands `rev-list`, `ls-tree`, `diff-tree` and
-//!   `cat-file --batch` run, with `--git-dir` given, as the uid/gid that
-//!   owns the repository folder, with no shell, the environment cleared
-//!   but for PATH, no system or global config, and `core.fsmonitor` off;
+//!   `cat-file --batch` run, with `--git-dir` given, with no shell, the
+//!   environment cleared but for PATH and [`GIT_ENV`], no system or global
+//!   config, and [`GIT_CONFIG`] over the repository's;
+//! - git never runs as root: as the uid/gid owning the repository folder,
+//!   or as nobody when that is root (a repository nobody cannot read is
+//!   refused, saying so); its git dir, a linked worktree's common dir and
+//!   their config must belong to that owner too, and be written by no one
+//!   else, or git would run what another user's config says as the owner;
+//! - git fetches nothing and reaches no remote: a partial clone's missing
+//!   object is not fetched lazily (the fetch would run the repository's
+//!   `core.sshCommand`, `ext::` command, `uploadpack`, credential helper
+//!   or `core.askPass`), no protocol is allowed, and ssh and login prompts
+//!   get ours; an object missing from the N commits is bad input;
 //! - fslab writes every file itself, walking each path from `age/` with
 //!   `O_NOFOLLOW` and refusing empty, `.`, `..` and `.git` components and
 //!   absolute paths;
@@ -20,7 +30,7 @@ use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -29,13 +39,44 @@ use super::Aged;
 use super::writer::Writer;
 use crate::error::{Error, Result};
 
+/// The user git runs as for a repository of root's: nobody (and nogroup).
+const NOBODY: u32 = 65534;
+
+/// The whole environment git runs with, but PATH.
+const GIT_ENV: &[(&str, &str)] = &[
+    ("HOME", "/nonexistent"),
+    ("GIT_CONFIG_NOSYSTEM", "1"),
+    ("GIT_CONFIG_GLOBAL", "/dev/null"),
+    ("GIT_NO_REPLACE_OBJECTS", "1"),
+    // A partial clone's missing object is not fetched from its promisor
+    // remotes (git 2.39.4 and later; Debian's 2.39.5 has it).
+    ("GIT_NO_LAZY_FETCH", "1"),
+    // Set and naming no protocol: no transport at all. The repository's
+    // `protocol.<name>.allow` outranks `protocol.allow`, not this.
+    ("GIT_ALLOW_PROTOCOL", "none"),
+    // Should ssh or a login prompt be reached anyway: nothing of the
+    // repository's (`core.sshCommand`, `core.askPass`) runs.
+    ("GIT_SSH_COMMAND", "false"),
+    ("GIT_ASKPASS", ""),
+    ("GIT_TERMINAL_PROMPT", "0"),
+];
+
+/// `-c` settings, which outrank the repository's config: no fsmonitor or
+/// hooks, no protocol, no credential helper.
+const GIT_CONFIG: &[&str] =
+    &["core.fsmonitor=false", "core.hooksPath=/dev/null", "protocol.allow=never", "credential.helper="];
+
 /// A repository located and checked, and whom git runs as.
 #[derive(Debug, Clone)]
 pub struct Repo {
     shown: PathBuf,
     git_dir: PathBuf,
     git: PathBuf,
-    owner: (u32, u32),
+    /// The uid and gid git runs as when fslab is root: the folder's, but
+    /// nobody for root and nogroup for a root group.
+    runs_as: (u32, u32),
+    /// git runs as nobody because the repository is root's.
+    as_nobody: bool,
 }
 
 /// One path of a commit's tree: its git mode, blob id and path.
@@ -51,8 +92,9 @@ pub struct TreeEntry {
 
 impl Repo {
     /// The repository at `path`: a work tree (`path/.git` a directory, or
-    /// a `gitdir:` file as in a linked worktree) or a bare repository.
-    /// Errors are usage errors.
+    /// a `gitdir:` file as in a linked worktree) or a bare repository,
+    /// with its git dir, common dir and their config checked to be the
+    /// folder owner's. Errors are usage errors.
     pub fn locate(path: &Path) -> Result<Repo> {
         let shown = path.to_path_buf();
         let bad = |what: String| Error::usage(format!("--age git:{}: {what}", shown.display()));
@@ -60,11 +102,12 @@ impl Repo {
         if !meta.is_dir() {
             return Err(bad("not a directory; give a git repository".into()));
         }
+        let owners = Owners { repo: path, uid: meta.uid() };
         let dot_git = path.join(".git");
         let git_dir = match std::fs::symlink_metadata(&dot_git) {
             Ok(m) if m.is_dir() => dot_git,
             Ok(m) if m.is_file() => {
-                let text = std::fs::read_to_string(&dot_git).map_err(|e| bad(format!(".git: {e}")))?;
+                let text = owners.read(&dot_git, ".git file")?;
                 let target = text
                     .strip_prefix("gitdir:")
                     .map(str::trim)
@@ -74,29 +117,37 @@ impl Repo {
             _ if path.join("HEAD").is_file() && path.join("objects").is_dir() => path.to_path_buf(),
             _ => return Err(bad("not a git repository (no .git, and not a bare repository)".into())),
         };
+        owners.folder(&git_dir, "git dir")?;
+        owners.file(&git_dir.join("config"), "config")?;
+        owners.file(&git_dir.join("config.worktree"), "config")?;
+        if owners.file(&git_dir.join("commondir"), "commondir file")? {
+            let common = owners.read(&git_dir.join("commondir"), "commondir file")?;
+            let common = git_dir.join(common.trim());
+            let common = common.canonicalize().map_err(|e| owners.bad(format!("its common dir {}: {e}", common.display())))?;
+            owners.folder(&common, "common dir")?;
+            owners.file(&common.join("config"), "config")?;
+        }
         let git = crate::target::fs_type::find_program("git")
             .ok_or_else(|| Error::environment("git is not installed; install it (apt-get install git) for --age git:"))?;
-        Ok(Repo { shown, git_dir, git, owner: (meta.uid(), meta.gid()) })
+        let as_nobody = meta.uid() == 0 && rustix::process::geteuid().is_root();
+        let runs_as = match (meta.uid(), meta.gid()) {
+            (0, _) => (NOBODY, NOBODY),
+            (uid, 0) => (uid, NOBODY),
+            owner => owner,
+        };
+        Ok(Repo { shown, git_dir, git, runs_as, as_nobody })
     }
 
     /// A git command on the repository, hardened as the module says.
     fn command(&self, args: &[&str]) -> Command {
         let mut c = Command::new(&self.git);
-        c.env_clear()
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_NO_REPLACE_OBJECTS", "1")
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env("HOME", "/nonexistent")
-            .current_dir("/")
-            .args(["-c", "core.fsmonitor=false", "-c", "safe.directory=*", "-c", "core.hooksPath=/dev/null"])
-            .arg("--git-dir")
-            .arg(&self.git_dir)
-            .args(args)
-            .stdin(Stdio::null());
+        c.env_clear().env("PATH", "/usr/local/bin:/usr/bin:/bin").envs(GIT_ENV.iter().copied()).current_dir("/");
+        for setting in GIT_CONFIG {
+            c.args(["-c", setting]);
+        }
+        c.arg("--git-dir").arg(&self.git_dir).args(args).stdin(Stdio::null());
         if rustix::process::geteuid().is_root() {
-            c.uid(self.owner.0).gid(self.owner.1);
+            c.uid(self.runs_as.0).gid(self.runs_as.1);
         }
         c
     }
@@ -109,20 +160,26 @@ impl Repo {
             .output()
             .map_err(|e| Error::environment(format!("run {}: {e}", self.git.display())))?;
         if !out.status.success() {
-            return Err(Error::usage(format!(
-                "--age git:{}: git {} failed: {}",
-                self.shown.display(),
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
+            let said = String::from_utf8_lossy(&out.stderr);
+            let said = said.trim();
+            let repo = self.shown.display();
+            if self.as_nobody && (said.contains("not a git repository") || said.contains("Permission denied")) {
+                return Err(Error::usage(format!(
+                    "--age git:{repo}: git runs as nobody (uid {NOBODY}) for a repository of root's, and nobody cannot read it (git {}: {said}); let nobody read it (chmod -R o+rX {repo}, and o+x on each folder above it), or chown -R it to an unprivileged user",
+                    args[0]
+                )));
+            }
+            return Err(Error::usage(format!("--age git:{repo}: git {} failed: {said}", args.join(" "))));
         }
         Ok(out.stdout)
     }
 
-    /// The `n` first-parent commits ending at HEAD, oldest first; a usage
-    /// error when there are fewer.
+    /// The `n` first-parent commits ending at HEAD, oldest first, with
+    /// every object their trees need; a usage error when there are fewer,
+    /// or when an object is missing.
     pub fn first_parent_commits(&self, n: u32) -> Result<Vec<String>> {
-        let out = self.output(&["rev-list", "--first-parent", "-n", &n.to_string(), "HEAD", "--"])?;
+        let n_text = n.to_string();
+        let out = self.output(&["rev-list", "--first-parent", "-n", &n_text, "HEAD", "--"])?;
         let mut ids: Vec<String> = String::from_utf8_lossy(&out).lines().map(str::to_string).collect();
         if ids.len() < n as usize {
             return Err(Error::usage(format!(
@@ -131,8 +188,28 @@ impl Repo {
                 ids.len()
             )));
         }
+        // Submodules' commits are not followed, as aging skips them.
+        let args = ["rev-list", "--objects", "--no-object-names", "--missing=print", "--first-parent", "-n", &n_text, "HEAD", "--"];
+        let out = self.output(&args)?;
+        let text = String::from_utf8_lossy(&out);
+        let missing: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix('?')).collect();
+        if let Some(first) = missing.first() {
+            return Err(self.missing(first, missing.len()));
+        }
         ids.reverse();
         Ok(ids)
+    }
+
+    /// Object `id` (one of `count` missing) is not in the repository.
+    fn missing(&self, id: &str, count: usize) -> Error {
+        let others = match count {
+            0 | 1 => String::new(),
+            n => format!(" (and {} more)", n - 1),
+        };
+        Error::usage(format!(
+            "--age git:{}: object {id}{others} is missing from the repository; fslab fetches nothing: clone a partial clone (--filter) again without the filter, and repair a damaged repository (git fsck names what is lost)",
+            self.shown.display()
+        ))
     }
 
     /// Every file of `commit`'s tree.
@@ -189,6 +266,81 @@ impl Repo {
     }
 }
 
+/// Whose every part of a repository git reads must be: the repository
+/// folder's owner's.
+struct Owners<'a> {
+    repo: &'a Path,
+    uid: u32,
+}
+
+impl Owners<'_> {
+    /// `path`, when there, is the owner's: itself and, a symlink, what it
+    /// leads to; false when nothing is there.
+    fn file(&self, path: &Path, what: &str) -> Result<bool> {
+        let link = match std::fs::symlink_metadata(path) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(self.bad(format!("its {what} {}: {e}", path.display()))),
+        };
+        self.owned(path, what, link.uid())?;
+        if link.file_type().is_symlink() {
+            let meta = std::fs::metadata(path).map_err(|e| self.bad(format!("its {what} {}: {e}", path.display())))?;
+            self.owned(path, what, meta.uid())?;
+        }
+        Ok(true)
+    }
+
+    /// A folder whose config git reads: there, the owner's, and written by
+    /// no one else (or anyone could put a config there).
+    fn folder(&self, path: &Path, what: &str) -> Result<()> {
+        if !self.file(path, what)? {
+            return Err(self.bad(format!("its {what} {} does not exist", path.display())));
+        }
+        let mode = std::fs::metadata(path).map_err(|e| self.bad(format!("its {what} {}: {e}", path.display())))?.mode();
+        if mode & 0o002 != 0 {
+            return Err(self.bad(format!(
+                "its {what} {} may be written by anyone, who could put a config there for git to read; chmod o-w it",
+                path.display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The text of a small file of the owner's (`.git`, `commondir`), not
+    /// through a symlink.
+    fn read(&self, path: &Path, what: &str) -> Result<String> {
+        let cannot = |e: std::io::Error| self.bad(format!("its {what} {}: {e}", path.display()));
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(path)
+            .map_err(cannot)?;
+        let meta = file.metadata().map_err(cannot)?;
+        if !meta.is_file() {
+            return Err(self.bad(format!("its {what} {} is not a regular file", path.display())));
+        }
+        self.owned(path, what, meta.uid())?;
+        let mut text = String::new();
+        file.take(4096).read_to_string(&mut text).map_err(cannot)?;
+        Ok(text)
+    }
+
+    fn owned(&self, path: &Path, what: &str, uid: u32) -> Result<()> {
+        if uid == self.uid {
+            return Ok(());
+        }
+        Err(self.bad(format!(
+            "its {what} {} belongs to uid {uid}, the folder to uid {}: git runs as the folder's owner (nobody for root's) and would do what another user's config says; make the whole repository one user's (chown -R), or age a copy of your own",
+            path.display(),
+            self.uid
+        )))
+    }
+
+    fn bad(&self, what: String) -> Error {
+        Error::usage(format!("--age git:{}: {what}", self.repo.display()))
+    }
+}
+
 /// A running `git cat-file --batch`: blobs by id, streamed.
 struct Blobs {
     child: Child,
@@ -211,15 +363,17 @@ impl Blobs {
     }
 
     /// Ask for blob `id`; its size, with its bytes next on `self.output`
-    /// (then one newline, read by [`Blobs::finish`]).
-    fn ask(&mut self, id: &str) -> std::io::Result<u64> {
+    /// (then one newline, read by [`Blobs::finish`]); `None` when git says
+    /// it is missing.
+    fn ask(&mut self, id: &str) -> std::io::Result<Option<u64>> {
         writeln!(self.input, "{id}")?;
         self.input.flush()?;
         let mut header = String::new();
         self.output.read_line(&mut header)?;
         let words: Vec<&str> = header.split_whitespace().collect();
         match words[..] {
-            [_, "blob", size] => size.parse().map_err(|_| std::io::Error::other(format!("git cat-file: {header}"))),
+            [_, "blob", size] => size.parse().map(Some).map_err(|_| std::io::Error::other(format!("git cat-file: {header}"))),
+            [_, "missing"] => Ok(None),
             _ => Err(std::io::Error::other(format!("git cat-file: blob {id}: {}", header.trim()))),
         }
     }
@@ -288,7 +442,7 @@ pub fn age(writer: &mut Writer, repo: &Path, commits: u32, progress: &dyn Fn(&st
                 continue;
             }
             let path = [TREE, &entry.path].concat();
-            let len = blobs.ask(&entry.id).map_err(|e| at(&entry.path, e))?;
+            let len = blobs.ask(&entry.id).map_err(|e| at(&entry.path, e))?.ok_or_else(|| repo.missing(&entry.id, 1))?;
             let made = if entry.mode == "120000" && len >= SYMLINK_MAX {
                 skipped += 1;
                 std::io::copy(&mut (&mut blobs.output).take(len), &mut std::io::sink()).map(|_| 0)

@@ -202,6 +202,7 @@ file:PATH   A JSON profile (unknown fields are refused):
 git:REPO[:N] Check out N (default 50) successive first-parent commits of REPO's HEAD onto
             age/tree, oldest first: the first whole, then each commit's diff (deleted files
             unlinked, changed files unlinked and made anew). git runs only plumbing commands,
-            as the repository's owner; fslab writes the files itself, never through a
+            as the repository's owner (nobody for root's), and fetches nothing: every object
+            the commits need must be there. fslab writes the files itself, never through a
             symlink. Symlinks are made as symlinks; submodules are skipped.
 ";

@@ -205,14 +205,8 @@ impl ProfileFile {
                 Ok(Lifetime { rounds, weight: l.weight })
             })
             .collect::<std::result::Result<Vec<_>, String>>()?;
-        for (what, total) in [
-            ("sizes", sizes.iter().map(|b| b.weight).sum::<u64>()),
-            ("lifetimes", lifetimes.iter().map(|l| l.weight).sum::<u64>()),
-        ] {
-            if total == 0 {
-                return Err(format!("{what}: give at least one entry with a weight above 0"));
-            }
-        }
+        total_weight("sizes", sizes.iter().map(|b| b.weight))?;
+        total_weight("lifetimes", lifetimes.iter().map(|l| l.weight))?;
         let directories = raw.directories.unwrap_or(Directories { depth: 2, fanout: 8 });
         if directories.depth > 8 || directories.fanout == 0 || directories.fanout > 256 {
             return Err("directories: depth 0 to 8, fanout 1 to 256".into());
@@ -232,6 +226,21 @@ impl ProfileFile {
     pub fn identity(&self) -> String {
         serde_json::to_string(self).expect("plain data serialises")
     }
+}
+
+/// The sum of a list's weights, which the planner picks by: above 0, and
+/// within a u64 (the weights are relative, so smaller ones do the same).
+fn total_weight(what: &str, weights: impl Iterator<Item = u64>) -> std::result::Result<u64, String> {
+    let mut total = 0u64;
+    for (i, weight) in weights.enumerate() {
+        total = total.checked_add(weight).ok_or_else(|| {
+            format!("{what}[{i}].weight = {weight}: the weights of {what} add up past {}; weights are relative, so give smaller ones", u64::MAX)
+        })?;
+    }
+    if total == 0 {
+        return Err(format!("{what}: give at least one entry with a weight above 0"));
+    }
+    Ok(total)
 }
 
 fn byte_text(value: &NumberOrText) -> String {
@@ -271,5 +280,19 @@ mod tests {
         let e = ProfileFile::parse(r#"{"sizes":[{"min":1,"max":2,"weight":1}],"lifetimes":[{"rounds":"never","weight":1}]}"#)
             .unwrap_err();
         assert!(e.contains("forever"), "{e}");
+    }
+
+    #[test]
+    fn weights_whose_sum_overflows_are_refused_naming_the_field() {
+        let max = u64::MAX;
+        let sizes = format!(r#"[{{"min":1,"max":2,"weight":{max}}},{{"min":1,"max":2,"weight":1}}]"#);
+        let e = ProfileFile::parse(&format!(r#"{{"sizes":{sizes},"lifetimes":[{{"rounds":1,"weight":1}}]}}"#)).unwrap_err();
+        assert!(e.contains("sizes[1].weight"), "{e}");
+        let lifetimes = format!(r#"[{{"rounds":1,"weight":{max}}},{{"rounds":"forever","weight":{max}}}]"#);
+        let e = ProfileFile::parse(&format!(r#"{{"sizes":[{{"min":1,"max":2,"weight":1}}],"lifetimes":{lifetimes}}}"#)).unwrap_err();
+        assert!(e.contains("lifetimes[1].weight"), "{e}");
+        // The largest sum that fits is taken.
+        let fits = format!(r#"[{{"rounds":1,"weight":{}}},{{"rounds":2,"weight":1}}]"#, max - 1);
+        assert!(ProfileFile::parse(&format!(r#"{{"sizes":[{{"min":1,"max":2,"weight":1}}],"lifetimes":{fits}}}"#)).is_ok());
     }
 }
