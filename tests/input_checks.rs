@@ -181,3 +181,15 @@ fn options_that_name_another_device_or_a_path_are_refused_before_anything_is_mad
     );
     assert_eq!(device_hash(&decoy.device), before, "the decoy device was written to");
 }
+
+#[test]
+fn a_dir_on_the_kernels_own_file_systems_is_refused_before_anything_is_made() {
+    let lab = Lab::new();
+    for dir in ["/proc", "/sys/kernel"] {
+        let out = lab.exec(&["--dir", dir, "--", "true"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "--dir {dir}: {stderr}");
+        assert!(stderr.contains(&format!("--dir {dir}: a ")) && stderr.contains("disk's file system"), "{stderr}");
+    }
+    lab.assert_nothing_left("after --dir on /proc and /sys");
+}

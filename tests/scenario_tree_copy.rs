@@ -126,6 +126,49 @@ fn another_tree_seed_gives_another_tree_of_the_same_size() {
 }
 
 #[test]
+fn a_sparse_source_is_copied_as_holes_on_an_image_sized_for_its_data() {
+    if !root_or_skip("tree_copy_sparse_source") {
+        return;
+    }
+    let lab = Lab::new();
+    // 4 GiB long, 1 MiB of data, beside a small file: sized by its length,
+    // the image would be over 10 GiB and the copy would write 4 GiB of zeros.
+    let source = lab.dir.path().join("source");
+    std::fs::create_dir(&source).unwrap();
+    std::fs::write(source.join("small"), b"twelve bytes").unwrap();
+    let sparse = std::fs::File::create(source.join("sparse")).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&sparse, &[5u8; 1 << 20], 2 << 30).unwrap();
+    sparse.set_len(4 << 30).unwrap();
+    let set = format!("source={}", source.display());
+    let json = lab.run_json(&["tree-copy", "--fs", "ext4", "--set", &set, "--no-store"], 0);
+    let case = &cases(&json)[0];
+    assert_eq!(case["status"], "ok", "{case}");
+    assert_eq!(figure(case, "source_bytes"), Some((4u64 << 30) as f64 + 12.0));
+    let written = figure(case, "written_bytes").unwrap();
+    assert!(written < (64u64 << 20) as f64, "the copy wrote {written} bytes: the hole was written as zeros");
+    lab.assert_nothing_left("after a sparse source");
+}
+
+#[test]
+fn an_image_larger_than_the_scratch_disk_has_free_is_refused_before_mkfs() {
+    if !root_or_skip("tree_copy_image_too_large") {
+        return;
+    }
+    let lab = Lab::new();
+    // A scratch folder on a 64 MiB tmpfs, asked for a 300 MiB image.
+    let scratch = lab.scratch();
+    common::run("mount", &["-t", "tmpfs", "-o", "size=64M,mode=0700", "tmpfs", scratch.to_str().unwrap()]);
+    let out = lab.command().args(["exec", "--fs", "ext4", "--size", "300M", "--scratch"]).arg(&scratch).args(["--", "true"]).output().unwrap();
+    let listed = std::fs::read_dir(&scratch).unwrap().count();
+    common::unmount(&scratch).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("300 MiB") && stderr.contains("free on the scratch folder's file system"), "{stderr}");
+    assert_eq!(listed, 0, "something was made on the scratch disk");
+    lab.assert_nothing_left("after an image too large");
+}
+
+#[test]
 fn bad_tree_copy_parameters_are_refused_before_anything_is_made() {
     let lab = Lab::new();
     let check = |args: &[&str], says: &[&str]| {

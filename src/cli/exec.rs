@@ -25,13 +25,20 @@ pub fn run(args: &ExecArgs) -> Result<ExitCode> {
     let targets = plan.targets.clone();
     let conditions = plan.conditions.clone();
     let planned = targets.len() * conditions.len() * args.repeat as usize;
-    let mut run = Run::start(plan, store(&args.target), &args.target.tag, planned)?;
     let echo = match (args.show_output, args.target.json) {
         (false, _) => Echo::Off,
         (true, false) => Echo::Streams,
         (true, true) => Echo::Stderr,
     };
     let mut work = CommandWork { argv: args.command.clone(), cold_read: args.cold_read, parse: args.parse, echo };
+    for spec in &targets {
+        for condition in &conditions {
+            let start = crate::harness::StartPlan::for_condition(plan.start.as_ref(), condition)?;
+            let level = start.as_ref().map_or(0.0, crate::harness::StartPlan::level);
+            crate::harness::check_disk(spec, &plan.target_options, &work, level)?;
+        }
+    }
+    let mut run = Run::start(plan, store(&args.target), &args.target.tag, planned)?;
     let job = WorkSpec { scenario: exec::NAME.into(), params: work.params() };
     'all: for spec in &targets {
         for condition in &conditions {

@@ -234,10 +234,14 @@ pub fn run(args: &HuntArgs) -> Result<ExitCode> {
             let work = scenario.work(params);
             crate::harness::check_room(&target, &plan.target_options, work.as_ref())
                 .map_err(|e| Error::usage(format!("{} on {}: {}", scenario.name(), target.label(), e.message)))?;
-            if let Some(start) = crate::harness::StartPlan::for_condition(plan.start.as_ref(), &condition)? {
+            let start = crate::harness::StartPlan::for_condition(plan.start.as_ref(), &condition)?;
+            if let Some(start) = &start {
                 crate::harness::check_start_room(&plan.target_options, start.level(), work.as_ref())
                     .map_err(|e| Error::usage(format!("{}: {}", scenario.name(), e.message)))?;
             }
+            let level = start.as_ref().map_or(0.0, crate::harness::StartPlan::level);
+            crate::harness::check_disk(&target, &plan.target_options, work.as_ref(), level)
+                .map_err(|e| Error::usage(format!("{}: {}", scenario.name(), e.message)))?;
         }
         ends.push(condition);
     }

@@ -61,8 +61,13 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             }
             for condition in &conditions {
                 let start = crate::harness::StartPlan::for_condition(plan.start.as_ref(), condition)?;
-                if let Some(start) = start {
+                if let Some(start) = &start {
                     crate::harness::check_start_room(&plan.target_options, start.level(), work.as_ref())
+                        .map_err(|e| Error::usage(format!("{}: {}", s.name(), e.message)))?;
+                }
+                let level = start.as_ref().map_or(0.0, crate::harness::StartPlan::level);
+                for target in &targets {
+                    crate::harness::check_disk(target, &plan.target_options, work.as_ref(), level)
                         .map_err(|e| Error::usage(format!("{}: {}", s.name(), e.message)))?;
                 }
             }

@@ -28,7 +28,7 @@ pub use guest::{DEFAULT_VM_MEMORY, GuestPlan};
 pub use keep::Keeper;
 pub use lab::{Lab, Plan, cleanup_dead_runs};
 pub use measure::{Phase, SYNC_FIGURE};
-pub use room::{check_room, check_start_room};
+pub use room::{check_disk, check_room, check_start_room};
 pub use run::{Finished, Run};
 pub use start::StartPlan;
 

@@ -112,6 +112,48 @@ pub fn check_start_room(options: &TargetOptions, level: f64, work: &dyn Work) ->
     )))
 }
 
+/// Refuse (exit 2) a scratch image larger than what the scratch folder's
+/// file system has free: the image is sparse, but the work (or mkfs,
+/// which writes its tables across the whole size) may fill it, and a host
+/// disk run full fails more than this run. `level` is how full the target
+/// starts (`--fill`, or what aging leaves), which the image is sized for.
+pub fn check_disk(spec: &TargetSpec, options: &TargetOptions, work: &dyn Work, level: f64) -> Result<()> {
+    if !spec.needs_scratch() {
+        return Ok(());
+    }
+    let (size, how) = match options.size_bytes {
+        Some(size) => (size, "--size".to_string()),
+        None => {
+            let size = super::measure::image_size_for(work.space_needed(), level);
+            (size, format!("sized for the {} the work may write", bytes_short(work.space_needed())))
+        }
+    };
+    // The folder may not exist yet: its nearest existing parent is on the
+    // same file system as it will be.
+    let mut at = options.scratch.as_path();
+    let vfs = loop {
+        match rustix::fs::statvfs(at) {
+            Ok(vfs) => break vfs,
+            Err(_) => match at.parent() {
+                Some(parent) => at = parent,
+                None => return Ok(()),
+            },
+        }
+    };
+    let free = vfs.f_bavail.saturating_mul(vfs.f_frsize);
+    if size <= free {
+        return Ok(());
+    }
+    Err(Error::usage(format!(
+        "the {} image would be {} ({how}), more than the {} free on the scratch folder's file system ({}): \
+         give a smaller --size or --set size, or a --scratch folder on a disk with room",
+        spec.label(),
+        bytes_short(size),
+        bytes_short(free),
+        at.display()
+    )))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

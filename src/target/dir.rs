@@ -37,6 +37,12 @@ impl TargetKind for Dir {
             Ok(_) => return Err(Error::usage(format!("--dir {}: not a directory", self.path.display()))),
             Err(e) => return Err(Error::io(&self.path, "--dir", e)),
         }
+        if let Some(kind) = rustix::fs::statfs(&self.path).ok().and_then(|s| pseudo_fs(s.f_type)) {
+            return Err(Error::environment(format!(
+                "--dir {}: a {kind} file system, which holds no files a command could write: give a directory on a disk's file system",
+                self.path.display()
+            )));
+        }
         // Asked of the kernel with this process's effective ids: for root
         // that still fails on a read-only file system or bind mount.
         let access = Access::WRITE_OK | Access::EXEC_OK;
@@ -61,6 +67,29 @@ impl TargetKind for Dir {
             .unwrap_or_else(|| "unknown".to_string());
         Ok(Box::new(DirMade { held, work_dir: work, fs_type }))
     }
+}
+
+/// The kernel's own file systems, where access(2) lets root write but no
+/// folder can be made (statfs magic numbers, `linux/magic.h`).
+fn pseudo_fs(magic: i64) -> Option<&'static str> {
+    Some(match magic {
+        0x9fa0 => "proc",
+        0x6265_6572 => "sysfs",
+        0x6462_6720 => "debugfs",
+        0x7472_6163 => "tracefs",
+        0x0027_e0eb => "cgroup",
+        0x6367_7270 => "cgroup2",
+        0x7363_6673 => "securityfs",
+        0xcafe_4a11 => "bpf",
+        0x6265_6570 => "configfs",
+        0x6165_676c => "pstore",
+        0x1cd1 => "devpts",
+        0xde5e_81e4 => "efivarfs",
+        0x6573_5543 => "fusectl",
+        0x1980_0202 => "mqueue",
+        0x6e73_6673 => "nsfs",
+        _ => return None,
+    })
 }
 
 /// `--dir` cannot take a new folder: the environment's fault (exit 3).

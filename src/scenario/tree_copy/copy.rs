@@ -4,7 +4,7 @@
 
 use std::ffi::OsStr;
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -12,6 +12,7 @@ use std::path::Path;
 use rustix::fs::{Mode, OFlags};
 
 use super::{Entry, EntryKind};
+use crate::target::image_copy::data_regions;
 use crate::error::{Error, Result};
 
 /// tar's header and data block.
@@ -123,18 +124,28 @@ pub(super) fn copy(entries: &[Entry], from: From<'_>, to: &OwnedFd, to_path: &Pa
 
 /// Copy up to `len` bytes (the size when listed) from `input` to `out` in
 /// the stream's pieces; a file that shrank since is copied as it is now.
+/// Holes stay holes, as a tar that knows sparse files (bsdtar, GNU tar
+/// `--sparse`) keeps them: only data regions are read and written, and the
+/// length is set last. Returns the bytes the copy covers, holes included.
 fn copy_file(input: &mut File, out: &mut File, len: u64, stream: &mut Stream, buf: &mut [u8]) -> io::Result<u64> {
-    let mut done = 0;
-    while done < len {
-        let n = stream.piece(len - done);
-        let got = read_up_to(input, &mut buf[..n])?;
-        out.write_all(&buf[..got])?;
-        done += got as u64;
-        if got < n {
-            break;
+    let now = input.metadata()?.len().min(len);
+    for (start, end) in data_regions(input)? {
+        let (start, end) = (start.min(now), end.min(now));
+        input.seek(SeekFrom::Start(start))?;
+        out.seek(SeekFrom::Start(start))?;
+        let mut done = start;
+        while done < end {
+            let n = stream.piece(end - done);
+            let got = read_up_to(input, &mut buf[..n])?;
+            out.write_all(&buf[..got])?;
+            done += got as u64;
+            if got < n {
+                return Ok(done); // it shrank while copied
+            }
         }
     }
-    Ok(done)
+    out.set_len(now)?;
+    Ok(now)
 }
 
 /// Fill `buf` unless the file ends first; the bytes read.
@@ -151,15 +162,27 @@ fn read_up_to(input: &mut File, buf: &mut [u8]) -> io::Result<usize> {
     Ok(got)
 }
 
-/// Read every file of a directory source once, so the measured copy reads
-/// it from the cache as the seed's did.
+/// Read every file of a directory source once (its data regions: a hole
+/// is never read), so the measured copy reads it from the cache as the
+/// seed's did.
 pub(super) fn warm(root: &Path, entries: &[Entry]) -> Result<()> {
     let mut buf = vec![0u8; 1 << 20];
     for entry in entries {
         if let EntryKind::File { .. } = entry.kind {
             let path = root.join(OsStr::from_bytes(entry.path.to_bytes()));
             let mut file = File::open(&path).map_err(|e| Error::io(&path, "open", e))?;
-            while read_up_to(&mut file, &mut buf).map_err(|e| Error::io(&path, "read", e))? == buf.len() {}
+            for (start, end) in data_regions(&file).map_err(|e| Error::io(&path, "find the data of", e))? {
+                file.seek(SeekFrom::Start(start)).map_err(|e| Error::io(&path, "seek", e))?;
+                let mut left = end - start;
+                while left > 0 {
+                    let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+                    let got = read_up_to(&mut file, &mut buf[..want]).map_err(|e| Error::io(&path, "read", e))?;
+                    if got == 0 {
+                        break;
+                    }
+                    left -= got as u64;
+                }
+            }
         }
     }
     Ok(())
@@ -168,6 +191,26 @@ pub(super) fn warm(root: &Path, entries: &[Entry]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn holes_stay_holes_and_the_length_is_kept() {
+        use std::os::unix::fs::{FileExt, MetadataExt};
+        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let source = dir.path().join("sparse");
+        let f = File::create(&source).unwrap();
+        f.write_all_at(&[7u8; 100_000], 1 << 20).unwrap();
+        f.set_len(64 << 30).unwrap();
+        let mut out = File::create(dir.path().join("copy")).unwrap();
+        let mut buf = vec![0u8; RECORD_BYTES as usize];
+        let covered = copy_file(&mut File::open(&source).unwrap(), &mut out, 64 << 30, &mut Stream::default(), &mut buf).unwrap();
+        assert_eq!(covered, 64 << 30);
+        let meta = out.metadata().unwrap();
+        assert_eq!(meta.len(), 64 << 30);
+        assert!(meta.blocks() * 512 < 4 << 20, "a 64 GiB hole was written: {} bytes allocated", meta.blocks() * 512);
+        let mut back = vec![0u8; 100_002];
+        File::open(dir.path().join("copy")).unwrap().read_exact_at(&mut back, (1 << 20) - 1).unwrap();
+        assert_eq!((back[0], back[1], back[100_000], back[100_001]), (0, 7, 7, 0));
+    }
 
     #[test]
     fn writes_end_at_tar_record_boundaries() {

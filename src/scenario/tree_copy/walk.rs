@@ -37,6 +37,9 @@ pub struct Listing {
     pub entries: Vec<Entry>,
     /// Sockets, FIFOs and devices, which are left out (they hold no data).
     pub skipped: u64,
+    /// Bytes of data the files hold: each file's size, but no more than
+    /// the blocks it has (a sparse file's holes are no data to copy).
+    pub data_bytes: u64,
 }
 
 /// List everything under `root` to copy it.
@@ -46,6 +49,7 @@ pub fn list(root: &Path) -> io::Result<Listing> {
         let kind = if meta.is_dir() {
             EntryKind::Dir
         } else if meta.is_file() {
+            listing.data_bytes += meta.len().min(meta.blocks().saturating_mul(512));
             EntryKind::File { len: meta.len(), offset: 0 }
         } else if meta.file_type().is_symlink() {
             let target = fs::read_link(path).map_err(|e| with_path(path, e))?;
