@@ -18,7 +18,7 @@ use std::path::Path;
 
 use super::cpio::CpioWriter;
 use super::{le16, le32, le64};
-use super::modules::{self, Module};
+use super::modules::Loaded;
 use crate::error::{Error, Result};
 
 /// What the init script prints before each step's name and the guest's
@@ -96,11 +96,11 @@ pub fn is_static_elf(bytes: &[u8]) -> bool {
     (0..u64::from(count)).all(|i| le32(bytes, (phoff + i * u64::from(entsize)) as usize) != Some(3))
 }
 
-/// Write the initramfs for `modules` (from the tree at `tree_dir`) with
-/// the static busybox at `busybox` into `file` (empty, made and ledgered
-/// by the caller; `out` is its path, for messages); returns its size in
-/// bytes.
-pub fn write(file: File, out: &Path, busybox: &Path, tree_dir: &Path, modules: &[Module]) -> Result<u64> {
+/// Write the initramfs for `modules` (read when the kernel was prepared)
+/// with the static busybox at `busybox` into `file` (empty, made and
+/// ledgered by the caller; `out` is its path, for messages); returns its
+/// size in bytes.
+pub fn write(file: File, out: &Path, busybox: &Path, modules: &[Loaded]) -> Result<u64> {
     let busybox_bytes = std::fs::read(busybox).map_err(|e| {
         Error::environment(format!("{}: cannot read busybox ({e}); install busybox-static", busybox.display()))
     })?;
@@ -119,9 +119,7 @@ pub fn write(file: File, out: &Path, busybox: &Path, tree_dir: &Path, modules: &
     let names: Vec<String> = modules.iter().map(|m| m.name.clone()).collect();
     cpio.file("init", 0o755, init_script(&names).as_bytes()).map_err(io)?;
     for module in modules {
-        let path = tree_dir.join(&module.path);
-        let bytes = modules::module_bytes(&path).map_err(|e| Error::io(&path, "read the module", e))?;
-        cpio.file(&format!("modules/{}.ko", module.name), 0o644, &bytes).map_err(io)?;
+        cpio.file(&format!("modules/{}.ko", module.name), 0o644, &module.bytes).map_err(io)?;
     }
     let writer = cpio.finish().map_err(io)?;
     let file = writer.into_inner().map_err(|e| io(e.into_error()))?;
@@ -155,12 +153,12 @@ mod tests {
         let out = dir.path().join("initramfs.cpio");
         // The host's own fslab is dynamically linked.
         let me = std::env::current_exe().unwrap();
-        let err = write(File::create(&out).unwrap(), &out, &me, dir.path(), &[]).unwrap_err();
+        let err = write(File::create(&out).unwrap(), &out, &me, &[]).unwrap_err();
         assert!(err.message.contains("busybox-static"), "{}", err.message);
         for busybox in ["/bin/busybox", "/usr/bin/busybox"] {
             let bytes = std::fs::read(busybox).unwrap_or_default();
             if is_static_elf(&bytes) {
-                let size = write(File::create(&out).unwrap(), &out, Path::new(busybox), dir.path(), &[]).unwrap();
+                let size = write(File::create(&out).unwrap(), &out, Path::new(busybox), &[]).unwrap();
                 assert!(size > bytes.len() as u64);
                 return;
             }

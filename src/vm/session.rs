@@ -86,14 +86,14 @@ pub fn run_job(
 fn boot(
     ledger: &Ledger,
     kernel: &GuestKernel,
-    modules: &[super::modules::Module],
+    modules: &[super::modules::Loaded],
     shape: &VmShape,
     argv: &[String],
     accel: &Accel,
     files: &mut GuestFiles,
 ) -> Result<GuestRun> {
     let file = files.initramfs_file()?;
-    initramfs::write(file, &files.initramfs, Path::new(BUSYBOX), &kernel.modules_dir, modules)?;
+    initramfs::write(file, &files.initramfs, Path::new(BUSYBOX), modules)?;
     let job = files.share.join("job");
     std::fs::write(&job, initramfs::job_script(argv)).map_err(|e| crate::error::Error::io(&job, "write the guest's job", e))?;
     let spec = qemu::GuestSpec {
