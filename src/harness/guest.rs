@@ -19,6 +19,7 @@ use crate::record::guest::EMULATED_TIMERS;
 use crate::record::{Case, GuestRecord, Status};
 use crate::scenario::WorkSpec;
 use crate::target::TargetSpec;
+use crate::vm::guest::last_lines;
 use crate::vm::prepare::GuestKernel;
 use crate::vm::session::{self, JobOutcome, VmShape};
 
@@ -159,7 +160,7 @@ fn adopt(asked: Case, outcome: &JobOutcome) -> Result<Case, Case> {
         .and_then(|json| json.pointer("/run/cases/0").cloned())
         .and_then(|case| serde_json::from_value(case).ok());
     let Some(mut case) = parsed else {
-        let stderr = tail(&outcome.run.stderr, QUOTED_STDERR);
+        let stderr = last_lines(&outcome.run.stderr, QUOTED_STDERR);
         let console = outcome.console_tail.join("\n");
         return Err(failed(
             asked,
@@ -174,7 +175,7 @@ fn adopt(asked: Case, outcome: &JobOutcome) -> Result<Case, Case> {
     case.repeat = asked.repeat;
     case.scenario = asked.scenario;
     if outcome.run.status != 0 && case.status == Status::Ok {
-        let why = format!("the guest's fslab exited {}: {}", outcome.run.status, tail(&outcome.run.stderr, QUOTED_STDERR));
+        let why = format!("the guest's fslab exited {}: {}", outcome.run.status, last_lines(&outcome.run.stderr, QUOTED_STDERR));
         append_error(&mut case, why);
     }
     Ok(case)
@@ -220,12 +221,6 @@ fn append_error(case: &mut Case, why: String) {
         Some(first) => format!("{first}; {why}"),
         None => why,
     });
-}
-
-/// The last `n` lines of `text`.
-fn tail(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
 /// The kernel a condition boots in a guest, if it does.

@@ -27,6 +27,7 @@
 //! and below `harness`, which runs a case in a guest.
 
 pub mod accel;
+pub mod capped;
 pub mod console;
 pub mod cpio;
 pub mod guest;
