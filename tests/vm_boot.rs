@@ -2,7 +2,8 @@
 //! kernel (`common::kernel::debian_kernel`: fetched once by
 //! `scripts/debian-kernel.sh`, or `FSLAB_TEST_KERNEL=IMAGE`) made ready by
 //! `GuestKernel::prepare`, then `session::run_job` with this build's fslab
-//! running replace-files on the guest's `/dev/vda` under TCG (or KVM). Its
+//! (shipped in the guest's share) running replace-files on the guest's
+//! `/dev/vda` under TCG (or KVM). Its
 //! JSON comes back through the share, and the guest's files are gone
 //! afterwards. What boots is what `prepare` read: the image and every
 //! module are overwritten with junk between the two, and the guest still
@@ -16,7 +17,7 @@ use std::time::Duration;
 use fslab::target::folder::{FolderRole, OwnedDir};
 use fslab::target::{FsType, Ledger};
 use fslab::vm::prepare::{GuestKernel, DEFAULT_KERNEL_CACHE};
-use fslab::vm::session::{run_job, VmShape};
+use fslab::vm::session::{run_job, Job, VmShape};
 
 /// Every file below `dir` whose name ends in `.ko`.
 fn modules_below(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -55,8 +56,7 @@ fn replace_files_runs_in_a_guest_of_what_was_prepared_though_its_files_were_swap
     let ledger = Ledger::create(&dir.path().join("state"), "vmboot").unwrap();
     let scratch = dir.path().join("scratch");
     ledger.set_scratch(OwnedDir::open_or_make(&scratch, FolderRole::Scratch).unwrap()).unwrap();
-    let job: Vec<String> = [
-        env!("CARGO_BIN_EXE_fslab"),
+    let args: Vec<String> = [
         "run",
         "replace-files",
         "--fs",
@@ -75,7 +75,9 @@ fn replace_files_runs_in_a_guest_of_what_was_prepared_though_its_files_were_swap
     .collect();
     let shape = VmShape { memory_bytes: 1 << 30, cpus: 2, timeout: Duration::from_secs(900) };
     let label = format!("ext4@{}", kernel.release);
-    let got = run_job(&ledger, "vmboot", &label, &kernel, FsType::Ext4, &shape, 256 << 20, &job).unwrap();
+    let fslab = std::fs::File::open(env!("CARGO_BIN_EXE_fslab")).unwrap();
+    let job = Job { fslab: &fslab, args: &args };
+    let got = run_job(&ledger, "vmboot", &label, &kernel, FsType::Ext4, &shape, 256 << 20, job).unwrap();
     let run = &got.run;
     eprintln!(
         "guest ({}, {}): wall {:.1} s; guest uptime at init {:?}, modules {:?}, mounted {:?}, done {:?}",

@@ -1,10 +1,11 @@
 //! The guest's initramfs: a static busybox, the modules the guest needs
 //! (decompressed, in load order) and an init script. The init script
 //! loads the modules, mounts the host's root read-only over 9p under a
-//! tmpfs overlay (so the host's tools and fslab binary are there and
-//! nothing the guest writes reaches the host), mounts the output share,
-//! runs the job the host wrote there (`job`, a shell script) in a chroot,
-//! leaves `stdout`, `stderr` and `status` beside it and powers off.
+//! tmpfs overlay (so the host's tools are there and nothing the guest
+//! writes reaches the host), mounts the output share, runs the job the
+//! host wrote there (`job`, a shell script running the fslab binary the
+//! host left beside it, [`SHIPPED`]) in a chroot, leaves `stdout`,
+//! `stderr` and `status` beside it and powers off.
 //!
 //! `/tmp`, `/run` and `/var/tmp` are fresh tmpfs mounts in the guest: the
 //! host's `/var/tmp/fslab/state` holds other runs' ledgers, which a fslab
@@ -32,6 +33,8 @@ pub const ROOT_TAG: &str = "fslabroot";
 pub const OUT_TAG: &str = "fslabout";
 /// Where the output share is mounted in the guest's root.
 pub const OUT_DIR: &str = "/fslab-out";
+/// The name the fslab binary a guest runs has in the output share.
+pub const SHIPPED: &str = "fslab";
 /// The 9p options: the Linux dialect, and 512 KiB messages (the default
 /// 8 KiB makes every read of a binary from the host's root slow).
 const NINEP: &str = "trans=virtio,version=9p2000.L,msize=524288";
