@@ -1,34 +1,62 @@
 //! A guest booted end to end through what the harness calls: Debian's 6.1
 //! kernel (`common::kernel::debian_kernel`: fetched once by
 //! `scripts/debian-kernel.sh`, or `FSLAB_TEST_KERNEL=IMAGE`) made ready by
-//! `GuestKernel::prepare` (its bzImage unpacked into the kernel cache),
-//! then `session::run_job` with this build's fslab running replace-files
-//! on the guest's `/dev/vda` under TCG (or KVM). Its JSON comes back
-//! through the share, and the guest's files are gone afterwards.
+//! `GuestKernel::prepare`, then `session::run_job` with this build's fslab
+//! (shipped in the guest's share) running replace-files on the guest's
+//! `/dev/vda` under TCG (or KVM). Its
+//! JSON comes back through the share, and the guest's files are gone
+//! afterwards. What boots is what `prepare` read: the image and every
+//! module are overwritten with junk between the two, and the guest still
+//! boots the kernel and loads the modules that were checked.
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use fslab::target::folder::{FolderRole, OwnedDir};
 use fslab::target::{FsType, Ledger};
 use fslab::vm::prepare::{GuestKernel, DEFAULT_KERNEL_CACHE};
-use fslab::vm::session::{run_job, VmShape};
+use fslab::vm::session::{run_job, Job, VmShape};
+
+/// Every file below `dir` whose name ends in `.ko`.
+fn modules_below(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if entry.file_type().unwrap().is_dir() {
+            modules_below(&path, out);
+        } else if path.extension().is_some_and(|e| e == "ko") {
+            out.push(path);
+        }
+    }
+}
 
 #[test]
-fn replace_files_runs_in_a_guest_of_another_kernel_and_its_json_comes_back() {
-    if !common::root_or_skip("replace_files_runs_in_a_guest_of_another_kernel_and_its_json_comes_back") {
+fn replace_files_runs_in_a_guest_of_what_was_prepared_though_its_files_were_swapped() {
+    if !common::root_or_skip("replace_files_runs_in_a_guest_of_what_was_prepared") {
         return;
     }
-    let Some(image) = common::kernel::debian_kernel() else { return };
-    let kernel = GuestKernel::prepare(image.to_str().unwrap(), None, Path::new(DEFAULT_KERNEL_CACHE)).unwrap();
     let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+    let Some((vmlinuz, tree)) = common::kernel::package_copy(dir.path()) else { return };
+    // The package's kernel as a vmlinux beside its bzImage (unpacked by a
+    // first prepare), so the guest boots the image file given, not a cache
+    // entry made from it.
+    let unpacked = GuestKernel::prepare(vmlinuz.to_str().unwrap(), None, Path::new(DEFAULT_KERNEL_CACHE), &[]).unwrap();
+    let image = vmlinuz.with_file_name(format!("vmlinux-{}", unpacked.release));
+    std::fs::copy(&unpacked.vmlinux, &image).unwrap();
+    let kernel = GuestKernel::prepare(image.to_str().unwrap(), None, &dir.path().join("kernel-cache"), &[FsType::Ext4]).unwrap();
+    assert_eq!(kernel.modules_dir, tree);
+    // Swapped after the check: junk in the image and in every module.
+    let mut modules = Vec::new();
+    modules_below(&tree, &mut modules);
+    assert!(modules.len() > 50, "{} modules", modules.len());
+    for path in modules.iter().chain([&image]) {
+        std::fs::write(path, b"junk, not what was checked").unwrap();
+    }
     let ledger = Ledger::create(&dir.path().join("state"), "vmboot").unwrap();
     let scratch = dir.path().join("scratch");
     ledger.set_scratch(OwnedDir::open_or_make(&scratch, FolderRole::Scratch).unwrap()).unwrap();
-    let job: Vec<String> = [
-        env!("CARGO_BIN_EXE_fslab"),
+    let args: Vec<String> = [
         "run",
         "replace-files",
         "--fs",
@@ -47,7 +75,9 @@ fn replace_files_runs_in_a_guest_of_another_kernel_and_its_json_comes_back() {
     .collect();
     let shape = VmShape { memory_bytes: 1 << 30, cpus: 2, timeout: Duration::from_secs(900) };
     let label = format!("ext4@{}", kernel.release);
-    let got = run_job(&ledger, "vmboot", &label, &kernel, FsType::Ext4, &shape, 256 << 20, &job).unwrap();
+    let fslab = std::fs::File::open(env!("CARGO_BIN_EXE_fslab")).unwrap();
+    let job = Job { fslab: &fslab, args: &args };
+    let got = run_job(&ledger, "vmboot", &label, &kernel, FsType::Ext4, &shape, 256 << 20, job).unwrap();
     let run = &got.run;
     eprintln!(
         "guest ({}, {}): wall {:.1} s; guest uptime at init {:?}, modules {:?}, mounted {:?}, done {:?}",

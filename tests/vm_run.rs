@@ -200,6 +200,30 @@ fn a_guest_that_outlives_its_timeout_is_killed_and_its_case_quotes_the_console()
 }
 
 #[test]
+fn a_guest_runs_the_very_binary_the_host_runs_even_from_var_tmp() {
+    let Some(image) = kernel("a_guest_runs_the_very_binary_the_host_runs") else { return };
+    let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
+    let lab = Lab::new();
+    // The guest mounts tmpfs on /tmp, /run and /var/tmp: a path there names
+    // nothing inside it, so the binary must travel with the guest.
+    let copy = lab.dir.path().join("bin/fslab");
+    std::fs::create_dir(copy.parent().unwrap()).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_fslab"), &copy).unwrap();
+    let mut c = std::process::Command::new(&copy);
+    c.env("FSLAB_STATE_DIR", lab.state()).env("FSLAB_STORE", lab.store());
+    c.args(["run", "replace-files", "--json", "--fs", "ext4", "--set", "strategy=fsync-each", "--scratch"]);
+    c.arg(lab.scratch()).arg("--kernel").arg(&image);
+    let out = c.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}\n{}", String::from_utf8_lossy(&out.stdout));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let case = &cases(&json)[0];
+    assert_eq!(case["status"], "ok", "{case}");
+    assert!(figure(case, "journal_commits").unwrap() >= 20.0, "{case}");
+    lab.assert_nothing_left("after a guest of a binary under /var/tmp");
+}
+
+#[test]
 fn what_a_guest_cannot_do_yet_is_refused_with_the_flag_named() {
     let lab = Lab::new();
     for (args, said) in [

@@ -60,8 +60,9 @@ pub fn parse_vm_memory(text: &str) -> std::result::Result<(String, u64), String>
 
 /// The kernels of a run and how its guests go; no kernels and no plan
 /// without `--kernel`. Refuses what a guest cannot do yet, with the flag
-/// named.
-pub fn kernels(args: &TargetArgs) -> Result<(Vec<KernelChoice>, Option<GuestPlan>)> {
+/// named. Each guest kernel reads now the modules its guests of
+/// `file_systems` (the run's) load.
+pub fn kernels(args: &TargetArgs, file_systems: &[crate::target::FsType]) -> Result<(Vec<KernelChoice>, Option<GuestPlan>)> {
     let vm = &args.vm;
     if vm.kernel.is_empty() {
         for (given, flag) in [
@@ -85,7 +86,7 @@ pub fn kernels(args: &TargetArgs) -> Result<(Vec<KernelChoice>, Option<GuestPlan
         choices.push(if given == "host" {
             KernelChoice::Host(host_release())
         } else {
-            let kernel = GuestKernel::prepare(given, vm.kernel_modules.as_deref(), &vm.kernel_cache)?;
+            let kernel = GuestKernel::prepare(given, vm.kernel_modules.as_deref(), &vm.kernel_cache, file_systems)?;
             KernelChoice::Guest(Arc::new(kernel))
         });
     }

@@ -76,7 +76,7 @@ pub fn plan(args: &TargetArgs, cold_read: bool) -> Result<Plan> {
         return Err(Error::usage(format!("--sysctl {} is given twice: give it once, with a list of values to vary it", pair[0])));
     }
     let start = start_plan(args)?;
-    let (kernels, guest) = super::guest_plan::kernels(args)?;
+    let (kernels, guest) = super::guest_plan::kernels(args, &fs_list)?;
     // A run with guests only changes no sysctl of the host: each guest's
     // fslab sets them in its own kernel.
     let host_too = kernels.is_empty() || kernels.iter().any(|k| matches!(k, crate::harness::KernelChoice::Host(_)));

@@ -19,6 +19,7 @@ use crate::record::guest::EMULATED_TIMERS;
 use crate::record::{Case, GuestRecord, Status};
 use crate::scenario::WorkSpec;
 use crate::target::TargetSpec;
+use crate::vm::guest::last_lines;
 use crate::vm::prepare::GuestKernel;
 use crate::vm::session::{self, JobOutcome, VmShape};
 
@@ -74,12 +75,18 @@ impl Lab {
             Ok(argv) => argv,
             Err(why) => return failed(case, why),
         };
+        // The very binary running here, whatever its path has become.
+        let fslab = match std::fs::File::open("/proc/self/exe") {
+            Ok(file) => file,
+            Err(e) => return failed(case, format!("opening this fslab's own binary (/proc/self/exe) for the guest: {e}")),
+        };
         let stretched = if crate::vm::accel::detect().emulated() { stretch_timers(&mut argv) } else { Vec::new() };
         let (memory, memory_bytes) = condition.vm_memory.clone().unwrap_or_else(|| plan.memory.clone());
         let shape = VmShape { memory_bytes, cpus: plan.cpus, timeout: plan.timeout };
         progress(Phase::Guest);
         let label = condition.place(&spec.label());
-        let outcome = match session::run_job(self.ledger(), &self.id, &label, kernel, fs, &shape, disk_bytes, &argv) {
+        let run = session::Job { fslab: &fslab, args: &argv };
+        let outcome = match session::run_job(self.ledger(), &self.id, &label, kernel, fs, &shape, disk_bytes, run) {
             Ok(outcome) => outcome,
             Err(e) => return failed(case, format!("the guest ({}): {e}", kernel.release)),
         };
@@ -100,11 +107,10 @@ impl Lab {
     }
 }
 
-/// The command the guest runs: this fslab, `run` of the one case on the
+/// The arguments of this fslab in the guest: `run` of the one case on the
 /// guest's disk, its JSON on stdout, nothing stored inside.
 fn guest_argv(job: &WorkSpec, condition: &Condition, plan: &GuestPlan, fs: &str) -> Result<Vec<String>, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("finding this fslab's own binary for the guest: {e}"))?;
-    let mut argv = vec![exe.to_string_lossy().into_owned(), "run".into(), job.scenario.clone()];
+    let mut argv = vec!["run".into(), job.scenario.clone()];
     for word in ["--fs", fs, "--device", GUEST_DEVICE, "--destroy-data-on", GUEST_DEVICE] {
         argv.push(word.into());
     }
@@ -159,7 +165,7 @@ fn adopt(asked: Case, outcome: &JobOutcome) -> Result<Case, Case> {
         .and_then(|json| json.pointer("/run/cases/0").cloned())
         .and_then(|case| serde_json::from_value(case).ok());
     let Some(mut case) = parsed else {
-        let stderr = tail(&outcome.run.stderr, QUOTED_STDERR);
+        let stderr = last_lines(&outcome.run.stderr, QUOTED_STDERR);
         let console = outcome.console_tail.join("\n");
         return Err(failed(
             asked,
@@ -174,7 +180,7 @@ fn adopt(asked: Case, outcome: &JobOutcome) -> Result<Case, Case> {
     case.repeat = asked.repeat;
     case.scenario = asked.scenario;
     if outcome.run.status != 0 && case.status == Status::Ok {
-        let why = format!("the guest's fslab exited {}: {}", outcome.run.status, tail(&outcome.run.stderr, QUOTED_STDERR));
+        let why = format!("the guest's fslab exited {}: {}", outcome.run.status, last_lines(&outcome.run.stderr, QUOTED_STDERR));
         append_error(&mut case, why);
     }
     Ok(case)
@@ -222,12 +228,6 @@ fn append_error(case: &mut Case, why: String) {
     });
 }
 
-/// The last `n` lines of `text`.
-fn tail(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
-}
-
 /// The kernel a condition boots in a guest, if it does.
 pub(super) fn guest_kernel(condition: &Condition) -> Option<&GuestKernel> {
     match &condition.kernel {
@@ -261,9 +261,8 @@ mod tests {
             shown: "16M".into(),
         });
         let argv = guest_argv(&job, &condition, &plan(), "ext4").unwrap();
-        let after_exe = argv[1..].join(" ");
         assert_eq!(
-            after_exe,
+            argv.join(" "),
             "run replace-files --fs ext4 --device /dev/vda --destroy-data-on /dev/vda --set strategy=fsync-each \
              --set files=200 --sysctl vm.dirty_bytes=16777216 --interval 0.5 --repeat 1 --no-store --json"
         );
@@ -274,7 +273,7 @@ mod tests {
         own.forward.push("--sysctl=vm.dirty_expire_centisecs=100".into());
         let mut own_argv = guest_argv(&job, &condition, &own, "ext4").unwrap();
         assert_eq!(stretch_timers(&mut stretched), ["vm.dirty_writeback_centisecs=5000", "vm.dirty_expire_centisecs=30000"]);
-        assert!(stretched[1..].join(" ").contains(
+        assert!(stretched.join(" ").contains(
             "--interval 0.5 --sysctl vm.dirty_writeback_centisecs=5000 --sysctl vm.dirty_expire_centisecs=30000 --repeat 1"
         ));
         assert_eq!(stretch_timers(&mut own_argv), ["vm.dirty_writeback_centisecs=5000"]);

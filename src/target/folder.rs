@@ -117,7 +117,7 @@ impl OwnedDir {
     /// and a descriptor ([`resolve`]), then check what was opened.
     fn open_checked(path: &Path, role: FolderRole, create: bool) -> Result<OwnedDir> {
         let me = rustix::process::geteuid().as_raw();
-        let (canonical, fd) = resolve(path, create).map_err(|e| match e {
+        let (canonical, fd) = resolve(path, create, Owners::effective()).map_err(|e| match e {
             Resolve::Io(at, e) if e.raw_os_error() == Some(libc::ENOENT) => {
                 Error::environment(format!("{} {}: {NOT_FOUND} ({})", role.name(), path.display(), at.display()))
             }
@@ -229,8 +229,40 @@ impl OwnedDir {
 
 const NOT_FOUND: &str = "no such folder";
 
+/// Whose folders and symlinks a path may pass through: root's and the
+/// effective user's, and for a file the user names for fslab to read
+/// ([`super::given`]) the invoking user's (`SUDO_UID`) too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Owners {
+    me: u32,
+    invoker: Option<u32>,
+}
+
+impl Owners {
+    /// Root and the effective user: for fslab's own folders.
+    pub(crate) fn effective() -> Owners {
+        Owners { me: rustix::process::geteuid().as_raw(), invoker: None }
+    }
+
+    /// Root, the effective user and the user who ran `sudo` (`SUDO_UID`).
+    pub(crate) fn with_invoker() -> Owners {
+        let invoker = std::env::var("SUDO_UID").ok().and_then(|u| u.parse::<u32>().ok());
+        Owners { invoker, ..Owners::effective() }
+    }
+
+    /// Whether `uid` is one of them.
+    pub(crate) fn trust(self, uid: u32) -> bool {
+        uid == 0 || uid == self.me || Some(uid) == self.invoker
+    }
+
+    /// The uid a message calls "you": the invoking user's when known.
+    pub(crate) fn you(self) -> u32 {
+        self.invoker.unwrap_or(self.me)
+    }
+}
+
 /// Why a path could not be resolved.
-enum Resolve {
+pub(crate) enum Resolve {
     /// An I/O error at this path.
     Io(PathBuf, io::Error),
     /// A symlink at this path belongs to this uid, neither root nor us.
@@ -244,8 +276,8 @@ enum Resolve {
 /// Whether a folder on the way to fslab's own may be trusted to keep what
 /// is in it: root's or ours, and written by no one else unless sticky (as
 /// `/tmp` and `/var/tmp` are, where no one may rename another's entry).
-fn parent_is_safe(stat: &rustix::fs::Stat, me: u32) -> bool {
-    (stat.st_uid == 0 || stat.st_uid == me) && (stat.st_mode & 0o022 == 0 || stat.st_mode & 0o1000 != 0)
+fn parent_is_safe(stat: &rustix::fs::Stat, owners: Owners) -> bool {
+    owners.trust(stat.st_uid) && (stat.st_mode & 0o022 == 0 || stat.st_mode & 0o1000 != 0)
 }
 
 /// Walk `path` from `/` (a relative one from the current folder) one
@@ -255,13 +287,13 @@ fn parent_is_safe(stat: &rustix::fs::Stat, me: u32) -> bool {
 /// must be root's or ours and written by no one else unless sticky (so no
 /// one else can move what is below it later, and the canonical path stays
 /// true), and no component is resolved twice. With
-/// `create`, missing folders are made (0700) on the way. Returns the
-/// canonical path and an `O_PATH` descriptor of what it names.
-fn resolve(path: &Path, create: bool) -> std::result::Result<(PathBuf, OwnedFd), Resolve> {
+/// `create`, missing folders are made (0700) on the way. Root and we are
+/// `owners`. Returns the canonical path and an `O_PATH` descriptor of what
+/// it names (a FIFO or device is not opened for reading, so never waited on).
+pub(crate) fn resolve(path: &Path, create: bool, owners: Owners) -> std::result::Result<(PathBuf, OwnedFd), Resolve> {
     use std::collections::VecDeque;
     use std::ffi::OsString;
     use std::os::unix::ffi::OsStringExt;
-    let me = rustix::process::geteuid().as_raw();
     let at = |p: &Path| { let p = p.to_path_buf(); move |e: rustix::io::Errno| Resolve::Io(p, e.into()) };
     let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let root = || rustix::fs::open("/", flags | OFlags::DIRECTORY, Mode::empty()).map_err(at(Path::new("/")));
@@ -284,7 +316,7 @@ fn resolve(path: &Path, create: bool) -> std::result::Result<(PathBuf, OwnedFd),
         }
         let here = canonical.join(&name);
         let parent = rustix::fs::fstat(&fd).map_err(at(&canonical))?;
-        if !parent_is_safe(&parent, me) {
+        if !parent_is_safe(&parent, owners) {
             return Err(Resolve::OpenParent(canonical, parent.st_uid, parent.st_mode & 0o7777));
         }
         let next = match rustix::fs::openat(&fd, name.as_os_str(), flags, Mode::empty()) {
@@ -302,7 +334,7 @@ fn resolve(path: &Path, create: bool) -> std::result::Result<(PathBuf, OwnedFd),
             (fd, canonical) = (next, here);
             continue;
         }
-        if stat.st_uid != 0 && stat.st_uid != me {
+        if !owners.trust(stat.st_uid) {
             return Err(Resolve::ForeignLink(here, stat.st_uid));
         }
         links += 1;

@@ -17,6 +17,7 @@ mod dir;
 pub mod fake;
 pub mod folder;
 pub mod fs_type;
+pub mod given;
 pub mod guest_files;
 pub mod flock;
 mod held;

@@ -4,6 +4,11 @@
 //! killed run's guest), wait for it up to a timeout, kill it there, and
 //! read back what the job left in the output share.
 //!
+//! What comes back is bounded, since a guest writes without limit: the
+//! job's stdout up to [`MAX_STDOUT`] (more fails the job, said so), the
+//! end of its stderr and the start of QEMU's own ([`MAX_STDERR`] each, the
+//! cut said), and the console's start and end ([`console`]).
+//!
 //! The caller makes (and ledgers) the folder, images and shares first;
 //! this file only runs QEMU.
 
@@ -13,6 +18,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::capped::{self, Capped};
 use super::console;
 use super::qemu::GuestSpec;
 use crate::error::{Error, Result};
@@ -20,6 +26,14 @@ use crate::target::{ledger, Ledger, Resource};
 
 /// How many console lines an error quotes.
 const QUOTED_LINES: usize = 15;
+
+/// The most of the job's stdout that is read: its `--json` case, whose
+/// extent maps grow with the file (measured: a 256 MiB mmap-fill in 65,536
+/// extents, one per page, prints 11 MB; this bound holds 1.5 million).
+pub const MAX_STDOUT: u64 = 256 << 20;
+
+/// How much of the job's stderr (its end) and of QEMU's (its start) is kept.
+pub const MAX_STDERR: u64 = 64 << 10;
 
 /// What a guest's run gave.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,9 +75,11 @@ pub fn run(ledger: &Ledger, spec: &GuestSpec, out_dir: &Path, timeout: Duration)
     let token = ledger.record(Resource::Child { pid, start_ticks: ledger::start_ticks(pid).unwrap_or(0) });
     let mut stderr_pipe = child.stderr.take().expect("piped");
     let stderr = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stderr_pipe.read_to_string(&mut text);
-        text
+        let mut start = Vec::new();
+        let _ = (&mut stderr_pipe).take(MAX_STDERR).read_to_end(&mut start);
+        // The rest is drained, so QEMU never blocks on a full pipe, and dropped.
+        let cut = std::io::copy(&mut stderr_pipe, &mut std::io::sink()).is_ok_and(|n| n > 0);
+        said(&Capped { bytes: start, cut }, false)
     });
     let waited = loop {
         match child.try_wait() {
@@ -103,21 +119,42 @@ pub fn run(ledger: &Ledger, spec: &GuestSpec, out_dir: &Path, timeout: Duration)
             quoted(&spec.console)
         )));
     }
-    let read = |name: &str| std::fs::read(out_dir.join(name));
-    let Ok(job_status) = read("status") else {
+    let Ok(job_status) = capped::head(&out_dir.join("status"), 16) else {
         return Err(Error::failed(format!(
             "the guest ended without running the job; the console's last lines:\n{}",
             quoted(&spec.console)
         )));
     };
-    let status = String::from_utf8_lossy(&job_status).trim().parse().unwrap_or(-1);
-    Ok(GuestRun {
-        status,
-        stdout: read("stdout").unwrap_or_default(),
-        stderr: String::from_utf8_lossy(&read("stderr").unwrap_or_default()).into_owned(),
-        wall_s,
-        marks: console::marks(&spec.console),
-    })
+    let status = String::from_utf8_lossy(&job_status.bytes).trim().parse().unwrap_or(-1);
+    let stderr = said(&capped::tail(&out_dir.join("stderr"), MAX_STDERR).unwrap_or_default(), true);
+    let stdout = capped::head(&out_dir.join("stdout"), MAX_STDOUT).unwrap_or_default();
+    if stdout.cut {
+        return Err(Error::failed(format!(
+            "the guest's job wrote more than {} to its standard output, cut there and not read as a case; its \
+             stderr ends:\n{}",
+            crate::units::bytes_short(MAX_STDOUT),
+            last_lines(&stderr, QUOTED_LINES)
+        )));
+    }
+    Ok(GuestRun { status, stdout: stdout.bytes, stderr, wall_s, marks: console::marks(&spec.console) })
+}
+
+/// What was read of a guest's text (its end when `end`, else its start),
+/// as text: when there was more, a first line says it was cut and what is
+/// kept.
+fn said(read: &Capped, end: bool) -> String {
+    let text = String::from_utf8_lossy(&read.bytes);
+    if !read.cut {
+        return text.into_owned();
+    }
+    let kept = if end { "last" } else { "first" };
+    format!("(cut: only its {kept} {} kept)\n{text}", crate::units::bytes_short(MAX_STDERR))
+}
+
+/// The last `n` lines of `text`: what an error quotes of a guest's stderr.
+pub fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
 fn quoted(console: &Path) -> String {
@@ -198,5 +235,45 @@ mod tests {
         let err = run(&ledger, &spec, &out, Duration::from_secs(30)).unwrap_err();
         assert!(err.message.contains("without running the job"), "{}", err.message);
         assert!(err.message.contains("fslab-guest-failed: mount the output share"), "{}", err.message);
+    }
+
+    /// What a guest may leave without limit: a 64 GiB sparse `stdout`
+    /// costs it nothing to write through 9p (ftruncate), and fslab must not
+    /// try to hold it.
+    #[test]
+    fn a_guests_unbounded_output_is_cut_and_said_so() {
+        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let out = dir.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        let ledger = Ledger::for_tests();
+        // stdout: the case cannot be read whole, so the job failed, said why.
+        let then = format!("echo 0 > {0}/status; truncate -s 64G {0}/stdout", out.display());
+        let spec = fake_qemu(dir.path(), "fslab-guest: init 1.5\\n", &then);
+        let err = run(&ledger, &spec, &out, Duration::from_secs(30)).unwrap_err();
+        assert!(err.message.contains("cut") && err.message.contains("256 MiB"), "{}", err.message);
+        // stderr: its last lines are kept, and the cut is said.
+        let then = format!(
+            "echo 0 > {0}/status; echo '{{}}' > {0}/stdout; truncate -s 64G {0}/stderr; echo 'the last words' >> {0}/stderr",
+            out.display()
+        );
+        let spec = fake_qemu(dir.path(), "fslab-guest: init 1.5\\n", &then);
+        let got = run(&ledger, &spec, &out, Duration::from_secs(30)).unwrap();
+        assert!(got.stderr.len() <= 128 << 10, "{} bytes of stderr kept", got.stderr.len());
+        assert!(got.stderr.trim_end().ends_with("the last words"), "{:?}", &got.stderr[got.stderr.len().saturating_sub(200)..]);
+        assert!(got.stderr.contains("cut"), "the cut is not said");
+        // QEMU's own stderr, 100 MB of it, and a failure: the error quotes its start.
+        let spec = fake_qemu(dir.path(), "booting\\n", "head -c 100000000 /dev/zero | tr '\\0' x >&2; exit 1");
+        let err = run(&ledger, &spec, &out, Duration::from_secs(60)).unwrap_err();
+        assert!(err.message.len() < 1 << 20, "an error of {} bytes", err.message.len());
+        assert!(err.message.contains("cut"), "{}", &err.message[..200]);
+        // The console: marks at both ends of a 64 GiB one are still found.
+        let console = dir.path().join("console.log");
+        std::fs::write(&console, "fslab-guest: init 1.5\nfslab-guest: modules 2.5\n").unwrap();
+        let file = std::fs::OpenOptions::new().append(true).open(&console).unwrap();
+        file.set_len(64 << 30).unwrap();
+        use std::io::Write as _;
+        (&file).write_all(b"\nfslab-guest: done 7.25\n").unwrap();
+        let marks = console::marks(&console);
+        assert_eq!(marks.iter().map(|(s, _)| s.as_str()).collect::<Vec<_>>(), ["init", "modules", "done"]);
     }
 }

@@ -10,15 +10,23 @@
 //! says where the compressed payload lies (`payload_offset`,
 //! `payload_length`, boot protocol 2.08+), and the host's `xz`, `zstd`,
 //! `gzip`, `lz4`, `bzip2`, `lzma` or `lzop` decompresses it.
+//!
+//! An image is read once, whole, by [`super::kernel::locate`] (a regular
+//! file of root's or the user's, in folders no one else can write, never
+//! past [`MAX_IMAGE_BYTES`]); everything here works on those bytes.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use serde::Serialize;
 
 use super::{le16, le32, le64};
 use crate::error::{Error, Result};
+
+/// The most fslab reads of a kernel image, as given or unpacked: a stock
+/// kernel is 5-15 MiB as a bzImage and 30-80 MiB as a vmlinux (Debian
+/// 6.1's: 8 MiB and 63 MiB); a vmlinux with debug info can pass it, and
+/// boots the same stripped (`strip --strip-debug`).
+pub const MAX_IMAGE_BYTES: u64 = 512 << 20;
 
 /// A kernel image, inspected.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -60,12 +68,6 @@ const COMPRESSIONS: &[(&[u8], &str, bool)] = &[
 ];
 
 impl KernelImage {
-    /// Inspect the image at `path`; anything else is refused (exit 2).
-    pub fn inspect(path: &Path) -> Result<KernelImage> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read the kernel image", e))?;
-        KernelImage::of_bytes(path, &bytes)
-    }
-
     /// Inspect an image held in memory.
     pub fn of_bytes(path: &Path, bytes: &[u8]) -> Result<KernelImage> {
         if bytes.starts_with(b"\x7fELF") {
@@ -156,52 +158,25 @@ fn has_pvh_note(bytes: &[u8]) -> bool {
     })
 }
 
-/// Unpack the ELF `vmlinux` inside the bzImage at `bzimage` into `out`
-/// (written beside it under a temporary name, then renamed), with the
-/// host's decompressor for its payload. Returns the inspected result,
-/// which must be an ELF with the PVH note.
-pub fn extract_vmlinux(bzimage: &Path, out: &Path) -> Result<KernelImage> {
-    let bytes = std::fs::read(bzimage).map_err(|e| Error::io(bzimage, "read the kernel image", e))?;
-    let (payload, _) = payload(&bytes)?;
+/// The ELF `vmlinux` inside a bzImage's `bytes` (`shown` names it),
+/// unpacked by the host's decompressor for its payload, at most
+/// [`MAX_IMAGE_BYTES`]; it must be an ELF with the PVH note.
+pub fn unpack_vmlinux(bytes: &[u8], shown: &Path) -> Result<Vec<u8>> {
+    let (payload, _) = payload(bytes)?;
     let (tool, sized) = compression_of(payload).ok_or_else(|| {
-        Error::usage(format!("{}: the payload's compression is none fslab knows; give the kernel as a vmlinux", bzimage.display()))
+        Error::usage(format!("{}: the payload's compression is none fslab knows; give the kernel as a vmlinux", shown.display()))
     })?;
     // The size the build appended is no part of the stream.
     let stream = if sized { &payload[..payload.len().saturating_sub(4)] } else { payload };
-    let tmp = out.with_extension("part");
-    let file = std::fs::File::create(&tmp).map_err(|e| Error::io(&tmp, "create", e))?;
-    let mut child = Command::new(tool)
-        .arg("-dc")
-        .stdin(Stdio::piped())
-        .stdout(file)
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| Error::environment(format!("{tool}: cannot run it ({e}); install it to unpack {}", bzimage.display())))?;
-    let mut stdin = child.stdin.take().expect("piped");
-    let fed = std::thread::scope(|s| {
-        let feeder = s.spawn(move || stdin.write_all(stream));
-        let out = child.wait_with_output();
-        (feeder.join(), out)
-    });
-    let out_status = fed.1.map_err(|e| Error::io(Path::new(tool), "wait for", e))?;
-    if !out_status.status.success() {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(Error::failed(format!(
-            "{tool} -dc could not unpack {}: {}",
-            bzimage.display(),
-            String::from_utf8_lossy(&out_status.stderr).trim()
-        )));
-    }
-    let image = KernelImage::inspect(&tmp)?;
+    let vmlinux = super::unpack::decompress(tool, stream, MAX_IMAGE_BYTES, shown)?;
+    let image = KernelImage::of_bytes(shown, &vmlinux)?;
     if image.format != Format::Vmlinux || !image.pvh {
-        let _ = std::fs::remove_file(&tmp);
         return Err(Error::failed(format!(
             "{}: the unpacked kernel is no ELF with a PVH entry note; boot the bzImage itself",
-            bzimage.display()
+            shown.display()
         )));
     }
-    std::fs::rename(&tmp, out).map_err(|e| Error::io(out, "name the unpacked kernel", e))?;
-    Ok(KernelImage { path: out.to_path_buf(), ..image })
+    Ok(vmlinux)
 }
 
 /// An ELF64 with one PT_NOTE segment holding a Xen note of `kind`, and
@@ -235,6 +210,8 @@ pub(crate) fn fake_vmlinux(kind: u32) -> Vec<u8> {
 /// of `inner` followed by its 4-byte size: for tests here and in
 /// `prepare.rs`.
 pub(crate) fn fake_bzimage(inner: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
     let mut xz = Command::new("xz").args(["-c", "--check=crc32"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
     xz.stdin.take().unwrap().write_all(inner).unwrap();
     let mut payload = xz.wait_with_output().unwrap().stdout;
@@ -271,12 +248,10 @@ mod tests {
         let inner = fake_vmlinux(18);
         let bz = dir.path().join("vmlinuz");
         std::fs::write(&bz, fake_bzimage(&inner)).unwrap();
-        let image = KernelImage::inspect(&bz).unwrap();
+        let bytes = std::fs::read(&bz).unwrap();
+        let image = KernelImage::of_bytes(&bz, &bytes).unwrap();
         assert_eq!((image.format, image.release.as_deref(), image.compression), (Format::Bzimage, Some("6.1.0-test"), Some("xz")));
-        let out = dir.path().join("vmlinux");
-        let unpacked = extract_vmlinux(&bz, &out).unwrap();
-        assert!(unpacked.pvh);
-        assert_eq!(std::fs::read(&out).unwrap(), inner);
+        assert_eq!(unpack_vmlinux(&bytes, &bz).unwrap(), inner);
     }
 
     #[test]

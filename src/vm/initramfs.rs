@@ -1,10 +1,11 @@
 //! The guest's initramfs: a static busybox, the modules the guest needs
 //! (decompressed, in load order) and an init script. The init script
 //! loads the modules, mounts the host's root read-only over 9p under a
-//! tmpfs overlay (so the host's tools and fslab binary are there and
-//! nothing the guest writes reaches the host), mounts the output share,
-//! runs the job the host wrote there (`job`, a shell script) in a chroot,
-//! leaves `stdout`, `stderr` and `status` beside it and powers off.
+//! tmpfs overlay (so the host's tools are there and nothing the guest
+//! writes reaches the host), mounts the output share, runs the job the
+//! host wrote there (`job`, a shell script running the fslab binary the
+//! host left beside it, [`SHIPPED`]) in a chroot, leaves `stdout`,
+//! `stderr` and `status` beside it and powers off.
 //!
 //! `/tmp`, `/run` and `/var/tmp` are fresh tmpfs mounts in the guest: the
 //! host's `/var/tmp/fslab/state` holds other runs' ledgers, which a fslab
@@ -18,7 +19,7 @@ use std::path::Path;
 
 use super::cpio::CpioWriter;
 use super::{le16, le32, le64};
-use super::modules::{self, Module};
+use super::modules::Loaded;
 use crate::error::{Error, Result};
 
 /// What the init script prints before each step's name and the guest's
@@ -32,6 +33,8 @@ pub const ROOT_TAG: &str = "fslabroot";
 pub const OUT_TAG: &str = "fslabout";
 /// Where the output share is mounted in the guest's root.
 pub const OUT_DIR: &str = "/fslab-out";
+/// The name the fslab binary a guest runs has in the output share.
+pub const SHIPPED: &str = "fslab";
 /// The 9p options: the Linux dialect, and 512 KiB messages (the default
 /// 8 KiB makes every read of a binary from the host's root slow).
 const NINEP: &str = "trans=virtio,version=9p2000.L,msize=524288";
@@ -96,11 +99,11 @@ pub fn is_static_elf(bytes: &[u8]) -> bool {
     (0..u64::from(count)).all(|i| le32(bytes, (phoff + i * u64::from(entsize)) as usize) != Some(3))
 }
 
-/// Write the initramfs for `modules` (from the tree at `tree_dir`) with
-/// the static busybox at `busybox` into `file` (empty, made and ledgered
-/// by the caller; `out` is its path, for messages); returns its size in
-/// bytes.
-pub fn write(file: File, out: &Path, busybox: &Path, tree_dir: &Path, modules: &[Module]) -> Result<u64> {
+/// Write the initramfs for `modules` (read when the kernel was prepared)
+/// with the static busybox at `busybox` into `file` (empty, made and
+/// ledgered by the caller; `out` is its path, for messages); returns its
+/// size in bytes.
+pub fn write(file: File, out: &Path, busybox: &Path, modules: &[Loaded]) -> Result<u64> {
     let busybox_bytes = std::fs::read(busybox).map_err(|e| {
         Error::environment(format!("{}: cannot read busybox ({e}); install busybox-static", busybox.display()))
     })?;
@@ -119,9 +122,7 @@ pub fn write(file: File, out: &Path, busybox: &Path, tree_dir: &Path, modules: &
     let names: Vec<String> = modules.iter().map(|m| m.name.clone()).collect();
     cpio.file("init", 0o755, init_script(&names).as_bytes()).map_err(io)?;
     for module in modules {
-        let path = tree_dir.join(&module.path);
-        let bytes = modules::module_bytes(&path).map_err(|e| Error::io(&path, "read the module", e))?;
-        cpio.file(&format!("modules/{}.ko", module.name), 0o644, &bytes).map_err(io)?;
+        cpio.file(&format!("modules/{}.ko", module.name), 0o644, &module.bytes).map_err(io)?;
     }
     let writer = cpio.finish().map_err(io)?;
     let file = writer.into_inner().map_err(|e| io(e.into_error()))?;
@@ -155,12 +156,12 @@ mod tests {
         let out = dir.path().join("initramfs.cpio");
         // The host's own fslab is dynamically linked.
         let me = std::env::current_exe().unwrap();
-        let err = write(File::create(&out).unwrap(), &out, &me, dir.path(), &[]).unwrap_err();
+        let err = write(File::create(&out).unwrap(), &out, &me, &[]).unwrap_err();
         assert!(err.message.contains("busybox-static"), "{}", err.message);
         for busybox in ["/bin/busybox", "/usr/bin/busybox"] {
             let bytes = std::fs::read(busybox).unwrap_or_default();
             if is_static_elf(&bytes) {
-                let size = write(File::create(&out).unwrap(), &out, Path::new(busybox), dir.path(), &[]).unwrap();
+                let size = write(File::create(&out).unwrap(), &out, Path::new(busybox), &[]).unwrap();
                 assert!(size > bytes.len() as u64);
                 return;
             }

@@ -9,10 +9,11 @@ use std::process::Command;
 use serde::Serialize;
 
 use super::accel::{self, Accel};
-use super::image::{Format, KernelImage};
+use super::image::{Format, KernelImage, MAX_IMAGE_BYTES};
 use super::initramfs::is_static_elf;
 use super::modules::{ModuleTree, Resolved};
 use crate::error::{Error, Result};
+use crate::target::given;
 
 /// What every guest loads: the PCI transport and block device of virtio,
 /// 9p over virtio (the host's root and the output share), and overlayfs
@@ -22,42 +23,70 @@ pub const GUEST_BASE: &[&str] = &["virtio_pci", "virtio_blk", "9pnet_virtio", "9
 /// The static busybox the initramfs is built around.
 pub const BUSYBOX: &str = "/bin/busybox";
 
+/// A kernel image found, read once, and where its module tree is.
+#[derive(Debug)]
+pub struct Located {
+    /// The image, inspected.
+    pub image: KernelImage,
+    /// Its bytes, as read and inspected (what a guest boots is made of them).
+    pub bytes: Vec<u8>,
+    /// Its module tree (not yet opened).
+    pub modules_dir: PathBuf,
+}
+
 /// The kernel image IMAGE names and the module tree that goes with it:
 /// `host` is the running kernel (`/boot/vmlinuz-RELEASE`); a tree given
 /// (`--kernel-modules`) wins, else `lib/modules/RELEASE` of the package
 /// root the image lies in (`ROOT/boot/vmlinuz-RELEASE`, as `dpkg -x`
-/// leaves it), else the host's `/lib/modules/RELEASE`.
-pub fn locate(image: &str, modules: Option<&Path>) -> Result<(KernelImage, PathBuf)> {
+/// leaves it), else the host's `/lib/modules/RELEASE`. The image is read
+/// here, once, held to `target::given`'s rule (a regular file of root's or
+/// the user's in folders no one else can write, at most
+/// [`MAX_IMAGE_BYTES`](super::image::MAX_IMAGE_BYTES)).
+pub fn locate(image: &str, modules: Option<&Path>) -> Result<Located> {
     let path = if image == "host" {
         let release = rustix::system::uname().release().to_string_lossy().into_owned();
         PathBuf::from(format!("/boot/vmlinuz-{release}"))
     } else {
         PathBuf::from(image)
     };
-    if !path.exists() {
-        return Err(Error::usage(if image == "host" {
-            format!(
-                "host is the running kernel, whose image is not in /boot here ({}): with --kernel, `host` runs \
-                 its cases on this machine without a guest; give `fslab kernels` an image file",
-                path.display()
-            )
-        } else {
-            format!("{}: no such kernel image", path.display())
-        }));
+    if image == "host" && std::fs::symlink_metadata(&path).is_err() {
+        return Err(Error::usage(format!(
+            "host is the running kernel, whose image is not in /boot here ({}): with --kernel, `host` runs \
+             its cases on this machine without a guest; give `fslab kernels` an image file",
+            path.display()
+        )));
     }
-    let inspected = KernelImage::inspect(&path)?;
-    if let Some(dir) = modules {
-        return Ok((inspected, dir.to_path_buf()));
+    let file = given::open_file(&path, "kernel image")?;
+    if file.size > MAX_IMAGE_BYTES {
+        return Err(Error::usage(format!(
+            "kernel image {}: {} bytes, over the {} fslab reads of an image; a vmlinux with debug info boots the \
+             same stripped (`strip --strip-debug`), or give its bzImage",
+            path.display(),
+            file.size,
+            crate::units::bytes_short(MAX_IMAGE_BYTES)
+        )));
     }
-    let Some(release) = inspected.release.clone() else {
+    let bytes = file.read(MAX_IMAGE_BYTES)?;
+    let inspected = KernelImage::of_bytes(&path, &bytes)?;
+    let modules_dir = match modules {
+        Some(dir) => dir.to_path_buf(),
+        None => beside(&file.canonical, &path, &inspected)?,
+    };
+    Ok(Located { image: inspected, bytes, modules_dir })
+}
+
+/// The module tree of the image at `path`, which lies at `lies` (its
+/// symlinks followed): `ROOT/lib/modules/RELEASE` when that is
+/// `ROOT/boot/IMAGE`, else `/lib/modules/RELEASE`.
+fn beside(lies: &Path, path: &Path, image: &KernelImage) -> Result<PathBuf> {
+    let Some(release) = image.release.clone() else {
         return Err(Error::usage(format!(
             "{}: the image does not say its release, so its modules cannot be found; name them with --kernel-modules DIR",
             path.display()
         )));
     };
-    let beside = path.parent().and_then(Path::parent).map(|root| root.join("lib/modules").join(&release));
-    let dir = beside.filter(|d| d.join("kernel").is_dir()).unwrap_or_else(|| Path::new("/lib/modules").join(&release));
-    Ok((inspected, dir))
+    let beside = lies.parent().and_then(Path::parent).map(|root| root.join("lib/modules").join(&release));
+    Ok(beside.filter(|d| d.join("kernel").is_dir()).unwrap_or_else(|| Path::new("/lib/modules").join(&release)))
 }
 
 /// One module every guest needs, and how this kernel has it.
@@ -116,8 +145,9 @@ pub struct KernelReport {
 
 /// Inspect IMAGE and its modules as [`locate`] finds them.
 pub fn report(image: &str, modules: Option<&Path>) -> Result<KernelReport> {
-    let (image, modules_dir) = locate(image, modules)?;
+    let Located { image, modules_dir, .. } = locate(image, modules)?;
     let mut tree = ModuleTree::open(&modules_dir)?;
+    let modules_dir = tree.dir().to_path_buf();
     let mut guest_needs = Vec::new();
     for name in GUEST_BASE {
         let resolved = tree.resolve(&[name])?;

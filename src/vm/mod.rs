@@ -15,9 +15,10 @@
 //! [`kernel`] says what an image can do here (`fslab kernels`).
 //!
 //! What the harness calls, composed of those: [`prepare`] checks a
-//! `--kernel` image once per run ([`prepare::GuestKernel`]: its module
-//! tree, QEMU, busybox, and a bzImage's vmlinux unpacked into the kernel
-//! cache) and [`session`] runs one job in a guest of it
+//! `--kernel` image once per run ([`prepare::GuestKernel`]: the image and
+//! its module tree held to `target::given`'s rule and read once, QEMU,
+//! busybox, and what boots written into the kernel cache, a bzImage's
+//! vmlinux unpacked) and [`session`] runs one job in a guest of it
 //! ([`session::run_job`]: files made and ledgered, initramfs, QEMU, every
 //! file released). `scripts/debian-kernel.sh` fetches the Debian 6.1
 //! kernel the tests boot.
@@ -26,6 +27,7 @@
 //! and below `harness`, which runs a case in a guest.
 
 pub mod accel;
+pub mod capped;
 pub mod console;
 pub mod cpio;
 pub mod guest;
@@ -37,6 +39,7 @@ pub mod modules;
 pub mod prepare;
 pub mod qemu;
 pub mod session;
+pub mod unpack;
 
 /// The little-endian integer of `len` bytes at `at`, `None` past the end:
 /// how the ELF and boot-header readers here read every field.

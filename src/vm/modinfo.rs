@@ -8,8 +8,6 @@
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
-use std::path::Path;
-
 use super::{le16, le32, le64};
 
 /// What one module declares about itself.
@@ -63,11 +61,14 @@ impl ModInfo {
         info
     }
 
-    /// Read the `.modinfo` of the module file at `path` (an uncompressed
-    /// `.ko`).
-    pub fn of_file(path: &Path) -> io::Result<ModInfo> {
-        let file = File::open(path)?;
+    /// Read the `.modinfo` of an uncompressed `.ko` open as `file`, `size`
+    /// bytes long: a few small reads, none past the end (a header that
+    /// says otherwise is refused, not believed).
+    pub fn of_file(file: &File, size: u64) -> io::Result<ModInfo> {
         let section = modinfo_section(|offset, len| {
+            if offset.checked_add(len as u64).is_none_or(|end| end > size) {
+                return Err(bad("a section past the end"));
+            }
             let mut buf = vec![0; len];
             file.read_exact_at(&mut buf, offset)?;
             Ok(buf)

@@ -10,23 +10,44 @@
 //! such name comes. Module names compare with `-` and `_` alike, as the
 //! kernel compares them; aliases compare exactly. What `modules.builtin`
 //! lists is in the kernel already and is not loaded.
+//!
+//! A tree runs as kernel code in a guest QEMU starts as root, so it is
+//! held to `target::given`'s rule: the tree and every folder above it
+//! root's or the user's, and every folder and module file in it too,
+//! writable by no one else, all reached from the tree's descriptor and
+//! never through a symlink (a module that is a symlink is not indexed).
+//! What a guest loads is read once, when the kernel is prepared
+//! ([`ModuleTree::load`]), and must say what its `.modinfo` said when it
+//! was resolved.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::sync::Arc;
 
 use super::modinfo::ModInfo;
 use crate::error::{Error, Result};
+use crate::target::given::{self, Child, GivenDir, GivenFile};
 
 /// The endings a module file may have, and the tool that decompresses it.
 const ENDINGS: &[(&str, Option<&str>)] =
     &[(".ko", None), (".ko.xz", Some("xz")), (".ko.zst", Some("zstd")), (".ko.gz", Some("gzip"))];
 
+/// The most fslab reads of one module, as stored and unpacked: of Debian
+/// 6.1's, xfs is 4.0 MiB and btrfs 3.7 MiB; the largest driver modules
+/// are tens of MiB.
+pub const MAX_MODULE_BYTES: u64 = 128 << 20;
+
+/// The most fslab reads of `modules.builtin` or `modules.builtin.modinfo`
+/// (Debian 6.1's: 6 KiB and 45 KiB).
+const MAX_INDEX_BYTES: u64 = 16 << 20;
+
+/// What messages call the tree.
+const TREE: &str = "module tree";
+
 /// The module tree of one kernel release, indexed by name.
 #[derive(Debug)]
 pub struct ModuleTree {
-    dir: PathBuf,
+    root: GivenDir,
     release: String,
     /// Normalised module name → file, relative to `dir`.
     files: BTreeMap<String, PathBuf>,
@@ -38,6 +59,8 @@ pub struct ModuleTree {
     infos: BTreeMap<String, ModInfo>,
     /// Alias → modules, built once, when an alias is first looked up.
     aliases: Option<BTreeMap<String, Vec<String>>>,
+    /// The modules read for guests so far, each read once.
+    loaded: BTreeMap<String, Loaded>,
 }
 
 /// One module to load.
@@ -47,6 +70,16 @@ pub struct Module {
     pub name: String,
     /// Its file, relative to the tree (`kernel/fs/ext4/ext4.ko`).
     pub path: PathBuf,
+}
+
+/// A module read for guests: its name and its bytes (unpacked), as they
+/// were when checked; what the initramfs holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Loaded {
+    /// Its name, normalised.
+    pub name: String,
+    /// The plain ELF busybox's `insmod` takes.
+    pub bytes: Arc<[u8]>,
 }
 
 /// What [`ModuleTree::resolve`] found for a list of wanted names.
@@ -69,32 +102,37 @@ pub fn normalise(name: &str) -> String {
 impl ModuleTree {
     /// Index the tree at `dir` (`.../lib/modules/RELEASE`): every module
     /// file below `kernel/` (and `updates/`, `extra/`), and
-    /// `modules.builtin`.
+    /// `modules.builtin`. A tree, or anything in it, that another user
+    /// owns or may write is refused (exit 3).
     pub fn open(dir: &Path) -> Result<ModuleTree> {
-        let release = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let mut tree = ModuleTree {
-            dir: dir.to_path_buf(),
-            release,
-            files: BTreeMap::new(),
-            builtin: BTreeSet::new(),
-            builtin_aliases: BTreeSet::new(),
-            infos: BTreeMap::new(),
-            aliases: None,
-        };
-        if !dir.join("kernel").is_dir() {
+        let root = given::open_dir(dir, TREE)?;
+        let release = root.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if root.open_dir(Path::new("kernel"), TREE)?.is_none() {
             return Err(Error::environment(format!(
                 "{}: not a kernel module tree (no kernel/ folder in it); name the tree with --kernel-modules DIR \
                  (lib/modules/RELEASE of the kernel's package)",
                 dir.display()
             )));
         }
+        let mut tree = ModuleTree {
+            root,
+            release,
+            files: BTreeMap::new(),
+            builtin: BTreeSet::new(),
+            builtin_aliases: BTreeSet::new(),
+            infos: BTreeMap::new(),
+            aliases: None,
+            loaded: BTreeMap::new(),
+        };
         for top in ["kernel", "updates", "extra"] {
-            tree.walk(Path::new(top))?;
+            if let Some(dir) = tree.root.open_dir(Path::new(top), TREE)? {
+                tree.walk(&dir, Path::new(top))?;
+            }
         }
-        if let Ok(text) = std::fs::read_to_string(dir.join("modules.builtin")) {
-            tree.builtin = text.lines().filter_map(|l| module_name(Path::new(l.trim()))).collect();
+        if let Some(text) = tree.index("modules.builtin")? {
+            tree.builtin = String::from_utf8_lossy(&text).lines().filter_map(|l| module_name(Path::new(l.trim()))).collect();
         }
-        if let Ok(bytes) = std::fs::read(dir.join("modules.builtin.modinfo")) {
+        if let Some(bytes) = tree.index("modules.builtin.modinfo")? {
             for entry in bytes.split(|b| *b == 0) {
                 let entry = String::from_utf8_lossy(entry);
                 if let Some((_, alias)) = entry.split_once(".alias=") {
@@ -105,41 +143,32 @@ impl ModuleTree {
         Ok(tree)
     }
 
-    fn walk(&mut self, rel: &Path) -> Result<()> {
-        let path = self.dir.join(rel);
-        let entries = match std::fs::read_dir(&path) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => return Err(Error::io(&path, "read the module tree", e)),
-        };
-        for entry in entries {
-            let entry = entry.map_err(|e| Error::io(&path, "read the module tree", e))?;
-            let rel = rel.join(entry.file_name());
-            let kind = entry.file_type().map_err(|e| Error::io(&path, "read the module tree", e))?;
-            if kind.is_dir() {
-                self.walk(&rel)?;
-            } else if let Some(name) = module_name(&rel) {
-                // The first found wins, as depmod's search order (kernel/
-                // before updates/) does not: a rare clash, named by path.
-                self.files.entry(name).or_insert(rel);
+    /// Index the module files in `dir`, at `rel` in the tree, and below.
+    fn walk(&mut self, dir: &GivenDir, rel: &Path) -> Result<()> {
+        for child in dir.children(TREE)? {
+            match child {
+                Child::Dir(name) => {
+                    if let Some(sub) = dir.open_dir(Path::new(&name), TREE)? {
+                        self.walk(&sub, &rel.join(&name))?;
+                    }
+                }
+                Child::File(name) => {
+                    let rel = rel.join(name);
+                    if let Some(module) = module_name(&rel) {
+                        // The first found wins, as depmod's search order
+                        // (kernel/ before updates/) does not: a rare clash,
+                        // named by path.
+                        self.files.entry(module).or_insert(rel);
+                    }
+                }
             }
         }
         Ok(())
     }
 
-    /// A tree with no module in it, for tests that need a
-    /// [`GuestKernel`](super::prepare::GuestKernel) but load nothing.
-    #[cfg(test)]
-    pub(crate) fn empty(dir: &Path) -> ModuleTree {
-        ModuleTree {
-            dir: dir.to_path_buf(),
-            release: dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-            files: BTreeMap::new(),
-            builtin: BTreeSet::new(),
-            builtin_aliases: BTreeSet::new(),
-            infos: BTreeMap::new(),
-            aliases: None,
-        }
+    /// The file `name` at the tree's top, `None` when absent.
+    fn index(&self, name: &str) -> Result<Option<Vec<u8>>> {
+        self.root.open_file(Path::new(name), TREE)?.map(|file| file.read(MAX_INDEX_BYTES)).transpose()
     }
 
     /// The release the tree is for (its folder's name).
@@ -147,9 +176,9 @@ impl ModuleTree {
         &self.release
     }
 
-    /// The tree's folder.
+    /// The tree's folder, its canonical path.
     pub fn dir(&self) -> &Path {
-        &self.dir
+        &self.root.path
     }
 
     /// How many module files the tree holds.
@@ -238,16 +267,54 @@ impl ModuleTree {
         if let Some(info) = self.infos.get(module) {
             return Ok(info.clone());
         }
-        let path = self.dir.join(&self.files[module]);
-        let info = if path.extension().is_some_and(|e| e == "ko") {
-            ModInfo::of_file(&path)
+        let file = self.open_module(module)?;
+        let info = if file.path.extension().is_some_and(|e| e == "ko") {
+            ModInfo::of_file(file.file(), file.size).map_err(|e| Error::io(&file.path, "read the module's .modinfo", e))?
         } else {
-            module_bytes(&path).and_then(|bytes| ModInfo::of_bytes(&bytes))
-        }
-        .map_err(|e| Error::io(&path, "read the module's .modinfo", e))?;
+            of_bytes(&unpacked(&file)?, &file.path)?
+        };
         self.infos.insert(module.to_string(), info.clone());
         Ok(info)
     }
+
+    /// The module file of `module`, open and checked.
+    fn open_module(&self, module: &str) -> Result<GivenFile> {
+        let rel = &self.files[module];
+        self.root.open_file(rel, TREE)?.ok_or_else(|| {
+            Error::failed(format!("{}: gone from the module tree while fslab read it", self.root.path.join(rel).display()))
+        })
+    }
+
+    /// Read `modules` for guests, each once, unpacked: what the guest will
+    /// load, which must say in its `.modinfo` what it said when resolved
+    /// (a module changed in between is refused, not loaded).
+    pub fn load(&mut self, modules: &[Module]) -> Result<Vec<Loaded>> {
+        let mut loaded = Vec::new();
+        for module in modules {
+            if let Some(read) = self.loaded.get(&module.name) {
+                loaded.push(read.clone());
+                continue;
+            }
+            let resolved = self.info(&module.name)?;
+            let file = self.open_module(&module.name)?;
+            let bytes = unpacked(&file)?;
+            if of_bytes(&bytes, &file.path)? != resolved {
+                return Err(Error::failed(format!(
+                    "{}: changed while fslab read the module tree (its .modinfo is not what it was); try again",
+                    file.path.display()
+                )));
+            }
+            let read = Loaded { name: module.name.clone(), bytes: bytes.into() };
+            self.loaded.insert(module.name.clone(), read.clone());
+            loaded.push(read);
+        }
+        Ok(loaded)
+    }
+}
+
+/// A module's `.modinfo` from its bytes, an error naming `path`.
+fn of_bytes(bytes: &[u8], path: &Path) -> Result<ModInfo> {
+    ModInfo::of_bytes(bytes).map_err(|e| Error::io(path, "read the module's .modinfo", e))
 }
 
 /// The module name a file path gives (`kernel/crypto/crc32c-intel.ko.xz`
@@ -257,22 +324,15 @@ fn module_name(path: &Path) -> Option<String> {
     ENDINGS.iter().find_map(|(ending, _)| file.strip_suffix(ending)).map(normalise)
 }
 
-/// A module file's bytes, decompressed (`.ko.xz`, `.ko.zst`, `.ko.gz` by
-/// `xz`, `zstd`, `gzip`): the guest's busybox `insmod` takes plain ELF.
-pub fn module_bytes(path: &Path) -> io::Result<Vec<u8>> {
-    let name = path.to_string_lossy();
+/// A module file's bytes, read once and unpacked (`.ko.xz`, `.ko.zst`,
+/// `.ko.gz` by `xz`, `zstd`, `gzip`, from memory): the guest's busybox
+/// `insmod` takes plain ELF. At most [`MAX_MODULE_BYTES`] either way.
+fn unpacked(file: &GivenFile) -> Result<Vec<u8>> {
+    let bytes = file.read(MAX_MODULE_BYTES)?;
+    let name = file.path.to_string_lossy();
     match ENDINGS.iter().find(|(ending, _)| name.ends_with(ending)) {
-        Some((_, Some(tool))) => {
-            let out = Command::new(tool).arg("-dc").arg(path).output()?;
-            if !out.status.success() {
-                return Err(io::Error::other(format!(
-                    "{tool} -dc failed: {}",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                )));
-            }
-            Ok(out.stdout)
-        }
-        _ => std::fs::read(path),
+        Some((_, Some(tool))) => super::unpack::decompress(tool, &bytes, MAX_MODULE_BYTES, &file.path),
+        _ => Ok(bytes),
     }
 }
 

@@ -1,29 +1,42 @@
 //! A kernel made ready for guests once per run (`--kernel IMAGE`): the
-//! image checked, its module tree found and indexed, QEMU and a static
-//! busybox looked for, and a bzImage's `vmlinux` unpacked, so that every
-//! case of the run boots by PVH entry (under TCG the bzImage's own
-//! decompression is the slow part of a boot; see [`super::image`]).
+//! image read and checked, its module tree found and indexed, the modules
+//! every case's file system needs read, QEMU and a static busybox looked
+//! for, and what QEMU boots written into the kernel cache, so that every
+//! case of the run boots exactly what was checked here, whatever becomes
+//! of the files it came from, and a bzImage boots by PVH entry (under TCG
+//! the bzImage's own decompression is the slow part of a boot; see
+//! [`super::image`]).
 //!
-//! Unpacked kernels live in the kernel cache ([`DEFAULT_KERNEL_CACHE`]),
-//! one `KEY.vmlinux` per image, KEY the SHA-256 of the image's bytes: the
-//! same image reuses its entry across runs, a rebuilt one (same path, new
-//! bytes) gets a new one. An entry is written under a temporary name and
-//! renamed, so a present entry is a whole one; a `flock` on `.lock` in the
-//! folder makes parallel runs unpack an image once. The folder is checked
-//! as fslab's own, like the age cache (root's, writable by no one else).
+//! Read once: the image is read whole through `target::given` (root's or
+//! the user's, in folders no one else can write, at most
+//! [`MAX_IMAGE_BYTES`](super::image::MAX_IMAGE_BYTES)), and the modules
+//! through the tree's descriptor ([`ModuleTree::load`]); both are held
+//! from then on as bytes, the modules in memory and the kernel in the
+//! cache.
+//!
+//! The kernel cache ([`DEFAULT_KERNEL_CACHE`]) holds one entry per image,
+//! named by the SHA-256 of the image's bytes: `KEY.vmlinux` (a vmlinux as
+//! given, or unpacked from a bzImage), or `KEY.bzimage` (a bzImage that
+//! cannot be unpacked here, booted as it is). The same image reuses its
+//! entry across runs, a rebuilt one (same path, new bytes) gets a new one.
+//! An entry is written under a temporary name and renamed, so a present
+//! entry is a whole one; a `flock` on `.lock` in the folder makes parallel
+//! runs write an image once. The folder is checked as fslab's own, like
+//! the age cache (root's, writable by no one else).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fs::File;
+use std::io::Write;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
-use rustix::fs::{FlockOperation, Mode, OFlags};
+use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags};
 use sha2::{Digest, Sha256};
 
-use super::image::{self, Format};
-use super::kernel::{self, GUEST_BASE};
-use super::modules::{Module, ModuleTree};
+use super::image::{self, Format, KernelImage};
+use super::kernel::{self, Located, GUEST_BASE};
+use super::modules::{Loaded, ModuleTree};
 use crate::error::{Error, Result};
 use crate::target::folder::{FolderRole, OwnedDir};
 use crate::target::FsType;
@@ -36,17 +49,17 @@ pub const DEFAULT_KERNEL_CACHE: &str = "/var/cache/fslab/kernels";
 pub struct GuestKernel {
     /// The image as the user gave it (`--kernel`), for labels and messages.
     pub given: String,
-    /// What QEMU's `-kernel` gets: a PVH `vmlinux` (the image itself, or
-    /// unpacked from a bzImage into the cache), or the bzImage itself when
-    /// it cannot be unpacked (it boots, more slowly).
+    /// What QEMU's `-kernel` gets: the kernel cache's entry for the image
+    /// (a PVH `vmlinux`, or the bzImage itself when it cannot be unpacked;
+    /// it boots, more slowly).
     pub vmlinux: PathBuf,
     /// The kernel's release (`6.1.0-56-amd64`).
     pub release: String,
-    /// Its module tree (`lib/modules/RELEASE`).
+    /// Its module tree (`lib/modules/RELEASE`), its canonical path.
     pub modules_dir: PathBuf,
-    /// The tree, indexed once per run (its alias index takes a second to
-    /// build), and the modules found for each file system so far.
-    modules: Mutex<(ModuleTree, BTreeMap<FsType, Vec<Module>>)>,
+    /// The modules a guest of each file system loads, read at
+    /// preparation, or why they cannot be (missing from the tree).
+    modules: BTreeMap<FsType, Result<Vec<Loaded>>>,
 }
 
 impl PartialEq for GuestKernel {
@@ -61,24 +74,23 @@ impl Eq for GuestKernel {}
 impl GuestKernel {
     /// Check `image` (a path), find its module tree (`modules` if given,
     /// else as [`kernel::locate`] does), check that QEMU and a static
-    /// busybox are here and that the tree has what every guest loads, and
-    /// unpack a bzImage's vmlinux into the kernel cache `cache`. A file
-    /// that is no kernel image, or cannot be read, is refused (exit 2);
+    /// busybox are here and that the tree has what every guest loads, read
+    /// the modules guests of `file_systems` load, and write what QEMU
+    /// boots into the kernel cache `cache` (a bzImage's vmlinux unpacked).
+    /// A file that is no kernel image, or no regular file, or too large, is
+    /// refused (exit 2); an image or tree another user owns or may write,
     /// missing modules, QEMU or busybox are the environment's (exit 3).
-    pub fn prepare(image: &str, modules: Option<&Path>, cache: &Path) -> Result<GuestKernel> {
-        let path = Path::new(image);
-        if image != "host" && path.exists() {
-            // Unreadable is the user's to fix, like a missing file.
-            std::fs::File::open(path)
-                .map_err(|e| Error::usage(format!("{image}: cannot read the kernel image ({e}); give one you can read")))?;
-        }
-        let (inspected, modules_dir) = kernel::locate(image, modules)?;
+    /// Nothing is made before all of that is checked.
+    pub fn prepare(image: &str, modules: Option<&Path>, cache: &Path, file_systems: &[FsType]) -> Result<GuestKernel> {
+        let located = kernel::locate(image, modules)?;
+        let inspected = &located.image;
         if inspected.format == Format::Vmlinux && !inspected.pvh {
             return Err(Error::usage(format!(
                 "{image}: this vmlinux has no PVH entry note (Xen note 18), so QEMU cannot start it; give the \
                  kernel's bzImage (vmlinuz) instead"
             )));
         }
+        let modules_dir = &located.modules_dir;
         if !modules_dir.join("kernel").is_dir() {
             return Err(Error::environment(format!(
                 "{image}: no modules for release {} at {}; install the kernel's package (its lib/modules/RELEASE) \
@@ -87,7 +99,7 @@ impl GuestKernel {
                 modules_dir.display()
             )));
         }
-        let mut tree = ModuleTree::open(&modules_dir)?;
+        let mut tree = ModuleTree::open(modules_dir)?;
         let release = inspected.release.clone().unwrap_or_else(|| tree.release().to_string());
         if release != tree.release() {
             return Err(Error::usage(format!(
@@ -99,19 +111,25 @@ impl GuestKernel {
         }
         let base = tree.resolve(GUEST_BASE)?;
         if !base.missing.is_empty() {
-            return Err(missing_modules(image, &modules_dir, "every guest", &base.missing));
+            return Err(missing_modules(image, tree.dir(), "every guest", &base.missing));
         }
         check_host_tools()?;
-        let vmlinux = match inspected.format {
-            Format::Vmlinux => inspected.path.clone(),
-            Format::Bzimage => unpacked(&inspected.path, cache)?,
-        };
+        let mut loaded = BTreeMap::new();
+        for fs in file_systems {
+            let resolved = kernel::resolve_fs(&mut tree, GUEST_BASE, *fs)?;
+            let modules = if resolved.missing.is_empty() {
+                Ok(tree.load(&resolved.order)?)
+            } else {
+                Err(missing_modules(image, tree.dir(), fs.name(), &resolved.missing))
+            };
+            loaded.insert(*fs, modules);
+        }
         Ok(GuestKernel {
             given: image.to_string(),
-            vmlinux,
+            vmlinux: cached(&located, cache)?,
             release,
-            modules_dir,
-            modules: Mutex::new((tree, BTreeMap::new())),
+            modules_dir: tree.dir().to_path_buf(),
+            modules: loaded,
         })
     }
 
@@ -119,32 +137,28 @@ impl GuestKernel {
     /// for tests of what holds one, such as the harness's conditions.
     #[cfg(test)]
     pub(crate) fn for_tests(release: &str) -> GuestKernel {
-        let modules_dir = Path::new("/lib/modules").join(release);
         GuestKernel {
             given: format!("/boot/vmlinuz-{release}"),
             vmlinux: PathBuf::from(format!("/boot/vmlinuz-{release}")),
             release: release.to_string(),
-            modules: Mutex::new((ModuleTree::empty(&modules_dir), BTreeMap::new())),
-            modules_dir,
+            modules_dir: Path::new("/lib/modules").join(release),
+            modules: BTreeMap::new(),
         }
     }
 
-    /// The modules a guest needs for file system `fs`, in load order:
-    /// every guest's ([`GUEST_BASE`]) and the file system's own (`fs-NAME`,
-    /// else NAME). Resolved once per file system; a missing one is the
+    /// The modules a guest needs for file system `fs`, in load order, as
+    /// read at preparation: every guest's ([`GUEST_BASE`]) and the file
+    /// system's own (`fs-NAME`, else NAME). A missing one is the
     /// environment's (exit 3).
-    pub fn modules_for(&self, fs: FsType) -> Result<Vec<Module>> {
-        let mut guard = self.modules.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let (tree, found) = &mut *guard;
-        if let Some(modules) = found.get(&fs) {
-            return Ok(modules.clone());
+    pub fn modules_for(&self, fs: FsType) -> Result<Vec<Loaded>> {
+        match self.modules.get(&fs) {
+            Some(modules) => modules.clone(),
+            None => Err(Error::failed(format!(
+                "{}: no modules were read for {} when the kernel was prepared",
+                self.given,
+                fs.name()
+            ))),
         }
-        let resolved = kernel::resolve_fs(tree, GUEST_BASE, fs)?;
-        if !resolved.missing.is_empty() {
-            return Err(missing_modules(&self.given, &self.modules_dir, fs.name(), &resolved.missing));
-        }
-        found.insert(fs, resolved.order.clone());
-        Ok(resolved.order)
     }
 }
 
@@ -174,36 +188,62 @@ fn check_host_tools() -> Result<()> {
     Ok(())
 }
 
-/// The vmlinux of the bzImage at `bzimage`, from the cache `cache`,
-/// unpacked into it first when absent. A bzImage that cannot be
+/// What QEMU boots for the image `located` holds: its entry in the kernel
+/// cache `cache`, written from the bytes read (a vmlinux as it is, a
+/// bzImage's vmlinux unpacked) when absent. A bzImage that cannot be
 /// unpacked (an old boot protocol, an unknown compression, no
-/// decompressor, no PVH note inside) is booted as it is; a cache folder
-/// that cannot be used is an error.
-fn unpacked(bzimage: &Path, cache: &Path) -> Result<PathBuf> {
-    let bytes = std::fs::read(bzimage).map_err(|e| Error::usage(format!("{}: cannot read the kernel image ({e})", bzimage.display())))?;
-    let key = crate::target::image_copy::hex(&Sha256::digest(&bytes));
-    drop(bytes);
+/// decompressor, no PVH note inside) is kept and booted as it is; a cache
+/// folder that cannot be used is an error.
+fn cached(located: &Located, cache: &Path) -> Result<PathBuf> {
+    let key = crate::target::image_copy::hex(&Sha256::digest(&located.bytes));
     let dir = OwnedDir::open_or_make(cache, FolderRole::KernelCache)?;
-    let name = format!("{key}.vmlinux");
-    let entry = dir.path().join(&name);
-    if is_entry(&dir, &name)? {
+    let names = [format!("{key}.vmlinux"), format!("{key}.bzimage")];
+    let present = |dir: &OwnedDir| -> Result<Option<PathBuf>> {
+        for name in &names {
+            if is_entry(dir, name)? {
+                return Ok(Some(dir.path().join(name)));
+            }
+        }
+        Ok(None)
+    };
+    if let Some(entry) = present(&dir)? {
         return Ok(entry);
     }
     let _lock = CacheLock::take(&dir)?;
-    if is_entry(&dir, &name)? {
-        return Ok(entry); // another process unpacked it while we waited
+    if let Some(entry) = present(&dir)? {
+        return Ok(entry); // another process wrote it while we waited
     }
-    match image::extract_vmlinux(bzimage, &entry) {
-        Ok(_) => Ok(entry),
-        // Making or naming the entry failed: the cache's fault, said.
-        Err(e) if e.message.starts_with(&*dir.path().to_string_lossy()) => Err(e),
-        // The image cannot be unpacked here: QEMU boots it as it is.
-        Err(_) => Ok(bzimage.to_path_buf()),
-    }
+    let (name, bytes) = match located.image.format {
+        Format::Vmlinux => (&names[0], Cow::Borrowed(&located.bytes[..])),
+        Format::Bzimage => match image::unpack_vmlinux(&located.bytes, &located.image.path) {
+            Ok(vmlinux) => (&names[0], Cow::Owned(vmlinux)),
+            Err(_) => (&names[1], Cow::Borrowed(&located.bytes[..])),
+        },
+    };
+    write_entry(&dir, name, &bytes)?;
+    Ok(dir.path().join(name))
 }
 
-/// Whether `name` in the cache is a regular file of ours that starts as
-/// an ELF does: an entry, which renaming made whole.
+/// Write `bytes` as the cache's entry `name`: under `NAME.part` (a killed
+/// run's is replaced), synced, then renamed.
+fn write_entry(dir: &OwnedDir, name: &str, bytes: &[u8]) -> Result<()> {
+    let part = format!("{name}.part");
+    let path = dir.path().join(&part);
+    let io = |what: &'static str| move |e: std::io::Error| Error::io(&dir.path().join(name), what, e);
+    match rustix::fs::unlinkat(dir.fd(), part.as_str(), AtFlags::empty()) {
+        Ok(()) | Err(rustix::io::Errno::NOENT) => {}
+        Err(e) => return Err(Error::io(&path, "remove", e.into())),
+    }
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let fd = rustix::fs::openat(dir.fd(), part.as_str(), flags, Mode::from_raw_mode(0o644))
+        .map_err(|e| Error::io(&path, "create the kernel cache entry", e.into()))?;
+    let mut file = File::from(fd);
+    file.write_all(bytes).and_then(|()| file.sync_all()).map_err(io("write the kernel cache entry"))?;
+    rustix::fs::renameat(dir.fd(), part.as_str(), dir.fd(), name).map_err(|e| io("name the kernel cache entry")(e.into()))
+}
+
+/// Whether `name` in the cache is a regular file of ours that starts as a
+/// kernel image does: an entry, which renaming made whole.
 fn is_entry(dir: &OwnedDir, name: &str) -> Result<bool> {
     let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
     let fd = match rustix::fs::openat(dir.fd(), name, flags, Mode::empty()) {
@@ -220,9 +260,9 @@ fn is_entry(dir: &OwnedDir, name: &str) -> Result<bool> {
             dir.path().join(name).display()
         )));
     }
-    let mut magic = [0u8; 4];
-    let read = rustix::io::read(&fd, &mut magic).unwrap_or(0);
-    Ok(read == 4 && &magic == b"\x7fELF")
+    let mut start = [0u8; 1024];
+    let read = rustix::io::read(&fd, &mut start).unwrap_or(0);
+    Ok(KernelImage::of_bytes(&dir.path().join(name), &start[..read]).is_ok())
 }
 
 /// The kernel cache's lock (`.lock`, an exclusive `flock`), held while

@@ -1,10 +1,20 @@
 //! One guest job from start to end, as the harness runs a case in a guest
 //! (`--kernel`): the guest's files made in the run's scratch folder and
 //! ledgered ([`GuestFiles`]), the initramfs for the file system's modules
-//! written, the job's command line left in the output share, QEMU run to
-//! its end ([`guest::run`]), and every file released again, on success
-//! and on error alike, after the console's last lines were read.
+//! written, the fslab binary and the job's command line left in the output
+//! share, QEMU run to its end ([`guest::run`]), and every file released
+//! again, on success and on error alike, after the console's last lines
+//! were read.
+//!
+//! The binary travels with the guest, copied from an open descriptor of
+//! it (the harness's is `/proc/self/exe`: the very binary the host runs,
+//! even one since replaced or deleted): a path would name it in the
+//! guest's view of the host's root, where `/tmp`, `/run` and `/var/tmp`
+//! are the guest's own tmpfs and a binary there is not found.
 
+use std::fs::File;
+use std::io::{Seek, SeekFrom};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -15,7 +25,7 @@ use super::initramfs;
 use super::kernel::{self, BUSYBOX};
 use super::prepare::GuestKernel;
 use super::{console, qemu};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::target::guest_files::GuestFiles;
 use crate::target::{FsType, Ledger};
 
@@ -46,6 +56,16 @@ pub struct JobOutcome {
     pub console_tail: Vec<String>,
 }
 
+/// What a guest runs: an fslab binary, open (copied into the guest's
+/// share as it is), and its arguments (`run SCENARIO ...`).
+#[derive(Debug, Clone, Copy)]
+pub struct Job<'a> {
+    /// The binary, open for reading.
+    pub fslab: &'a File,
+    /// Its arguments.
+    pub args: &'a [String],
+}
+
 /// QEMU's version line, asked once per process.
 fn qemu_version() -> String {
     static VERSION: OnceLock<String> = OnceLock::new();
@@ -53,9 +73,9 @@ fn qemu_version() -> String {
 }
 
 /// Boot `kernel` with a fresh sparse disk of `disk_bytes` as `/dev/vda`
-/// and the initramfs for `fs`'s modules, run `argv` in it (argv[0] a
-/// program on the host's root file system, which the guest sees
-/// read-only), and return its status and output. The guest's files
+/// and the initramfs for `fs`'s modules, run `job` in it (its binary
+/// shipped in the output share, beside the host's root, which the guest
+/// sees read-only), and return its status and output. The guest's files
 /// (`GuestFiles::make(ledger, run_id, label, disk_bytes)`) are released
 /// before this returns, on error too. QEMU is started from the calling
 /// thread, whose end kills it (`PR_SET_PDEATHSIG` is per thread): call
@@ -69,12 +89,12 @@ pub fn run_job(
     fs: FsType,
     shape: &VmShape,
     disk_bytes: u64,
-    argv: &[String],
+    job: Job,
 ) -> Result<JobOutcome> {
     let modules = kernel.modules_for(fs)?;
     let mut files = GuestFiles::make(ledger, run_id, label, disk_bytes)?;
     let accel = accel::detect();
-    let ran = boot(ledger, kernel, &modules, shape, argv, &accel, &mut files);
+    let ran = boot(ledger, kernel, &modules, shape, job, &accel, &mut files);
     let console_tail = console::tail(&files.console, CONSOLE_LINES);
     let released = files.release();
     let run = ran?;
@@ -82,20 +102,24 @@ pub fn run_job(
     Ok(JobOutcome { run, accel, qemu_version: qemu_version(), console_tail })
 }
 
-/// Write the initramfs and the job into `files`, and run the guest.
+/// Write the initramfs, the binary and the job into `files`, and run the
+/// guest.
 fn boot(
     ledger: &Ledger,
     kernel: &GuestKernel,
-    modules: &[super::modules::Module],
+    modules: &[super::modules::Loaded],
     shape: &VmShape,
-    argv: &[String],
+    job: Job,
     accel: &Accel,
     files: &mut GuestFiles,
 ) -> Result<GuestRun> {
     let file = files.initramfs_file()?;
-    initramfs::write(file, &files.initramfs, Path::new(BUSYBOX), &kernel.modules_dir, modules)?;
-    let job = files.share.join("job");
-    std::fs::write(&job, initramfs::job_script(argv)).map_err(|e| crate::error::Error::io(&job, "write the guest's job", e))?;
+    initramfs::write(file, &files.initramfs, Path::new(BUSYBOX), modules)?;
+    ship(job.fslab, &files.share.join(initramfs::SHIPPED))?;
+    let mut argv = vec![format!("{}/{}", initramfs::OUT_DIR, initramfs::SHIPPED)];
+    argv.extend_from_slice(job.args);
+    let script = files.share.join("job");
+    std::fs::write(&script, initramfs::job_script(&argv)).map_err(|e| Error::io(&script, "write the guest's job", e))?;
     let spec = qemu::GuestSpec {
         qemu: "qemu-system-x86_64".into(),
         accel: accel.clone(),
@@ -112,4 +136,20 @@ fn boot(
         disks: vec![files.disk.clone()],
     };
     guest::run(ledger, &spec, &files.share, shape.timeout)
+}
+
+/// Copy the binary `fslab` (from its start) to `to`, a new file of the
+/// guest's share, executable.
+fn ship(fslab: &File, to: &Path) -> Result<()> {
+    let io = |e| Error::io(to, "copy fslab into the guest's share", e);
+    let mut out =
+        std::fs::OpenOptions::new().write(true).create_new(true).mode(0o755).custom_flags(libc::O_NOFOLLOW).open(to).map_err(io)?;
+    let mut from = fslab;
+    from.seek(SeekFrom::Start(0)).map_err(io)?;
+    let copied = std::io::copy(&mut from, &mut out).map_err(io)?;
+    let size = fslab.metadata().map_err(io)?.len();
+    if copied != size {
+        return Err(Error::failed(format!("{}: copied {copied} bytes of fslab's {size}", to.display())));
+    }
+    Ok(())
 }

@@ -42,3 +42,23 @@ pub fn debian_kernel() -> Option<PathBuf> {
         Err(message) => panic!("no kernel for the guest tests: {message}"),
     }
 }
+
+/// A copy, under `dir`, of the package root the guest tests' kernel lies
+/// in (`ROOT/boot/vmlinuz-REL` and `ROOT/lib/modules/REL`, root's): its
+/// image and its module tree. `None`, with the reason printed, where no
+/// guest can run or the kernel has no tree beside it (`FSLAB_TEST_KERNEL`
+/// naming a lone image).
+pub fn package_copy(dir: &std::path::Path) -> Option<(PathBuf, PathBuf)> {
+    let image = debian_kernel()?;
+    let root = image.parent()?.parent()?;
+    let release = image.file_name()?.to_str()?.trim_start_matches("vmlinuz-").to_string();
+    if !root.join("lib/modules").join(&release).is_dir() {
+        eprintln!("skipped: {} has no lib/modules/{release} beside it", image.display());
+        return None;
+    }
+    let copy = dir.join("root");
+    std::fs::create_dir(&copy).unwrap();
+    let (boot, lib) = (root.join("boot"), root.join("lib"));
+    super::run("cp", &["-a", boot.to_str().unwrap(), lib.to_str().unwrap(), copy.to_str().unwrap()]);
+    Some((copy.join("boot").join(image.file_name()?), copy.join("lib/modules").join(release)))
+}
