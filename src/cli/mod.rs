@@ -29,6 +29,7 @@ mod kernels;
 mod map;
 mod output;
 mod shell;
+mod shown;
 mod store_place;
 
 use std::path::PathBuf;
@@ -579,7 +580,9 @@ pub fn main() -> ExitCode {
     let code = match outcome {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("fslab: {e}");
+            // Whatever text an error quotes (a stored label, a guest's
+            // console) reaches the terminal without its control characters.
+            eprintln!("fslab: {}", crate::text::escape_keeping_lines(&e.message));
             e.exit_code()
         }
     };
