@@ -18,6 +18,7 @@ use std::path::{Component, Path, PathBuf};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags};
 use serde::{Deserialize, Serialize};
 
+use super::walk::{OpenFolder, Refusal, Rules, Walked, walk};
 use crate::error::{Error, Result};
 
 /// A file's identity: device and inode number, as `stat` gives them.
@@ -113,24 +114,31 @@ impl OwnedDir {
         }
     }
 
-    /// Resolve `path` once, component by component, to its canonical form
-    /// and a descriptor ([`resolve`]), then check what was opened.
+    /// Walk `path` once, component by component, to its canonical form and
+    /// a descriptor ([`walk`], strictly: every folder on the way root's or
+    /// ours and written by no one else), then check what was opened.
     fn open_checked(path: &Path, role: FolderRole, create: bool) -> Result<OwnedDir> {
         let me = rustix::process::geteuid().as_raw();
-        let (canonical, fd) = resolve(path, create).map_err(|e| match e {
-            Resolve::Io(at, e) if e.raw_os_error() == Some(libc::ENOENT) => {
-                Error::environment(format!("{} {}: {NOT_FOUND} ({})", role.name(), path.display(), at.display()))
-            }
-            Resolve::Io(at, e) => Error::io(&at, role.name(), e),
-            Resolve::OpenParent(at, uid, mode) => Error::environment(format!(
-                "{} {}: the folder {} above it belongs to uid {uid} (mode {mode:o}): whoever else can write there can move the {} away and put another in its place; use a folder whose parents only root or you can write (a sticky one like /var/tmp is fine), or {}",
+        let open_parent = |folder: &OpenFolder| {
+            Error::environment(format!(
+                "{} {}: the folder {} above it belongs to uid {} (mode {:o}): whoever else can write there can move the {} away and put another in its place; use a folder whose parents only root or you can write (a sticky one like /var/tmp is fine), or {}",
                 role.name(),
                 path.display(),
-                at.display(),
+                folder.path.display(),
+                folder.uid,
+                folder.mode,
                 role.name(),
                 role.other()
-            )),
-            Resolve::ForeignLink(at, uid) => Error::environment(format!(
+            ))
+        };
+        let rules = Rules { trusted: me, strict: true, create };
+        let Walked { path: canonical, fd, .. } = walk(path, rules).map_err(|e| match e {
+            Refusal::Io(at, e) if e.raw_os_error() == Some(libc::ENOENT) => {
+                Error::environment(format!("{} {}: {NOT_FOUND} ({})", role.name(), path.display(), at.display()))
+            }
+            Refusal::Io(at, e) => Error::io(&at, role.name(), e),
+            Refusal::OpenParent(folder) | Refusal::LinkBelowOpen(_, folder) => open_parent(&folder),
+            Refusal::ForeignLink(at, uid) => Error::environment(format!(
                 "{} {}: reached through {}, a symlink that belongs to uid {uid}, not to root or you (uid {me}); fslab does not follow another user's symlink as root: remove it, or {}",
                 role.name(),
                 path.display(),
@@ -228,100 +236,6 @@ impl OwnedDir {
 }
 
 const NOT_FOUND: &str = "no such folder";
-
-/// Why a path could not be resolved.
-enum Resolve {
-    /// An I/O error at this path.
-    Io(PathBuf, io::Error),
-    /// A symlink at this path belongs to this uid, neither root nor us.
-    ForeignLink(PathBuf, u32),
-    /// This folder on the way belongs to this uid (neither root nor us),
-    /// or others may write it (without the sticky bit): it could move what
-    /// lies below it away and put something else in its place.
-    OpenParent(PathBuf, u32, u32),
-}
-
-/// Whether a folder on the way to fslab's own may be trusted to keep what
-/// is in it: root's or ours, and written by no one else unless sticky (as
-/// `/tmp` and `/var/tmp` are, where no one may rename another's entry).
-fn parent_is_safe(stat: &rustix::fs::Stat, me: u32) -> bool {
-    (stat.st_uid == 0 || stat.st_uid == me) && (stat.st_mode & 0o022 == 0 || stat.st_mode & 0o1000 != 0)
-}
-
-/// Walk `path` from `/` (a relative one from the current folder) one
-/// component at a time, each opened with `O_NOFOLLOW` from the one before:
-/// a symlink is followed only when it belongs to root or to us (what
-/// another user links is never followed), every folder passed through
-/// must be root's or ours and written by no one else unless sticky (so no
-/// one else can move what is below it later, and the canonical path stays
-/// true), and no component is resolved twice. With
-/// `create`, missing folders are made (0700) on the way. Returns the
-/// canonical path and an `O_PATH` descriptor of what it names.
-fn resolve(path: &Path, create: bool) -> std::result::Result<(PathBuf, OwnedFd), Resolve> {
-    use std::collections::VecDeque;
-    use std::ffi::OsString;
-    use std::os::unix::ffi::OsStringExt;
-    let me = rustix::process::geteuid().as_raw();
-    let at = |p: &Path| { let p = p.to_path_buf(); move |e: rustix::io::Errno| Resolve::Io(p, e.into()) };
-    let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let root = || rustix::fs::open("/", flags | OFlags::DIRECTORY, Mode::empty()).map_err(at(Path::new("/")));
-    let mut queue: VecDeque<OsString> = VecDeque::new();
-    if path.is_relative() {
-        let cwd = std::env::current_dir().map_err(|e| Resolve::Io(PathBuf::from("."), e))?;
-        queue.extend(cwd.components().map(|c| c.as_os_str().to_os_string()));
-    }
-    queue.extend(path.components().map(|c| c.as_os_str().to_os_string()));
-    let (mut fd, mut canonical) = (root()?, PathBuf::from("/"));
-    let mut links = 0;
-    while let Some(name) = queue.pop_front() {
-        if name == "/" || name == "." || name.is_empty() {
-            continue;
-        }
-        if name == ".." {
-            fd = rustix::fs::openat(&fd, "..", flags | OFlags::DIRECTORY, Mode::empty()).map_err(at(&canonical))?;
-            canonical.pop();
-            continue;
-        }
-        let here = canonical.join(&name);
-        let parent = rustix::fs::fstat(&fd).map_err(at(&canonical))?;
-        if !parent_is_safe(&parent, me) {
-            return Err(Resolve::OpenParent(canonical, parent.st_uid, parent.st_mode & 0o7777));
-        }
-        let next = match rustix::fs::openat(&fd, name.as_os_str(), flags, Mode::empty()) {
-            Err(rustix::io::Errno::NOENT) if create => {
-                match rustix::fs::mkdirat(&fd, name.as_os_str(), Mode::RWXU) {
-                    Ok(()) | Err(rustix::io::Errno::EXIST) => {}
-                    Err(e) => return Err(at(&here)(e)),
-                }
-                rustix::fs::openat(&fd, name.as_os_str(), flags, Mode::empty()).map_err(at(&here))?
-            }
-            other => other.map_err(at(&here))?,
-        };
-        let stat = rustix::fs::fstat(&next).map_err(at(&here))?;
-        if FileType::from_raw_mode(stat.st_mode) != FileType::Symlink {
-            (fd, canonical) = (next, here);
-            continue;
-        }
-        if stat.st_uid != 0 && stat.st_uid != me {
-            return Err(Resolve::ForeignLink(here, stat.st_uid));
-        }
-        links += 1;
-        if links > 40 {
-            return Err(Resolve::Io(here, io::Error::from_raw_os_error(libc::ELOOP)));
-        }
-        // Read the very link that was checked, through its descriptor.
-        let target = PathBuf::from(OsString::from_vec(
-            rustix::fs::readlinkat(&next, "", Vec::new()).map_err(at(&here))?.into_bytes(),
-        ));
-        if target.is_absolute() {
-            (fd, canonical) = (root()?, PathBuf::from("/"));
-        }
-        for c in target.components().rev() {
-            queue.push_front(c.as_os_str().to_os_string());
-        }
-    }
-    Ok((canonical, fd))
-}
 
 #[cfg(test)]
 mod tests {
