@@ -84,7 +84,8 @@ fn file_names_with_control_characters_are_escaped_in_map_and_frag() {
     let json: serde_json::Value = serde_json::from_slice(&fslab(&["map".as_ref(), file.as_os_str(), "--json".as_ref()]).stdout).unwrap();
     assert_eq!(json["files"][0]["path"], file.to_str().unwrap());
     let json: serde_json::Value = serde_json::from_slice(&fslab(&["frag".as_ref(), dir.path().as_os_str(), "--json".as_ref()]).stdout).unwrap();
-    assert_eq!(json["worst"][0]["path"], file.to_str().unwrap());
+    let worst = json["worst"].as_array().unwrap();
+    assert!(worst.iter().any(|w| w["path"] == file.to_str().unwrap()), "{worst:?}");
 }
 
 /// A run of replace-files on ext4 with `tags`, two repeats, ok or failed
