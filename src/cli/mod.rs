@@ -285,7 +285,8 @@ pub struct StoreArgs {
     /// (postgres://user:password@host/database). Else $FSLAB_STORE (empty
     /// counts as unset), else /var/lib/fslab/fslab.db for root,
     /// $XDG_DATA_HOME/fslab/fslab.db (~/.local/share/fslab/fslab.db) for
-    /// anyone else; that folder is made 0700 and must be yours alone.
+    /// anyone else. To store runs, its folder must be yours alone (the
+    /// default's is made 0700).
     #[arg(long = "store", value_name = "PATH|URL", value_parser = crate::store::location::parse,
           default_value_t = crate::store::location::from_environment())]
     pub location: String,

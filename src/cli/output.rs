@@ -119,14 +119,7 @@ fn destination(path: &Path, what: &str) -> Result<Destination> {
     let shown = crate::text::path(path);
     let refuse = |why: &str| Err(Error::usage(format!("{shown}: {what}: {why}")));
     let rules = Rules::for_named_files();
-    let refused = |refusal: Refusal| match (refusal.link_words(rules.trusted), refusal) {
-        (Some(words), _) => Error::usage(format!("{shown}: {what}: {words}; name the file it points to, or remove the link")),
-        (None, Refusal::Io(_, e)) => Error::io(path, what, e),
-        (None, Refusal::OpenParent(folder) | Refusal::LinkBelowOpen(_, folder)) => {
-            Error::usage(format!("{shown}: {what}: {}", folder.words(rules.trusted)))
-        }
-        (None, Refusal::ForeignLink(link, uid)) => Error::usage(format!("{shown}: {what}: {} belongs to uid {uid}", link.display())),
-    };
+    let refused = |refusal: Refusal| refusal.into_error(path, what, rules.trusted);
     let (mut at, mut through_link, mut same_as) = (path.to_path_buf(), false, None);
     for _ in 0..40 {
         let Some(name) = at.file_name().map(OsStr::to_os_string) else {

@@ -13,6 +13,7 @@
 
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStringExt as _;
 use std::path::{Component, Path, PathBuf};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags};
@@ -52,8 +53,8 @@ pub enum FolderRole {
     /// `--kernel-cache` (`/var/cache/fslab/kernels`): the vmlinux
     /// unpacked from each bzImage guests boot.
     KernelCache,
-    /// The default store's folder (`/var/lib/fslab`, or the user's XDG
-    /// data folder): where runs are kept when `--store` is not given.
+    /// A store's folder: the default's (`/var/lib/fslab`, or the user's
+    /// XDG data folder) and any SQLite `--store`'s.
     Store,
 }
 
@@ -138,13 +139,7 @@ impl OwnedDir {
             }
             Refusal::Io(at, e) => Error::io(&at, role.name(), e),
             Refusal::OpenParent(folder) | Refusal::LinkBelowOpen(_, folder) => open_parent(&folder),
-            Refusal::ForeignLink(at, uid) => Error::environment(format!(
-                "{} {}: reached through {}, a symlink that belongs to uid {uid}, not to root or you (uid {me}); fslab does not follow another user's symlink as root: remove it, or {}",
-                role.name(),
-                path.display(),
-                at.display(),
-                role.other()
-            )),
+            Refusal::ForeignLink(at, uid) => foreign_link(role, path, &format!("reached through {}, a symlink", at.display()), uid),
         })?;
         let stat = rustix::fs::fstat(&fd).map_err(|e| Error::io(&canonical, "stat", e.into()))?;
         let shown = canonical.display();
@@ -170,6 +165,44 @@ impl OwnedDir {
         }
         let fd = rustix::fs::openat(&fd, ".", DIR_FLAGS, Mode::empty()).map_err(|e| Error::io(&canonical, "open", e.into()))?;
         Ok(OwnedDir { path: canonical, fd, id: FileId { dev: stat.st_dev, ino: stat.st_ino } })
+    }
+
+    /// Where the file `path` names lies, in a `role` folder of ours alone:
+    /// its folder checked as [`OwnedDir::open_or_make`] checks (and made,
+    /// with `create`), and a symlink in the file's place followed only when
+    /// it is root's or ours, into a folder held to the same rule. The
+    /// file's canonical path, with no link left in it, so that what opens
+    /// it by name (SQLite) finds what was checked; nothing need be there
+    /// yet. `None` when the folder is missing and `create` is false.
+    pub fn file_in(path: &Path, role: FolderRole, create: bool) -> Result<Option<PathBuf>> {
+        let me = rustix::process::geteuid().as_raw();
+        let mut at = path.to_path_buf();
+        for _ in 0..40 {
+            let Some(name) = at.file_name().map(Path::new) else {
+                return Err(Error::usage(format!("{} {}: give a file name, not a folder", role.name(), path.display())));
+            };
+            let parent = at.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            let dir = if create { Self::open_or_make(parent, role)? } else {
+                match Self::open_existing(parent, role)? {
+                    Some(dir) => dir,
+                    None => return Ok(None),
+                }
+            };
+            let stat = match rustix::fs::statat(&dir.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+                Err(rustix::io::Errno::NOENT) => return Ok(Some(dir.path.join(name))),
+                other => other.map_err(|e| Error::io(&dir.path.join(name), "stat", e.into()))?,
+            };
+            if FileType::from_raw_mode(stat.st_mode) != FileType::Symlink {
+                return Ok(Some(dir.path.join(name)));
+            }
+            if stat.st_uid != 0 && stat.st_uid != me {
+                return Err(foreign_link(role, path, &format!("{} is a symlink", dir.path.join(name).display()), stat.st_uid));
+            }
+            let target = rustix::fs::readlinkat(&dir.fd, name, Vec::new()).map_err(|e| Error::io(&dir.path.join(name), "readlink", e.into()))?;
+            let target = PathBuf::from(std::ffi::OsString::from_vec(target.into_bytes()));
+            at = if target.is_absolute() { target } else { dir.path.join(target) };
+        }
+        Err(Error::io(path, role.name(), io::Error::from_raw_os_error(libc::ELOOP)))
     }
 
     /// Reopen a folder a ledger recorded, by its canonical `path`, and
@@ -236,6 +269,18 @@ impl OwnedDir {
 }
 
 const NOT_FOUND: &str = "no such folder";
+
+/// The refusal of another user's symlink (`what`: where it is, in words)
+/// on the way to the `role` folder or file at `path`: exit 3, with the fix.
+fn foreign_link(role: FolderRole, path: &Path, what: &str, uid: u32) -> Error {
+    let me = rustix::process::geteuid().as_raw();
+    Error::environment(format!(
+        "{} {}: {what} that belongs to uid {uid}, not to root or you (uid {me}); fslab does not follow another user's symlink as root: remove it, or {}",
+        role.name(),
+        path.display(),
+        role.other()
+    ))
+}
 
 #[cfg(test)]
 mod tests {

@@ -21,6 +21,8 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::{FileType, Mode, OFlags};
 
+use crate::error::Error;
+
 /// What a walk trusts and makes.
 #[derive(Debug, Clone, Copy)]
 pub struct Rules {
@@ -119,6 +121,23 @@ impl Refusal {
                 folder.words(trusted)
             )),
             Refusal::Io(..) | Refusal::OpenParent(_) => None,
+        }
+    }
+
+    /// The refusal as an error about `path` (as given), met doing `what`:
+    /// a link not followed is bad input (exit 2) with what to do; an I/O
+    /// error is classified as any other.
+    pub fn into_error(self, path: &Path, what: &str, trusted: u32) -> Error {
+        let shown = crate::text::path(path);
+        if let Some(words) = self.link_words(trusted) {
+            return Error::usage(format!("{shown}: {what}: {words}; name the file it points to, or remove the link"));
+        }
+        match self {
+            Refusal::Io(_, e) => Error::io(path, what, e),
+            Refusal::OpenParent(folder) | Refusal::LinkBelowOpen(_, folder) => {
+                Error::usage(format!("{shown}: {what}: {}", folder.words(trusted)))
+            }
+            Refusal::ForeignLink(link, uid) => Error::usage(format!("{shown}: {what}: {} belongs to uid {uid}", link.display())),
         }
     }
 }
