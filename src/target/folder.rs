@@ -1,15 +1,17 @@
-//! Folders fslab makes and deletes in as root — the scratch folder and the
-//! state folder — held open by descriptor, and checked to be ours alone.
+//! Folders fslab makes and deletes in as root — the scratch and state
+//! folders, the caches, a store's folder — held open by descriptor, and
+//! checked to be ours alone.
 //!
 //! The design decision: a folder anyone else may write is a folder where
 //! anyone else may swap a path for a symlink between fslab's checks and its
-//! use, and make root format or delete what the symlink names. So both
-//! folders must belong to the effective user and be writable by nobody
-//! else (refused otherwise, before anything is made), each is resolved once
-//! to its canonical path and opened without following another user's
-//! symlink (each component opened `O_NOFOLLOW` from the one before), and every
-//! path below it is reached from that descriptor (`openat2` with
-//! `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), never by a path resolved again.
+//! use, and make root format or delete what the symlink names. So such
+//! folders must belong to the effective user and be writable by nobody else
+//! (refused otherwise, before anything is made), each is resolved once to
+//! its canonical path and opened without following another user's symlink
+//! (each component opened `O_NOFOLLOW` from the one before: `walk.rs`), and
+//! every path below it is reached from that descriptor (`openat2` with
+//! `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), never by a path resolved
+//! again.
 
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
