@@ -63,11 +63,13 @@ impl Error {
     }
 
     /// An I/O error met while working on `path`, doing `what`, classified
-    /// by its errno and given advice.
+    /// by its errno and given advice. The path is shown with its control
+    /// characters escaped ([`crate::text::path`]): a file name is not the
+    /// message's to end or recolour.
     pub fn io(path: &Path, what: &str, err: io::Error) -> Self {
         let errno = err.raw_os_error();
         let (kind, advice) = classify_errno(errno);
-        let mut message = format!("{}: {what}: {}", path.display(), describe_io(&err));
+        let mut message = format!("{}: {what}: {}", crate::text::path(path), describe_io(&err));
         if let Some(advice) = advice {
             message.push_str(" (");
             message.push_str(advice);

@@ -5,7 +5,7 @@
 //! `cli` → `report` → `compare` → `store` → `record`, and
 //! `cli` → `harness` → `runner` → `scenario` → `probe` → `target` →
 //! `layout` → `sys`. `record` (the results model: plain data), `error`,
-//! `units` and `interrupt` are the foundation any layer may use.
+//! `units`, `text` and `interrupt` are the foundation any layer may use.
 //! Unsafe code lives in `sys` only, behind safe functions; the crate
 //! denies it everywhere else.
 
@@ -86,5 +86,6 @@ pub mod scenario;
 pub mod store;
 #[allow(unsafe_code)]
 pub mod sys;
+pub mod text;
 pub mod units;
 pub mod vm;

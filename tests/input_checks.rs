@@ -193,3 +193,16 @@ fn a_dir_on_the_kernels_own_file_systems_is_refused_before_anything_is_made() {
     }
     lab.assert_nothing_left("after --dir on /proc and /sys");
 }
+
+#[test]
+fn an_empty_command_is_refused_before_anything_is_made() {
+    let lab = Lab::new();
+    let work = lab.dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let out = lab.exec(&["--dir", work.to_str().unwrap(), "--", ""]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("empty") && stderr.contains("give the program to run"), "{stderr}");
+    assert!(!lab.store().exists(), "nothing was stored");
+    lab.assert_nothing_left("exec -- \"\"");
+}

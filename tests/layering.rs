@@ -7,26 +7,27 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 /// Each module and what it may use, lowest first. `record`, `error`,
-/// `units` and `interrupt` are the foundation every layer may use.
+/// `units`, `text` and `interrupt` are the foundation every layer may use.
 const ALLOWED: &[(&str, &[&str])] = &[
     ("sys", &[]),
-    ("error", &[]),
+    ("text", &[]),
+    ("error", &["text"]),
     ("units", &[]),
     ("interrupt", &["error", "sys"]),
-    ("record", &["error", "units"]),
-    ("layout", &["sys", "record", "error", "units"]),
-    ("target", &["layout", "sys", "record", "error", "units", "interrupt"]),
-    ("probe", &["target", "layout", "sys", "record", "error", "units", "interrupt"]),
-    ("scenario", &["probe", "target", "layout", "sys", "record", "error", "units", "interrupt"]),
-    ("age", &["scenario", "probe", "target", "layout", "sys", "record", "error", "units", "interrupt"]),
-    ("vm", &["target", "sys", "record", "error", "units", "interrupt"]),
+    ("record", &["error", "units", "text"]),
+    ("layout", &["sys", "record", "error", "units", "text"]),
+    ("target", &["layout", "sys", "record", "error", "units", "text", "interrupt"]),
+    ("probe", &["target", "layout", "sys", "record", "error", "units", "text", "interrupt"]),
+    ("scenario", &["probe", "target", "layout", "sys", "record", "error", "units", "text", "interrupt"]),
+    ("age", &["scenario", "probe", "target", "layout", "sys", "record", "error", "units", "text", "interrupt"]),
+    ("vm", &["target", "sys", "record", "error", "units", "text", "interrupt"]),
     ("runner", &["scenario", "target", "record", "error"]),
-    ("store", &["record", "error", "units"]),
-    ("compare", &["store", "record", "error", "units"]),
-    ("report", &["compare", "store", "record", "error", "units"]),
+    ("store", &["record", "error", "units", "text"]),
+    ("compare", &["store", "record", "error", "units", "text"]),
+    ("report", &["compare", "store", "record", "error", "units", "text"]),
     (
         "harness",
-        &["age", "runner", "vm", "scenario", "probe", "target", "layout", "sys", "store", "record", "error", "units", "interrupt"],
+        &["age", "runner", "vm", "scenario", "probe", "target", "layout", "sys", "store", "record", "error", "units", "text", "interrupt"],
     ),
 ];
 

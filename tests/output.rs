@@ -222,3 +222,68 @@ fn closed_stdout_and_stderr_never_make_fslab_panic() {
         }
     }
 }
+
+#[test]
+fn a_link_another_user_could_have_made_is_not_followed_and_what_it_names_is_unchanged() {
+    if !root_or_skip("output_foreign_link") {
+        return;
+    }
+    use std::os::unix::fs::lchown;
+    let f = Folder::new();
+    // Root's file, in root's own folder: what the links name.
+    let victim = f.path("victim");
+    std::fs::create_dir(&victim).unwrap();
+    let file = victim.join("root.txt");
+    std::fs::write(&file, "root's own\n").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let unchanged = || {
+        assert_eq!(std::fs::read(&file).unwrap(), b"root's own\n", "the file a link named was written");
+        assert_eq!(common::names(&victim), ["root.txt"], "something was made beside it");
+    };
+    // A shared folder, root's and sticky like /tmp, where nobody made a
+    // link; and nobody's own folder, holding a link of root's.
+    let shared = f.path("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let theirs = f.path("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+    let link = |at: PathBuf, owner: u32, to: &Path| {
+        std::os::unix::fs::symlink(to, &at).unwrap();
+        lchown(&at, Some(owner), Some(owner)).unwrap();
+        at
+    };
+    let nobodys = link(shared.join("out.csv"), 65534, &file);
+    let in_theirs = link(theirs.join("out.csv"), 0, &file);
+    let to_device = link(shared.join("null.csv"), 65534, Path::new("/dev/null"));
+    let run = f.path("run.json");
+    for (out, says) in [
+        (&nobodys, "belongs to uid 65534"),
+        (&in_theirs, &*format!("{} belongs to uid 65534", theirs.display())),
+        (&to_device, "belongs to uid 65534"),
+    ] {
+        let (code, err) = common::finish(&mut f.export(out));
+        assert_eq!(code, Some(2), "{}: {err}", out.display());
+        assert!(err.contains(&out.display().to_string()) && err.contains(says), "{err}");
+        assert!(err.contains("name the file it points to"), "{err}");
+        assert!(std::fs::symlink_metadata(out).unwrap().file_type().is_symlink(), "the link was replaced");
+        unchanged();
+    }
+    // --svg and report -o alike.
+    let svg = link(shared.join("map.svg"), 65534, &victim.join("root.txt"));
+    let (code, err) = common::finish(common::fslab_command().arg("map").arg(&run).arg("--svg").arg(&svg));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("belongs to uid 65534"), "{err}");
+    let page = link(shared.join("page.html"), 65534, &file);
+    let (code, err) = common::finish(common::fslab_command().arg("report").arg(&run).arg("-o").arg(&page));
+    assert_eq!(code, Some(2), "{err}");
+    unchanged();
+    assert_eq!(common::names(&shared), ["map.svg", "null.csv", "out.csv", "page.html"], "nothing made beside the links");
+
+    // The invoking user's own link (sudo: SUDO_UID) in the sticky folder is
+    // followed, and the file it names replaced.
+    let (code, err) = common::finish(f.export(&nobodys).env("SUDO_UID", "65534"));
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(std::fs::read(&file).unwrap(), f.csv());
+    assert!(std::fs::symlink_metadata(&nobodys).unwrap().file_type().is_symlink());
+}

@@ -448,3 +448,91 @@ fn an_attacker_swapping_paths_for_200_runs_gets_nothing_outside_the_scratch_fold
     drop(device);
     lab.assert_nothing_left("after the race");
 }
+
+/// A symlink at `at` to `to`, owned by `uid`.
+fn link_of(uid: u32, at: &Path, to: &Path) {
+    std::os::unix::fs::symlink(to, at).unwrap();
+    chown(at, uid);
+}
+
+#[test]
+fn a_store_named_in_a_folder_another_user_controls_is_refused_and_root_s_files_are_unchanged() {
+    if !root_or_skip("store_named_in_foreign_folder") {
+        return;
+    }
+    let lab = Lab::new();
+    let dir = lab.dir.path();
+    // What another user would have root turn into a store: an empty file
+    // only root may read, and another program's database.
+    let victim = dir.join("victim");
+    std::fs::create_dir(&victim).unwrap();
+    let empty = victim.join("empty");
+    std::fs::write(&empty, "").unwrap();
+    chmod(&empty, 0o600);
+    let app = victim.join("app.db");
+    let conn = rusqlite::Connection::open(&app).unwrap();
+    conn.execute_batch("CREATE TABLE accounts (name TEXT); INSERT INTO accounts VALUES ('root')").unwrap();
+    drop(conn);
+    let before = std::fs::read(&app).unwrap();
+    let unchanged = |context: &str| {
+        assert_eq!(std::fs::read(&empty).unwrap(), b"", "{context}: the empty file became something");
+        assert_eq!(std::fs::read(&app).unwrap(), before, "{context}: the other program's database changed");
+        assert_eq!(common::names(&victim), ["app.db", "empty"], "{context}: made beside them");
+    };
+    // nobody's folder, a shared sticky one, and one of root's holding
+    // nobody's link.
+    let theirs = dir.join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    chown(&theirs, NOBODY);
+    let shared = dir.join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    chmod(&shared, 0o1777);
+    let ours = dir.join("ours");
+    std::fs::create_dir(&ours).unwrap();
+    chmod(&ours, 0o700);
+    link_of(NOBODY, &theirs.join("empty.db"), &empty);
+    link_of(NOBODY, &theirs.join("app.db"), &app);
+    link_of(NOBODY, &shared.join("empty.db"), &empty);
+    link_of(NOBODY, &ours.join("app.db"), &app);
+    let work = dir.join("work");
+    std::fs::create_dir(&work).unwrap();
+    for (store, says) in [
+        (theirs.join("empty.db"), "belongs to uid 65534"),
+        (theirs.join("app.db"), "belongs to uid 65534"),
+        (theirs.join("new.db"), "belongs to uid 65534"),
+        (shared.join("empty.db"), "writable by its group or by others"),
+        (ours.join("app.db"), "a symlink that belongs to uid 65534"),
+    ] {
+        for by_flag in [true, false] {
+            let mut c = lab.command();
+            c.args(["exec", "--dir"]).arg(&work);
+            if by_flag {
+                c.arg("--store").arg(&store);
+            } else {
+                c.env("FSLAB_STORE", &store);
+            }
+            let out = c.args(["--", "true"]).output().unwrap();
+            let context = format!("store {} (flag: {by_flag})", store.display());
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(3), "{context}: {err}");
+            assert!(err.contains("store") && err.contains(says) && err.contains("--store"), "{context}: {err}");
+            assert!(!String::from_utf8_lossy(&out.stdout).contains("stored as run"), "{context}");
+            unchanged(&context);
+        }
+    }
+    assert_eq!(common::names(&theirs), ["app.db", "empty.db"], "nothing was made in their folder");
+    assert_eq!(common::names(&shared), ["empty.db"]);
+    assert!(common::names(&work).is_empty());
+
+    // Root's own link, in root's own folder, is followed: the run is kept
+    // in the file it names.
+    let real = dir.join("real");
+    std::fs::create_dir(&real).unwrap();
+    chmod(&real, 0o700);
+    link_of(0, &ours.join("mine.db"), &real.join("fslab.db"));
+    let out = lab.command().args(["exec", "--dir"]).arg(&work).arg("--store").arg(ours.join("mine.db")).args(["--", "true"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let stored = format!("in {}\n", real.join("fslab.db").display());
+    assert!(String::from_utf8_lossy(&out.stdout).ends_with(&stored), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(std::fs::symlink_metadata(ours.join("mine.db")).unwrap().file_type().is_symlink());
+}

@@ -526,9 +526,11 @@ fn a_store_one_may_read_but_not_write_serves_reading_commands_and_refuses_runs()
     let work = out.join("work");
     std::fs::create_dir(&work).unwrap();
     chmod(&work, 0o777);
+    // The store's folder is root's, not nobody's alone: a run there is
+    // refused before the store is opened.
     let (code, err) = as_nobody(&["exec", "--dir", work.to_str().unwrap(), "--store", s, "--", "true"]);
     assert_eq!(code, Some(3), "{err}");
-    assert!(err.contains("may not write") && err.contains("--no-store"), "{err}");
+    assert!(err.contains("store folder") && err.contains("belongs to uid 0") && err.contains("--store"), "{err}");
     assert_eq!(std::fs::read(&store).unwrap(), before, "the store is unchanged");
     assert_eq!(common::names(dir.path()), ["out", "s.db", "state"], "nothing was made beside the store");
 
@@ -548,4 +550,65 @@ fn a_store_one_may_read_but_not_write_serves_reading_commands_and_refuses_runs()
     let (code, err) = common::finish(&mut c);
     assert_eq!(code, Some(3), "{err}");
     assert!(err.contains("may not write"), "{err}");
+}
+
+#[test]
+fn a_database_fslab_did_not_make_is_refused_not_made_a_store() {
+    let dir = tempfile::Builder::new().prefix("fslab-test-store-foreign-db-").tempdir_in("/var/tmp").unwrap();
+    let app = dir.path().join("app.db");
+    let conn = rusqlite::Connection::open(&app).unwrap();
+    conn.execute_batch("CREATE TABLE accounts (name TEXT); CREATE TABLE sessions (id INTEGER); INSERT INTO accounts VALUES ('a')").unwrap();
+    drop(conn);
+    let before = std::fs::read(&app).unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let mut c = common::fslab_command();
+    c.env("FSLAB_STATE_DIR", dir.path().join("state")).arg("exec").arg("--dir").arg(&work).arg("--store").arg(&app);
+    let (code, err) = common::finish(c.args(["--", "true"]));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("not an fslab store") && err.contains("accounts, sessions"), "{err}");
+    assert_eq!(std::fs::read(&app).unwrap(), before, "the database changed (fslab's tables, WAL)");
+    let names: Vec<String> = common::names(dir.path()).into_iter().filter(|n| n != "state").collect();
+    assert_eq!(names, ["app.db", "work"], "nothing beside it");
+}
+
+#[test]
+fn reading_commands_do_not_follow_another_users_link_to_a_store_or_a_run() {
+    if !root_or_skip("store_reading_foreign_link") {
+        return;
+    }
+    let dir = tempfile::Builder::new().prefix("fslab-test-store-read-link-").tempdir_in("/var/tmp").unwrap();
+    let store = dir.path().join("root.db");
+    let run_id = "20261121T000001Z-1-00000001";
+    fslab::store::Store::open(store.to_str().unwrap()).unwrap().put_run(&tiny_run(run_id)).unwrap();
+    let json = dir.path().join("run.json");
+    std::fs::write(&json, common::crafted_run_json(run_id, true)).unwrap();
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::os::unix::fs::PermissionsExt::from_mode(0o1777)).unwrap();
+    let link = |name: &str, to: &std::path::Path, uid: u32| {
+        let at = shared.join(name);
+        std::os::unix::fs::symlink(to, &at).unwrap();
+        std::os::unix::fs::lchown(&at, Some(uid), Some(uid)).unwrap();
+        at.to_str().unwrap().to_string()
+    };
+    let (theirs, theirs_json) = (link("theirs.db", &store, 65534), link("theirs.json", &json, 65534));
+    for args in [
+        vec!["runs", "--store", &theirs],
+        vec!["show", run_id, "--store", &theirs],
+        vec!["show", &theirs],
+        vec!["show", &theirs_json],
+        vec!["export", &theirs_json, "--csv"],
+        vec!["compare", &theirs, &theirs_json],
+    ] {
+        let (code, err) = common::finish(common::fslab_command().args(&args));
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(err.contains("belongs to uid 65534") && err.contains("name the file it points to"), "{args:?}: {err}");
+    }
+    // Root's own link there is followed.
+    let (ours, ours_json) = (link("ours.db", &store, 0), link("ours.json", &json, 0));
+    for args in [vec!["runs", "--store", &ours], vec!["show", &ours], vec!["compare", &ours, &ours_json]] {
+        let (code, err) = common::finish(common::fslab_command().args(&args));
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+    }
 }

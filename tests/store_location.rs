@@ -164,3 +164,31 @@ fn a_default_store_folder_not_the_users_alone_is_refused_with_exit_3() {
     assert!(err.contains("symlink that belongs to uid 1"), "{err}");
     assert!(common::names(&elsewhere).is_empty(), "stored through another user's symlink");
 }
+
+#[test]
+fn an_empty_store_flag_is_refused_and_an_empty_variable_is_the_default() {
+    if !root_or_skip("store_location_empty") {
+        return;
+    }
+    let place = Place::new();
+    let work = place.path("work");
+    let work = work.to_str().unwrap();
+    // `--store ""` names nothing: exit 2, for writing and reading alike,
+    // and nothing is stored (SQLite took "" for a temporary database).
+    for args in [vec!["exec", "--dir", work, "--store", "", "--", "true"], vec!["runs", "--store", ""]] {
+        let out = place.as_nobody(None, &args);
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stdout}{stderr}");
+        assert!(stderr.contains("--store") && stderr.contains("empty"), "{stderr}");
+        assert!(!stdout.contains("stored as run"), "{stdout}");
+    }
+    assert!(common::names(&place.path("home")).is_empty(), "nothing was stored");
+    // FSLAB_STORE= is as if it were unset: the default store.
+    let mut c = Command::new("setpriv");
+    c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", env!("CARGO_BIN_EXE_fslab")]);
+    c.args(["exec", "--dir", work, "--", "true"]);
+    place.environment(&mut c, None);
+    let out = c.env("FSLAB_STORE", "").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(Path::new(&stored(&out).1), place.path("home/.local/share/fslab/fslab.db"));
+}

@@ -12,8 +12,9 @@ use crate::error::{Error, Result};
 /// Run `fslab compare`.
 pub fn run(args: &CompareArgs) -> Result<ExitCode> {
     let options = options(&args.options)?;
-    let base = args.store.resolve(&args.base)?;
-    let new = args.store.resolve(&args.new)?;
+    let (base, new) = (args.store.resolve(&args.base)?, args.store.resolve(&args.new)?);
+    // Text and markdown show what the stores hold escaped; JSON keeps it.
+    let (base, new) = if args.json { (base, new) } else { (super::shown::selection(base)?, super::shown::selection(new)?) };
     let comparison = compare::compare(
         Side { label: &base.label, runs: &base.runs },
         Side { label: &new.label, runs: &new.runs },

@@ -6,7 +6,7 @@
 pub const ENVIRONMENT: &str = "\
 Environment:
   FSLAB_STORE      the store when --store is not given: an SQLite file or a postgres:// URL
-                   (default: /var/lib/fslab/fslab.db as root, $XDG_DATA_HOME/fslab/fslab.db
+                   (unset or empty: /var/lib/fslab/fslab.db as root, $XDG_DATA_HOME/fslab/fslab.db
                    or ~/.local/share/fslab/fslab.db otherwise)
   FSLAB_STATE_DIR  where runs keep the ledgers of what they made, for `fslab cleanup`
                    (default: /var/tmp/fslab/state as root, /var/tmp/fslab-UID/state otherwise)";

@@ -18,6 +18,11 @@ use crate::scenario::exec::{self, CommandWork, Echo};
 /// Run `fslab exec`: per target and condition, the warmups (measured
 /// and dropped), then the repeats (stored).
 pub fn run(args: &ExecArgs) -> Result<ExitCode> {
+    if args.command.first().is_none_or(|program| program.is_empty()) {
+        return Err(Error::usage(
+            "exec -- \"\": the command is empty; give the program to run after --, as in `fslab exec --fs ext4 -- dd if=/dev/zero of=f bs=1M count=64`",
+        ));
+    }
     if !args.target.vm.kernel.is_empty() {
         return Err(Error::usage("--kernel runs scenarios in guests (`fslab run SCENARIO --kernel IMAGE`), not commands yet"));
     }

@@ -9,6 +9,7 @@ use serde_json::json;
 use super::{FragArgs, Out, SCHEMA, format, write_error};
 use crate::error::{Error, ErrorKind, Result};
 use crate::layout::tree::{self, TreeOptions, TreeReport};
+use crate::text;
 
 /// The most threads a walk uses: it waits on the disk and on directory
 /// locks, and past a few dozen threads more only add start-up time and
@@ -27,7 +28,7 @@ pub fn run(args: &FragArgs) -> Result<ExitCode> {
             Err(e) => refused.push(Error::io(path, "stat", e)),
             Ok(meta) if !meta.is_dir() && !meta.is_file() => refused.push(Error::usage(format!(
                 "{}: is {}, not a directory or regular file; `fslab frag` walks directories and maps regular files",
-                path.display(),
+                crate::text::path(path),
                 crate::error::file_type_words(&meta.file_type())
             ))),
             Ok(_) => {}
@@ -57,7 +58,7 @@ pub fn run(args: &FragArgs) -> Result<ExitCode> {
     }
     if !args.json {
         for e in &report.errors {
-            eprintln!("fslab: {}: {}", e.path, e.error);
+            eprintln!("fslab: {}: {}", text::escape(&e.path), e.error);
         }
         let unlisted = report.summary.errors.saturating_sub(report.errors.len() as u64);
         if unlisted > 0 {
@@ -126,7 +127,7 @@ fn print_text(out: &mut Out, report: &TreeReport, args: &FragArgs) -> std::io::R
                 format::opt(f.perfection),
                 format::score(f.layout_score),
                 format::bytes(f.size),
-                f.path
+                text::escape(&f.path)
             )?;
         }
     }

@@ -111,7 +111,9 @@ impl Mapper<'_> {
                 slot.insert(FsInfo::probe(&file).map_err(|e| OneFailure::Input(Error::io(path, "statfs", e)))?)
             }
         };
+        // JSON keeps the name as it is; text shows it escaped.
         let display = path.to_string_lossy().into_owned();
+        let shown = crate::text::escape(&display).into_owned();
         let sink = if self.args.no_list {
             Sink::Figures
         } else if self.args.json {
@@ -131,7 +133,7 @@ impl Mapper<'_> {
             Sink::Text => {
                 write!(
                     w,
-                    "{display}: {}, block size {}, size {} ({} bytes, {} blocks)",
+                    "{shown}: {}, block size {}, size {} ({} bytes, {} blocks)",
                     fs.fs_type,
                     fs.block_size,
                     format::bytes(size),
@@ -193,7 +195,7 @@ impl Mapper<'_> {
         };
 
         if !self.args.json {
-            write_text_summary(w, &map)?;
+            write_text_summary(w, &shown, &map)?;
         } else {
             let mut value = serde_json::to_value(&map).map_err(|e| OneFailure::Output(Failure::Fatal(Error::failed(e.to_string()))))?;
             if let Sink::Json { .. } = sink {
@@ -263,13 +265,15 @@ fn write_json_record(w: &mut impl Write, e: &Extent, step: RecordStep, ag: Optio
     serde_json::to_writer(w, &record).map_err(io::Error::other)
 }
 
-fn write_text_summary(w: &mut impl Write, map: &FileMap) -> io::Result<()> {
+/// The figures under a file's records; `shown` is its path as a terminal
+/// shows it.
+fn write_text_summary(w: &mut impl Write, shown: &str, map: &FileMap) -> io::Result<()> {
     let f = &map.figures;
     let perfection = match map.perfection {
         Some(p) => format!("perfection would be {p}"),
         None => "perfection unknown".to_string(),
     };
-    writeln!(w, "{}: {} extents, {perfection}, layout score {}", map.path, f.extents, format::score(f.layout_score))?;
+    writeln!(w, "{shown}: {} extents, {perfection}, layout score {}", f.extents, format::score(f.layout_score))?;
     let mut flags = Vec::new();
     for (name, count) in [
         ("unwritten", f.flags.unwritten),

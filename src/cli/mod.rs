@@ -29,6 +29,7 @@ mod kernels;
 mod map;
 mod output;
 mod shell;
+mod shown;
 mod store_place;
 
 use std::path::PathBuf;
@@ -281,12 +282,13 @@ pub struct TargetArgs {
 #[derive(Debug, Args)]
 pub struct StoreArgs {
     /// The store: an SQLite file, or a PostgreSQL URL
-    /// (postgres://user:password@host/database). By default
-    /// /var/lib/fslab/fslab.db for root, $XDG_DATA_HOME/fslab/fslab.db
-    /// (~/.local/share/fslab/fslab.db) for anyone else; that folder is made
-    /// 0700 and must be yours alone.
-    #[arg(long = "store", value_name = "PATH|URL", env = "FSLAB_STORE",
-          default_value_t = crate::store::location::default_location().display().to_string())]
+    /// (postgres://user:password@host/database). Else $FSLAB_STORE (empty
+    /// counts as unset), else /var/lib/fslab/fslab.db for root,
+    /// $XDG_DATA_HOME/fslab/fslab.db (~/.local/share/fslab/fslab.db) for
+    /// anyone else. To store runs, its folder must be yours alone (the
+    /// default's is made 0700).
+    #[arg(long = "store", value_name = "PATH|URL", value_parser = crate::store::location::parse,
+          default_value_t = crate::store::location::from_environment())]
     pub location: String,
 }
 
@@ -579,7 +581,9 @@ pub fn main() -> ExitCode {
     let code = match outcome {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("fslab: {e}");
+            // Whatever text an error quotes (a stored label, a guest's
+            // console) reaches the terminal without its control characters.
+            eprintln!("fslab: {}", crate::text::escape_keeping_lines(&e.message));
             e.exit_code()
         }
     };

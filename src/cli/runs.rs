@@ -9,6 +9,7 @@ use super::RunsArgs;
 use super::verdicts::WIDTH;
 use crate::error::Result;
 use crate::store::{RunSummary, SetupSummary, Store};
+use crate::text;
 
 /// Run `fslab runs`.
 pub fn run(args: &RunsArgs) -> Result<ExitCode> {
@@ -27,7 +28,7 @@ pub fn run(args: &RunsArgs) -> Result<ExitCode> {
 fn render_text(runs: &[RunSummary], location: &str, wide: bool) -> String {
     let mut s = String::new();
     if runs.is_empty() {
-        let _ = writeln!(s, "no runs in {location}");
+        let _ = writeln!(s, "no runs in {}", text::escape(location));
         return s;
     }
     let mut columns = [
@@ -59,8 +60,10 @@ fn render_text(runs: &[RunSummary], location: &str, wide: bool) -> String {
             r.scenarios.join(","),
             setup_words(r).join(", "),
         ];
+        // What the store holds is shown, not obeyed: a tag another user
+        // wrote has its control characters escaped.
         for (column, cell) in columns.iter_mut().zip(cells) {
-            column.cells.push(cell);
+            column.cells.push(text::escape(&cell).into_owned());
         }
     }
     let mut widths: Vec<usize> = columns.iter().map(Column::width).collect();

@@ -1,42 +1,66 @@
-//! The store a reading command uses: `--store`, else `FSLAB_STORE`, else
-//! the default for this user (`store::location`), whose folder, like the
-//! state folder, must be the user's alone — no one else's, written by no
-//! one else, reached through no one else's symlink — before fslab reads
-//! from it. (A run makes and checks it when it opens the store:
+//! The store a reading command uses, and the files it reads runs from:
+//! `--store`, else `FSLAB_STORE`, else the default for this user
+//! (`store::location`), whose folder, like the state folder, must be the
+//! user's alone — no one else's, written by no one else, reached through
+//! no one else's symlink — before fslab reads from it. (A run makes and
+//! checks it, and any SQLite `--store`'s folder, when it opens the store:
 //! `harness::Keeper`.)
+//!
+//! A store or a run's file named on the command line may be anyone's (a
+//! colleague hands one over): it is only read. But a symbolic link to it
+//! is followed only as outputs follow one (`target::walk`): when the link
+//! and every folder above it belong to root or the invoking user and no
+//! one else may write those folders; another user's link is refused (exit
+//! 2), so no one but the user chooses what root reads. SQLite and the JSON
+//! reader then open the path found, which holds no link.
 
 use std::path::Path;
 
 use super::StoreArgs;
 use crate::error::Result;
 use crate::store::Selection;
-use crate::store::location::{FILE_NAME, is_default};
+use crate::store::location::is_default;
 use crate::target::folder::{FolderRole, OwnedDir};
+use crate::target::walk::{Rules, walk};
 
 impl StoreArgs {
-    /// Where to read runs from: the location as given, or for the default
-    /// store, the file in its folder once that folder is checked (never
-    /// made: reading creates nothing; a missing one is "no store at ...").
+    /// Where to read runs from: a PostgreSQL URL as given; the default
+    /// store's file once its folder is checked (never made: reading creates
+    /// nothing; a missing one is "no store at ..."); any other file by the
+    /// path its links lead to ([`named_file`]).
     pub(super) fn for_reading(&self) -> Result<String> {
-        let Some(folder) = self.default_folder() else { return Ok(self.location.clone()) };
-        Ok(match OwnedDir::open_existing(folder, FolderRole::Store)? {
-            Some(dir) => dir.path().join(FILE_NAME).display().to_string(),
-            None => self.location.clone(),
-        })
+        let location = &self.location;
+        if crate::store::is_postgres(location) {
+            return Ok(location.clone());
+        }
+        if is_default(location) {
+            let file = OwnedDir::file_in(Path::new(location), FolderRole::Store, false)?;
+            return Ok(file.map_or_else(|| location.clone(), |f| f.display().to_string()));
+        }
+        Ok(named_file(Path::new(location))?.map_or_else(|| location.clone(), |f| f.display().to_string()))
     }
 
     /// The runs `selector` names ([`crate::store::resolve`]): a file
     /// (a store, a run's --json) needs no store, so the default's folder
     /// is looked at only when the selector is not one.
     pub(super) fn resolve(&self, selector: &str) -> Result<Selection> {
-        if Path::new(selector).is_file() {
-            return crate::store::resolve(&self.location, selector);
+        if std::fs::symlink_metadata(selector).is_ok() {
+            if let Some(file) = named_file(Path::new(selector))?.filter(|f| f.is_file()) {
+                return crate::store::from_file(&file, selector);
+            }
         }
         crate::store::resolve(&self.for_reading()?, selector)
     }
+}
 
-    /// The default store's folder, when the location is the default.
-    fn default_folder(&self) -> Option<&Path> {
-        is_default(&self.location).then(|| Path::new(&self.location).parent()).flatten()
+/// The path a file named on the command line is read by: every symlink
+/// on the way followed by the rules (another user's refused, exit 2), none
+/// left in it. `None` when nothing is there.
+fn named_file(path: &Path) -> Result<Option<std::path::PathBuf>> {
+    let rules = Rules::for_named_files();
+    match walk(path, rules) {
+        Ok(walked) => Ok(Some(walked.path)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(e.into_error(path, "read", rules.trusted)),
     }
 }

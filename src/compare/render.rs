@@ -321,9 +321,10 @@ fn figure_name(row: &FigureComparison) -> String {
     if row.host_wide { format!("{} (host-wide)", row.figure) } else { row.figure.clone() }
 }
 
-/// A markdown cell: pipes escaped, on one line.
+/// A markdown cell or list item: on one line, control characters, pipes,
+/// backticks and `<` escaped ([`crate::text::markdown`]).
 fn md(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
+    crate::text::markdown(text)
 }
 
 /// GitHub markdown: the same rows as [`text`] in one table, with the
@@ -409,20 +410,10 @@ pub fn json(c: &Comparison) -> Vec<u8> {
     crate::json_document("compare", c)
 }
 
-/// Text made safe inside HTML elements and attributes.
+/// Text made safe inside HTML elements and attributes, control characters
+/// escaped ([`crate::text::xml`]).
 fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for ch in text.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            other => out.push(other),
-        }
-    }
-    out
+    crate::text::xml(text)
 }
 
 /// An HTML fragment for the top of the report page: what differs between

@@ -8,8 +8,8 @@
 
 use crate::error::{Error, Result};
 use crate::record::{Case, RunRecord, Verdict};
-use crate::store::Store;
-use crate::store::location::{FILE_NAME, is_default};
+use crate::store::location::is_default;
+use crate::store::{Store, is_postgres, missing_folder};
 use crate::target::folder::{FolderRole, OwnedDir};
 
 /// The store side of one run.
@@ -20,15 +20,20 @@ pub struct Keeper {
     broken: Option<String>,
 }
 
-/// Where to write runs: `location` as given, or for the default store,
-/// the file in its folder, that folder made (0700) when missing and checked
-/// like the state folder first: the user's alone, or exit 3 before anything
-/// is written (root never writes through a folder another user controls).
+/// Where to write runs: a PostgreSQL URL as given; an SQLite file where
+/// its folder is the user's alone, checked like the state folder (the
+/// default's made 0700 when missing) and any symlink on the way, the
+/// file's own too, root's or the user's ([`OwnedDir::file_in`]), else exit
+/// 3 before anything is written: root never writes through a folder or a
+/// link another user controls. The path returned has no link in it.
 fn writable(location: &str) -> Result<String> {
-    let folder = std::path::Path::new(location).parent().filter(|_| is_default(location));
-    match folder {
-        Some(folder) => Ok(OwnedDir::open_or_make(folder, FolderRole::Store)?.path().join(FILE_NAME).display().to_string()),
-        None => Ok(location.to_string()),
+    if is_postgres(location) {
+        return Ok(location.to_string());
+    }
+    let path = std::path::Path::new(location);
+    match OwnedDir::file_in(path, FolderRole::Store, is_default(location))? {
+        Some(file) => Ok(file.display().to_string()),
+        None => Err(missing_folder(path)),
     }
 }
 

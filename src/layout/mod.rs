@@ -62,12 +62,12 @@ pub fn open_regular(path: &Path) -> Result<(File, std::fs::Metadata)> {
     let meta = std::fs::metadata(path).map_err(|e| Error::io(path, "stat", e))?;
     let kind = meta.file_type();
     let refuse = |what: &str| {
-        Err(Error::usage(format!("{}: is {what}, not a regular file; fslab maps regular files", path.display())))
+        Err(Error::usage(format!("{}: is {what}, not a regular file; fslab maps regular files", crate::text::path(path))))
     };
     if kind.is_dir() {
         return Err(Error::usage(format!(
             "{}: is a directory; `fslab map` takes regular files, `fslab frag` walks a tree",
-            path.display()
+            crate::text::path(path)
         )));
     } else if kind.is_block_device() {
         return refuse("a block device");

@@ -31,6 +31,26 @@ pub fn default_location() -> PathBuf {
     default_for(uid.is_root(), uid.as_raw(), std::env::var_os("XDG_DATA_HOME"), std::env::var_os("HOME"))
 }
 
+/// The store when `--store` is not given: `FSLAB_STORE`, else the default
+/// ([`default_location`]). An empty `FSLAB_STORE=` counts as unset, as an
+/// empty variable usually does; SQLite would take "" for a temporary
+/// database and keep nothing.
+pub fn from_environment() -> String {
+    match std::env::var_os("FSLAB_STORE").filter(|v| !v.is_empty()) {
+        Some(location) => location.to_string_lossy().into_owned(),
+        None => default_location().display().to_string(),
+    }
+}
+
+/// A `--store` value as given: an empty one names no store and is refused
+/// (exit 2), where SQLite would have taken it for a temporary database.
+pub fn parse(text: &str) -> std::result::Result<String, String> {
+    if text.is_empty() {
+        return Err("an empty path names no store: give an SQLite file or a postgres:// URL, or --no-store".into());
+    }
+    Ok(text.to_string())
+}
+
 /// Whether `location` (a `--store` value) is the default store, whose
 /// folder fslab makes and checks.
 pub fn is_default(location: &str) -> bool {

@@ -25,7 +25,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
-pub use select::{Selection, open_for_reading, resolve};
+pub use select::{Selection, from_file, open_for_reading, resolve};
+pub use sqlite::missing_folder;
 
 use crate::error::{Error, Result};
 use crate::record::{Case, RunRecord, StartRecord, Status, Verdict};

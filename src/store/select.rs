@@ -28,7 +28,7 @@ pub struct Selection {
 pub fn resolve(location: &str, selector: &str) -> Result<Selection> {
     let path = Path::new(selector);
     if path.is_file() {
-        return from_file(path);
+        return from_file(path, selector);
     }
     let mut store = open_for_reading(location)?;
     let label = |l: String, runs: Vec<RunRecord>| Ok(Selection { label: l, runs });
@@ -88,15 +88,16 @@ fn load(store: &mut Store, id: &str) -> Result<RunRecord> {
     store.load(id)?.ok_or_else(|| Error::failed(format!("run {id} vanished from the store while being read")))
 }
 
-/// A run's JSON output, or an SQLite store (every run in it).
-fn from_file(path: &Path) -> Result<Selection> {
+/// A run's JSON output, or an SQLite store (every run in it), at `path`,
+/// named `label` in output: a path with no symlink in it (the command line
+/// follows links by its rules first), opened without following one.
+pub fn from_file(path: &Path, label: &str) -> Result<Selection> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let open = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path);
+    let mut file = open.map_err(|e| Error::io(path, "open", e))?;
     let mut head = [0u8; 16];
-    let n = std::io::Read::read(
-        &mut std::fs::File::open(path).map_err(|e| Error::io(path, "open", e))?,
-        &mut head,
-    )
-    .map_err(|e| Error::io(path, "read", e))?;
-    let label = path.display().to_string();
+    let n = std::io::Read::read(&mut file, &mut head).map_err(|e| Error::io(path, "read", e))?;
+    let label = label.to_string();
     if head[..n].starts_with(b"SQLite format 3\0") {
         let mut store = Store::open_existing(path)?;
         let ids = store.ids()?;
@@ -106,17 +107,18 @@ fn from_file(path: &Path) -> Result<Selection> {
         let runs = ids.iter().map(|id| load(&mut store, id)).collect::<Result<Vec<_>>>()?;
         return Ok(Selection { label, runs });
     }
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, "read", e))?;
+    let neither = |why: &dyn std::fmt::Display| {
+        Error::usage(format!("{label}: neither an fslab store nor the --json output of `fslab run` or `fslab exec` ({why})"))
+    };
+    let mut bytes = head[..n].to_vec();
+    std::io::Read::read_to_end(&mut file, &mut bytes).map_err(|e| Error::io(path, "read", e))?;
+    let text = String::from_utf8(bytes).map_err(|_| neither(&"not UTF-8 text"))?;
     #[derive(serde::Deserialize)]
     struct Output {
         schema: String,
         run: RunRecord,
     }
-    let output: Output = serde_json::from_str(&text).map_err(|e| {
-        Error::usage(format!(
-            "{label}: neither an fslab store nor the --json output of `fslab run` or `fslab exec` ({e})"
-        ))
-    })?;
+    let output: Output = serde_json::from_str(&text).map_err(|e| neither(&e))?;
     if output.schema != crate::SCHEMA {
         return Err(Error::usage(format!(
             "{label}: schema `{}`, this fslab reads `{}`",

@@ -3,7 +3,10 @@
 //!
 //! A store is a regular file or nothing yet: any other thing at the path
 //! (`/dev/null`, a FIFO, a folder) is refused before SQLite sees it, so
-//! nothing (a `-journal`, a `-wal`) is ever made beside it. Reading
+//! nothing (a `-journal`, a `-wal`) is ever made beside it. SQLite opens
+//! it with `SQLITE_OPEN_NOFOLLOW`: the path it is given (the command line
+//! resolves links by its rules first) must hold no symlink. A database
+//! some other program made is refused, not turned into a store. Reading
 //! commands open the file read-only and change nothing in it; so a store
 //! one may read but not write (mode 444, a read-only mount) can still be
 //! read, and writing to it is refused up front with what to do.
@@ -29,15 +32,9 @@ impl SqliteBackend {
     /// Open or create the store file at `path` for writing runs into.
     pub fn open(path: &Path) -> Result<SqliteBackend> {
         let shown = path.display().to_string();
-        let parent = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            Some(parent) => parent,
-            None => Path::new("."),
-        };
+        let parent = folder_of(path);
         if !parent.is_dir() {
-            return Err(Error::usage(format!(
-                "--store {shown}: the folder {} does not exist; create it or give another path",
-                parent.display()
-            )));
+            return Err(missing_folder(path));
         }
         let exists = refuse_non_regular(path, &shown)?;
         // SQLite makes its -wal and -shm files beside the store.
@@ -53,10 +50,37 @@ impl SqliteBackend {
                 )));
             }
         }
-        let conn = rusqlite::Connection::open(path).map_err(|e| sqlite_error(&shown, &e))?;
+        let conn = rusqlite::Connection::open_with_flags(path, OpenFlags::default() | OpenFlags::SQLITE_OPEN_NOFOLLOW)
+            .map_err(|e| sqlite_error(&shown, &e))?;
         let backend = SqliteBackend { conn, path: shown, read_only: false };
+        backend.conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| sqlite_error(&backend.path, &e))?;
+        backend.refuse_foreign()?;
         backend.setup().map_err(|e| sqlite_error(&backend.path, &e))?;
         Ok(backend)
+    }
+
+    /// Refuse a database that holds something and is not an fslab store
+    /// (no `fslab_schema` table), naming what it holds: fslab's tables and
+    /// WAL mode are never added to another program's database. An empty
+    /// file, or none, becomes a store.
+    fn refuse_foreign(&self) -> Result<()> {
+        let names = |sql: &str| -> rusqlite::Result<Vec<String>> {
+            let mut statement = self.conn.prepare(sql)?;
+            statement.query_map([], |row| row.get::<_, String>(0))?.collect()
+        };
+        let held = names("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
+            .map_err(|e| sqlite_error(&self.path, &e))?;
+        if held.is_empty() || held.iter().any(|name| name == "fslab_schema") {
+            return Ok(());
+        }
+        let shown: Vec<&str> = held.iter().take(8).map(String::as_str).collect();
+        let more = if held.len() > shown.len() { format!(" and {} more", held.len() - shown.len()) } else { String::new() };
+        Err(Error::usage(format!(
+            "--store {}: an SQLite database that is not an fslab store (it holds {}{more}); fslab does not add its \
+             tables to another program's database: give another path",
+            self.path,
+            crate::text::escape(&shown.join(", "))
+        )))
     }
 
     /// Open the existing store file at `path` read-only: nothing in it or
@@ -67,7 +91,10 @@ impl SqliteBackend {
         if !refuse_non_regular(path, &shown)? {
             return Err(Error::usage(format!("{shown}: no such store file")));
         }
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW;
         let open = |immutable: bool| -> rusqlite::Result<SqliteBackend> {
             let uri = format!("file:{}{}", uri_path(path), if immutable { "?immutable=1" } else { "" });
             let conn = rusqlite::Connection::open_with_flags(uri, flags)?;
@@ -91,7 +118,6 @@ impl SqliteBackend {
     }
 
     fn setup(&self) -> rusqlite::Result<()> {
-        self.conn.busy_timeout(BUSY_TIMEOUT)?;
         // Turning a fresh store to WAL needs it to itself, and SQLite
         // answers SQLITE_BUSY at once, without its busy handler, while
         // another writer opening the same fresh store holds it (one in
@@ -109,6 +135,21 @@ impl SqliteBackend {
         self.conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")?;
         Ok(())
     }
+}
+
+/// The refusal of a store file whose folder is missing (exit 2): fslab
+/// makes no folder but the default store's.
+pub fn missing_folder(path: &Path) -> Error {
+    Error::usage(format!(
+        "--store {}: the folder {} does not exist; create it or give another path",
+        path.display(),
+        folder_of(path).display()
+    ))
+}
+
+/// The folder a store file `path` lies in (`.` for a bare name).
+fn folder_of(path: &Path) -> &Path {
+    path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
 }
 
 /// How long one writer waits for another to let go of the store.
@@ -168,8 +209,13 @@ fn is_cannot_open(e: &rusqlite::Error) -> bool {
 fn sqlite_error(path: &str, e: &rusqlite::Error) -> Error {
     let not_a_db = matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase);
     let read_only = matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ReadOnly);
+    // SQLITE_CANTOPEN_SYMLINK: a link on the way (fslab hands SQLite a
+    // path with none, so one was put there since).
+    let link = matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.extended_code == rusqlite::ffi::SQLITE_CANTOPEN_SYMLINK);
     if not_a_db {
         Error::usage(format!("--store {path}: the file is not an SQLite database; give another path"))
+    } else if link {
+        Error::usage(format!("--store {path}: a symbolic link is on the way; fslab opens a store by its own path: give that"))
     } else if read_only {
         Error::environment(format!(
             "store {path}: {e}: this user may not write it; give a --store you may write, or --no-store"

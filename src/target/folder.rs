@@ -1,23 +1,27 @@
-//! Folders fslab makes and deletes in as root — the scratch folder and the
-//! state folder — held open by descriptor, and checked to be ours alone.
+//! Folders fslab makes and deletes in as root — the scratch and state
+//! folders, the caches, a store's folder — held open by descriptor, and
+//! checked to be ours alone.
 //!
 //! The design decision: a folder anyone else may write is a folder where
 //! anyone else may swap a path for a symlink between fslab's checks and its
-//! use, and make root format or delete what the symlink names. So both
-//! folders must belong to the effective user and be writable by nobody
-//! else (refused otherwise, before anything is made), each is resolved once
-//! to its canonical path and opened without following another user's
-//! symlink (each component opened `O_NOFOLLOW` from the one before), and every
-//! path below it is reached from that descriptor (`openat2` with
-//! `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), never by a path resolved again.
+//! use, and make root format or delete what the symlink names. So such
+//! folders must belong to the effective user and be writable by nobody else
+//! (refused otherwise, before anything is made), each is resolved once to
+//! its canonical path and opened without following another user's symlink
+//! (each component opened `O_NOFOLLOW` from the one before: `walk.rs`), and
+//! every path below it is reached from that descriptor (`openat2` with
+//! `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), never by a path resolved
+//! again.
 
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStringExt as _;
 use std::path::{Component, Path, PathBuf};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags};
 use serde::{Deserialize, Serialize};
 
+use super::walk::{OpenFolder, Refusal, Rules, Walked, walk};
 use crate::error::{Error, Result};
 
 /// A file's identity: device and inode number, as `stat` gives them.
@@ -51,8 +55,8 @@ pub enum FolderRole {
     /// `--kernel-cache` (`/var/cache/fslab/kernels`): the vmlinux
     /// unpacked from each bzImage guests boot.
     KernelCache,
-    /// The default store's folder (`/var/lib/fslab`, or the user's XDG
-    /// data folder): where runs are kept when `--store` is not given.
+    /// A store's folder: the default's (`/var/lib/fslab`, or the user's
+    /// XDG data folder) and any SQLite `--store`'s.
     Store,
 }
 
@@ -113,30 +117,31 @@ impl OwnedDir {
         }
     }
 
-    /// Resolve `path` once, component by component, to its canonical form
-    /// and a descriptor ([`resolve`]), then check what was opened.
+    /// Walk `path` once, component by component, to its canonical form and
+    /// a descriptor ([`walk`], strictly: every folder on the way root's or
+    /// ours and written by no one else), then check what was opened.
     fn open_checked(path: &Path, role: FolderRole, create: bool) -> Result<OwnedDir> {
         let me = rustix::process::geteuid().as_raw();
-        let (canonical, fd) = resolve(path, create, Owners::effective()).map_err(|e| match e {
-            Resolve::Io(at, e) if e.raw_os_error() == Some(libc::ENOENT) => {
+        let open_parent = |folder: &OpenFolder| {
+            Error::environment(format!(
+                "{} {}: the folder {} above it belongs to uid {} (mode {:o}): whoever else can write there can move the {} away and put another in its place; use a folder whose parents only root or you can write (a sticky one like /var/tmp is fine), or {}",
+                role.name(),
+                path.display(),
+                folder.path.display(),
+                folder.uid,
+                folder.mode,
+                role.name(),
+                role.other()
+            ))
+        };
+        let rules = Rules { trusted: me, strict: true, create };
+        let Walked { path: canonical, fd, .. } = walk(path, rules).map_err(|e| match e {
+            Refusal::Io(at, e) if e.raw_os_error() == Some(libc::ENOENT) => {
                 Error::environment(format!("{} {}: {NOT_FOUND} ({})", role.name(), path.display(), at.display()))
             }
-            Resolve::Io(at, e) => Error::io(&at, role.name(), e),
-            Resolve::OpenParent(at, uid, mode) => Error::environment(format!(
-                "{} {}: the folder {} above it belongs to uid {uid} (mode {mode:o}): whoever else can write there can move the {} away and put another in its place; use a folder whose parents only root or you can write (a sticky one like /var/tmp is fine), or {}",
-                role.name(),
-                path.display(),
-                at.display(),
-                role.name(),
-                role.other()
-            )),
-            Resolve::ForeignLink(at, uid) => Error::environment(format!(
-                "{} {}: reached through {}, a symlink that belongs to uid {uid}, not to root or you (uid {me}); fslab does not follow another user's symlink as root: remove it, or {}",
-                role.name(),
-                path.display(),
-                at.display(),
-                role.other()
-            )),
+            Refusal::Io(at, e) => Error::io(&at, role.name(), e),
+            Refusal::OpenParent(folder) | Refusal::LinkBelowOpen(_, folder) => open_parent(&folder),
+            Refusal::ForeignLink(at, uid) => foreign_link(role, path, &format!("reached through {}, a symlink", at.display()), uid),
         })?;
         let stat = rustix::fs::fstat(&fd).map_err(|e| Error::io(&canonical, "stat", e.into()))?;
         let shown = canonical.display();
@@ -162,6 +167,44 @@ impl OwnedDir {
         }
         let fd = rustix::fs::openat(&fd, ".", DIR_FLAGS, Mode::empty()).map_err(|e| Error::io(&canonical, "open", e.into()))?;
         Ok(OwnedDir { path: canonical, fd, id: FileId { dev: stat.st_dev, ino: stat.st_ino } })
+    }
+
+    /// Where the file `path` names lies, in a `role` folder of ours alone:
+    /// its folder checked as [`OwnedDir::open_or_make`] checks (and made,
+    /// with `create`), and a symlink in the file's place followed only when
+    /// it is root's or ours, into a folder held to the same rule. The
+    /// file's canonical path, with no link left in it, so that what opens
+    /// it by name (SQLite) finds what was checked; nothing need be there
+    /// yet. `None` when the folder is missing and `create` is false.
+    pub fn file_in(path: &Path, role: FolderRole, create: bool) -> Result<Option<PathBuf>> {
+        let me = rustix::process::geteuid().as_raw();
+        let mut at = path.to_path_buf();
+        for _ in 0..40 {
+            let Some(name) = at.file_name().map(Path::new) else {
+                return Err(Error::usage(format!("{} {}: give a file name, not a folder", role.name(), path.display())));
+            };
+            let parent = at.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            let dir = if create { Self::open_or_make(parent, role)? } else {
+                match Self::open_existing(parent, role)? {
+                    Some(dir) => dir,
+                    None => return Ok(None),
+                }
+            };
+            let stat = match rustix::fs::statat(&dir.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+                Err(rustix::io::Errno::NOENT) => return Ok(Some(dir.path.join(name))),
+                other => other.map_err(|e| Error::io(&dir.path.join(name), "stat", e.into()))?,
+            };
+            if FileType::from_raw_mode(stat.st_mode) != FileType::Symlink {
+                return Ok(Some(dir.path.join(name)));
+            }
+            if stat.st_uid != 0 && stat.st_uid != me {
+                return Err(foreign_link(role, path, &format!("{} is a symlink", dir.path.join(name).display()), stat.st_uid));
+            }
+            let target = rustix::fs::readlinkat(&dir.fd, name, Vec::new()).map_err(|e| Error::io(&dir.path.join(name), "readlink", e.into()))?;
+            let target = PathBuf::from(std::ffi::OsString::from_vec(target.into_bytes()));
+            at = if target.is_absolute() { target } else { dir.path.join(target) };
+        }
+        Err(Error::io(path, role.name(), io::Error::from_raw_os_error(libc::ELOOP)))
     }
 
     /// Reopen a folder a ledger recorded, by its canonical `path`, and
@@ -229,130 +272,16 @@ impl OwnedDir {
 
 const NOT_FOUND: &str = "no such folder";
 
-/// Whose folders and symlinks a path may pass through: root's and the
-/// effective user's, and for a file the user names for fslab to read
-/// ([`super::given`]) the invoking user's (`SUDO_UID`) too.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Owners {
-    me: u32,
-    invoker: Option<u32>,
-}
-
-impl Owners {
-    /// Root and the effective user: for fslab's own folders.
-    pub(crate) fn effective() -> Owners {
-        Owners { me: rustix::process::geteuid().as_raw(), invoker: None }
-    }
-
-    /// Root, the effective user and the user who ran `sudo` (`SUDO_UID`).
-    pub(crate) fn with_invoker() -> Owners {
-        let invoker = std::env::var("SUDO_UID").ok().and_then(|u| u.parse::<u32>().ok());
-        Owners { invoker, ..Owners::effective() }
-    }
-
-    /// Whether `uid` is one of them.
-    pub(crate) fn trust(self, uid: u32) -> bool {
-        uid == 0 || uid == self.me || Some(uid) == self.invoker
-    }
-
-    /// The uid a message calls "you": the invoking user's when known.
-    pub(crate) fn you(self) -> u32 {
-        self.invoker.unwrap_or(self.me)
-    }
-}
-
-/// Why a path could not be resolved.
-pub(crate) enum Resolve {
-    /// An I/O error at this path.
-    Io(PathBuf, io::Error),
-    /// A symlink at this path belongs to this uid, neither root nor us.
-    ForeignLink(PathBuf, u32),
-    /// This folder on the way belongs to this uid (neither root nor us),
-    /// or others may write it (without the sticky bit): it could move what
-    /// lies below it away and put something else in its place.
-    OpenParent(PathBuf, u32, u32),
-}
-
-/// Whether a folder on the way to fslab's own may be trusted to keep what
-/// is in it: root's or ours, and written by no one else unless sticky (as
-/// `/tmp` and `/var/tmp` are, where no one may rename another's entry).
-fn parent_is_safe(stat: &rustix::fs::Stat, owners: Owners) -> bool {
-    owners.trust(stat.st_uid) && (stat.st_mode & 0o022 == 0 || stat.st_mode & 0o1000 != 0)
-}
-
-/// Walk `path` from `/` (a relative one from the current folder) one
-/// component at a time, each opened with `O_NOFOLLOW` from the one before:
-/// a symlink is followed only when it belongs to root or to us (what
-/// another user links is never followed), every folder passed through
-/// must be root's or ours and written by no one else unless sticky (so no
-/// one else can move what is below it later, and the canonical path stays
-/// true), and no component is resolved twice. With
-/// `create`, missing folders are made (0700) on the way. Root and we are
-/// `owners`. Returns the canonical path and an `O_PATH` descriptor of what
-/// it names (a FIFO or device is not opened for reading, so never waited on).
-pub(crate) fn resolve(path: &Path, create: bool, owners: Owners) -> std::result::Result<(PathBuf, OwnedFd), Resolve> {
-    use std::collections::VecDeque;
-    use std::ffi::OsString;
-    use std::os::unix::ffi::OsStringExt;
-    let at = |p: &Path| { let p = p.to_path_buf(); move |e: rustix::io::Errno| Resolve::Io(p, e.into()) };
-    let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let root = || rustix::fs::open("/", flags | OFlags::DIRECTORY, Mode::empty()).map_err(at(Path::new("/")));
-    let mut queue: VecDeque<OsString> = VecDeque::new();
-    if path.is_relative() {
-        let cwd = std::env::current_dir().map_err(|e| Resolve::Io(PathBuf::from("."), e))?;
-        queue.extend(cwd.components().map(|c| c.as_os_str().to_os_string()));
-    }
-    queue.extend(path.components().map(|c| c.as_os_str().to_os_string()));
-    let (mut fd, mut canonical) = (root()?, PathBuf::from("/"));
-    let mut links = 0;
-    while let Some(name) = queue.pop_front() {
-        if name == "/" || name == "." || name.is_empty() {
-            continue;
-        }
-        if name == ".." {
-            fd = rustix::fs::openat(&fd, "..", flags | OFlags::DIRECTORY, Mode::empty()).map_err(at(&canonical))?;
-            canonical.pop();
-            continue;
-        }
-        let here = canonical.join(&name);
-        let parent = rustix::fs::fstat(&fd).map_err(at(&canonical))?;
-        if !parent_is_safe(&parent, owners) {
-            return Err(Resolve::OpenParent(canonical, parent.st_uid, parent.st_mode & 0o7777));
-        }
-        let next = match rustix::fs::openat(&fd, name.as_os_str(), flags, Mode::empty()) {
-            Err(rustix::io::Errno::NOENT) if create => {
-                match rustix::fs::mkdirat(&fd, name.as_os_str(), Mode::RWXU) {
-                    Ok(()) | Err(rustix::io::Errno::EXIST) => {}
-                    Err(e) => return Err(at(&here)(e)),
-                }
-                rustix::fs::openat(&fd, name.as_os_str(), flags, Mode::empty()).map_err(at(&here))?
-            }
-            other => other.map_err(at(&here))?,
-        };
-        let stat = rustix::fs::fstat(&next).map_err(at(&here))?;
-        if FileType::from_raw_mode(stat.st_mode) != FileType::Symlink {
-            (fd, canonical) = (next, here);
-            continue;
-        }
-        if !owners.trust(stat.st_uid) {
-            return Err(Resolve::ForeignLink(here, stat.st_uid));
-        }
-        links += 1;
-        if links > 40 {
-            return Err(Resolve::Io(here, io::Error::from_raw_os_error(libc::ELOOP)));
-        }
-        // Read the very link that was checked, through its descriptor.
-        let target = PathBuf::from(OsString::from_vec(
-            rustix::fs::readlinkat(&next, "", Vec::new()).map_err(at(&here))?.into_bytes(),
-        ));
-        if target.is_absolute() {
-            (fd, canonical) = (root()?, PathBuf::from("/"));
-        }
-        for c in target.components().rev() {
-            queue.push_front(c.as_os_str().to_os_string());
-        }
-    }
-    Ok((canonical, fd))
+/// The refusal of another user's symlink (`what`: where it is, in words)
+/// on the way to the `role` folder or file at `path`: exit 3, with the fix.
+fn foreign_link(role: FolderRole, path: &Path, what: &str, uid: u32) -> Error {
+    let me = rustix::process::geteuid().as_raw();
+    Error::environment(format!(
+        "{} {}: {what} that belongs to uid {uid}, not to root or you (uid {me}); fslab does not follow another user's symlink as root: remove it, or {}",
+        role.name(),
+        path.display(),
+        role.other()
+    ))
 }
 
 #[cfg(test)]

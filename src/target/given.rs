@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags, Stat};
 
-use super::folder::{resolve, Owners, Resolve};
+use super::walk::{Refusal, Rules, Walked, invoking_user, walk};
 use crate::error::{Error, Result};
 
 /// A regular file a user named, open for reading, checked.
@@ -163,37 +163,38 @@ fn checked_file(fd: OwnedFd, path: PathBuf, canonical: PathBuf, what: &str) -> R
     Ok(GivenFile { path, canonical, size: stat.st_size as u64, file: File::from(file) })
 }
 
-/// `path` resolved by the folder rule, its refusals said for a `what`.
+/// `path` walked by the folder rule (strictly: every folder on the way
+/// root's or the invoking user's), its refusals said for a `what`.
 fn resolved(path: &Path, what: &str) -> Result<(PathBuf, OwnedFd)> {
-    let owners = Owners::with_invoker();
-    let you = owners.you();
-    resolve(path, false, owners).map_err(|e| match e {
-        Resolve::Io(_, e) if e.raw_os_error() == Some(libc::ENOENT) => {
-            Error::usage(format!("{}: no such {what}", path.display()))
-        }
-        Resolve::Io(at, e) => Error::io(&at, what, e),
-        Resolve::OpenParent(at, uid, mode) => Error::environment(format!(
-            "{what} {}: the folder {} above it belongs to uid {uid} (mode {mode:o}): whoever else can write there can \
+    let you = invoking_user();
+    let rules = Rules { trusted: you, strict: true, create: false };
+    match walk(path, rules) {
+        Ok(Walked { path, fd, .. }) => Ok((path, fd)),
+        Err(e) if e.is_not_found() => Err(Error::usage(format!("{}: no such {what}", path.display()))),
+        Err(Refusal::Io(at, e)) => Err(Error::io(&at, what, e)),
+        Err(Refusal::OpenParent(folder) | Refusal::LinkBelowOpen(_, folder)) => Err(Error::environment(format!(
+            "{what} {}: the folder {} above it belongs to uid {} (mode {:o}): whoever else can write there can \
              put another {what} in its place, which fslab would boot as root; keep it below folders only root or you \
              (uid {you}) can write (a sticky one like /var/tmp is fine)",
             path.display(),
-            at.display()
-        )),
-        Resolve::ForeignLink(at, uid) => Error::environment(format!(
+            folder.path.display(),
+            folder.uid,
+            folder.mode
+        ))),
+        Err(Refusal::ForeignLink(at, uid)) => Err(Error::environment(format!(
             "{what} {}: reached through {}, a symlink that belongs to uid {uid}, not to root or you (uid {you}); \
              fslab does not follow another user's symlink as root: name the file itself",
             path.display(),
             at.display()
-        )),
-    })
+        ))),
+    }
 }
 
 /// Root's or the user's, and writable by no one else; else exit 3, with
 /// the fix.
 fn checked(stat: &Stat, path: &Path, what: &str) -> Result<()> {
-    let owners = Owners::with_invoker();
-    let (you, shown) = (owners.you(), path.display());
-    if !owners.trust(stat.st_uid) {
+    let (you, shown) = (invoking_user(), path.display());
+    if stat.st_uid != 0 && stat.st_uid != you {
         return Err(Error::environment(format!(
             "the {what} {shown} belongs to uid {}, not to root or you (uid {you}): its owner could change what \
              fslab boots as root; `chown {you} {shown}` if it is meant to be yours, or use a copy of your own",

@@ -34,6 +34,7 @@ mod remove;
 pub mod proof;
 mod scratch;
 pub mod sysctl;
+pub mod walk;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

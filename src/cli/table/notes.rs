@@ -10,7 +10,10 @@ pub fn failures(cases: &[&Case]) -> String {
     let mut s = String::new();
     for case in cases.iter().filter(|c| c.status == Status::Failed) {
         s.push('\n');
-        s.push_str(&wrap(&format!("{}: {}", case.place(), case.error.as_deref().unwrap_or("failed")), 2));
+        // An error of several lines (a guest's console) is indented under
+        // its place, so no line of it reads as a line of the table's.
+        let error = case.error.as_deref().unwrap_or("failed").replace('\n', "\n    ");
+        s.push_str(&wrap(&format!("{}: {error}", case.place()), 2));
         if let Some(command) = &case.command {
             let tail: Vec<&str> = command.stderr.lines().rev().take(10).collect();
             for line in tail.iter().rev() {

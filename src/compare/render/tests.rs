@@ -170,7 +170,7 @@ fn markdown_is_one_table_with_escaped_cells() {
     let row = "| likely regression | tree-copy write_ios on ext2-1k (size=64M) | 18.1x more | median 42 → 761 |";
     assert!(out.contains(row), "{out}");
     assert!(out.contains("| host-wide, not judged | tree-copy backing_flushes on ext2-1k (size=64M) (host-wide) |"), "{out}");
-    assert!(out.contains("- exec on dir (cmd=a\\|b <x>)"), "{out}");
+    assert!(out.contains("- exec on dir (cmd=a\\|b &lt;x>)"), "{out}");
     assert_eq!(out.matches("| regression |").count(), 1);
     assert!(out.contains("Smallest p the repeats allow: 0.008 with 5 vs 5 values"), "{out}");
     assert!(out.trim_end().ends_with("1 host-wide**"), "{out}");
@@ -254,7 +254,7 @@ fn newly_failed_cases_and_incomplete_runs_are_said_everywhere() {
     assert_eq!(out.lines().last(), Some("1 regression (1 newly failed case), 0 improvements, 0 unchanged"));
     let md = markdown(&c, false);
     assert!(md.contains("**Incomplete:** run k of v2"), "{md}");
-    assert!(md.contains("- s on ext4: failed in its only repeat in v2: mkfs \\| failed <here>\n"), "{md}");
+    assert!(md.contains("- s on ext4: failed in its only repeat in v2: mkfs \\| failed &lt;here>\n"), "{md}");
     assert!(md.contains("No figure regressed, improved or changed."), "{md}");
     let html = html_table(&c);
     assert!(html.contains("<tr class=\"regression failed\"><td>newly failed</td>"), "{html}");

@@ -347,7 +347,7 @@ mod tests {
         let builder = StripBuilder::new(0, 0, "a<b & \"c\" 'd'>\u{1}");
         let svg = String::from_utf8(builder.finish()).expect("UTF-8");
         assert_well_formed(&svg);
-        assert!(svg.contains("<title>a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;\u{fffd}</title>"));
+        assert!(svg.contains("<title>a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;\\x01</title>"));
         assert!(!svg.contains("a<b"));
     }
 }
