@@ -54,13 +54,16 @@ fn a_write_lost_under_the_image_fails_the_case_with_the_reason() {
     }
     let lab = Lab::new();
     let scratch = lab.scratch();
-    {
-        // 80 MiB under a 300 MiB image: mkfs fits, 150 MiB of data does not.
-        let _tmpfs = SmallTmpfs::mount(&scratch, "80M");
-        let json = lab.exec_json(
-            &["--fs", "xfs,ext4", "--size", "300M", "--", "dd", "if=/dev/zero", "of=f", "bs=1M", "count=150"],
-            4,
+    for fs in ["xfs", "ext4"] {
+        // A 300 MiB image on 400 MiB: it fits when the run starts (an image
+        // the disk cannot hold is refused then), but the command fills the
+        // disk under it before it writes 150 MiB into it.
+        let _tmpfs = SmallTmpfs::mount(&scratch, "400M");
+        let script = format!(
+            "dd if=/dev/zero of={}/filler bs=1M 2>/dev/null; dd if=/dev/zero of=f bs=1M count=150",
+            scratch.display()
         );
+        let json = lab.exec_json(&["--fs", fs, "--size", "300M", "--", "sh", "-c", &script], 4);
         for case in cases(&json) {
             assert_eq!(case["status"], "failed", "{case}");
             let error = case["error"].as_str().unwrap();

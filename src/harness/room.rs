@@ -118,7 +118,7 @@ pub fn check_start_room(options: &TargetOptions, level: f64, work: &dyn Work) ->
 /// disk run full fails more than this run. `level` is how full the target
 /// starts (`--fill`, or what aging leaves), which the image is sized for.
 pub fn check_disk(spec: &TargetSpec, options: &TargetOptions, work: &dyn Work, level: f64) -> Result<()> {
-    if !spec.needs_scratch() {
+    if !spec.makes_image() {
         return Ok(());
     }
     let (size, how) = match options.size_bytes {

@@ -48,6 +48,12 @@ pub trait TargetKind: Debug + Send + Sync {
         false
     }
 
+    /// Whether it is a sparse image fslab makes in the scratch folder (and
+    /// so must fit on the scratch folder's file system).
+    fn makes_image(&self) -> bool {
+        false
+    }
+
     /// Refuse, before anything is made, what cannot be made here (the
     /// mkfs tool missing, the device mounted, the folder not a folder).
     fn check(&self) -> Result<()>;

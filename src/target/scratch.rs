@@ -59,6 +59,10 @@ impl TargetKind for Scratch {
         true
     }
 
+    fn makes_image(&self) -> bool {
+        true
+    }
+
     fn check(&self) -> Result<()> {
         self.fs.check_available()
     }
