@@ -289,3 +289,44 @@ fn the_seeds_preset_finds_seed_003_on_an_aged_full_xfs() {
     assert_eq!(verdict["shows"], true);
     lab.assert_nothing_left("after the preset");
 }
+
+#[test]
+fn an_aged_place_judged_over_three_images_says_three() {
+    if !root_or_skip("aged_three_images") {
+        return;
+    }
+    let lab = Lab::new();
+    let cache = cache_of(&lab);
+    let args = [
+        "--preset", "seeds", "create-file", "--fs", "ext4", "--size", "1G", "--set", "size=32M",
+        "--set", "method=mkfile,write-1g,write-64k", "--age-images", "3", "--repeat", "3", "--age-cache",
+        cache.to_str().unwrap(),
+    ];
+    let json = lab.run_json(&args, 0);
+    // Three images, one per repeat, each from its own seed.
+    let aged: Vec<&serde_json::Value> = cases(&json).iter().filter(|c| c["conditions"]["age"].is_string()).collect();
+    let keys: std::collections::BTreeSet<&str> = aged.iter().map(|c| start_of(c)["cache_key"].as_str().unwrap()).collect();
+    assert_eq!(keys.len(), 3, "{keys:?}");
+    for case in &aged {
+        assert_eq!(start_of(case)["image"].as_u64(), case["repeat"].as_u64(), "{}", start_of(case));
+    }
+    let places = json["run"]["verdicts"][0]["places"].as_array().unwrap();
+    let place = places.iter().find(|p| p["conditions"]["age"].is_string()).expect("the aged place");
+    assert_eq!(place["images"].as_u64(), Some(3), "{place}");
+    assert_eq!(place["samples"]["by"], "images", "{place}");
+    assert_eq!(place["samples"]["count"].as_u64(), Some(3), "{place}");
+    let fresh = places.iter().find(|p| p["conditions"].get("age").is_none()).expect("the fresh place");
+    assert!(fresh["images"].is_null(), "{fresh}");
+    // The text says it too.
+    let shown = lab.expect(&["show", "last"], 0);
+    // Rows wrap at 120 columns: read the words, not the lines.
+    let text = String::from_utf8_lossy(&shown.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(text.contains("3 images"), "{text}");
+    // Fewer repeats than images never reach every image: refused.
+    let mut c = lab.command();
+    c.args(["run", "--scratch"]).arg(lab.scratch()).args(["create-file", "--fs", "ext4", "--age", "churn", "--age-images", "3"]);
+    let out = c.output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--repeat 3"));
+    lab.assert_nothing_left("after three images");
+}

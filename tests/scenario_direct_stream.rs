@@ -105,3 +105,30 @@ fn a_block_size_o_direct_cannot_use_is_refused_before_anything_is_made() {
     refused(&["file=append"], &["new, overwrite"]);
     lab.assert_nothing_left("after refused direct-stream runs");
 }
+
+#[test]
+fn the_preset_streams_long_enough_to_judge_its_seed_on_every_fs() {
+    if !root_or_skip("direct_stream_preset_judged") {
+        return;
+    }
+    let lab = Lab::new();
+    // The seed's ext3 and the fastest file system here: a fixed 8 GiB
+    // ended on xfs in 4.5 s, too short for the detector's 7 intervals.
+    let json = lab.run_json(&["--preset", "seeds", "direct-stream", "--fs", "ext3,xfs", "--no-store"], 0);
+    for case in cases(&json) {
+        assert_eq!(case["status"], "ok", "{case}");
+        let intervals = case["timeline"].as_array().map_or(0, Vec::len);
+        assert!(intervals >= 8, "{}: {intervals} timeline intervals", case["fs"]);
+        assert_eq!(case["params"]["seconds"].as_u64(), Some(20), "{}", case["params"]);
+    }
+    let verdict = &json["run"]["verdicts"][0];
+    let places = verdict["places"].as_array().unwrap();
+    assert_eq!(places.len(), 2, "{verdict}");
+    for place in places {
+        assert_ne!(place["judged"], "unknown", "{place}");
+        let rule = &place["rule"];
+        assert!(rule["shown"].as_str().unwrap().contains("shows at"), "{place}");
+        assert!(rule["threshold"].is_number() && rule["value"].is_number(), "{place}");
+    }
+    lab.assert_nothing_left("after the direct-stream preset");
+}

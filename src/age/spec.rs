@@ -163,6 +163,21 @@ impl AgeSpec {
         }
     }
 
+    /// The same profile with its seed moved on by `offset` (the image
+    /// `offset` of several aged independently, `--age-images`); `None` for
+    /// a profile whose result no seed decides (`file:`, whose seed is in
+    /// the file, and `git:`).
+    pub fn with_seed_offset(&self, offset: u64) -> Option<AgeSpec> {
+        let mut spec = self.clone();
+        match &mut spec.profile {
+            Profile::Churn(c) | Profile::Tree(c) | Profile::FreeFrag { churn: c, .. } => {
+                c.seed = c.seed.wrapping_add(offset);
+                Some(spec)
+            }
+            Profile::File(_) | Profile::Git { .. } => None,
+        }
+    }
+
     /// Checks that need the host (file: exists, regular, owned by root or
     /// the user, parses; git: a repository with enough first-parent
     /// commits) and returns the identity for the cache key: canonical()
@@ -322,6 +337,9 @@ mod tests {
     #[test]
     fn defaults_fill_in_and_keys_come_sorted() {
         assert_eq!(parse("churn").unwrap().canonical(), "churn:delete=50%,fill=80%,rounds=4,seed=1,sizes=4K..32M");
+        let third = parse("churn:seed=7").unwrap().with_seed_offset(2).unwrap();
+        assert_eq!(third.canonical(), "churn:delete=50%,fill=80%,rounds=4,seed=9,sizes=4K..32M");
+        assert!(parse("git:/nonexistent").unwrap().with_seed_offset(1).is_none());
         assert_eq!(
             parse("churn:sizes=8K..1G,seed=7,rounds=2,delete=0.25,fill=0.755").unwrap().canonical(),
             "churn:delete=25%,fill=75.5%,rounds=2,seed=7,sizes=8K..1G"

@@ -127,6 +127,7 @@ impl Oracle for Measurer<'_> {
             value: None,
             against: None,
             evidence: "no case measured".into(),
+            ..Default::default()
         });
         let label = match self.points.vary.key {
             Key::Param(name) => format!("{} {name}={shown}", place.target),
@@ -197,6 +198,7 @@ pub fn run(args: &HuntArgs) -> Result<ExitCode> {
         return Err(Error::usage("--kernel with hunt: a hunt measures this machine's kernel; run the scenario with --kernel"));
     }
     let mut plan = super::plan::plan(&args.target, false)?;
+    super::plan::check_images_repeated(&args.target, args.repeat)?;
     if plan.targets.len() != 1 {
         return Err(Error::usage("hunt follows one target: give one file system with --fs (run it once per file system)"));
     }
@@ -478,5 +480,6 @@ fn step_place(step: &Step, fs: &str, vary: &Vary) -> PlaceVerdict {
         value: step.value_of_figure,
         against: None,
         evidence: step.evidence.clone(),
+        ..Default::default()
     }
 }

@@ -258,6 +258,12 @@ pub struct TargetArgs {
     /// Where aged and filled images are kept [default: SCRATCH/age-cache].
     #[arg(long, value_name = "DIR")]
     pub age_cache: Option<PathBuf>,
+    /// Age N independent images of each aged start, each from its own
+    /// seed (the profile's seed, seed+1, ...): repeat R starts from image
+    /// ((R-1) mod N)+1, so give --repeat N or more; a verdict then says
+    /// how many images it rests on and reads `mixed` when they disagree.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub age_images: u32,
     /// Timeline sampling interval in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
     pub interval: f64,

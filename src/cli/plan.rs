@@ -109,8 +109,13 @@ fn fill_axis(args: &TargetArgs) -> Vec<String> {
 /// refused before anything is made.
 fn start_plan(args: &TargetArgs) -> Result<Option<crate::harness::StartPlan>> {
     // `--age-cache` alone is kept for a preset's aged conditions.
-    if args.age.is_none() && args.fill.is_empty() && args.age_cache.is_none() {
+    if args.age.is_none() && args.fill.is_empty() && args.age_cache.is_none() && args.age_images == 1 {
         return Ok(None);
+    }
+    if args.age_images > 1 {
+        if let Some(age) = &args.age {
+            crate::harness::StartPlan::check_images(age, args.age_images)?;
+        }
     }
     if (args.age.is_some() || !args.fill.is_empty()) && (args.dir.is_some() || args.device.is_some()) {
         let given = if args.dir.is_some() { "--dir" } else { "--device" };
@@ -125,7 +130,19 @@ fn start_plan(args: &TargetArgs) -> Result<Option<crate::harness::StartPlan>> {
         [(_, one)] => Some(*one),
         _ => None,
     };
-    Ok(Some(crate::harness::StartPlan { age: args.age.clone(), age_identity, fill, cache_dir }))
+    Ok(Some(crate::harness::StartPlan { age: args.age.clone(), age_identity, fill, cache_dir, images: args.age_images }))
+}
+
+/// Refuse (exit 2) `--age-images N` with fewer than N repeats: repeat R
+/// starts from image ((R-1) mod N)+1, so fewer never reach every image.
+pub fn check_images_repeated(args: &TargetArgs, repeat: u32) -> Result<()> {
+    if args.age_images > repeat {
+        return Err(Error::usage(format!(
+            "--age-images {n} with --repeat {repeat}: each repeat starts from one image, so give --repeat {n} or more",
+            n = args.age_images
+        )));
+    }
+    Ok(())
 }
 
 /// Read one `--fill` value: kept as given (`80%`, a case's condition when

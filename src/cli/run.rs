@@ -37,6 +37,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         return Err(Error::usage("--preset with --kernel: run the seeds' scenarios by name with --kernel instead"));
     }
     let mut plan = super::plan::plan(&args.target, false)?;
+    super::plan::check_images_repeated(&args.target, args.repeat)?;
     // Every value is parsed, and every scenario refuses what it cannot do,
     // before anything is made.
     let mut jobs = Vec::new();
@@ -148,9 +149,25 @@ fn settings_for(scenario: &dyn Scenario, args: &RunArgs) -> Result<Vec<Setting>>
                 .map_err(|e| Error::failed(format!("the seeds preset of {}: {e}", scenario.name())))?;
             settings.push(setting);
         }
+        let free = scratch_free_bytes(&args.target.scratch);
+        for (key, value) in seeded.preset_sized(free) {
+            let setting = format!("{key}={value}")
+                .parse()
+                .map_err(|e| Error::failed(format!("the seeds preset of {}: {e}", scenario.name())))?;
+            settings.push(setting);
+        }
     }
     settings.extend(args.set.iter().cloned());
     Ok(settings)
+}
+
+/// The bytes free on the file system that will hold the scratch folder
+/// (its nearest existing folder's), or 0 when none can be read.
+fn scratch_free_bytes(scratch: &std::path::Path) -> u64 {
+    scratch
+        .ancestors()
+        .find_map(|at| rustix::fs::statvfs(at).ok())
+        .map_or(0, |v| v.f_bavail.saturating_mul(v.f_frsize))
 }
 
 /// The seed's own conditions for one scenario (with `--preset`), read as

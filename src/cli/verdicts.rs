@@ -28,8 +28,8 @@ pub fn render(verdicts: &[Verdict]) -> String {
         s.push_str(&wrap(&format!("{head} {}", v.where_list()), head.len() + 1));
         let width = v.places.iter().map(|p| p.target.len()).max().unwrap_or(0);
         for p in &v.places {
-            let row = format!("    {:<width$}  {:<7}  ", p.target, p.word());
-            s.push_str(&wrap(&format!("{row}{}", p.evidence), row.len()));
+            let row = format!("    {:<width$}  {:<8}  ", p.target, p.word());
+            s.push_str(&wrap(&format!("{row}{}", p.details()), row.len()));
         }
         if !v.claim.is_empty() {
             s.push_str(&wrap(&format!("    the seed: {}", v.claim), 14));
@@ -78,6 +78,7 @@ mod tests {
             value: None,
             against: None,
             evidence: evidence.into(),
+            ..Default::default()
         }
     }
 
@@ -100,11 +101,11 @@ mod tests {
         let text = render(&[v]);
         let lines: Vec<&str> = text.lines().skip(2).collect();
         assert_eq!(lines[0], "  seed 000 mmap-fill      shows on btrfs, xfs@256M; gone on ext3; not judged on ext2-1k");
-        assert_eq!(lines[1], "    ext3      gone     16 extents where 2 would do, 8 MiB each");
-        assert!(lines[2].starts_with("    btrfs     shows    31,483 extents"), "{text}");
-        assert!(lines[3].starts_with("                       ") && !lines[3].trim().is_empty(), "{text}");
-        assert!(text.contains("\n    xfs@256M  shows    30,000 extents where 1 would do, 9 KiB each\n"), "{text}");
-        assert!(text.contains("\n    ext2-1k   unknown  no case\n"), "{text}");
+        assert_eq!(lines[1], "    ext3      gone      16 extents where 2 would do, 8 MiB each");
+        assert!(lines[2].starts_with("    btrfs     shows     31,483 extents"), "{text}");
+        assert!(lines[3].starts_with("                        ") && !lines[3].trim().is_empty(), "{text}");
+        assert!(text.contains("\n    xfs@256M  shows     30,000 extents where 1 would do, 9 KiB each\n"), "{text}");
+        assert!(text.contains("\n    ext2-1k   unknown   no case\n"), "{text}");
         assert!(text.ends_with("    the seed: ext3 in 2009: a 1 GiB file in 50,435 extents where perfection was 9\n"), "{text}");
         assert!(lines.iter().all(|l| l.chars().count() <= WIDTH), "{text}");
         assert_eq!(text.matches("xfs@256M").count(), 2, "once in the list, once as its row");

@@ -249,12 +249,8 @@ mod tests {
             age: Some("churn:delete=50%".into()),
             fill: Some(0.8),
             cache_key: "3fa2c1d09b7e0000".into(),
-            image_hash: String::new(),
             cache_hit: true,
-            aging_seconds: 0.0,
-            notes: Vec::new(),
-            free_histogram: Vec::new(),
-            waited_seconds: 0.0,
+            ..Default::default()
         });
         let mut new = run("b", vec![aged]);
         new.environment.tools.insert("mke2fs".into(), "mke2fs 1.47.0".into());

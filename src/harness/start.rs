@@ -41,6 +41,10 @@ pub struct StartPlan {
     pub fill: Option<f64>,
     /// The cache folder (`--age-cache`); `None`: inside the scratch folder.
     pub cache_dir: Option<PathBuf>,
+    /// Independent images of an aged start (`--age-images`, at least 1):
+    /// repeat R starts from image ((R-1) mod N)+1, aged from the profile's
+    /// seed moved on by its index.
+    pub images: u32,
 }
 
 impl StartPlan {
@@ -58,9 +62,10 @@ impl StartPlan {
         if condition.age.is_none() && condition.fill.is_none() {
             return Ok(run.filter(|r| !fresh(r)).cloned());
         }
-        let mut start = run.cloned().unwrap_or(StartPlan { age: None, age_identity: None, fill: None, cache_dir: None });
+        let mut start = run.cloned().unwrap_or(StartPlan { age: None, age_identity: None, fill: None, cache_dir: None, images: 1 });
         if let Some(age) = &condition.age {
             let spec: AgeSpec = age.parse().map_err(|e: String| Error::usage(format!("age {age}: {e}")))?;
+            StartPlan::check_images(&spec, start.images)?;
             start.age_identity = Some(spec.resolve()?);
             start.age = Some(spec);
         }
@@ -68,6 +73,31 @@ impl StartPlan {
             start.fill = Some(crate::units::parse_fill(fill).map_err(|e| Error::usage(format!("fill {fill}: {e}")))?);
         }
         Ok(Some(start))
+    }
+
+    /// Refuse (exit 2) more than one image of a profile no seed varies.
+    pub fn check_images(age: &AgeSpec, images: u32) -> Result<()> {
+        if images > 1 && age.with_seed_offset(1).is_none() {
+            return Err(Error::usage(format!(
+                "--age-images {images}: {} ages the same image every time (no seed decides it); leave --age-images out",
+                age.canonical()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The start of repeat `repeat` (1-based): its image's index (0-based)
+    /// and the plan aged from that image's seed.
+    fn for_repeat(&self, repeat: u32) -> Result<(u32, StartPlan)> {
+        let image = repeat.saturating_sub(1) % self.images.max(1);
+        let mut start = self.clone();
+        if image > 0 {
+            if let Some(age) = self.age.as_ref().and_then(|a| a.with_seed_offset(u64::from(image))) {
+                start.age_identity = Some(age.resolve()?);
+                start.age = Some(age);
+            }
+        }
+        Ok((image, start))
     }
 
 }
@@ -122,6 +152,8 @@ impl Lab {
         if !spec.needs_scratch() {
             return Ok(None);
         }
+        let (image, start) = start.for_repeat(case.repeat)?;
+        let start = &start;
         let made_of = made_of(spec, options, start);
         let key = image_cache::key_of(&made_of);
         if let Some(why) = self.failed_bases.borrow().get(&key) {
@@ -163,6 +195,7 @@ impl Lab {
                 Provenance::MadeByAnother { waited_s } => waited_s,
                 _ => 0.0,
             },
+            image: if start.images > 1 { image + 1 } else { 0 },
         });
         Ok(Some(entry))
     }

@@ -30,7 +30,7 @@ pub use figures::{Better, Figure, Figures, Kind};
 pub use guest::{EMULATED_MARK, GuestRecord};
 pub use ids::{run_id, utc_now};
 pub use timeline::TimelinePoint;
-pub use verdict::{PlaceVerdict, Verdict};
+pub use verdict::{PlaceVerdict, Rule, Samples, Verdict, verdict_word};
 
 /// A run's results: `run` in the `fslab/1` JSON, and what the store keeps.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -138,7 +138,7 @@ pub struct Case {
 
 /// An aged or filled target's starting point: which cache entry the image
 /// was copied from, and whether this case paid for making it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StartRecord {
     /// The aging profile with every parameter (`churn:delete=50%,...`),
     /// when the target was aged.
@@ -162,6 +162,10 @@ pub struct StartRecord {
     /// image (then it came from the cache): 0 when it did not wait.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub waited_seconds: f64,
+    /// Which of several independently aged images (`--age-images`) the
+    /// case started from, counting from 1; 0 when the start has one.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub image: u32,
     /// What aging said of itself (a free-space target reached or not).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -186,6 +190,10 @@ pub struct FreeBucketCount {
 
 fn is_zero(value: &f64) -> bool {
     *value == 0.0
+}
+
+fn is_zero_u32(value: &u32) -> bool {
+    *value == 0
 }
 
 impl StartRecord {

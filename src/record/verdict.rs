@@ -31,7 +31,7 @@ pub struct Verdict {
 }
 
 /// The seed's claim judged on the cases of one place.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PlaceVerdict {
     /// The place as tables name it: target label and condition values
     /// (`xfs@256M`).
@@ -59,6 +59,81 @@ pub struct PlaceVerdict {
     /// each"), or why the place was not judged.
     #[serde(default)]
     pub evidence: String,
+    /// The word for the place: `shows`, `gone`, `marginal` (the deciding
+    /// value lies within the rule's margin of its threshold), `mixed`
+    /// (its repeats or aged images judge differently) or `unknown`; empty
+    /// in runs stored before margins (then read from `shows`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub judged: String,
+    /// The test that decided, with its threshold and margin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<Rule>,
+    /// How the place's samples (repeats, or aged images) judged each on
+    /// their own, when it has more than one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<Samples>,
+    /// How many independently aged images the place's cases started from
+    /// (`--age-images`); `None` for a fresh target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<u32>,
+    /// Figures that bear on the seed's mechanism whatever the rule said
+    /// ("system CPU 9.1 s, 6.5 × xfs's"): evidence beside the claim.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<String>,
+}
+
+/// The test of a seed's claim that decided a place: a value weighed
+/// against the threshold where the claim starts to hold.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rule {
+    /// What is weighed, in a few words (`mkfile/dd extents`).
+    pub what: String,
+    /// Its value here.
+    pub value: f64,
+    /// The threshold.
+    pub threshold: f64,
+    /// The claim holds when `value >= threshold` (`true`) or when
+    /// `value < threshold` (`false`).
+    pub at_least: bool,
+    /// How the value and threshold print (`24.7×`, `6 KiB`).
+    pub shown: String,
+    /// The margin, as a fraction of the threshold (0.2: within 20% either
+    /// way), inside which the place reads `marginal`.
+    pub margin: f64,
+    /// Whether the value lies inside the margin.
+    pub marginal: bool,
+}
+
+/// How a place's samples judged, each on its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Samples {
+    /// What a sample is: `repeats`, or `images` (independently aged
+    /// images of one start).
+    pub by: String,
+    /// How many there were.
+    pub count: u32,
+    /// How many showed the claim.
+    pub showing: u32,
+    /// How many did not.
+    pub gone: u32,
+}
+
+impl Samples {
+    /// Whether they disagree.
+    pub fn mixed(&self) -> bool {
+        self.showing > 0 && self.gone > 0
+    }
+
+    /// `3 images: 2 show, 1 gone` or `3 repeats agree`.
+    pub fn describe(&self) -> String {
+        if self.mixed() {
+            format!("{} {}: {} show, {} gone", self.count, self.by, self.showing, self.gone)
+        } else if self.count == 1 {
+            format!("1 {}", self.by.trim_end_matches('s'))
+        } else {
+            format!("{} {} agree", self.count, self.by)
+        }
+    }
 }
 
 impl Verdict {
@@ -80,12 +155,15 @@ impl Verdict {
     }
 
     /// The places named once, by what the claim did there: "shows on
-    /// btrfs, xfs@256M; gone on ext2, ext3; not judged on ext2-1k" (what
-    /// text and report print above the rows of figures).
+    /// btrfs, xfs@256M; marginal on xfs@120M; gone on ext2, ext3; not
+    /// judged on ext2-1k" (what text and report print above the rows of
+    /// figures).
     pub fn where_list(&self) -> String {
         let mut parts = Vec::new();
-        for (shows, said) in [(Some(true), "shows on"), (Some(false), "gone on"), (None, "not judged on")] {
-            let named: Vec<&str> = self.places.iter().filter(|p| p.shows == shows).map(|p| p.target.as_str()).collect();
+        for (word, said) in
+            [("shows", "shows on"), ("marginal", "marginal on"), ("mixed", "mixed on"), ("gone", "gone on"), ("unknown", "not judged on")]
+        {
+            let named: Vec<&str> = self.places.iter().filter(|p| p.word() == word).map(|p| p.target.as_str()).collect();
             if !named.is_empty() {
                 parts.push(format!("{said} {}", named.join(", ")));
             }
@@ -95,9 +173,38 @@ impl Verdict {
 }
 
 impl PlaceVerdict {
-    /// One word for tables: `shows`, `gone`, `unknown`.
-    pub fn word(&self) -> &'static str {
-        word(self.shows)
+    /// A place's row after its word: the deciding test beside its threshold
+    /// (and the margin, when inside it), the evidence, how its samples judged,
+    /// and what else bears on the mechanism.
+    pub fn details(&self) -> String {
+        let p = self;
+        let mut parts: Vec<String> = Vec::new();
+        if let Some(rule) = &p.rule {
+            let shown = if rule.marginal {
+                format!("{}, within {:.0}% of it)", rule.shown.trim_end_matches(')'), rule.margin * 100.0)
+            } else {
+                rule.shown.clone()
+            };
+            parts.push(shown);
+        }
+        if !p.evidence.is_empty() {
+            parts.push(p.evidence.clone());
+        }
+        match (&p.samples, p.images) {
+            (Some(samples), _) if samples.by == "images" => parts.push(samples.describe()),
+            (Some(samples), Some(images)) => parts.push(format!("{} on {images} aged image", samples.describe())),
+            (Some(samples), None) => parts.push(samples.describe()),
+            (None, Some(images)) => parts.push(format!("{images} aged image{}", if images == 1 { "" } else { "s" })),
+            (None, None) => {}
+        }
+        parts.extend(p.also.iter().cloned());
+        parts.join("; ")
+    }
+
+    /// One word for tables: `shows`, `gone`, `marginal`, `mixed`,
+    /// `unknown`.
+    pub fn word(&self) -> &str {
+        if self.judged.is_empty() { word(self.shows) } else { &self.judged }
     }
 }
 
@@ -107,4 +214,10 @@ fn word(shows: Option<bool>) -> &'static str {
         Some(false) => "gone",
         None => "unknown",
     }
+}
+
+/// The `'static` form of a place's word (`shows`, `gone`, `marginal`,
+/// `mixed`, `unknown`); anything else reads `unknown`.
+pub fn verdict_word(word: &str) -> &'static str {
+    ["shows", "gone", "marginal", "mixed"].into_iter().find(|w| *w == word).unwrap_or("unknown")
 }

@@ -179,6 +179,7 @@ mod tests {
             value: Some(extents),
             against: None,
             evidence: String::new(),
+            ..Default::default()
         }
     }
 

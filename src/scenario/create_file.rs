@@ -52,7 +52,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::params::{ParamKind, ParamSpec, Params};
-use super::seeds::{self, Judged, Preset, PresetCondition, Verdict};
+use super::seeds::{self, Judged, Preset, PresetCondition, Shown, Test, Verdict};
 use super::{Case, Scenario, Seeded, Work, WorkOutcome};
 use crate::error::{Error, Result};
 use crate::units::short_number;
@@ -241,11 +241,14 @@ fn shows_at(cases: &[&Case]) -> Judged {
     let Some(worst_dd) = dd.iter().map(|&(_, n)| n).reduce(f64::max) else {
         return Judged::unknown("extents", "no dd-way case (write-1g, write-64k) with its extents");
     };
-    let shows = mkfile >= DD_FACTOR * worst_dd.max(1.0) && mkfile >= FEWEST_EXTENTS;
+    let tests = vec![
+        Test::at_least("extents", "mkfile/dd extents", mkfile / worst_dd.max(1.0), DD_FACTOR, Shown::Times),
+        Test::at_least("extents", "mkfile extents", mkfile, FEWEST_EXTENTS, Shown::Count),
+    ];
     let dd_text: Vec<String> = dd.iter().map(|(way, n)| format!("{way} {}", short_number(*n))).collect();
     let noun = if mkfile == 1.0 { "extent" } else { "extents" };
     let evidence = format!("mkfile {} {noun}, {}", short_number(mkfile), dd_text.join(", "));
-    Judged { shows: Some(shows), figure: "extents", value: Some(mkfile), against: Some(worst_dd), evidence }
+    Judged::by(tests, false, "extents", mkfile, Some(worst_dd), evidence)
 }
 
 /// One case: make `testfile` of `size` bytes by `method`.

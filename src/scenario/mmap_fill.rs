@@ -41,7 +41,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::params::{ParamKind, ParamSpec, Params};
-use super::seeds::{self, Judged, Preset, PresetCondition, Verdict};
+use super::seeds::{self, Judged, Preset, PresetCondition, Shown, Test, Verdict};
 use super::{Case, Room, Scenario, Seeded, Work, WorkOutcome};
 use crate::units::{bytes_short, short_number};
 use crate::error::{Error, Result};
@@ -265,14 +265,17 @@ fn shows_at(cases: &[&Case]) -> Judged {
         return Judged::unknown("extents", "no case in the seed's order without preallocation with its layout");
     };
     let mean = bytes / extents.max(1.0);
-    let shows = extents >= EXTENT_FACTOR * perfection.max(1.0) && mean < MEAN_EXTENT_BYTES;
+    let tests = vec![
+        Test::at_least("extents", "extents/perfection", extents / perfection.max(1.0), EXTENT_FACTOR, Shown::Times),
+        Test::below("bytes", "mean extent", mean, MEAN_EXTENT_BYTES, Shown::Bytes),
+    ];
     let each = if mean < MEAN_EXTENT_BYTES { format!("{:.0} KiB", mean / 1024.0) } else { bytes_short(mean as u64) };
     let noun = if extents == 1.0 { "extent" } else { "extents" };
     let mut evidence = format!("{} {noun} where {} would do, {each} each", short_number(extents), short_number(perfection));
     if let Some(with) = figure("posix_fallocate", "extents") {
         evidence += &format!("; {} with posix_fallocate", short_number(with));
     }
-    Judged { shows: Some(shows), figure: "extents", value: Some(extents), against: Some(perfection), evidence }
+    Judged::by(tests, false, "extents", extents, Some(perfection), evidence)
 }
 
 /// The order of the stores.

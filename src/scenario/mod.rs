@@ -143,6 +143,13 @@ pub trait Seeded {
     /// Whether `cases` (this scenario's, from the preset) still show what
     /// the seed reported; judged on exact figures only.
     fn verdict(&self, cases: &[&Case]) -> Verdict;
+    /// Preset settings that depend on the machine: given the bytes free
+    /// where the scratch images go, `(key, value)` pairs read as `--set`
+    /// reads them, after [`Preset::settings`] and before the user's own.
+    fn preset_sized(&self, free_bytes: u64) -> Vec<(&'static str, String)> {
+        let _ = free_bytes;
+        Vec::new()
+    }
 }
 
 /// Every scenario, in seed order.

@@ -15,7 +15,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::params::{ParamKind, ParamSpec, Params};
-use super::seeds::{self, Judged, Preset, Verdict};
+use super::seeds::{self, Judged, Preset, Shown, Test, Verdict};
 use super::{Case, Scenario, Seeded, Work, WorkOutcome};
 use crate::error::{Error, Result};
 use crate::units::short_number;
@@ -119,13 +119,14 @@ const COMMIT_FACTOR: f64 = 5.0;
 fn shows_at(cases: &[&Case]) -> Judged {
     let commits = |strategy| seeds::median(&seeds::with_params(cases, &[("strategy", strategy)]), "journal_commits");
     match (commits("fsync-each"), commits("writeback-batch")) {
-        (Some(each), Some(batch)) => Judged {
-            shows: Some(each >= COMMIT_FACTOR * batch.max(1.0)),
-            figure: "journal_commits",
-            value: Some(each),
-            against: Some(batch),
-            evidence: format!("{} journal commits with fsync-each, {} with writeback-batch", short_number(each), short_number(batch)),
-        },
+        (Some(each), Some(batch)) => Judged::by(
+            vec![Test::at_least("journal_commits", "fsync-each/batch commits", each / batch.max(1.0), COMMIT_FACTOR, Shown::Times)],
+            false,
+            "journal_commits",
+            each,
+            Some(batch),
+            format!("{} journal commits with fsync-each, {} with writeback-batch", short_number(each), short_number(batch)),
+        ),
         _ => Judged::unknown("journal_commits", "no journal commits counted for both strategies"),
     }
 }

@@ -14,8 +14,9 @@ pub use crate::record::{PlaceVerdict, Verdict};
 
 use std::collections::BTreeMap;
 
-use crate::record::Case;
+use crate::record::{Case, Rule, Samples};
 use crate::target::FsType;
+use crate::units::{bytes_short, short_number};
 
 /// The comparison a seed made, as the preset runs it.
 #[derive(Debug, Clone, Copy)]
@@ -61,8 +62,118 @@ pub struct Variant {
     pub mount_opts: Option<&'static str>,
 }
 
-/// A predicate's answer on one place: shows or not (or could not be
-/// judged), the figure that decided, and a few words of evidence.
+/// How far from its threshold a deciding value may lie and still read
+/// `marginal`: within 20% either way (4.3 × against a 4 × rule is, 2.4 ×
+/// is not). Another run of the same setup on another machine lands about
+/// that far off on the timing-led figures.
+pub const MARGIN: f64 = 0.2;
+
+/// How a test's numbers print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    /// A ratio: `24.7×`.
+    Times,
+    /// A count: `52`.
+    Count,
+    /// Bytes: `6 KiB`.
+    Bytes,
+    /// A share: `48%`.
+    Share,
+}
+
+impl Shown {
+    fn print(self, value: f64) -> String {
+        match self {
+            Shown::Times if value.is_infinite() => "∞×".to_string(),
+            Shown::Times => {
+                // Three figures at most, no trailing zeros: 1.25×, 10.5×, 312×.
+                let places = if value >= 100.0 { 0 } else if value >= 10.0 { 1 } else { 2 };
+                let text = format!("{value:.places$}");
+                let text = if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.') } else { &text };
+                format!("{text}×")
+            }
+            Shown::Count => short_number(value),
+            Shown::Bytes => bytes_short(value.max(0.0) as u64),
+            Shown::Share => format!("{:.0}%", value * 100.0),
+        }
+    }
+}
+
+/// One test of a seed's claim on a place: a value weighed against the
+/// threshold where the claim starts to hold.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Test {
+    /// The figure the value comes from (`extents`).
+    pub figure: &'static str,
+    /// What is weighed, in a few words (`mkfile/dd extents`).
+    pub what: &'static str,
+    /// Its value here.
+    pub value: f64,
+    /// The threshold.
+    pub threshold: f64,
+    /// The claim holds at `value >= threshold` (else at `value < threshold`).
+    pub at_least: bool,
+    /// How the numbers print.
+    pub shown: Shown,
+}
+
+impl Test {
+    /// A test that holds at `value >= threshold`.
+    pub fn at_least(figure: &'static str, what: &'static str, value: f64, threshold: f64, shown: Shown) -> Test {
+        Test { figure, what, value, threshold, at_least: true, shown }
+    }
+
+    /// A test that holds at `value < threshold`.
+    pub fn below(figure: &'static str, what: &'static str, value: f64, threshold: f64, shown: Shown) -> Test {
+        Test { figure, what, value, threshold, at_least: false, shown }
+    }
+
+    /// Whether the claim holds by this test.
+    pub fn holds(&self) -> bool {
+        if self.at_least { self.value >= self.threshold } else { self.value < self.threshold }
+    }
+
+    /// How far past the threshold, as a factor on the side where it
+    /// holds: above 1 holds, below 1 does not, 1 is on the line.
+    pub fn factor(&self) -> f64 {
+        let (over, under) = if self.at_least { (self.value, self.threshold) } else { (self.threshold, self.value) };
+        match (over, under) {
+            (o, u) if u > 0.0 => o / u,
+            (o, _) if o > 0.0 => f64::INFINITY,
+            _ => 1.0,
+        }
+    }
+
+    /// Whether the value lies within [`MARGIN`] of the threshold.
+    pub fn marginal(&self) -> bool {
+        let f = self.factor();
+        f < 1.0 + MARGIN && f > 1.0 / (1.0 + MARGIN)
+    }
+
+    /// `mkfile/dd extents 24.7× (shows at ≥ 4.0×)`.
+    pub fn describe(&self) -> String {
+        let op = if self.at_least { "≥" } else { "<" };
+        format!("{} {} (shows at {op} {})", self.what, self.shown.print(self.value), self.shown.print(self.threshold))
+    }
+
+    /// The record's form, with the margin said.
+    pub fn rule(&self) -> Rule {
+        Rule {
+            what: self.what.to_string(),
+            value: self.value,
+            threshold: self.threshold,
+            at_least: self.at_least,
+            shown: self.describe(),
+            margin: MARGIN,
+            marginal: self.marginal(),
+        }
+    }
+}
+
+/// A predicate's answer on one place: the tests of the claim (all must
+/// hold, or with `any` one), the figure reported as deciding with its
+/// value and what it was weighed against (the record's `figure`, `value`,
+/// `against`), and a few words of evidence.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Judged {
     /// `None`: a case or figure the predicate needs is missing here.
@@ -75,12 +186,45 @@ pub struct Judged {
     pub against: Option<f64>,
     /// The figures in a few words, or why the place was not judged.
     pub evidence: String,
+    /// The tests, each with its threshold.
+    pub tests: Vec<Test>,
+    /// Whether one holding test is enough (else all must hold).
+    pub any: bool,
+    /// Figures that bear on the mechanism whatever the tests say.
+    pub also: Vec<String>,
 }
 
 impl Judged {
     /// A place the predicate cannot judge, and why.
     pub fn unknown(figure: &'static str, why: impl Into<String>) -> Judged {
-        Judged { shows: None, figure, value: None, against: None, evidence: why.into() }
+        Judged { shows: None, figure, value: None, against: None, evidence: why.into(), tests: Vec::new(), any: false, also: Vec::new() }
+    }
+
+    /// The claim judged by `tests` (all must hold, or one with `any`),
+    /// reporting `figure`'s `value` weighed `against` something.
+    pub fn by(tests: Vec<Test>, any: bool, figure: &'static str, value: f64, against: Option<f64>, evidence: String) -> Judged {
+        let shows = if any { tests.iter().any(Test::holds) } else { tests.iter().all(Test::holds) };
+        Judged { shows: Some(shows), figure, value: Some(value), against, evidence, tests, any, also: Vec::new() }
+    }
+
+    /// The test that decided, and whether the answer lies within the
+    /// margin (one test inside it would flip the answer): for a claim
+    /// that holds, the holding test nearest its threshold (with `any`: the
+    /// farthest, as all holding ones must flip); for one that does not,
+    /// the failing test farthest from its threshold (with `any`: the
+    /// nearest).
+    pub fn deciding(&self) -> Option<(&Test, bool)> {
+        let shows = self.shows?;
+        let side: Vec<&Test> = self.tests.iter().filter(|t| t.holds() == shows).collect();
+        let by_factor = |a: &&&Test, b: &&&Test| a.factor().total_cmp(&b.factor());
+        // Holding tests have factors above 1, failing ones below: the
+        // nearest to the line is the smallest above, the largest below.
+        let near_first = if shows { side.iter().min_by(by_factor) } else { side.iter().max_by(by_factor) };
+        let far_first = if shows { side.iter().max_by(by_factor) } else { side.iter().min_by(by_factor) };
+        let all_must_flip = if shows { self.any } else { !self.any };
+        let test = *(if all_must_flip { far_first } else { near_first })?;
+        let marginal = if all_must_flip { side.iter().all(|t| t.marginal()) } else { test.marginal() };
+        Some((test, marginal))
     }
 }
 
@@ -114,7 +258,10 @@ pub fn places<'a>(cases: &[&'a Case]) -> Vec<Place<'a>> {
 /// The seed's verdict on a run: `predicate` judged on every place of
 /// `cases`, then summed up — shows if any place shows, gone if every
 /// judged place is gone, unknown if none could be judged. `claim` is what
-/// the seed itself reported, kept as one line of evidence.
+/// the seed itself reported, kept as one line of evidence. Each place says
+/// the test that decided it beside its threshold, reads `marginal` when
+/// that value lies within [`MARGIN`] of it, and `mixed` when its samples
+/// (aged images, else repeats), judged each on its own, disagree.
 pub fn judge_places(
     scenario: &str,
     seed: &str,
@@ -122,39 +269,26 @@ pub fn judge_places(
     cases: &[&Case],
     predicate: impl Fn(&[&Case]) -> Judged,
 ) -> Verdict {
-    let places: Vec<PlaceVerdict> = places(cases)
-        .into_iter()
-        .map(|place| {
-            let judged = predicate(&place.cases);
-            PlaceVerdict {
-                target: place.label,
-                fs: place.fs.to_string(),
-                conditions: place.conditions.clone(),
-                shows: judged.shows,
-                figure: judged.figure.to_string(),
-                value: judged.value,
-                against: judged.against,
-                evidence: judged.evidence,
-            }
-        })
-        .collect();
-    let with = |shows: Option<bool>| places.iter().filter(move |p| p.shows == shows);
+    let places: Vec<PlaceVerdict> = places(cases).into_iter().map(|place| judge_place(&place, &predicate)).collect();
+    let with = |word: &'static str| places.iter().filter(move |p| p.word() == word);
     let mut parts = Vec::new();
-    let showing: Vec<String> = with(Some(true)).map(|p| format!("{} ({})", p.target, p.evidence)).collect();
-    if !showing.is_empty() {
-        parts.push(format!("shows on {}", showing.join(" and on ")));
+    for (word, said) in [("shows", "shows on"), ("marginal", "marginal on"), ("mixed", "mixed on")] {
+        let named: Vec<String> = with(word).map(|p| format!("{} ({})", p.target, p.evidence)).collect();
+        if !named.is_empty() {
+            parts.push(format!("{said} {}", named.join(" and on ")));
+        }
     }
-    let gone: Vec<&str> = with(Some(false)).map(|p| p.target.as_str()).collect();
+    let gone: Vec<&str> = with("gone").map(|p| p.target.as_str()).collect();
     if !gone.is_empty() {
         parts.push(format!("gone on {}", gone.join(", ")));
     }
-    let unjudged: Vec<String> = with(None).map(|p| format!("{} ({})", p.target, p.evidence)).collect();
+    let unjudged: Vec<String> = with("unknown").map(|p| format!("{} ({})", p.target, p.evidence)).collect();
     if !unjudged.is_empty() {
         parts.push(format!("not judged on {}", unjudged.join(", ")));
     }
-    let shows = if !showing.is_empty() {
+    let shows = if places.iter().any(|p| p.shows == Some(true)) {
         Some(true)
-    } else if !gone.is_empty() {
+    } else if places.iter().any(|p| p.shows == Some(false)) {
         Some(false)
     } else {
         None
@@ -165,6 +299,69 @@ pub fn judge_places(
         format!("seed {seed} {}", parts.join("; "))
     };
     Verdict { scenario: scenario.into(), seed: seed.into(), shows, evidence, claim: claim.into(), places }
+}
+
+/// One place judged on all its cases, and on each sample alone.
+fn judge_place(place: &Place<'_>, predicate: &impl Fn(&[&Case]) -> Judged) -> PlaceVerdict {
+    let judged = predicate(&place.cases);
+    let deciding = judged.deciding().map(|(test, marginal)| (test.rule(), marginal));
+    let samples = samples_of(&place.cases).map(|(by, groups)| {
+        let each: Vec<Option<bool>> = groups.iter().map(|g| predicate(g).shows).collect();
+        let count = |want| each.iter().filter(|s| **s == Some(want)).count() as u32;
+        Samples { by: by.to_string(), count: groups.len() as u32, showing: count(true), gone: count(false) }
+    });
+    let word = match (judged.shows, &samples, &deciding) {
+        (None, _, _) => "unknown",
+        (_, Some(s), _) if s.mixed() => "mixed",
+        (_, _, Some((_, true))) => "marginal",
+        (Some(true), _, _) => "shows",
+        (Some(false), _, _) => "gone",
+    };
+    PlaceVerdict {
+        target: place.label.clone(),
+        fs: place.fs.to_string(),
+        conditions: place.conditions.clone(),
+        shows: judged.shows,
+        figure: judged.figure.to_string(),
+        value: judged.value,
+        against: judged.against,
+        evidence: judged.evidence,
+        judged: word.to_string(),
+        rule: deciding.map(|(rule, _)| rule),
+        samples,
+        images: images_of(&place.cases),
+        also: judged.also,
+    }
+}
+
+/// How many aged images (cache entries) a place's cases started from;
+/// `None` when none was aged or filled.
+fn images_of(cases: &[&Case]) -> Option<u32> {
+    let keys: std::collections::BTreeSet<&str> = cases.iter().filter_map(|c| c.start.as_ref()).map(|s| s.cache_key.as_str()).collect();
+    (!keys.is_empty()).then_some(keys.len() as u32)
+}
+
+/// A place's cases as samples to judge one by one: by aged image when
+/// they started from more than one (each a cache entry), else by repeat
+/// when there is more than one; `None` for a single sample.
+fn samples_of<'a>(cases: &[&'a Case]) -> Option<(&'static str, Vec<Vec<&'a Case>>)> {
+    let group = |key: &dyn Fn(&Case) -> String| {
+        let mut groups: Vec<(String, Vec<&'a Case>)> = Vec::new();
+        for &case in cases {
+            let k = key(case);
+            match groups.iter_mut().find(|(g, _)| *g == k) {
+                Some((_, members)) => members.push(case),
+                None => groups.push((k, vec![case])),
+            }
+        }
+        groups.into_iter().map(|(_, members)| members).collect::<Vec<_>>()
+    };
+    let images = group(&|c: &Case| c.start.as_ref().map(|s| s.cache_key.clone()).unwrap_or_default());
+    if images.len() > 1 {
+        return Some(("images", images));
+    }
+    let repeats = group(&|c: &Case| c.repeat.to_string());
+    (repeats.len() > 1).then_some(("repeats", repeats))
 }
 
 /// The successful cases whose parameters include every `(key, value)` of
@@ -212,6 +409,95 @@ mod tests {
         Case { figures, ..Case::new("replace-files", fs, params, 1) }
     }
 
+    fn times(value: f64, threshold: f64) -> Test {
+        Test::at_least("extents", "a/b extents", value, threshold, Shown::Times)
+    }
+
+    #[test]
+    fn the_deciding_test_says_its_value_beside_its_threshold_and_its_margin() {
+        let judged = |tests: Vec<Test>, any| Judged::by(tests, any, "extents", 1.0, None, String::new());
+        // One test, 5% past its threshold: shows, but marginal.
+        let near = judged(vec![times(4.2, 4.0)], false);
+        let (test, marginal) = near.deciding().unwrap();
+        assert_eq!((near.shows, test.value, marginal), (Some(true), 4.2, true));
+        assert_eq!(test.describe(), "a/b extents 4.2× (shows at ≥ 4×)");
+        // Far past it: not marginal; far below: gone, not marginal.
+        assert_eq!(judged(vec![times(24.7, 4.0)], false).deciding().map(|(_, m)| m), Some(false));
+        let gone = judged(vec![times(2.4, 4.0)], false);
+        assert_eq!((gone.shows, gone.deciding().map(|(t, m)| (t.value, m))), (Some(false), Some((2.4, false))));
+        // All must hold: the nearest holding test decides a "shows"...
+        let both = judged(vec![times(24.7, 4.0), times(11.0, 10.0)], false);
+        assert_eq!(both.deciding().map(|(t, m)| (t.value, m)), Some((11.0, true)));
+        // ...and a "gone" with two failing tests is marginal only when both are near.
+        let one_far = judged(vec![times(3.9, 4.0), times(2.0, 10.0)], false);
+        assert_eq!(one_far.deciding().map(|(t, m)| (t.value, m)), Some((2.0, false)));
+        let both_near = judged(vec![times(3.9, 4.0), times(9.5, 10.0)], false);
+        assert_eq!(both_near.deciding().map(|(_, m)| m), Some(true));
+        // One of them is enough: a "gone" is marginal when the nearest is.
+        let any = judged(vec![times(1.9, 2.0), times(1.0, 2.0)], true);
+        assert_eq!((any.shows, any.deciding().map(|(t, m)| (t.value, m))), (Some(false), Some((1.9, true))));
+        // A test below its threshold: 900 KiB mean extents under 1 MiB.
+        let below = Test::below("bytes", "mean extent", 900.0 * 1024.0, 1024.0 * 1024.0, Shown::Bytes);
+        assert!(below.holds() && below.marginal());
+        assert_eq!(below.describe(), "mean extent 900 KiB (shows at < 1 MiB)");
+    }
+
+    #[test]
+    fn a_place_reads_marginal_or_mixed_and_its_row_says_why() {
+        // Commits against 10: 10.5 is within the margin; 30 and 2 are not.
+        let predicate = |cases: &[&Case]| match median(&with_params(cases, &[]), "journal_commits") {
+            Some(n) => Judged::by(vec![times(n, 10.0)], false, "journal_commits", n, Some(10.0), format!("{n} commits")),
+            None => Judged::unknown("journal_commits", "no case"),
+        };
+        let mut second = case("ext4", "fsync-each", 2.0);
+        second.repeat = 2;
+        let all = [case("xfs", "fsync-each", 10.5), case("ext4", "fsync-each", 30.0), second];
+        let refs: Vec<&Case> = all.iter().collect();
+        let v = judge_places("replace-files", "002", "", &refs, predicate);
+        assert_eq!(v.places[0].word(), "marginal");
+        let rule = v.places[0].rule.as_ref().unwrap();
+        assert_eq!((rule.value, rule.threshold, rule.margin, rule.marginal), (10.5, 10.0, MARGIN, true));
+        assert_eq!(v.places[0].details(), "a/b extents 10.5× (shows at ≥ 10×, within 20% of it); 10.5 commits");
+        // ext4's two repeats judge apart: mixed, whatever their median says.
+        assert_eq!(v.places[1].word(), "mixed");
+        let samples = v.places[1].samples.as_ref().unwrap();
+        assert_eq!((samples.by.as_str(), samples.count, samples.showing, samples.gone), ("repeats", 2, 1, 1));
+        assert!(v.places[1].details().ends_with("2 repeats: 1 show, 1 gone"), "{}", v.places[1].details());
+        assert_eq!(v.where_list(), "marginal on xfs; mixed on ext4");
+    }
+
+    #[test]
+    fn an_aged_place_is_judged_on_each_of_its_images_and_says_how_many() {
+        let predicate = |cases: &[&Case]| match median(&with_params(cases, &[]), "journal_commits") {
+            Some(n) => Judged::by(vec![times(n, 10.0)], false, "journal_commits", n, Some(10.0), String::new()),
+            None => Judged::unknown("journal_commits", "no case"),
+        };
+        let aged = |commits: f64, key: &str, repeat: u32| {
+            let mut c = case("xfs", "fsync-each", commits);
+            c.repeat = repeat;
+            c.start = Some(crate::record::StartRecord {
+                age: Some("churn".into()),
+                cache_key: key.into(),
+                cache_hit: true,
+                image: repeat,
+                ..Default::default()
+            });
+            c
+        };
+        let three = [aged(30.0, "a", 1), aged(40.0, "b", 2), aged(50.0, "c", 3)];
+        let v = judge_places("replace-files", "002", "", &three.iter().collect::<Vec<_>>(), predicate);
+        let place = &v.places[0];
+        assert_eq!((place.word(), place.images), ("shows", Some(3)));
+        assert_eq!(place.details(), "a/b extents 40× (shows at ≥ 10×); 3 images agree");
+        let split = [aged(30.0, "a", 1), aged(2.0, "b", 2), aged(50.0, "c", 3)];
+        let v = judge_places("replace-files", "002", "", &split.iter().collect::<Vec<_>>(), predicate);
+        assert_eq!(v.places[0].word(), "mixed");
+        assert!(v.places[0].details().ends_with("3 images: 2 show, 1 gone"), "{}", v.places[0].details());
+        let one = [aged(30.0, "a", 1)];
+        let v = judge_places("replace-files", "002", "", &one.iter().collect::<Vec<_>>(), predicate);
+        assert!(v.places[0].details().ends_with("1 aged image"), "{}", v.places[0].details());
+    }
+
     #[test]
     fn cases_are_picked_by_params_and_medians_taken() {
         let all = [case("ext4", "fsync-each", 21.0), case("ext4", "fsync-each", 23.0), case("ext4", "none", 1.0)];
@@ -233,7 +519,7 @@ mod tests {
         let all = [case("ext4", "fsync-each", 21.0), case("xfs", "fsync-each", 2.0), limited, failed, case("ext4", "fsync-each", 23.0)];
         let refs: Vec<&Case> = all.iter().collect();
         let predicate = |cases: &[&Case]| match median(&with_params(cases, &[]), "journal_commits") {
-            Some(n) => Judged { shows: Some(n >= 10.0), figure: "journal_commits", value: Some(n), against: Some(10.0), evidence: format!("{} commits", crate::units::short_number(n)) },
+            Some(n) => Judged::by(vec![Test::at_least("journal_commits", "commits", n, 10.0, Shown::Count)], false, "journal_commits", n, Some(10.0), format!("{} commits", crate::units::short_number(n))),
             None => Judged::unknown("journal_commits", "no case"),
         };
         let v = judge_places("replace-files", "002", "ext4 in 2009", &refs, predicate);

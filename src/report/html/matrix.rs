@@ -300,6 +300,9 @@ fn emulated_timing(run: &RunRecord, verdict: &Verdict, place: &PlaceVerdict) -> 
 /// short (`no sustained drop, 90 MB/s`), as for an unjudged place its
 /// reason; the figure alone when there are no words.
 fn deciding_figure(place: &PlaceVerdict) -> String {
+    if let Some(rule) = &place.rule {
+        return rule.shown.replace(" (shows at ", " (needs ");
+    }
     match (place.value, place.against) {
         (Some(value), Some(against)) => format!("{} {} vs {}", place.figure, short_number(value), short_number(against)),
         (Some(value), None) if place.evidence.is_empty() => format!("{} {}", place.figure, short_number(value)),
@@ -328,7 +331,8 @@ fn short_reason(reason: &str) -> String {
 
 /// The cell's tooltip: the place and its evidence in full.
 fn tooltip(place: &PlaceVerdict) -> String {
-    if place.evidence.is_empty() { place.target.clone() } else { format!("{}: {}", place.target, place.evidence) }
+    let text = place.details();
+    if text.is_empty() { place.target.clone() } else { format!("{}: {text}", place.target) }
 }
 
 /// The base side's word on the same seed at the same place, when one of
@@ -339,14 +343,14 @@ fn base_word(runs: &[RunRecord], verdict: &Verdict, place: &PlaceVerdict) -> Opt
         .filter(|v| v.scenario == verdict.scenario && v.seed == verdict.seed)
         .flat_map(|v| &v.places)
         .find(|p| fs_of(p) == fs_of(place) && p.conditions == place.conditions)
-        .map(PlaceVerdict::word)
+        .map(|p| crate::record::verdict_word(p.word()))
 }
 
 /// What the colours and the figures mean.
 fn write_legend(out: &mut String, base: Option<&str>) -> fmt::Result {
     write!(
         out,
-        r#"<p class="legend"><span class="v shows">shows</span> the seed's effect is still there · <span class="v gone">gone</span> it is not · <span class="v unknown">unknown</span> not judged (a case or figure it needs is missing) · the figure decided it: here vs what it was weighed against · hover a cell for its evidence, click for its section"#
+        r#"<p class="legend"><span class="v shows">shows</span> the seed's effect is still there · <span class="v gone">gone</span> it is not · <span class="v marginal">marginal</span> its deciding value lies within 20% of the rule's threshold · <span class="v mixed">mixed</span> its repeats or aged images disagree · <span class="v unknown">unknown</span> not judged (a case or figure it needs is missing) · under the word, the test that decided it beside its threshold · hover a cell for its evidence, click for its section"#
     )?;
     if let Some(base) = base {
         write!(out, r#" · <span class="v changed"><b>gone → shows</b></span> {}'s verdict → this one's (other cells: the same in both, or not judged there)"#, escape(base))?;

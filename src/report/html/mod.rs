@@ -334,6 +334,7 @@ mod tests {
             value,
             against,
             evidence: evidence.into(),
+            ..Default::default()
         }
     }
 
@@ -550,6 +551,7 @@ mod tests {
             notes: Vec::new(),
             free_histogram: Vec::new(),
             waited_seconds: 0.0,
+            image: 0,
         };
         let mut cases = vec![case("create-file", "xfs", 1, 1.0), case("create-file", "xfs", 2, 1.0)];
         for (n, c) in cases.iter_mut().enumerate() {

@@ -59,6 +59,7 @@ mod tests {
             value,
             against: Some(1.0),
             evidence: evidence.into(),
+            ..Default::default()
         };
         let v = Verdict {
             places: vec![place("btrfs", Some(true), Some(31_483.0), "31,483 extents <4 KiB>"), place("xfs", Some(false), Some(1.0), "1 extent")],

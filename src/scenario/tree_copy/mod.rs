@@ -47,7 +47,7 @@ use std::time::Instant;
 use rustix::fs::{Mode, OFlags};
 
 use super::params::{ParamKind, ParamSpec, Params};
-use super::seeds::{self, Judged, Preset, Variant, Verdict};
+use super::seeds::{self, Judged, Preset, Shown, Test, Variant, Verdict};
 use super::{Case, Scenario, Seeded, Work, WorkOutcome};
 use crate::error::{Error, Result};
 use crate::record::{Better, FigureSpec, Figures, Kind};
@@ -235,14 +235,15 @@ fn shows_at(cases: &[&Case], best: &Best) -> Judged {
     if share.is_none() && ios.is_none() {
         return Judged::unknown("cold_read_ios_per_mib", "no case with layout or read-back figures");
     }
-    let share_shows = match (share, &best.contiguous) {
-        (Some(share), Some((_, b))) => *b > 0.0 && share * WORSE_FACTOR <= *b,
-        _ => false,
-    };
-    let ios_shows = match (ios, &best.read_ios) {
-        (Some(ios), Some((_, b))) => *b > 0.0 && ios >= WORSE_FACTOR * b,
-        _ => false,
-    };
+    let mut tests = Vec::new();
+    if let (Some(share), Some((_, b))) = (share, &best.contiguous) {
+        let worse = if share > 0.0 { b / share } else if *b > 0.0 { f64::INFINITY } else { 1.0 };
+        tests.push(Test::at_least(CONTIGUOUS, "best/this share of contiguous files", worse, WORSE_FACTOR, Shown::Times));
+    }
+    if let (Some(ios), Some((_, b))) = (ios, &best.read_ios) {
+        let worse = if *b > 0.0 { ios / b } else { 1.0 };
+        tests.push(Test::at_least("cold_read_ios_per_mib", "read I/Os per MiB/best", worse, WORSE_FACTOR, Shown::Times));
+    }
     let mut said = Vec::new();
     if let (Some(share), Some((place, b))) = (share, &best.contiguous) {
         said.push(format!("{:.0}% of files contiguous (best {:.0}%, {place})", share * 100.0, b * 100.0));
@@ -250,12 +251,18 @@ fn shows_at(cases: &[&Case], best: &Best) -> Judged {
     if let (Some(ios), Some((place, b))) = (ios, &best.read_ios) {
         said.push(format!("{ios:.1} read I/Os per MiB (best {b:.1}, {place})"));
     }
-    let (figure, value, against) = if ios_shows || (!share_shows && ios.is_some()) {
+    if tests.is_empty() {
+        return Judged::unknown("cold_read_ios_per_mib", "no place to weigh it against");
+    }
+    let ios_decides = tests.iter().any(|t| t.figure != CONTIGUOUS && t.holds()) || (ios.is_some() && !tests.iter().any(Test::holds));
+    let (figure, value, against) = if ios_decides {
         ("cold_read_ios_per_mib", ios, best.read_ios.as_ref().map(|b| b.1))
     } else {
         (CONTIGUOUS, share, best.contiguous.as_ref().map(|b| b.1))
     };
-    Judged { shows: Some(share_shows || ios_shows), figure, value, against, evidence: said.join(", ") }
+    let mut judged = Judged::by(tests, true, figure, value.unwrap_or(0.0), against, said.join(", "));
+    judged.value = value;
+    judged
 }
 
 /// `source` must be `synthetic` or a directory.
@@ -585,13 +592,26 @@ mod tests {
         let judge = |cases: &[Case]| TreeCopy.verdict(&cases.iter().collect::<Vec<_>>());
         let gone = judge(&[case("ext4", 1000.0, 0.0, 4.0), case("ext2", 1000.0, 40.0, 5.0), case("ext2-1k", 1000.0, 300.0, 7.9)]);
         assert_eq!(gone.shows, Some(false), "{}", gone.evidence);
-        assert_eq!(gone.evidence, "seed 001 gone on ext4, ext2, ext2-1k");
+        // 7.9 read I/Os per MiB against 8 (twice the best's 4) is gone, but
+        // within the margin: marginal, and the evidence says so.
+        assert_eq!(gone.places[2].word(), "marginal");
+        assert_eq!(
+            gone.places[2].rule.as_ref().map(|r| r.shown.as_str()),
+            Some("read I/Os per MiB/best 1.98× (shows at ≥ 2×)")
+        );
+        assert_eq!(
+            gone.evidence,
+            "seed 001 marginal on ext2-1k (70% of files contiguous (best 100%, ext4), 7.9 read I/Os per MiB (best 4.0, ext4)); gone on ext4, ext2"
+        );
         assert_eq!(gone.places[2].evidence, "70% of files contiguous (best 100%, ext4), 7.9 read I/Os per MiB (best 4.0, ext4)");
         assert_eq!((gone.places[2].figure.as_str(), gone.places[2].value, gone.places[2].against), ("cold_read_ios_per_mib", Some(7.9), Some(4.0)));
         // Twice the best's read I/Os shows, whatever the files' layout.
-        let ios = judge(&[case("ext4", 1000.0, 0.0, 4.0), case("ext2", 1000.0, 0.0, 8.0)]);
+        let ios = judge(&[case("ext4", 1000.0, 0.0, 4.0), case("ext2", 1000.0, 0.0, 12.0)]);
         assert_eq!(ios.shows, Some(true));
-        assert_eq!(ios.evidence, "seed 001 shows on ext2 (100% of files contiguous (best 100%, ext4), 8.0 read I/Os per MiB (best 4.0, ext4)); gone on ext4");
+        assert_eq!(ios.evidence, "seed 001 shows on ext2 (100% of files contiguous (best 100%, ext4), 12.0 read I/Os per MiB (best 4.0, ext4)); gone on ext4");
+        // Exactly twice holds, and is said to be on the line.
+        let line = judge(&[case("ext4", 1000.0, 0.0, 4.0), case("ext2", 1000.0, 0.0, 8.0)]);
+        assert_eq!((line.places[1].shows, line.places[1].word()), (Some(true), "marginal"));
         // Half the best's whole files shows, whatever the read-back did.
         let layout = judge(&[case("xfs", 1000.0, 100.0, 4.0), case("ext2", 1000.0, 550.0, 4.0)]);
         assert_eq!(layout.shows, Some(true));
