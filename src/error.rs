@@ -166,7 +166,7 @@ fn classify_errno(errno: Option<i32>) -> (ErrorKind, Option<&'static str>) {
 /// least: `mmap` for `mmap-fill`); empty otherwise. For messages about a
 /// mistyped name: scenario names, `--set` keys, aging profiles.
 pub fn did_you_mean(word: &str, known: &[&str]) -> String {
-    let close = known.iter().map(|k| (edit_distance(word, k), *k)).filter(|(d, _)| *d <= 2).min().map(|(_, k)| k);
+    let close = closest(word, known).filter(|(d, _)| *d <= 2).map(|(_, k)| k);
     let prefixed = || {
         let mut starting = known.iter().filter(|k| word.len() >= 3 && k.starts_with(word));
         match (starting.next(), starting.next()) {
@@ -175,6 +175,22 @@ pub fn did_you_mean(word: &str, known: &[&str]) -> String {
         }
     };
     close.or_else(prefixed).map(|k| format!(" (did you mean `{k}`?)")).unwrap_or_default()
+}
+
+/// The one of `known` nearest `word`, for a message about a name that is
+/// not known: the closest within two edits, else the shortest that
+/// contains it (three letters at least: `commits` for `journal_commits`),
+/// else the fewest edits away. `None` only when `known` is empty.
+pub fn nearest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
+    let within = closest(word, known).filter(|(d, _)| *d <= 2).map(|(_, k)| k);
+    let containing = || known.iter().filter(|k| word.len() >= 3 && k.contains(word)).min_by_key(|k| k.len()).copied();
+    within.or_else(containing).or_else(|| closest(word, known).map(|(_, k)| k))
+}
+
+/// The fewest edits from `word` to one of `known`, and that one (the
+/// first in alphabetical order among equals).
+fn closest<'a>(word: &str, known: &[&'a str]) -> Option<(usize, &'a str)> {
+    known.iter().map(|k| (edit_distance(word, k), *k)).min()
 }
 
 /// Levenshtein distance between `a` and `b`, in characters.
@@ -227,5 +243,10 @@ mod tests {
         assert_eq!(did_you_mean("mmap", &known), " (did you mean `mmap-fill`?)");
         assert_eq!(did_you_mean("fio", &known), "");
         assert_eq!(did_you_mean("tr", &known), "", "too short to be a prefix");
+        // The nearest is named even when none is close.
+        assert_eq!(nearest("replace_files", &known), Some("replace-files"));
+        assert_eq!(nearest("copy", &known), Some("tree-copy"));
+        assert_eq!(nearest("fio", &known), Some("mmap-fill"), "the fewest edits");
+        assert_eq!(nearest("x", &[]), None);
     }
 }

@@ -76,12 +76,19 @@ fn too_few_repeats_are_said_not_guessed() {
         lab.run_json(&["replace-files", "--fs", "ext4", "--set", "strategy=fsync-each", "--tag", tag], 0);
     }
     // Exact figures may still differ between single runs (a journal
-    // commit more or less), so either exit is fair; timings are not judged.
+    // commit more or less), so a regression is fair; timings are not
+    // judged, and one that moved past the threshold leaves it undecided.
     let out = lab.command().args(["compare", "one", "two", "--json"]).output().unwrap();
-    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(matches!(out.status.code(), Some(0 | 1 | 5)), "{}", String::from_utf8_lossy(&out.stderr));
     let c: Value = serde_json::from_slice(&out.stdout).unwrap();
     let wall = row(&c, "wall_s");
-    assert_eq!(wall["outcome"], "too_few_repeats", "{wall}");
+    assert!(matches!(wall["outcome"].as_str(), Some("too_few_repeats" | "undecided")), "{wall}");
+    let code = match c["compare"]["decision"].as_str() {
+        Some("regression") => 1,
+        Some("undecided") => 5,
+        _ => 0,
+    };
+    assert_eq!(out.status.code(), Some(code), "the exit follows the decision: {c}");
     // What one value a side allows is said once for the comparison.
     let sizes = &c["compare"]["sample_sizes"][0];
     assert_eq!((sizes["base"].as_u64(), sizes["new"].as_u64(), sizes["least_p"].as_f64()), (Some(1), Some(1), Some(1.0)), "{c}");
@@ -92,7 +99,12 @@ fn too_few_repeats_are_said_not_guessed() {
 fn saved_run(lab: &Lab, name: &str, extra: &[&str]) -> String {
     let mut args = vec!["replace-files", "--fs", "ext4", "--repeat", "3", "--no-store"];
     args.extend(extra);
-    let run = lab.run_json(&args, 0);
+    saved(lab, name, &lab.run_json(&args, 0))
+}
+
+/// A run's `--json` output saved as `NAME.json` in the lab, for
+/// `compare`'s sides; its path.
+fn saved(lab: &Lab, name: &str, run: &Value) -> String {
     let path = lab.dir.path().join(format!("{name}.json"));
     std::fs::write(&path, run.to_string()).unwrap();
     path.to_string_lossy().into_owned()
@@ -111,7 +123,8 @@ fn compare_opens_with_what_differs_and_says_likely_effects_in_the_right_words() 
     let out = lab.command().args(["compare", &base, &sync]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     let decided = text.contains("\nRegressions:\n");
-    assert_eq!(out.status.code(), Some(if decided { 1 } else { 0 }), "exit 1 only for decided regressions:\n{text}");
+    // Decided regressions exit 1; else the likely ones leave it undecided.
+    assert_eq!(out.status.code(), Some(if decided { 1 } else { 5 }), "exit 1 only for decided regressions:\n{text}");
     // The header names the mount option, once, before any row.
     let header = text.split("\n\n").next().unwrap();
     assert!(header.contains("What differs (") && header.contains("\n  ext4 mount: defaults → sync\n"), "{text}");
@@ -125,7 +138,8 @@ fn compare_opens_with_what_differs_and_says_likely_effects_in_the_right_words() 
     assert!(!text.contains("x worse") && !text.lines().any(|l| l.contains("bytes ") && l.contains(" slower")), "{text}");
     assert!(text.contains("Likely regressions (too few repeats to decide, ranges apart):"), "{text}");
     assert!(text.contains("— ranges apart: "), "{text}");
-    assert!(text.replace('\n', " ").contains("(exit 1 is for decided ones)"), "{text}");
+    let undecided = if decided { "Undecided as well (the regression makes it exit 1): " } else { "Undecided (exit 5; " };
+    assert!(text.replace('\n', " ").contains(undecided), "{text}");
     // backing_* are host-wide: counted aside, not judged.
     let flat = text.replace('\n', " ");
     assert!(flat.contains("host-wide (backing_*: the whole disk under the target"), "{text}");
@@ -254,4 +268,174 @@ fn an_incomplete_run_is_named_in_every_output() {
     // Complete runs say nothing of it.
     let out = common::fslab_expect(&["compare", &base, &base], 0);
     assert!(!String::from_utf8_lossy(&out.stdout).contains("INCOMPLETE"));
+}
+
+/// A shell script in the lab that `exec` runs on each side: the command
+/// (and so the case) is the same, and what it does is read from `knob`,
+/// a file the test writes between the sides.
+fn knob_script(lab: &Lab, name: &str, body: &str) -> (String, std::path::PathBuf) {
+    let knob = lab.dir.path().join(format!("{name}.knob"));
+    let script = lab.dir.path().join(format!("{name}.sh"));
+    std::fs::write(&script, body.replace("KNOB", &knob.to_string_lossy())).unwrap();
+    (script.to_string_lossy().into_owned(), knob)
+}
+
+/// `fslab exec --fs ext4 --no-store --json EXTRA -- sh SCRIPT`, saved as
+/// `NAME.json` in the lab; its path.
+fn saved_exec(lab: &Lab, name: &str, extra: &[&str], script: &str) -> String {
+    let mut args = vec!["--fs", "ext4", "--no-store"];
+    args.extend(extra);
+    args.extend(["--", "sh", script]);
+    saved(lab, name, &lab.exec_json(&args, 0))
+}
+
+#[test]
+fn three_repeats_a_side_cannot_decide_a_real_twofold_slowdown_and_say_so() {
+    if !root_or_skip("compare_undecided") {
+        return;
+    }
+    let lab = Lab::new();
+    // The same command, writing the same 1 MiB, then waiting 0.2 s or 0.4 s.
+    let body = "dd if=/dev/zero of=f bs=64k count=16 conv=fsync status=none\nsleep \"$(cat KNOB)\"\n";
+    let (script, knob) = knob_script(&lab, "slow", body);
+    std::fs::write(&knob, "0.2").unwrap();
+    let base = saved_exec(&lab, "base", &["--repeat", "3"], &script);
+    std::fs::write(&knob, "0.4").unwrap();
+    let slower = saved_exec(&lab, "slower", &["--repeat", "3"], &script);
+    lab.assert_nothing_left("two exec runs");
+
+    // 3 against 3 can reach no p below 0.1: the 2x is seen, not decided.
+    let out = lab.expect(&["compare", &base, &slower, "--json"], 5);
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(c["compare"]["decision"], "undecided", "{c}");
+    let wall = row(&c, "wall_s");
+    assert!(matches!(wall["outcome"].as_str(), Some("likely_regression" | "undecided")), "{wall}");
+    let slowdown = wall["slowdown"].as_f64().unwrap();
+    assert!((1.6..2.4).contains(&slowdown), "a real 2x: {wall}");
+    // Wholly apart at 3 a side: 4 a side would give p = 2/70 < 0.05.
+    assert_eq!(wall["repeats_needed"].as_u64(), Some(4), "{wall}");
+    assert!(c["compare"]["repeats_needed"].as_u64().unwrap() >= 4, "{c}");
+    let text = String::from_utf8(lab.expect(&["compare", &base, &slower], 5).stdout).unwrap();
+    let flat = text.replace("\n    ", " ").replace('\n', " ");
+    assert!(flat.contains("--repeat 4 would decide"), "the row says what decides it:\n{text}");
+    assert!(flat.contains("exit 5"), "the summary says the exit:\n{text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 120), "a line over 120 columns:\n{text}");
+    let markdown = String::from_utf8(lab.expect(&["compare", &base, &slower, "--markdown"], 5).stdout).unwrap();
+    assert!(markdown.contains("undecided") && markdown.contains("--repeat 4 would decide"), "{markdown}");
+    // Told otherwise, undecided passes; a gate on a figure that did not move passes.
+    lab.expect(&["compare", &base, &slower, "--allow-undecided"], 0);
+    lab.expect(&["compare", &base, &slower, "--gate", "extents"], 0);
+    lab.expect(&["compare", &base, &slower, "--gate", "wall_s"], 5);
+}
+
+#[test]
+fn a_gated_exact_figure_fails_on_one_extra_extent_from_one_run_a_side() {
+    if !root_or_skip("compare_gate_extents") {
+        return;
+    }
+    if !common::have("fallocate") {
+        panic!("fallocate (util-linux) is needed");
+    }
+    let lab = Lab::new();
+    // f and g take 4 KiB each in turn, so f's 22 blocks lie apart (22
+    // extents); with KNOB=20, g skips a turn and two of f's are adjacent (21).
+    let body = "for i in $(seq 0 21); do\n  fallocate -o $((i * 4096)) -l 4096 f\n  \
+                [ \"$i\" = \"$(cat KNOB)\" ] || fallocate -o $((i * 4096)) -l 4096 g\ndone\nrm g\n";
+    let (script, knob) = knob_script(&lab, "frag", body);
+    std::fs::write(&knob, "20").unwrap();
+    let base = saved_exec(&lab, "base", &[], &script);
+    std::fs::write(&knob, "none").unwrap();
+    let more = saved_exec(&lab, "more", &[], &script);
+    lab.assert_nothing_left("two exec runs");
+
+    let out = lab.expect(&["compare", &base, &more, "--gate", "extents", "--json"], 1);
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let extents = row(&c, "extents");
+    assert_eq!((extents["base"].clone(), extents["new"].clone()), (serde_json::json!([21.0]), serde_json::json!([22.0])), "{extents}");
+    assert_eq!((extents["outcome"].as_str(), extents["gated"].as_bool()), (Some("regression"), Some(true)), "{extents}");
+    assert_eq!(extents["threshold"].as_f64(), Some(0.0), "a gated exact figure: any change");
+    assert_eq!(row(&c, "wall_s")["gated"].as_bool(), Some(false));
+    assert_eq!(c["compare"]["gates"], serde_json::json!([{"figure": "extents", "threshold": null}]));
+    assert_eq!(c["compare"]["decision"], "regression");
+    // Its own threshold: 21 → 22 is +4.8%, within 5%; nothing else gates.
+    lab.expect(&["compare", &base, &more, "--gate", "extents:5%"], 0);
+    // The same gate kept in a file, with comments.
+    let gates = lab.dir.path().join("gates");
+    std::fs::write(&gates, "# what fails CI\n\nextents   # one more extent is a regression\n").unwrap();
+    let out = lab.expect(&["compare", &base, &more, "--gate-file", &gates.to_string_lossy()], 1);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Gate: extents (any change)"), "{text}");
+}
+
+#[test]
+fn bad_gates_are_usage_errors_naming_the_line_and_the_nearest_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = crafted(dir.path(), "base", true, vec![ok("replace-files", "ext4", 1)]);
+    let new = crafted(dir.path(), "newer", true, vec![ok("replace-files", "ext4", 1)]);
+    let gates = dir.path().join("gates");
+    let g = gates.to_str().unwrap();
+    for (text, says) in [
+        ("flushes\nwall_s:fast\n", "gates:2: wall_s:fast"),
+        ("journal_commits:150%\n", "gates:1: "),
+        ("flushes # fine\n:5%\n", "gates:2: "),
+        ("jornal_commits\n", "did you mean `journal_commits`"),
+    ] {
+        std::fs::write(&gates, text).unwrap();
+        let out = common::fslab_expect(&["compare", &base, &new, "--gate-file", g], 2);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{text:?}: {err}");
+        assert!(out.stdout.is_empty(), "no verdict is printed");
+    }
+    let out = common::fslab_expect(&["compare", &base, &new, "--gate", "flushez"], 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`flushes`"), "{}", String::from_utf8_lossy(&out.stderr));
+    // A figure given two thresholds, a gate on figures the runs do not have.
+    let out = common::fslab_expect(&["compare", &base, &new, "--gate", "flushes:1%,flushes:2%"], 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("flushes"));
+    let out = common::fslab_expect(&["compare", &base, &new, "--gate", "extents"], 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("extents"), "a gate that compared nothing must not pass");
+    // Neither a missing file nor one that is no regular file is read.
+    common::fslab_expect(&["compare", &base, &new, "--gate-file", &format!("{g}.missing")], 2);
+    let out = common::fslab_expect(&["compare", &base, &new, "--gate-file", "/dev/zero"], 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("regular file"), "{}", String::from_utf8_lossy(&out.stderr));
+    // The crafted sides are the same: the gate passes.
+    std::fs::write(&gates, "flushes\njournal_commits:10%\n").unwrap();
+    common::fslab_expect(&["compare", &base, &new, "--gate-file", g], 0);
+}
+
+#[test]
+fn a_gate_file_is_read_where_the_user_points_and_nowhere_else() {
+    if !root_or_skip("compare_gate_file_links") {
+        return;
+    }
+    let dir = tempfile::Builder::new().prefix("fslab-test-gate-file-").tempdir_in("/var/tmp").unwrap();
+    let base = crafted(dir.path(), "base", true, vec![ok("replace-files", "ext4", 1)]);
+    let new = crafted(dir.path(), "newer", true, vec![ok("replace-files", "ext4", 1)]);
+    let gates = dir.path().join("gates");
+    std::fs::write(&gates, "flushes\n").unwrap();
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::os::unix::fs::PermissionsExt::from_mode(0o1777)).unwrap();
+    let link = |name: &str, uid: u32| {
+        let at = shared.join(name);
+        std::os::unix::fs::symlink(&gates, &at).unwrap();
+        std::os::unix::fs::lchown(&at, Some(uid), Some(uid)).unwrap();
+        at.to_string_lossy().into_owned()
+    };
+    let compare_with = |file: &str| common::finish(common::fslab_command().args(["compare", &base, &new, "--gate-file", file]));
+    // nobody's link in a sticky folder chooses nothing root reads.
+    let (code, err) = compare_with(&link("theirs", 65534));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("belongs to uid 65534") && err.contains("name the file it points to"), "{err}");
+    assert_eq!(compare_with(&link("ours", 0)).0, Some(0), "root's own link is followed");
+    // A file anyone owns is only read: nobody's gates gate as well.
+    std::os::unix::fs::chown(&gates, Some(65534), Some(65534)).unwrap();
+    assert_eq!(compare_with(&gates.to_string_lossy()).0, Some(0));
+    // A FIFO is not waited on, and nothing larger than a gate file is read.
+    let fifo = dir.path().join("fifo");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let (code, err) = compare_with(&fifo.to_string_lossy());
+    assert!(code == Some(2) && err.contains("a FIFO, not a regular file"), "{code:?} {err}");
+    std::fs::write(&gates, "flushes\n".repeat(200_000)).unwrap();
+    let (code, err) = compare_with(&gates.to_string_lossy());
+    assert!(code == Some(2) && err.contains("over 1048576 bytes"), "{code:?} {err}");
 }

@@ -81,7 +81,7 @@ fn the_report_renders_every_chart_in_a_browser_without_errors() {
         - body.matches(r#"<tr class="not-shown""#).count();
     let eventful = comparison.rows.iter().filter(|r| {
         use Outcome::*;
-        matches!(r.outcome, Regression | Improvement | LikelyRegression | LikelyImprovement | Changed)
+        matches!(r.outcome, Regression | Improvement | LikelyRegression | Undecided | LikelyImprovement | Changed)
     });
     assert_eq!(rows, eventful.count(), "the compare fragment is in the page whole: a row per figure that moved");
     let quiet = comparison.rows.len() - rows;

@@ -32,7 +32,11 @@ Examples:
   fslab compare base sync                  # two tags: each one's runs, repeats pooled
   fslab compare base last --markdown       # the latest run against the tag base, for a PR
   fslab compare old.db new.db --all        # two stores, every figure listed
-Exit status 1 when anything regressed, so `fslab compare base last || exit 1` gates CI.";
+  fslab compare base last --gate extents,wall_s:10%   # only these fail it
+  fslab compare base last --gate-file ci/fslab-gates  # the same, one gate a line
+Exit status 1 when anything gated regressed, 5 when the repeats cannot decide a gated
+figure that moved past its threshold for the worse (--allow-undecided: 0), so
+`fslab compare base last || exit 1` gates CI.";
 
 /// `fslab report --help`.
 pub const REPORT: &str = "\

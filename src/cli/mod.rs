@@ -4,7 +4,8 @@
 //! `layout` (or `report`) and prints what comes back. Results go to stdout,
 //! errors to stderr as `fslab: PATH: what went wrong (what to do)`, and the
 //! exit code is the contract's (`docs/DESIGN.md`): 0 done, 2 usage, 3 environment,
-//! 4 failed. A closed stdout (`fslab ... | head`) is not an error.
+//! 4 failed; `compare` adds 1 (a regression) and 5 (undecided). A closed
+//! stdout (`fslab ... | head`) is not an error.
 
 mod cleanup;
 mod compare;
@@ -87,7 +88,8 @@ enum Command {
     Export(ExportArgs),
     /// Regression verdicts between two runs, tags or stores: exact figures
     /// exactly, timings with a bootstrap interval and a rank test over the
-    /// repeats. Exits 1 when anything regressed.
+    /// repeats. Exits 1 when anything gated regressed, 5 when the repeats
+    /// cannot decide.
     #[command(after_help = examples::COMPARE)]
     Compare(CompareArgs),
     /// One self-contained HTML page of a run: bars per file system with
@@ -521,6 +523,20 @@ pub struct CompareArgs {
     /// How it judges.
     #[command(flatten)]
     pub options: CompareOptionArgs,
+    /// Only these figures fail the comparison (or leave it undecided),
+    /// each at its own threshold when given (`extents`, `wall_s:10%`;
+    /// repeatable, or a comma list); the others are shown, not gated. A
+    /// gated exact figure without a threshold fails on any change.
+    #[arg(long, value_name = "FIGURE[:THRESHOLD]", value_delimiter = ',', action = clap::ArgAction::Append)]
+    pub gate: Vec<String>,
+    /// Read gates from FILE: one `--gate` value a line, `#` comments.
+    /// Never read unless named.
+    #[arg(long, value_name = "FILE")]
+    pub gate_file: Option<PathBuf>,
+    /// Exit 0, not 5, when the repeats cannot decide a gated figure that
+    /// moved past its threshold for the worse (still said).
+    #[arg(long)]
+    pub allow_undecided: bool,
     /// List every figure, not only those that changed.
     #[arg(long)]
     pub all: bool,

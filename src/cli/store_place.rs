@@ -56,7 +56,7 @@ impl StoreArgs {
 /// The path a file named on the command line is read by: every symlink
 /// on the way followed by the rules (another user's refused, exit 2), none
 /// left in it. `None` when nothing is there.
-fn named_file(path: &Path) -> Result<Option<std::path::PathBuf>> {
+pub(super) fn named_file(path: &Path) -> Result<Option<std::path::PathBuf>> {
     let rules = Rules::for_named_files();
     match walk(path, rules) {
         Ok(walked) => Ok(Some(walked.path)),

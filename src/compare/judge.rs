@@ -26,6 +26,10 @@ pub struct Judgement {
     pub p_value: Option<f64>,
     /// The verdict.
     pub outcome: Outcome,
+    /// For an effect too few repeats cannot decide (undecided, or a
+    /// likely regression or improvement): the values a side that would,
+    /// if the separation seen holds.
+    pub repeats_needed: Option<usize>,
     /// What a reader needs to know about it; may be empty.
     pub note: String,
 }
@@ -44,6 +48,7 @@ pub fn judge(base: &[f64], new: &[f64], figure: &Figure, options: &CompareOption
         ci: None,
         p_value: None,
         outcome: Outcome::Unchanged,
+        repeats_needed: None,
         note: String::new(),
     };
     let stable = |values: &[f64]| values.iter().all(|&v| v == values[0]);
@@ -128,11 +133,18 @@ fn judge_timing(
     let least_p = stats::min_two_sided_p(n, m);
     if n < 2 || m < 2 || least_p >= alpha {
         // The comparison states once what these sample sizes allow; a
-        // row only says when its effect cannot be missed all the same.
-        judgement.outcome = Outcome::TooFewRepeats;
-        if let Some((outcome, why)) = likely(base, new, better, options.threshold, unit) {
-            judgement.outcome = outcome;
-            notes.push(why);
+        // row only says when its effect cannot be missed all the same,
+        // and an effect past the threshold for the worse is undecided.
+        judgement.outcome = match likely(base, new, better, options.threshold, unit) {
+            Some((outcome, why)) => {
+                notes.push(why);
+                outcome
+            }
+            None if judgement.slowdown.is_some_and(|s| s > 1.0 + options.threshold) => Outcome::Undecided,
+            None => Outcome::TooFewRepeats,
+        };
+        if judgement.outcome != Outcome::TooFewRepeats {
+            judgement.repeats_needed = stats::values_to_decide(base, new, alpha);
         }
         return;
     }
@@ -253,12 +265,47 @@ mod tests {
 
     #[test]
     fn three_repeats_a_side_are_too_few_and_the_row_does_not_repeat_why() {
-        // Overlapping ranges: nothing to see without a test.
-        let j = timing(&[1.0, 1.5, 0.9], &[1.4, 2.2, 1.8]);
-        assert_eq!(j.outcome, Outcome::TooFewRepeats);
+        // Overlapping ranges and medians within 5%: nothing to see without a test.
+        let j = timing(&[1.0, 1.5, 0.9], &[1.4, 1.02, 0.8]);
+        assert_eq!((j.outcome, j.repeats_needed), (Outcome::TooFewRepeats, None));
         assert_eq!(j.note, "", "the comparison's header says what 3 and 3 values allow");
+        // Better by far, but not apart: too few, and nothing to decide.
+        assert_eq!(timing(&[1.4, 2.2, 1.8], &[1.0, 1.5, 0.9]).outcome, Outcome::TooFewRepeats);
+    }
+
+    #[test]
+    fn a_slowdown_too_few_repeats_cannot_decide_is_undecided_with_the_repeats_that_would() {
+        // Medians 1 → 1.8 s, one pair of nine crossed: at 6 a side p < 0.05.
+        let j = timing(&[1.0, 1.5, 0.9], &[1.4, 2.2, 1.8]);
+        assert_eq!((j.outcome, j.repeats_needed), (Outcome::Undecided, Some(6)));
+        assert_eq!(j.note, "");
+        // One value a side, twice as slow: apart, so 4 a side would do.
         let j = timing(&[1.0], &[2.0]);
-        assert_eq!(j.outcome, Outcome::TooFewRepeats);
+        assert_eq!((j.outcome, j.repeats_needed), (Outcome::Undecided, Some(4)));
+        // A real twofold slowdown at 3 a side, wholly apart: likely, and 4 would decide it.
+        let j = timing(&[0.21, 0.22, 0.215], &[0.41, 0.42, 0.43]);
+        assert_eq!((j.outcome, j.repeats_needed), (Outcome::LikelyRegression, Some(4)));
+        // 4% slower is within the threshold: too few, not undecided.
+        assert_eq!(timing(&[1.0, 1.1, 0.9], &[1.04, 1.2, 0.8]).outcome, Outcome::TooFewRepeats);
+        // Past a threshold of 0 (a gated exact figure that varies), any slowdown is.
+        let any = CompareOptions { threshold: 0.0, ..options() };
+        let j = judge(&[3.0, 4.0, 3.0], &[4.0, 3.0, 4.0], &figure(Better::Lower, Kind::Exact), &any, 1);
+        assert_eq!(j.outcome, Outcome::Undecided);
+        assert!(j.note.starts_with("varies within a side"), "{}", j.note);
+        // Enough repeats are never undecided: the test decides.
+        let j = timing(&[1.0, 1.5, 0.9, 1.2, 1.1], &[1.4, 2.2, 1.8, 1.0, 1.3]);
+        assert_ne!(j.outcome, Outcome::Undecided);
+        assert_eq!(j.repeats_needed, None);
+    }
+
+    #[test]
+    fn exact_figures_decide_from_one_value_a_side() {
+        // One extent more is a fact: past a threshold of 0 it is a regression.
+        let any = CompareOptions { threshold: 0.0, ..options() };
+        let j = judge(&[21.0], &[22.0], &figure(Better::Lower, Kind::Exact), &any, 1);
+        assert_eq!((j.outcome, j.repeats_needed, j.p_value), (Outcome::Regression, None, None));
+        assert_eq!(judge(&[22.0], &[21.0], &figure(Better::Lower, Kind::Exact), &any, 1).outcome, Outcome::Improvement);
+        assert_eq!(judge(&[21.0], &[21.0], &figure(Better::Lower, Kind::Exact), &any, 1).outcome, Outcome::Unchanged);
     }
 
     #[test]
@@ -270,10 +317,12 @@ mod tests {
         let rate = |b: &[f64], n: &[f64]| judge(b, n, &figure(Better::Higher, Kind::Timing), &options(), 1).outcome;
         assert_eq!(rate(&[100.0, 110.0], &[300.0, 320.0]), Outcome::LikelyImprovement);
         assert_eq!(rate(&[300.0, 320.0], &[100.0, 110.0]), Outcome::LikelyRegression);
-        // Apart, but the nearest ends only 10% apart: not beyond LIKELY_GAP.
-        assert_eq!(timing(&[1.0, 1.05, 1.1], &[1.21, 1.25, 1.3]).outcome, Outcome::TooFewRepeats);
+        // Apart, but the nearest ends only 10% apart: not beyond LIKELY_GAP
+        // (undecided: the medians moved 19% for the worse).
+        assert_eq!(timing(&[1.0, 1.05, 1.1], &[1.21, 1.25, 1.3]).outcome, Outcome::Undecided);
         // A single value a side shows no range.
-        assert_eq!(timing(&[1.0], &[20.0]).outcome, Outcome::TooFewRepeats);
+        assert_eq!(timing(&[1.0], &[20.0]).outcome, Outcome::Undecided);
+        assert_eq!(timing(&[20.0], &[1.0]).outcome, Outcome::TooFewRepeats);
         // From all zeros to something: apart by an infinite factor.
         let j = timing(&[0.0, 0.0], &[4096.0, 8192.0]);
         assert_eq!(j.outcome, Outcome::LikelyRegression);

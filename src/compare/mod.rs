@@ -9,7 +9,11 @@
 //! a bootstrap interval and a rank-sum test. A figure is only a regression
 //! or an improvement when the evidence clears both the threshold and the
 //! significance level; when the repeats are too few for the test to ever
-//! be significant, the comparison says so and how many are needed.
+//! be significant, the comparison says so and how many are needed. A
+//! figure whose medians moved past the threshold for the worse with too
+//! few repeats to test is *undecided*, and so is the comparison when such
+//! a figure gates it (`gate`): it says how many repeats a side would
+//! decide each one.
 //!
 //! A case ok on every base repeat that fails in the new side is a
 //! regression by itself (`failed`); runs that did not finish are named,
@@ -36,6 +40,7 @@ mod differs;
 mod emulated;
 mod failed;
 mod format;
+pub mod gate;
 mod judge;
 pub mod render;
 pub mod stats;
@@ -51,6 +56,7 @@ use crate::record::{Case, RunRecord, Status};
 pub use differs::{Difference, differences};
 pub use emulated::EmulatedCases;
 pub use failed::{FailedCase, case_labels, summarise_cases};
+pub use gate::{Decision, Gate};
 
 /// How a comparison judges.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,13 +76,17 @@ pub struct CompareOptions {
     /// target) like the others; by default they are shown, not judged,
     /// since whatever else uses that disk moves them.
     pub host_figures: bool,
+    /// The figures that gate the comparison, with their own thresholds;
+    /// empty: every judged figure gates at `threshold`. A gated host-wide
+    /// figure is judged.
+    pub gates: Vec<Gate>,
 }
 
 impl Default for CompareOptions {
     /// 5% threshold, alpha 0.05, 10 000 resamples, a fixed seed (so the
     /// same runs always compare the same).
     fn default() -> Self {
-        CompareOptions { threshold: 0.05, alpha: 0.05, resamples: 10_000, seed: 0x00F5_1AB0, host_figures: false }
+        CompareOptions { threshold: 0.05, alpha: 0.05, resamples: 10_000, seed: 0x00F5_1AB0, host_figures: false, gates: Vec::new() }
     }
 }
 
@@ -103,9 +113,14 @@ pub enum Outcome {
     Unchanged,
     /// The repeats are too few for the test ever to be significant.
     TooFewRepeats,
+    /// Too few repeats for a test, and the medians moved past the
+    /// threshold for the worse: the comparison cannot tell a regression
+    /// from noise, and says how many repeats would.
+    Undecided,
     /// Too few repeats for a test, but the sides' ranges lie far apart
     /// for the worse: shown with the reason, not counted as a regression
-    /// (it does not fail the comparison).
+    /// (it does not fail the comparison, but leaves it undecided when it
+    /// gates).
     LikelyRegression,
     /// The same for the better.
     LikelyImprovement,
@@ -127,6 +142,7 @@ impl Outcome {
             Outcome::Changed => "changed",
             Outcome::Unchanged => "unchanged",
             Outcome::TooFewRepeats => "too_few_repeats",
+            Outcome::Undecided => "undecided",
             Outcome::LikelyRegression => "likely_regression",
             Outcome::LikelyImprovement => "likely_improvement",
             Outcome::HostWide => "host_wide",
@@ -186,6 +202,17 @@ pub struct FigureComparison {
     pub q_value: Option<f64>,
     /// The verdict.
     pub outcome: Outcome,
+    /// The threshold it was judged at: `--threshold`, or its gate's.
+    pub threshold: f64,
+    /// Whether it gates the comparison (every judged figure does without
+    /// `--gate`): a regression fails it, an undecided one leaves it
+    /// undecided. Figures not gated are judged and shown the same.
+    pub gated: bool,
+    /// For an undecided row (and a likely regression): how many values a
+    /// side would decide it if the separation seen holds
+    /// ([`stats::values_to_decide`]); `None` otherwise, or when no number
+    /// up to 10 000 would.
+    pub repeats_needed: Option<usize>,
     /// What a reader needs to know about the verdict; may be empty.
     pub note: String,
     /// Whether the figure counts the whole disk under the target or the
@@ -226,6 +253,19 @@ pub struct Comparison {
     pub seed: u64,
     /// Whether host-wide figures were judged (`--host-figures`).
     pub host_figures: bool,
+    /// The figures that gate it, as given; empty: every judged figure.
+    pub gates: Vec<Gate>,
+    /// Gated figures that no case measured on both sides.
+    pub gates_unmeasured: Vec<String>,
+    /// What it decided: `regression` (a gated figure regressed or a case
+    /// newly failed), `undecided` (else a gated figure the repeats cannot
+    /// decide), or `pass`.
+    pub decision: Decision,
+    /// Gated rows left undecided: undecided ones and likely regressions.
+    pub undecided: usize,
+    /// The most values a side any of them needs to be decided; `None`
+    /// when none is undecided or none could be.
+    pub repeats_needed: Option<usize>,
     /// What differs between the two sides' setups (kernel, fslab, tools,
     /// per target mkfs arguments, mount options, conditions and start,
     /// sysctls): empty when they are the same.
@@ -275,6 +315,11 @@ impl Comparison {
     /// failed.
     pub fn regressions(&self) -> usize {
         self.count(Outcome::Regression) + self.newly_failed.len()
+    }
+
+    /// Rows of figures not gated with `outcome`.
+    pub fn not_gated(&self, outcome: Outcome) -> usize {
+        self.rows.iter().filter(|r| !r.gated && r.outcome == outcome).count()
     }
 
     /// How many figures improved.
@@ -356,6 +401,17 @@ pub fn compare(base: Side<'_>, new: Side<'_>, options: &CompareOptions) -> Compa
     control_false_discoveries(&mut rows, options.alpha);
     rows.sort_by(by_effect);
     let sample_sizes = sample_sizes(&rows);
+    let undecided: Vec<&FigureComparison> = rows.iter().filter(|r| r.gated && gate::is_undecided(r.outcome)).collect();
+    let repeats_needed = undecided.iter().filter_map(|r| r.repeats_needed).max();
+    let undecided = undecided.len();
+    let gated_regressions = rows.iter().filter(|r| r.gated && r.outcome == Outcome::Regression).count() + newly_failed.len();
+    let decision = match (gated_regressions, undecided) {
+        (0, 0) => Decision::Pass,
+        (0, _) => Decision::Undecided,
+        _ => Decision::Regression,
+    };
+    let gates_unmeasured =
+        options.gates.iter().filter(|g| !rows.iter().any(|r| r.figure == g.figure)).map(|g| g.figure.clone()).collect();
     Comparison {
         base_label: base.label.to_string(),
         new_label: new.label.to_string(),
@@ -366,6 +422,11 @@ pub fn compare(base: Side<'_>, new: Side<'_>, options: &CompareOptions) -> Compa
         resamples: options.resamples,
         seed: options.seed,
         host_figures: options.host_figures,
+        gates: options.gates.clone(),
+        gates_unmeasured,
+        decision,
+        undecided,
+        repeats_needed,
         differs: differences(base.runs, new.runs),
         sample_sizes,
         rows,
@@ -394,9 +455,13 @@ fn row(
 ) -> FigureComparison {
     let (better, kind) = (b.figure.better, b.figure.kind);
     let seed = options.seed ^ fnv1a([key.as_bytes(), &[0], b.name.as_bytes()]);
-    let j = judge::judge(&b.values, &n.values, b.figure, options, seed);
+    let (gated, threshold) = gate::threshold_for(&options.gates, b.name, kind, options.threshold);
+    let judging = CompareOptions { threshold, gates: Vec::new(), ..*options };
+    let j = judge::judge(&b.values, &n.values, b.figure, &judging, seed);
     let host_wide = is_host_wide(b.name);
-    let mut outcome = if host_wide && !options.host_figures { Outcome::HostWide } else { j.outcome };
+    // A host-wide figure named in a gate is asked for: it is judged.
+    let judged_here = options.host_figures || gate::find(&options.gates, b.name).is_some();
+    let mut outcome = if host_wide && !judged_here { Outcome::HostWide } else { j.outcome };
     let (mut ci, mut p_value, mut note) = (j.ci, j.p_value, j.note);
     if kind == Kind::Timing && emulated.is_some() {
         // The emulator's seconds: shown with their medians, no test, no
@@ -404,6 +469,7 @@ fn row(
         (outcome, ci, p_value) = (Outcome::Emulated, None, None);
         note = crate::record::guest::EMULATED_NOT_JUDGED.to_string();
     }
+    let repeats_needed = j.repeats_needed.filter(|_| gate::is_undecided(outcome));
     FigureComparison {
         scenario: case.scenario.clone(),
         fs: case.place(),
@@ -421,6 +487,9 @@ fn row(
         p_value,
         q_value: None,
         outcome,
+        threshold,
+        gated,
+        repeats_needed,
         note,
         host_wide,
         emulated,
@@ -484,16 +553,17 @@ fn by_effect(a: &FigureComparison, b: &FigureComparison) -> std::cmp::Ordering {
         Outcome::Regression => 0,
         Outcome::Improvement => 1,
         Outcome::LikelyRegression => 2,
-        Outcome::LikelyImprovement => 3,
-        Outcome::Changed => 4,
-        Outcome::Unchanged => 5,
-        Outcome::TooFewRepeats => 6,
-        Outcome::HostWide => 7,
-        Outcome::Emulated => 8,
+        Outcome::Undecided => 3,
+        Outcome::LikelyImprovement => 4,
+        Outcome::Changed => 5,
+        Outcome::Unchanged => 6,
+        Outcome::TooFewRepeats => 7,
+        Outcome::HostWide => 8,
+        Outcome::Emulated => 9,
     };
     let s = |r: &FigureComparison| r.slowdown.unwrap_or(1.0);
     group(a).cmp(&group(b)).then_with(|| match a.outcome {
-        Outcome::Regression | Outcome::LikelyRegression => s(b).total_cmp(&s(a)),
+        Outcome::Regression | Outcome::LikelyRegression | Outcome::Undecided => s(b).total_cmp(&s(a)),
         Outcome::Improvement | Outcome::LikelyImprovement => s(a).total_cmp(&s(b)),
         Outcome::Changed | Outcome::HostWide => s(b).ln().abs().total_cmp(&s(a).ln().abs()),
         Outcome::Unchanged | Outcome::TooFewRepeats | Outcome::Emulated => std::cmp::Ordering::Equal,

@@ -38,10 +38,19 @@ fn cells(row: &FigureComparison) -> Cells {
     // (the header says what the sizes allow; JSON keeps it).
     let untestable = matches!(
         row.outcome,
-        Outcome::TooFewRepeats | Outcome::LikelyRegression | Outcome::LikelyImprovement | Outcome::HostWide | Outcome::Emulated
+        Outcome::TooFewRepeats
+            | Outcome::Undecided
+            | Outcome::LikelyRegression
+            | Outcome::LikelyImprovement
+            | Outcome::HostWide
+            | Outcome::Emulated
     );
+    // An emulated row's reason is its outcome's words and said once for
+    // the comparison; JSON keeps it on the row.
+    let note = if row.outcome == Outcome::Emulated { String::new() } else { row.note.clone() };
+    let needed = words::repeats_needed(row);
     Cells {
-        label: if row.host_wide { format!("{} (host-wide)", row.label()) } else { row.label() },
+        label: format!("{}{}", row.label(), marks(row)),
         headline: headline(row),
         values: if stable(&row.base) && stable(&row.new) { change } else { format!("median {change}") },
         ci: ci.map(|[lo, hi]| format!("{}–{}", format::factor(lo), format::factor(hi))).unwrap_or_default(),
@@ -51,15 +60,32 @@ fn cells(row: &FigureComparison) -> Cells {
             (Some(p), None) => format::p_value(p),
             _ => String::new(),
         },
-        // An emulated row's reason is its outcome's words and said once
-        // for the comparison; JSON keeps it on the row.
-        note: if row.outcome == Outcome::Emulated { String::new() } else { row.note.clone() },
+        note: [note, needed].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>().join("; "),
     }
+}
+
+/// ` (host-wide)` for a figure that counts the whole host disk, ` (not
+/// gated)` for one outside the gate whose outcome would otherwise fail the
+/// comparison or leave it undecided.
+fn marks(row: &FigureComparison) -> String {
+    let mut marks = String::new();
+    if row.host_wide {
+        marks.push_str(" (host-wide)");
+    }
+    let would_gate = row.outcome == Outcome::Regression || super::gate::is_undecided(row.outcome);
+    if !row.gated && would_gate {
+        marks.push_str(" (not gated)");
+    }
+    marks
 }
 
 fn headline(row: &FigureComparison) -> String {
     match row.outcome {
-        Outcome::Regression | Outcome::Improvement | Outcome::LikelyRegression | Outcome::LikelyImprovement => moved(row),
+        Outcome::Regression
+        | Outcome::Improvement
+        | Outcome::LikelyRegression
+        | Outcome::LikelyImprovement
+        | Outcome::Undecided => moved(row),
         Outcome::HostWide | Outcome::Emulated if row.new_median != row.base_median && row.slowdown.is_some() => moved(row),
         Outcome::Changed if row.base_median != 0.0 => {
             let relative = (row.new_median - row.base_median) / row.base_median.abs();
@@ -96,9 +122,11 @@ pub fn verdict(c: &Comparison) -> String {
         regressions = format!("{regressions} ({failed})");
     }
     let mut parts = vec![regressions, plural(c.improvements(), "improvement", "improvements")];
-    for (outcome, one, many) in
-        [(Outcome::LikelyRegression, "likely regression", "likely regressions"), (Outcome::LikelyImprovement, "likely improvement", "likely improvements")]
-    {
+    for (outcome, one, many) in [
+        (Outcome::LikelyRegression, "likely regression", "likely regressions"),
+        (Outcome::Undecided, "undecided", "undecided"),
+        (Outcome::LikelyImprovement, "likely improvement", "likely improvements"),
+    ] {
         let n = c.count(outcome);
         if n > 0 {
             parts.push(plural(n, one, many));
@@ -132,6 +160,7 @@ fn sections(c: &Comparison, all: bool) -> Vec<(String, Vec<&FigureComparison>)> 
         (Outcome::Regression, "Regressions".to_string()),
         (Outcome::Improvement, "Improvements".to_string()),
         (Outcome::LikelyRegression, "Likely regressions (too few repeats to decide, ranges apart)".to_string()),
+        (Outcome::Undecided, "Undecided (too few repeats to decide, past the threshold for the worse)".to_string()),
         (Outcome::LikelyImprovement, "Likely improvements (too few repeats to decide, ranges apart)".to_string()),
         (Outcome::Changed, format!("Changed within {}", format::percent(c.threshold))),
     ];
@@ -231,7 +260,7 @@ pub fn text(c: &Comparison, all: bool) -> String {
         }
     }
     let _ = writeln!(out, "{}", settings(c));
-    for line in words::sample_sizes(c).iter().flat_map(|l| words::paragraph(l)) {
+    for line in words::gate_line(c).iter().chain(&words::sample_sizes(c)).flat_map(|l| words::paragraph(l)) {
         let _ = writeln!(out, "{line}");
     }
     for line in incomplete(c) {
@@ -289,7 +318,7 @@ pub fn text(c: &Comparison, all: bool) -> String {
             let _ = writeln!(out, "  … and {more} more");
         }
     }
-    if let Some(footer) = words::likely_footer(c) {
+    for footer in footers(c) {
         let _ = writeln!(out);
         for line in words::paragraph(&footer) {
             let _ = writeln!(out, "{line}");
@@ -300,6 +329,12 @@ pub fn text(c: &Comparison, all: bool) -> String {
         let _ = writeln!(out, "{line}");
     }
     out
+}
+
+/// What the comparison says once after its rows: what "likely" means,
+/// what is undecided and what would decide it, what moved outside the gate.
+fn footers(c: &Comparison) -> Vec<String> {
+    [words::likely_footer(c), words::undecided_footer(c), words::not_gated_footer(c)].into_iter().flatten().collect()
 }
 
 /// Rows grouped by their case (`tree-copy on ext4 (size=64 MiB)`), the
@@ -316,9 +351,10 @@ fn by_case<'a>(rows: &[&'a FigureComparison]) -> Vec<(String, Vec<&'a FigureComp
     groups
 }
 
-/// The figure's name, marked when it counts the whole host disk.
+/// The figure's name, marked when it counts the whole host disk or is
+/// outside the gate ([`marks`]).
 fn figure_name(row: &FigureComparison) -> String {
-    if row.host_wide { format!("{} (host-wide)", row.figure) } else { row.figure.clone() }
+    format!("{}{}", row.figure, marks(row))
 }
 
 /// A markdown cell or list item: on one line, control characters, pipes,
@@ -341,7 +377,7 @@ pub fn markdown(c: &Comparison, all: bool) -> String {
         }
     }
     let _ = writeln!(out, "\n{}\n", settings(c));
-    if let Some(line) = words::sample_sizes(c) {
+    for line in words::gate_line(c).into_iter().chain(words::sample_sizes(c)) {
         let _ = writeln!(out, "{}\n", md(&line));
     }
     for line in incomplete(c) {
@@ -397,7 +433,7 @@ pub fn markdown(c: &Comparison, all: bool) -> String {
             let _ = writeln!(out, "- … and {more} more");
         }
     }
-    if let Some(footer) = words::likely_footer(c) {
+    for footer in footers(c) {
         let _ = writeln!(out, "\n{}", md(&footer));
     }
     let _ = writeln!(out, "\n**{}**", verdict(c));
@@ -441,7 +477,8 @@ pub fn html_summary(c: &Comparison) -> String {
         }
         out.push_str("</ul>\n");
     }
-    for line in words::sample_sizes(c).into_iter().chain(words::likely_footer(c)).chain(words::busy(c)).chain(words::emulated(c)).chain(incomplete(c)) {
+    let notes = words::gate_line(c).into_iter().chain(words::sample_sizes(c)).chain(footers(c));
+    for line in notes.chain(words::busy(c)).chain(words::emulated(c)).chain(incomplete(c)) {
         let _ = writeln!(out, "<p class=\"compare-note\">{}</p>", escape(&line));
     }
     let _ = writeln!(out, "<p class=\"compare-verdict\">{base} → {new}: {}</p>", escape(&verdict(c)));

@@ -241,6 +241,61 @@ pub fn values_needed(alpha: f64) -> Option<usize> {
     (2..=10_000).find(|&k| min_two_sided_p(k, k) < alpha)
 }
 
+/// The fewest values per side (equal sides, at least 2) with which the
+/// rank-sum test would decide an effect separated as `x` and `y` are: p <
+/// `level` when the share of (x, y) pairs that [`mann_whitney`]'s U
+/// counts, U/(n·m), stays what it was seen to be. At k values a side U
+/// is that share of k², rounded, its p the exact two-sided one where
+/// [`mann_whitney`] would be exact (2k ≤ [`EXACT_LIMIT`]), else the normal
+/// approximation without ties. Samples wholly apart (a share of 0 or 1)
+/// need the fewest k with [`min_two_sided_p`]`(k, k) < level`. `None`
+/// when a sample is empty, when the share is ½ (nothing apart), or when
+/// no size up to 10 000 gets there.
+pub fn values_to_decide(x: &[f64], y: &[f64], level: f64) -> Option<usize> {
+    let seen = mann_whitney(x, y)?;
+    let (n, m) = (x.len() as f64, y.len() as f64);
+    // How far the smaller tail lies from the middle, as a share of pairs.
+    let tail_share = (seen.u / (n * m)).min(1.0 - seen.u / (n * m));
+    if tail_share >= 0.5 {
+        return None;
+    }
+    (2..=10_000usize).find(|&k| {
+        let pairs = (k * k) as f64;
+        let tail = (tail_share * pairs).round();
+        let p = if 2 * k <= EXACT_LIMIT {
+            let tails = equal_size_tails();
+            tails[k][tail as usize]
+        } else {
+            let sigma = (pairs * (2 * k + 1) as f64 / 12.0).sqrt();
+            normal_two_sided(((pairs / 2.0 - tail) - 0.5).max(0.0) / sigma)
+        };
+        p < level
+    })
+}
+
+/// For k = 0..=[`EXACT_LIMIT`]/2 values a side, the exact two-sided p of
+/// each U = 0..=k², no ties: twice the share of orderings with U at most
+/// that, capped at 1. Counted once, by [`u_counts`]'s recurrence.
+fn equal_size_tails() -> &'static [Vec<f64>] {
+    static TAILS: std::sync::OnceLock<Vec<Vec<f64>>> = std::sync::OnceLock::new();
+    TAILS.get_or_init(|| {
+        (0..=EXACT_LIMIT / 2)
+            .map(|k| {
+                let counts = u_counts(k, k);
+                let all: u64 = counts.iter().sum();
+                let mut below = 0u64;
+                counts
+                    .iter()
+                    .map(|c| {
+                        below += c;
+                        (2.0 * below as f64 / all as f64).min(1.0)
+                    })
+                    .collect()
+            })
+            .collect()
+    })
+}
+
 /// Two-sided tail of the standard normal beyond |z|: erfc(|z|/√2).
 fn normal_two_sided(z: f64) -> f64 {
     erfc(z.abs() / std::f64::consts::SQRT_2).min(1.0)
@@ -399,6 +454,30 @@ mod tests {
         // 2/C(10,5) = 2/252 ≈ 0.0079 < 0.01; 2/C(8,4) = 0.029 is not.
         assert_eq!(values_needed(0.01), Some(5));
         assert_eq!(values_needed(0.0), None);
+    }
+
+    #[test]
+    fn the_values_to_decide_an_effect_follow_its_separation() {
+        // Wholly apart at 3 a side: 4 a side give p = 2/70 < 0.05, as
+        // the smallest p says; at 0.01, 5 (2/252).
+        let (low, high) = ([1.0, 1.1, 1.2], [2.0, 2.1, 2.2]);
+        assert_eq!(values_to_decide(&low, &high, 0.05), Some(4));
+        assert_eq!(values_to_decide(&high, &low, 0.05), Some(4), "either way round");
+        assert_eq!(values_to_decide(&low, &high, 0.01), values_needed(0.01));
+        assert_eq!(values_to_decide(&[1.0], &[2.0], 0.05), Some(4), "one value a side, apart");
+        // One pair of nine crossed (U = 1): at 5 a side U = 3 gives
+        // 2·(1+1+2+3)/252 = 0.056, at 6 U = 4 gives 2·24/924 = 0.026.
+        assert_eq!(values_to_decide(&[1.0, 1.1, 2.05], &[2.0, 2.1, 2.2], 0.05), Some(6));
+        // Interleaved 1 3 5 / 2 4 6 (U = 3 of 9): 24 a side, still exact
+        // (U = 192 of 576); by 65 the normal approximation decides 0.4.
+        assert_eq!(values_to_decide(&[1.0, 3.0, 5.0], &[2.0, 4.0, 6.0], 0.05), Some(24));
+        let (x, y): (Vec<f64>, Vec<f64>) = ((0..5).map(|i| f64::from(i) * 2.0 + 0.5).collect(), (0..5).map(|i| f64::from(i) * 2.0).collect());
+        // x beats y in 15 of 25 pairs: a share of 0.4 from the other end.
+        assert_eq!(mann_whitney(&x, &y).unwrap().u, 15.0);
+        assert_eq!(values_to_decide(&x, &y, 0.05), Some(65));
+        // Nothing apart, or nothing at all: no size decides it.
+        assert_eq!(values_to_decide(&[1.0, 2.0], &[1.0, 2.0], 0.05), None);
+        assert_eq!(values_to_decide(&[], &[1.0], 0.05), None);
     }
 
     #[test]

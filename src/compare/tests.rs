@@ -263,3 +263,71 @@ fn an_emulated_side_s_timings_are_not_judged_but_its_exact_figures_are() {
     let wall = kvm.rows.iter().find(|r| r.figure == "wall_s").unwrap();
     assert_eq!((wall.outcome, wall.emulated), (Outcome::Regression, None));
 }
+
+/// A gate on `figure`, with its own threshold or none.
+pub(super) fn gate(figure: &str, threshold: Option<f64>) -> Gate {
+    Gate { figure: figure.into(), threshold, from: "--gate".into() }
+}
+
+/// The comparison of `base` against `new` with `gates`.
+pub(super) fn gated(base: &[RunRecord], new: &[RunRecord], gates: Vec<Gate>) -> Comparison {
+    compare(Side { label: "v1", runs: base }, Side { label: "v2", runs: new }, &CompareOptions { gates, ..options() })
+}
+
+/// `walls` repeats of one case with a wall time each and 21 or 22 extents.
+pub(super) fn walls_and_extents(walls: &[f64], extents: f64) -> Vec<Case> {
+    let mut cases = repeats(walls, 21.0);
+    for case in &mut cases {
+        case.figures.set("extents", extents, "count", Better::Lower, Kind::Exact);
+        case.figures.set("backing_flushes", extents * 2.0, "count", Better::Lower, Kind::Exact);
+    }
+    cases
+}
+
+#[test]
+fn only_gated_figures_decide_and_a_gated_exact_figure_fails_on_any_change() {
+    // One extent more (+4.8%, within 5%), and a decided twofold slowdown.
+    let base = [run("b", walls_and_extents(&[1.0, 1.1, 0.9, 1.05, 0.95], 21.0))];
+    let new = [run("n", walls_and_extents(&[2.0, 2.2, 1.8, 2.1, 1.9], 22.0))];
+    let row = |c: &Comparison, name: &str| c.rows.iter().find(|r| r.figure == name).unwrap().clone();
+    let all = compare_runs(&base, &new);
+    assert_eq!((row(&all, "extents").outcome, all.decision), (Outcome::Changed, Decision::Regression));
+    // --gate extents: the slowdown is shown, not gated; the extent fails it.
+    let c = gated(&base, &new, vec![gate("extents", None)]);
+    let (extents, wall) = (row(&c, "extents"), row(&c, "wall_s"));
+    assert_eq!((extents.outcome, extents.gated, extents.threshold), (Outcome::Regression, true, 0.0));
+    assert_eq!((wall.outcome, wall.gated, wall.threshold), (Outcome::Regression, false, 0.05));
+    assert_eq!((c.decision, c.regressions()), (Decision::Regression, 2));
+    // Its own threshold: within 5% is a change; nothing gated got worse.
+    let c = gated(&base, &new, vec![gate("extents", Some(0.05))]);
+    assert_eq!((row(&c, "extents").outcome, c.decision), (Outcome::Changed, Decision::Pass));
+    assert_eq!(c.not_gated(Outcome::Regression), 1);
+    // A timing gated without a threshold is judged at --threshold.
+    let c = gated(&base, &new, vec![gate("wall_s", None)]);
+    assert_eq!((row(&c, "wall_s").threshold, c.decision), (0.05, Decision::Regression));
+    // A gated host-wide figure is judged; a gated figure no case has is named.
+    let c = gated(&base, &new, vec![gate("backing_flushes", None), gate("seeks", None)]);
+    assert_eq!((row(&c, "backing_flushes").outcome, c.decision), (Outcome::Regression, Decision::Regression));
+    assert_eq!(c.gates_unmeasured, ["seeks"]);
+    assert_eq!(row(&c, "extents").outcome, Outcome::Changed, "not gated: judged at --threshold");
+}
+
+#[test]
+fn a_regression_wins_over_undecided_and_undecided_over_pass() {
+    // Three repeats a side: a 2x slowdown that overlaps cannot be decided.
+    let base = [run("b", walls_and_extents(&[1.0, 1.5, 0.9], 21.0))];
+    let slow = [run("n", walls_and_extents(&[1.4, 2.2, 1.8], 21.0))];
+    let c = compare_runs(&base, &slow);
+    let wall = c.rows.iter().find(|r| r.figure == "wall_s").unwrap();
+    assert_eq!((wall.outcome, wall.repeats_needed), (Outcome::Undecided, Some(6)));
+    assert_eq!((c.decision, c.undecided, c.repeats_needed), (Decision::Undecided, 1, Some(6)));
+    // With one extent more, gated: decided, so exit 1 whatever else.
+    let more = [run("n", walls_and_extents(&[1.4, 2.2, 1.8], 22.0))];
+    let c = gated(&base, &more, vec![gate("extents", None), gate("wall_s", None)]);
+    assert_eq!((c.decision, c.undecided), (Decision::Regression, 1));
+    // Not gated, the undecided timing decides nothing.
+    let c = gated(&base, &slow, vec![gate("extents", None)]);
+    assert_eq!((c.decision, c.undecided, c.not_gated(Outcome::Undecided)), (Decision::Pass, 0, 1));
+    // Faster is never undecided: nothing to fail.
+    assert_eq!(compare_runs(&slow, &base).decision, Decision::Pass);
+}

@@ -8,10 +8,11 @@ use crate::record::{Better, Figures, Kind};
 /// Base and new runs of tree-copy on ext2-1k (size=64M): a rate that
 /// falls 8.8-fold, commits that fall from 21 to 2, a wall time that does
 /// not move, a nudge of 21 → 22 extents, a sync time on 3 repeats whose
-/// ranges overlap, write I/Os on 3 repeats far apart (42 → 761), and a
-/// host-wide flush count that rises.
+/// ranges overlap but whose median doubles (undecided), a user time on 3
+/// repeats that moves 2.5% (too few repeats), write I/Os on 3 repeats far
+/// apart (42 → 761), and a host-wide flush count that falls.
 fn comparison() -> Comparison {
-    let side = |rates: [f64; 5], commits: f64, extents: f64, sync: [f64; 3], ios: [f64; 3]| {
+    let side = |rates: [f64; 5], commits: f64, extents: f64, sync: [f64; 3], ios: [f64; 3], user: [f64; 3]| {
         let cases: Vec<crate::record::Case> = (0..5)
             .map(|i| {
                 case("tree-copy", "ext2-1k", &[("size", "64M")], i as u32 + 1, |f: &mut Figures| {
@@ -23,14 +24,15 @@ fn comparison() -> Comparison {
                     if i < 3 {
                         f.set("sync_s", sync[i], "s", Better::Lower, Kind::Timing);
                         f.set("write_ios", ios[i], "count", Better::Lower, Kind::Timing);
+                        f.set("user_s", user[i], "s", Better::Lower, Kind::Timing);
                     }
                 })
             })
             .collect();
         cases
     };
-    let base = side([400.0, 405.0, 410.0, 415.0, 420.0], 21.0, 21.0, [0.01, 0.011, 0.012], [40.0, 42.0, 44.0]);
-    let mut new = side([45.0, 46.0, 46.6, 47.0, 48.0], 2.0, 22.0, [0.011, 0.021, 0.022], [750.0, 761.0, 770.0]);
+    let base = side([400.0, 405.0, 410.0, 415.0, 420.0], 21.0, 21.0, [0.01, 0.011, 0.012], [40.0, 42.0, 44.0], [0.02, 0.021, 0.019]);
+    let mut new = side([45.0, 46.0, 46.6, 47.0, 48.0], 2.0, 22.0, [0.011, 0.021, 0.022], [750.0, 761.0, 770.0], [0.0205, 0.019, 0.021]);
     new.push(case("exec", "dir", &[("cmd", "a|b <x>")], 1, |f: &mut Figures| {
         f.set("wall_s", 1.0, "s", Better::Lower, Kind::Timing);
     }));
@@ -58,19 +60,29 @@ fn text_groups_rows_by_case_and_ends_with_the_verdict() {
                   write_ios  18.1x more  (median 42 → 761, 95% CI ";
     assert!(out.contains(likely), "{out}");
     let line = out.lines().find(|l| l.contains("write_ios")).unwrap();
-    assert!(line.ends_with(")  — ranges apart: 40–44 vs 750–770"), "no p on a row that cannot be tested: {line}");
+    assert!(line.ends_with(", 95% CI 17.0x–19.2x)"), "no p on a row that cannot be tested: {line}");
+    assert!(out.contains("\n        — ranges apart: 40–44 vs 750–770; --repeat 4 would decide\n"), "{out}");
+    // Overlapping, but the median 1.91x slower: undecided, with what would decide it.
+    let undecided = "Undecided (too few repeats to decide, past the threshold for the worse):\n  tree-copy on ext2-1k (size=64M):\n    \
+                     sync_s  1.91x slower  (median 11 → 21 ms, 95% CI 0.92x–2.2x)  — --repeat 7 would decide\n";
+    assert!(out.contains(undecided), "{out}");
     assert!(!out.contains("wall_s") && !out.contains("backing_flushes"), "unchanged and host-wide rows are only counted:\n{out}");
     assert!(out.contains("Not shown (--all shows them): 1 unchanged; 1 with too few repeats to judge; 1 host-wide (backing_*"), "{out}");
     assert!(out.contains("Only in v2 (1):\n  exec on dir (cmd=a|b <x>)\n"), "{out}");
     assert!(out.starts_with("base v1 (1 run: base-run)\nnew  v2 (1 run: new-run)\nthreshold 5%"), "the same setups: {out}");
     // The smallest p is said once, in the header, not on the rows.
-    let sizes = "Smallest p the repeats allow: 0.008 with 5 vs 5 values (2 figures), 0.1 with 3 vs 3 (2); below 0.05 needs --repeat 4.\n";
+    let sizes = "Smallest p the repeats allow: 0.1 with 3 vs 3 values (3 figures), 0.008 with 5 vs 5 (2); below 0.05 needs --repeat 4.\n";
     assert!(out.contains(sizes), "{out}");
-    assert_eq!(out.matches("least possible p").count() + out.matches("--repeat 4").count(), 2, "{out}");
-    assert!(out.contains("regressions do not fail the comparison (exit 1 is for decided ones)"), "{out}");
-    let verdict = "1 regression, 1 improvement, 1 likely regression, 1 changed within 5%, 1 unchanged, 1 too few repeats, \
-                   1 host-wide";
-    assert_eq!(out.lines().last(), Some(verdict));
+    // What is undecided, and what would decide all of it, is said once.
+    let flat = out.replace('\n', " ");
+    let footer = "Undecided as well (the regression makes it exit 1): 2 figures moved past their threshold for the worse (1 likely \
+                  regression, 1 undecided), and the repeats cannot decide them; --repeat 4 on both sides would decide 1 of them, \
+                  --repeat 7 all, if the separations seen hold (each row says what it needs).";
+    assert_eq!(flat.matches(footer).count(), 1, "{out}");
+    assert!(flat.contains("Likely: too few repeats for a test, but every value of one side is more than 25% beyond"), "{out}");
+    let verdict = "1 regression, 1 improvement, 1 likely regression, 1 undecided, 1 changed within 5%, 1 unchanged, 1 too few \
+                   repeats, 1 host-wide";
+    assert!(flat.trim_end().ends_with(&format!("  {verdict}")), "{out}");
     assert!(out.lines().all(|l| l.chars().count() <= 120), "{out}");
 }
 
@@ -78,7 +90,7 @@ fn text_groups_rows_by_case_and_ends_with_the_verdict() {
 fn text_with_all_lists_every_row() {
     let out = text(&comparison(), true);
     assert!(out.contains("Unchanged:\n  tree-copy on ext2-1k (size=64M):\n    wall_s  unchanged  (median 1 → 1 s, 95% CI "), "{out}");
-    assert!(out.contains("Too few repeats to judge:\n  tree-copy on ext2-1k (size=64M):\n    sync_s  too few repeats  (median 11 → 21 ms"), "{out}");
+    assert!(out.contains("Too few repeats to judge:\n  tree-copy on ext2-1k (size=64M):\n    user_s  too few repeats  (median 20 → 20.5 ms"), "{out}");
     let host = "Host-wide, not judged (the whole disk under the target, or the machine; --host-figures judges them):\n  \
                 tree-copy on ext2-1k (size=64M):\n    backing_flushes (host-wide)  10.5x fewer  (42 → 4)\n";
     assert!(out.contains(host), "{out}");
@@ -172,7 +184,11 @@ fn markdown_is_one_table_with_escaped_cells() {
     assert!(out.contains("| host-wide, not judged | tree-copy backing_flushes on ext2-1k (size=64M) (host-wide) |"), "{out}");
     assert!(out.contains("- exec on dir (cmd=a\\|b &lt;x>)"), "{out}");
     assert_eq!(out.matches("| regression |").count(), 1);
-    assert!(out.contains("Smallest p the repeats allow: 0.008 with 5 vs 5 values"), "{out}");
+    let row = "| undecided | tree-copy sync_s on ext2-1k (size=64M) | 1.91x slower | median 11 → 21 ms | 0.92x–2.2x |  | \
+               --repeat 7 would decide |\n";
+    assert!(out.contains(row), "{out}");
+    assert!(out.contains("Smallest p the repeats allow: 0.1 with 3 vs 3 values"), "{out}");
+    assert!(out.contains("\nUndecided as well (the regression makes it exit 1): 2 figures moved past"), "{out}");
     assert!(out.trim_end().ends_with("1 host-wide**"), "{out}");
 }
 
@@ -187,6 +203,14 @@ fn json_carries_the_schema_and_lowercase_outcomes() {
     assert_eq!(rows[0]["better"], "higher");
     assert_eq!(rows[0]["kind"], "timing");
     assert!(rows.iter().any(|r| r["outcome"] == "too_few_repeats"));
+    // Every row says its threshold, whether it gates and what would decide it.
+    let sync = rows.iter().find(|r| r["figure"] == "sync_s").unwrap();
+    assert_eq!((sync["outcome"].as_str(), sync["gated"].as_bool()), (Some("undecided"), Some(true)));
+    assert_eq!((sync["repeats_needed"].as_u64(), sync["threshold"].as_f64()), (Some(7), Some(0.05)));
+    assert!(rows[0]["repeats_needed"].is_null(), "decided: nothing needed");
+    let c = &v["compare"];
+    assert_eq!((c["decision"].as_str(), c["undecided"].as_u64(), c["repeats_needed"].as_u64()), (Some("regression"), Some(2), Some(7)));
+    assert_eq!((c["gates"].clone(), c["gates_unmeasured"].clone()), (serde_json::json!([]), serde_json::json!([])));
     assert_eq!(v["compare"]["only_new"][0], "exec on dir (cmd=a|b <x>)");
     assert_eq!(v["compare"]["base_runs"][0], "base-run");
 }
@@ -209,7 +233,7 @@ fn html_is_one_escaped_table_classed_by_outcome() {
     assert!(out.starts_with("<table class=\"compare\">\n<caption>v1 → v2: 1 regression, 1 improvement"), "{out}");
     assert!(!out.contains("compare-note"), "the notes are the summary's");
     assert!(out.ends_with("</table>\n"));
-    for class in ["regression", "improvement", "likely_regression", "changed"] {
+    for class in ["regression", "improvement", "likely_regression", "undecided", "changed"] {
         assert_eq!(out.matches(&format!("<tr class=\"{class}\">")).count(), 1, "{class}");
     }
     for class in ["unchanged", "too_few_repeats", "host_wide"] {
@@ -303,4 +327,34 @@ fn emulated_timings_are_said_once_counted_and_carry_their_reason_in_json() {
     assert!(!text(&host, true).contains("mulated"), "{}", text(&host, true));
     let v: serde_json::Value = serde_json::from_slice(&json(&host)).unwrap();
     assert!(v["compare"]["rows"][0]["emulated"].is_null());
+}
+
+#[test]
+fn the_gate_is_said_once_and_what_it_leaves_out_is_marked() {
+    use crate::compare::tests::{gate, gated, walls_and_extents};
+    let base = [run("b", walls_and_extents(&[1.0, 1.5, 0.9], 21.0))];
+    let new = [run("n", walls_and_extents(&[1.4, 2.2, 1.8], 22.0))];
+    let c = gated(&base, &new, vec![gate("extents", None), gate("seeks", Some(0.1))]);
+    let out = text(&c, false);
+    let flat = out.replace('\n', " ");
+    assert!(out.contains("\nGate: extents (any change), seeks (10%); the other figures are shown, not gated. No case"), "{out}");
+    assert!(flat.contains("No case measured seeks on both sides."), "{out}");
+    assert!(out.contains("Regressions:\n  tree-copy on ext4 (size=64M):\n    extents  1.05x more  (21 → 22)"), "{out}");
+    assert!(out.contains("    wall_s (not gated)  1.80x slower  (median 1 → 1.8 s, "), "{out}");
+    assert!(flat.contains("Not gated: 1 undecided in figures outside the gate — shown; they fail nothing."), "{out}");
+    assert!(!flat.contains("Undecided (exit 5"), "nothing gated is undecided: {out}");
+    let md = markdown(&c, false);
+    assert!(md.contains("| undecided | tree-copy wall_s on ext4 (size=64M) (not gated) |"), "{md}");
+    assert!(md.contains("\nGate: extents (any change), seeks (10%);"), "{md}");
+    assert_eq!(html_summary(&c).matches("<p class=\"compare-note\">Gate: extents (any change)").count(), 1);
+    let v: serde_json::Value = serde_json::from_slice(&json(&c)).unwrap();
+    let gates = serde_json::json!([{"figure": "extents", "threshold": null}, {"figure": "seeks", "threshold": 0.1}]);
+    assert_eq!((v["compare"]["gates"].clone(), v["compare"]["decision"].as_str()), (gates, Some("regression")));
+    // Gated, the undecided timing leaves an otherwise passing comparison undecided.
+    let same = [run("n", walls_and_extents(&[1.4, 2.2, 1.8], 21.0))];
+    let c = gated(&base, &same, vec![gate("wall_s", None)]);
+    let flat = text(&c, false).replace('\n', " ");
+    let footer = "Undecided (exit 5; --allow-undecided: 0): 1 gated figure moved past its threshold for the worse (1 undecided), \
+                  and the repeats cannot decide it; --repeat 6 on both sides would, if the separation seen holds.";
+    assert!(flat.contains(footer), "{flat}");
 }

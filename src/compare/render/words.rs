@@ -1,9 +1,9 @@
 //! The sentences a comparison says once rather than on every row — what
-//! differs between the setups, what the sample sizes allow, what "likely"
-//! means for the exit status — and the wrapping that keeps text lines
-//! within a terminal's width.
+//! differs between the setups, what the sample sizes allow, what gates it,
+//! what "likely" means, what is undecided and what would decide it — and
+//! the wrapping that keeps text lines within a terminal's width.
 
-use super::super::{Comparison, Outcome, format, judge, stats};
+use super::super::{Comparison, Outcome, format, gate, judge, stats};
 
 /// The widest line plain text prints when it can help it.
 pub const WIDTH: usize = 120;
@@ -41,22 +41,110 @@ pub fn sample_sizes(c: &Comparison) -> Option<String> {
     Some(line)
 }
 
-/// What a likely regression is and that it does not fail the comparison;
-/// None when there is none of either kind.
+/// What a likely regression or improvement is; None when there is none
+/// of either kind.
 pub fn likely_footer(c: &Comparison) -> Option<String> {
     let likely = c.count(Outcome::LikelyRegression) + c.count(Outcome::LikelyImprovement);
     if likely == 0 {
         return None;
     }
     let gap = format::percent(c.threshold.max(judge::LIKELY_GAP));
-    let decide = match stats::values_needed(c.alpha) {
-        Some(k) => format!("--repeat {k} on both sides decides them"),
-        None => "no number of repeats can decide them".to_string(),
-    };
     Some(format!(
         "Likely: too few repeats for a test, but every value of one side is more than {gap} beyond every value of \
-         the other. Likely regressions do not fail the comparison (exit 1 is for decided ones); {decide}."
+         the other."
     ))
+}
+
+/// `Gate: extents (any change), wall_s (10%); the other figures are
+/// shown, not gated.`, with the gated figures no case measured on both
+/// sides; None without `--gate`.
+pub fn gate_line(c: &Comparison) -> Option<String> {
+    if c.gates.is_empty() {
+        return None;
+    }
+    let kind = |figure: &str| c.rows.iter().find(|r| r.figure == figure).map(|r| r.kind);
+    let mut line = format!("Gate: {}; the other figures are shown, not gated.", gate::describe(&c.gates, c.threshold, kind));
+    if !c.gates_unmeasured.is_empty() {
+        line.push_str(&format!(" No case measured {} on both sides.", c.gates_unmeasured.join(", ")));
+    }
+    Some(line)
+}
+
+/// What leaves the comparison undecided, what would decide it, and the
+/// exit status: `Undecided (exit 5): 2 gated figures moved past their
+/// threshold for the worse (1 likely regression, 1 undecided), and the
+/// repeats cannot decide them; --repeat 6 on both sides would, if the
+/// separations seen hold (each row says what it needs). ...`. None when
+/// nothing gated is undecided.
+pub fn undecided_footer(c: &Comparison) -> Option<String> {
+    if c.undecided == 0 {
+        return None;
+    }
+    let rows: Vec<_> = c.rows.iter().filter(|r| r.gated && gate::is_undecided(r.outcome)).collect();
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let likely = rows.iter().filter(|r| r.outcome == Outcome::LikelyRegression).count();
+    let undecided = rows.len() - likely;
+    let kinds: Vec<String> = [(likely, plural(likely, "likely regression", "likely regressions")), (undecided, format!("{undecided} undecided"))]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(_, said)| said)
+        .collect();
+    let never = rows.iter().filter(|r| r.repeats_needed.is_none()).count();
+    let fewest = rows.iter().filter_map(|r| r.repeats_needed).min();
+    let at_fewest = rows.iter().filter(|r| r.repeats_needed == fewest).count();
+    let decide = match (fewest, c.repeats_needed) {
+        (Some(k), Some(most)) if k == most && never == 0 => format!("--repeat {k} on both sides would"),
+        (Some(k), Some(most)) if k == most => format!("--repeat {k} on both sides would decide {at_fewest} of them"),
+        (Some(k), Some(most)) if never == 0 => {
+            format!("--repeat {k} on both sides would decide {at_fewest} of them, --repeat {most} all")
+        }
+        (Some(k), Some(most)) => format!("--repeat {k} on both sides would decide {at_fewest} of them, --repeat {most} all but {never}"),
+        _ => "no number of repeats up to 10 000 would".to_string(),
+    };
+    let hold = if rows.len() == 1 { "the separation seen holds" } else { "the separations seen hold (each row says what it needs)" };
+    let decide = format!("{decide}, if {hold}");
+    let head = match c.decision {
+        gate::Decision::Regression => "Undecided as well (the regression makes it exit 1)",
+        _ => "Undecided (exit 5; --allow-undecided: 0)",
+    };
+    Some(format!(
+        "{head}: {} moved past {} threshold for the worse ({}), and the repeats cannot decide {}; {decide}.",
+        if c.gates.is_empty() { plural(rows.len(), "figure", "figures") } else { plural(rows.len(), "gated figure", "gated figures") },
+        if rows.len() == 1 { "its" } else { "their" },
+        kinds.join(", "),
+        if rows.len() == 1 { "it" } else { "them" },
+    ))
+}
+
+/// `Not gated (--gate extents): 1 regression, 2 undecided — shown; they
+/// fail nothing.` None without a gate, or when nothing outside it moved
+/// for the worse.
+pub fn not_gated_footer(c: &Comparison) -> Option<String> {
+    if c.gates.is_empty() {
+        return None;
+    }
+    let counted = [
+        (Outcome::Regression, "regression", "regressions"),
+        (Outcome::LikelyRegression, "likely regression", "likely regressions"),
+        (Outcome::Undecided, "undecided", "undecided"),
+    ];
+    let parts: Vec<String> = counted
+        .iter()
+        .map(|&(outcome, one, many)| (c.not_gated(outcome), one, many))
+        .filter(|&(n, _, _)| n > 0)
+        .map(|(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
+        .collect();
+    (!parts.is_empty()).then(|| format!("Not gated: {} in figures outside the gate — shown; they fail nothing.", parts.join(", ")))
+}
+
+/// What a row the repeats cannot decide needs: `--repeat 4 would decide`;
+/// empty for any other row.
+pub fn repeats_needed(row: &super::super::FigureComparison) -> String {
+    match row.repeats_needed {
+        Some(k) => format!("--repeat {k} would decide"),
+        None if gate::is_undecided(row.outcome) => "no number of repeats up to 10 000 would decide".to_string(),
+        None => String::new(),
+    }
 }
 
 /// Host-wide figures left out of the verdict, for the not-shown line.
