@@ -6,37 +6,12 @@
 
 mod common;
 
-use std::process::{Child, Command};
 use std::sync::Mutex;
 
-use common::{Lab, cases, figure, root_or_skip};
+use common::{BusyLoops, Lab, cases, figure, root_or_skip};
 
 /// One test at a time: one's busy loops would be the other's others.
 static ALONE: Mutex<()> = Mutex::new(());
-
-/// Busy loops beside the case (not part of it), killed when dropped.
-struct Loaders(Vec<Child>);
-
-impl Loaders {
-    /// Two busy loops per CPU: on a quiet machine they fill it, on a
-    /// loaded one they still take more than their share of half a core.
-    fn start() -> Loaders {
-        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let loops = (0..2 * cpus).map(|_| Command::new("sh").args(["-c", "while :; do :; done"]).spawn().expect("start a busy loop"));
-        let loaders = Loaders(loops.collect());
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        loaders
-    }
-}
-
-impl Drop for Loaders {
-    fn drop(&mut self) {
-        for child in &mut self.0 {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
 
 #[test]
 fn a_case_beside_busy_loops_is_flagged_once_in_its_table_show_and_compare() {
@@ -46,7 +21,7 @@ fn a_case_beside_busy_loops_is_flagged_once_in_its_table_show_and_compare() {
     let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
     let lab = Lab::new();
     let json = {
-        let _loaders = Loaders::start();
+        let _loaders = BusyLoops::start();
         lab.exec_json(&["--fs", "ext4", "--repeat", "2", "--", "sleep", "1"], 0)
     };
     let id = json["run"]["id"].as_str().expect("a run id").to_string();

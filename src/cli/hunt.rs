@@ -8,58 +8,17 @@
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
-use serde::Serialize;
-
 use super::HuntArgs;
 use super::hunt_axis::{self, Key, Vary};
+use super::hunt_said::{self as said, Step, StepCase, plural};
 use crate::error::{Error, ErrorKind, Result};
-use crate::harness::hunt::{self, Judgement, Oracle, Outcome};
+use crate::harness::hunt::{self, Again, Judgement, Oracle, Repeat};
 use crate::harness::{CaseSysctl, Condition, Run};
 use crate::record::{Case, PlaceVerdict, Status, Verdict};
 use crate::runner::WorkSpec;
 use crate::scenario::params::{self, Params, Setting};
 use crate::scenario::{self, Scenario, Seeded};
 use crate::target::TargetSpec;
-
-/// One measured point, as `--json` gives it.
-#[derive(Debug, Clone, Serialize)]
-struct Step {
-    value: u64,
-    shown: String,
-    place: String,
-    shows: Option<bool>,
-    mixed: bool,
-    figure: String,
-    value_of_figure: Option<f64>,
-    evidence: String,
-    cases: Vec<StepCase>,
-}
-
-/// One repeat of a point.
-#[derive(Debug, Clone, Serialize)]
-struct StepCase {
-    repeat: u32,
-    status: Status,
-    shows: Option<bool>,
-    value_of_figure: Option<f64>,
-}
-
-/// The `hunt` object of `--json`.
-#[derive(Debug, Serialize)]
-struct HuntJson<'a> {
-    scenario: &'a str,
-    seed: &'a str,
-    fs: String,
-    run: String,
-    vary: serde_json::Value,
-    params: serde_json::Map<String, serde_json::Value>,
-    repeat: u32,
-    steps_budget: u32,
-    steps: Vec<Step>,
-    outcome: &'static str,
-    bracket: Option<serde_json::Value>,
-    summary: String,
-}
 
 /// Measures a point as cases of the run and judges it with the seed's
 /// predicate.
@@ -78,46 +37,69 @@ impl Measurer<'_> {
     fn judge(&self, cases: &[&Case]) -> Option<PlaceVerdict> {
         self.seeded.verdict(cases).places.into_iter().next()
     }
-}
 
-impl Oracle for Measurer<'_> {
-    fn measure(&mut self, value: u64, repeats: u32) -> Judgement {
+    /// Measure `repeats` more repeats of `value`, stopping at the first
+    /// failed case or an interruption.
+    fn measure_cases(&mut self, value: u64, repeats: u32, condition: &Condition, sets: &[Params]) {
         let shown = self.points.vary.shown(value);
-        let Ok((condition, sets)) = self.points.at(value) else {
-            return Judgement { shows: None, each: vec![None] };
-        };
-        let done = self.at.get(&value).map_or(0, Vec::len) / sets.len().max(1);
-        'repeats: for repeat in done as u32 + 1..=done as u32 + repeats {
-            for params in &sets {
+        let done = self.at.get(&value).map_or(0, |ix| ix.iter().map(|&i| self.run.cases()[i].repeat).max().unwrap_or(0));
+        for repeat in done + 1..=done + repeats {
+            for params in sets {
                 if self.run.interrupted() {
-                    break 'repeats;
+                    return;
                 }
                 let spec = WorkSpec { scenario: self.points.scenario.name().into(), params: params.to_json() };
                 let what = format!("{} on {}, {} {shown}", self.points.scenario.name(), self.target.label(), self.points.vary.name);
                 let mut work = self.points.scenario.work(params);
-                self.run.measure(&self.target, &spec, &condition, repeat, &what, work.as_mut());
+                self.run.measure(&self.target, &spec, condition, repeat, &what, work.as_mut());
                 let index = self.run.cases().len() - 1;
                 self.at.entry(value).or_default().push(index);
+                if self.run.cases()[index].status == Status::Failed {
+                    return;
+                }
             }
         }
+    }
+}
+
+impl Oracle for Measurer<'_> {
+    fn measure(&mut self, value: u64, repeats: u32, again: Option<Again>) -> Judgement {
+        let unjudged = Judgement { shows: None, figure: None, repeats: Vec::new(), failed: None };
+        let Ok((condition, sets)) = self.points.at(value) else { return unjudged };
+        let before = self.at.get(&value).map_or(0, Vec::len);
+        self.measure_cases(value, repeats, &condition, &sets);
+        // Measured while interrupted: the search sets it aside, unsaid.
+        if self.run.interrupted() {
+            return unjudged;
+        }
         let cases: Vec<&Case> = self.at.get(&value).map(|ix| ix.iter().map(|&i| &self.run.cases()[i]).collect()).unwrap_or_default();
-        let place = self.judge(&cases);
+        let round = &cases[before.min(cases.len())..];
         // Each repeat judged on its own: its cases, one per compared set.
         let mut each: Vec<StepCase> = Vec::new();
+        let mut quiet: Vec<&Case> = Vec::new();
         for c in &cases {
             if each.iter().any(|e| e.repeat == c.repeat) {
                 continue;
             }
             let of_repeat: Vec<&Case> = cases.iter().copied().filter(|o| o.repeat == c.repeat).collect();
             let own = self.judge(&of_repeat);
-            let failed = of_repeat.iter().any(|o| o.status == Status::Failed);
+            let failed = of_repeat.iter().find(|o| o.status == Status::Failed);
+            let busy = of_repeat.iter().find_map(|o| o.busy.clone());
+            if busy.is_none() {
+                quiet.extend(&of_repeat);
+            }
             each.push(StepCase {
                 repeat: c.repeat,
-                status: if failed { Status::Failed } else { Status::Ok },
+                status: if failed.is_some() { Status::Failed } else { Status::Ok },
+                error: failed.and_then(|o| o.error.clone()),
+                busy,
                 shows: own.as_ref().and_then(|p| p.shows),
                 value_of_figure: own.and_then(|p| p.value),
             });
         }
+        // The quiet repeats decide when any was measured.
+        let place = self.judge(if quiet.is_empty() { &cases } else { &quiet });
+        let failed = each.iter().find(|e| e.status == Status::Failed).map(|e| e.error.clone().unwrap_or_else(|| "no error recorded".into()));
         let place = place.unwrap_or_else(|| PlaceVerdict {
             target: self.target.label(),
             fs: self.target.label(),
@@ -130,35 +112,39 @@ impl Oracle for Measurer<'_> {
             ..Default::default()
         });
         let label = match self.points.vary.key {
-            Key::Param(name) => format!("{} {name}={shown}", place.target),
+            Key::Param(name) => format!("{} {name}={}", place.target, self.points.vary.shown(value)),
             _ => place.target.clone(),
         };
+        let failed_step = failed.is_some();
         let step = Step {
             value,
-            shown: shown.clone(),
+            shown: self.points.vary.shown(value),
             place: label,
-            shows: place.shows,
+            shows: if failed_step { None } else { place.shows },
             mixed: false,
+            again: None,
+            ran_busy: false,
+            busy: false,
             figure: place.figure.clone(),
-            value_of_figure: place.value,
-            evidence: place.evidence.clone(),
+            value_of_figure: if failed_step { None } else { place.value },
+            evidence: match &failed {
+                Some(error) => format!("a case failed: {error}"),
+                None => place.evidence.clone(),
+            },
             cases: each,
         };
-        let figure = place.value.map_or("-".to_string(), crate::units::short_number);
-        let line = format!(
-            "step {}: {} {} ({}): {} {figure} → {} ({})",
-            self.steps.iter().filter(|s| s.value != value).count() + 1,
-            self.points.vary.name,
-            self.points.vary.said(value),
-            step.place,
-            place.figure,
-            crate::record::PlaceVerdict::word(&place),
-            place.evidence
-        );
+        let number = self.steps.iter().position(|s| s.value == value).unwrap_or(self.steps.len()) + 1;
+        let round_busy = round.iter().find_map(|c| c.busy.as_deref());
+        let line = said::step_line(number, again, self.points.vary, &step, &place, round_busy, failed.as_deref());
         self.run.say(&line, self.json);
-        let judgement = Judgement { shows: step.shows, each: step.cases.iter().map(|c| c.shows).collect() };
+        let judgement = Judgement {
+            shows: step.shows,
+            figure: step.value_of_figure,
+            repeats: step.cases.iter().map(|c| Repeat { shows: c.shows, busy: c.busy.is_some() }).collect(),
+            failed,
+        };
         match self.steps.iter_mut().find(|s| s.value == value) {
-            Some(old) => *old = Step { mixed: true, ..step },
+            Some(old) => *old = step,
             None => self.steps.push(step),
         }
         judgement
@@ -258,7 +244,7 @@ pub fn run(args: &HuntArgs) -> Result<ExitCode> {
     let head = format!("{} on {}{}", scenario.name(), target.label(), fixed);
     run.say(
         &format!(
-            "hunt {head}: {} from {} to {}, {} steps {}, stopping {} or after {} steps; {} each (a point whose repeats disagree is measured again as often)",
+            "hunt {head}: {} from {} to {}, {} steps {}, stopping {} or after {} steps; {} each (a point whose repeats disagree, that ran busy or that breaks a single flip is measured again as often, once)",
             vary.name,
             vary.said(vary.axis.lo),
             vary.said(vary.axis.hi),
@@ -284,9 +270,19 @@ pub fn run(args: &HuntArgs) -> Result<ExitCode> {
         json: args.target.json,
     };
     let found = hunt::hunt(&vary.axis, args.steps, args.repeat, vary.start, &mut measurer);
-    let steps = std::mem::take(&mut measurer.steps);
+    let mut steps = std::mem::take(&mut measurer.steps);
     let fs = measurer.target.label();
-    let summary = summary(&head, &vary, &found, args.repeat, &steps);
+    // What the search knows of each point: why it was measured again, and
+    // whether it ran busy.
+    for step in &mut steps {
+        if let Some(point) = found.points.iter().find(|p| p.value == step.value) {
+            (step.mixed, step.again, step.ran_busy, step.busy) = (point.mixed, point.again.map(hunt::Again::as_str), point.ran_busy, point.busy);
+        } else {
+            step.ran_busy = step.cases.iter().any(|c| c.busy.is_some());
+        }
+    }
+    let signal = crate::interrupt::pending().map(crate::interrupt::signal_name);
+    let summary = said::summary(&head, &vary, &found, args.repeat, &steps, signal.as_deref());
     run.say(&summary, args.target.json);
     if !run.interrupted() {
         let measured = run.cases().len();
@@ -306,46 +302,31 @@ pub fn run(args: &HuntArgs) -> Result<ExitCode> {
         claim: String::new(),
         places: steps.iter().map(|s| step_place(s, &fs, &vary)).collect(),
     };
-    let bracket = match found.outcome {
-        Outcome::Bracket { shows_at, gone_at, narrow } => Some(serde_json::json!({
-            "shows_at": shows_at, "gone_at": gone_at,
-            "shows_at_shown": vary.shown(shows_at), "gone_at_shown": vary.shown(gone_at), "narrow": narrow
-        })),
-        _ => None,
-    };
-    let outcome = match found.outcome {
-        Outcome::Bracket { .. } => "bracket",
-        Outcome::Agree(_) => "agree",
-        Outcome::Unjudged(_) => "unjudged",
-        Outcome::Stopped => "interrupted",
-    };
     let failed = run.cases().iter().any(|c| c.status == Status::Failed);
-    let id = run.lab().id.clone();
-    let params = points.at(vary.axis.lo).map(|(_, sets)| merged(&sets)).unwrap_or_default();
-    let done = run.finish(vec![verdict])?;
-    let mut params = params;
+    let mut params = points.at(vary.axis.lo).map(|(_, sets)| merged(&sets)).unwrap_or_default();
     if matches!(vary.key, Key::Param(_)) {
         params.remove(&vary.name);
     }
+    let doc = said::HuntJson::new(
+        said::Head { scenario: scenario.name(), seed: seeded.seed(), fs, run: run.lab().id.clone(), params, repeat: args.repeat, steps_budget: args.steps },
+        &vary,
+        &found,
+        steps,
+        summary,
+    );
+    // An interrupted hunt is stored and released like any run, then says
+    // what it found so far (with --json, its document) before dying of
+    // the signal.
+    let done = match run.finish(vec![verdict]) {
+        Ok(done) => done,
+        Err(e) => {
+            if args.target.json {
+                super::print(&crate::json_document("hunt", &doc))?;
+            }
+            return Err(e);
+        }
+    };
     if args.target.json {
-        let doc = HuntJson {
-            scenario: scenario.name(),
-            seed: seeded.seed(),
-            fs,
-            run: id,
-            vary: serde_json::json!({
-                "key": vary.name, "lo": vary.axis.lo, "hi": vary.axis.hi,
-                "scale": if vary.axis.scale == hunt::Scale::Geometric { "geometric" } else { "linear" },
-                "grain": vary.axis.grain, "tolerance": vary.axis.tolerance()
-            }),
-            params,
-            repeat: args.repeat,
-            steps_budget: args.steps,
-            steps,
-            outcome,
-            bracket,
-            summary,
-        };
         super::print(&crate::json_document("hunt", &doc))?;
     } else if let Ok(Some(location)) = &done.stored {
         super::print(format!("stored as run {} in {location}\n", done.record.id).as_bytes())?;
@@ -431,39 +412,6 @@ fn fixed_params(scenario: &dyn Scenario, settings: &[Setting]) -> String {
         out += &format!(", {} {said}", s.key);
     }
     out
-}
-
-fn plural(n: u32, word: &str) -> String {
-    if n == 1 { format!("1 {word}") } else { format!("{n} {word}s") }
-}
-
-/// The last line: where the claim flips, or why there is no bracket.
-fn summary(head: &str, vary: &Vary, found: &hunt::Hunt, repeat: u32, steps: &[Step]) -> String {
-    let mixed: Vec<String> = steps.iter().filter(|s| s.mixed).map(|s| vary.said(s.value)).collect();
-    let mut counted = format!("{}, {} each", plural(steps.len() as u32, "step"), plural(repeat, "repeat"));
-    if !mixed.is_empty() {
-        counted += &format!(", {} at {} where they disagreed", 2 * repeat, mixed.join(", "));
-    }
-    let key = &vary.name;
-    match found.outcome {
-        Outcome::Bracket { shows_at, gone_at, narrow } => {
-            let (low, high) = if shows_at < gone_at {
-                (format!("shows at {key} ≤ {}", vary.said(shows_at)), format!("gone at ≥ {}", vary.said(gone_at)))
-            } else {
-                (format!("gone at {key} ≤ {}", vary.said(gone_at)), format!("shows at ≥ {}", vary.said(shows_at)))
-            };
-            let budget = if narrow { String::new() } else { format!("; the step budget ran out before the bracket was {}", vary.axis.tolerance()) };
-            format!("{head}: {low}, {high} ({counted}){budget}")
-        }
-        Outcome::Agree(shows) => format!(
-            "{head}: {} at both ends, {key} {} and {}: no bracket, nothing to bisect ({counted})",
-            if shows { "shows" } else { "gone" },
-            vary.said(vary.axis.lo),
-            vary.said(vary.axis.hi)
-        ),
-        Outcome::Unjudged(value) => format!("{head}: the claim could not be judged at {key} {}: no bracket ({counted})", vary.said(value)),
-        Outcome::Stopped => format!("{head}: interrupted: no bracket ({counted})"),
-    }
 }
 
 /// A step as a place of the run's verdict; a parameter step names its

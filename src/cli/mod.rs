@@ -24,6 +24,7 @@ mod format;
 mod frag;
 mod hunt;
 mod hunt_axis;
+mod hunt_said;
 mod free;
 mod guest_plan;
 mod kernels;
@@ -387,8 +388,9 @@ pub struct HuntArgs {
     /// A scenario parameter held at one value: `size=256M`. Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<crate::scenario::params::Setting>,
-    /// Measure each point N times (a point whose repeats disagree is
-    /// measured N times more, once).
+    /// Measure each point N times (a point whose repeats disagree, that
+    /// ran busy or that breaks a single flip is measured N times more,
+    /// once).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
     /// The most points to measure, both ends included.

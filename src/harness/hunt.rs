@@ -16,16 +16,34 @@
 //!   (the claim turns on ratios such as limit / file size) and the
 //!   arithmetic mean on a linear one, rounded to the axis's grain (1 MiB
 //!   for sizes of 16 MiB and more, 4 KiB below, 1 for counts and plain
-//!   sysctls). The measured point replaces the end that judged the same.
+//!   sysctls). The bracket is always the two neighbouring measured values
+//!   whose claims differ.
 //! - It stops when the bracket is narrow ([`Axis::narrow`]: within 1/8 of
 //!   its low end on a size axis, 1/16 of the range on a linear one, or
 //!   one grain apart), when the step budget (points measured, ends
-//!   included) is spent, or when a point cannot be judged.
+//!   included) is spent, when a point cannot be judged, when a case fails
+//!   (a failure is said as one: the hunt ends there, since a bracket
+//!   narrowed around a value that cannot be measured would hide it), or
+//!   when the user interrupts (said as such, with the bracket so far).
 //! - Repeats: each point is measured `repeats` times and judged on all of
-//!   them (the scenario's predicate takes medians). When the repeats judge
-//!   differently on their own, the point is measured `repeats` times more,
-//!   once, and all of them decide; it is marked `mixed`. The extra
-//!   repeats do not count as steps.
+//!   them (the scenario's predicate takes medians). A point is measured
+//!   `repeats` times more, once, whatever the reason ([`Again`]): its
+//!   repeats judged differently on their own (`mixed`: all of them
+//!   decide); a case of it ran on a busy machine (the quiet repeats then
+//!   decide, and the busy ones only when no quiet one was measured); it
+//!   breaks a single flip; or its deciding figure runs against the flip.
+//!   The extra repeats do not count as steps.
+//! - One flip: after every point, the judged points in value order must
+//!   change claim at most once. Bisection alone never measures outside its
+//!   bracket, so a contradiction comes from a point judged anew, and the
+//!   deciding figure is the early warning: walking from the end where the
+//!   claim shows to the end where it is gone, a figure that grows more than
+//!   twice its neighbour's towards the showing side (2,236 then 12,885
+//!   extents as memory rises) has both neighbours measured again. Points
+//!   between the first and the last change of claim are measured again;
+//!   if the claims still change more than once, the hunt ends
+//!   `not_monotonic` with no bracket, naming them. A figure still against
+//!   the flip once measured again is said beside the bracket.
 
 /// How the midpoint of two values is taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,22 +112,76 @@ impl Axis {
     }
 }
 
+/// Why a point is measured a second time (at most once, whatever the
+/// reason).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Again {
+    /// Its first repeats judged differently on their own.
+    Mixed,
+    /// A case of its first repeats ran on a busy machine.
+    Busy,
+    /// With the other points it breaks a single flip.
+    Flip,
+    /// Its deciding figure runs against the flip, more than twice its
+    /// neighbour's the wrong way.
+    Figure,
+}
+
+impl Again {
+    /// The reason as `--json` gives it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Again::Mixed => "mixed",
+            Again::Busy => "busy",
+            Again::Flip => "flip",
+            Again::Figure => "figure",
+        }
+    }
+
+    /// The reason in words: "its repeats disagreed".
+    pub fn said(self) -> &'static str {
+        match self {
+            Again::Mixed => "its repeats disagreed",
+            Again::Busy => "it ran busy",
+            Again::Flip => "it breaks a single flip",
+            Again::Figure => "its figure runs against the flip",
+        }
+    }
+}
+
+/// One repeat measured at a value, judged on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Repeat {
+    /// The claim on this repeat's cases alone (`None`: not judged).
+    pub shows: Option<bool>,
+    /// Whether a case of it ran on a busy machine.
+    pub busy: bool,
+}
+
 /// What the oracle says about one value after measuring it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Judgement {
-    /// The claim judged on every repeat so far at this value (`None`: it
-    /// could not be judged).
+    /// The claim judged on the repeats that count: the quiet ones when
+    /// any was measured at this value, else all (`None`: it could not be
+    /// judged).
     pub shows: Option<bool>,
-    /// Each repeat judged on its own, in order.
-    pub each: Vec<Option<bool>>,
+    /// The deciding figure on the same repeats, when measured.
+    pub figure: Option<f64>,
+    /// Every repeat measured at this value so far, in order.
+    pub repeats: Vec<Repeat>,
+    /// The error of a case that failed at this value: measuring stops at
+    /// the first.
+    pub failed: Option<String>,
 }
 
 /// Measures values and judges the seed's claim on them.
 pub trait Oracle {
-    /// Measure `value` `repeats` more times, then judge all the repeats
-    /// measured at it so far.
-    fn measure(&mut self, value: u64, repeats: u32) -> Judgement;
-    /// Whether to stop now (the user interrupted).
+    /// Measure `value` `repeats` more times, stopping at a failed case
+    /// (`again`: why it is measured a second time), then judge the repeats
+    /// measured at it so far as [`Judgement`] says.
+    fn measure(&mut self, value: u64, repeats: u32, again: Option<Again>) -> Judgement;
+    /// Whether to stop now (the user interrupted): a value measured while
+    /// it became true is set aside.
     fn stopped(&self) -> bool {
         false
     }
@@ -122,12 +194,31 @@ pub struct Point {
     pub value: u64,
     /// The claim there.
     pub shows: Option<bool>,
-    /// Whether its first repeats disagreed (and it was measured again).
+    /// The deciding figure there.
+    pub figure: Option<f64>,
+    /// Whether its first repeats disagreed.
     pub mixed: bool,
+    /// Whether a case of its first repeats ran busy.
+    pub ran_busy: bool,
+    /// Whether its claim rests on busy repeats alone (it ran busy and was
+    /// busy again).
+    pub busy: bool,
+    /// Why it was measured a second time, if it was.
+    pub again: Option<Again>,
+}
+
+/// Where the claim flips: the neighbouring measured values that judged
+/// differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flip {
+    /// The value nearest the flip where it shows.
+    pub shows_at: u64,
+    /// The value nearest the flip where it is gone.
+    pub gone_at: u64,
 }
 
 /// How the hunt ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
     /// The claim flips between these neighbouring values.
     Bracket {
@@ -139,21 +230,37 @@ pub enum Outcome {
         /// budget ran out first).
         narrow: bool,
     },
-    /// Both ends judged the same (`true`: it shows at both).
+    /// Every point judged alike, both ends included (`true`: it shows).
     Agree(bool),
     /// This value could not be judged, so nothing was bracketed.
     Unjudged(u64),
-    /// Interrupted before the ends were both measured.
-    Stopped,
+    /// A case failed at `value`: the hunt ended there.
+    Failed {
+        /// The value.
+        value: u64,
+        /// The case's error.
+        error: String,
+        /// The flip bracketed before it, if any (not narrowed further).
+        so_far: Option<Flip>,
+    },
+    /// The claims change more than once along the axis, also after these
+    /// points (in value order, from the first change to the last) were
+    /// measured again: no bracket.
+    NotMonotonic(Vec<u64>),
+    /// The user interrupted; the flip bracketed so far, if any.
+    Interrupted(Option<Flip>),
 }
 
 /// The points in the order measured, and the outcome.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hunt {
-    /// Every point measured, in order.
+    /// Every point measured, in the order first measured.
     pub points: Vec<Point>,
     /// How it ended.
     pub outcome: Outcome,
+    /// Neighbouring values (in value order) whose deciding figures still
+    /// run against the flip after each was measured again.
+    pub against: Vec<(u64, u64)>,
 }
 
 /// Which end is measured first.
@@ -172,188 +279,197 @@ pub enum Start {
 /// measurements each, starting at `start`'s end, by the rules of this
 /// module.
 pub fn hunt(axis: &Axis, steps: u32, repeats: u32, start: Start, oracle: &mut dyn Oracle) -> Hunt {
-    let mut points = Vec::new();
     let steps = steps.max(2) as usize;
-    let visit = |value: u64, oracle: &mut dyn Oracle, points: &mut Vec<Point>| -> Option<bool> {
-        let mut judged = oracle.measure(value, repeats);
-        let first = judged.each.first().copied().flatten();
-        let mixed = judged.each.iter().any(|s| s.is_some() && *s != first);
-        if mixed && !oracle.stopped() {
-            judged = oracle.measure(value, repeats);
-        }
-        points.push(Point { value, shows: judged.shows, mixed });
-        judged.shows
-    };
     let (near, far) = if start == Start::FromLow { (axis.lo, axis.hi) } else { (axis.hi, axis.lo) };
-    if oracle.stopped() {
-        return Hunt { points, outcome: Outcome::Stopped };
-    }
-    let Some(at_near) = visit(near, oracle, &mut points) else {
-        return Hunt { points, outcome: Outcome::Unjudged(near) };
+    let mut search = Search { repeats, oracle, points: Vec::new() };
+    let mut next = near;
+    let outcome = loop {
+        if search.oracle.stopped() {
+            break Outcome::Interrupted(search.flip());
+        }
+        if let Err(end) = search.visit(next).and_then(|()| search.settle()) {
+            break search.ended(end);
+        }
+        let measured = search.points.len();
+        match search.flip() {
+            // Every point judged alike (settled: never more than one flip).
+            None => {
+                let order = search.in_order();
+                let Some(&nearest) = (if far < near { order.first() } else { order.last() }) else {
+                    break Outcome::Unjudged(next);
+                };
+                let reached = search.points[nearest].value;
+                if reached == far {
+                    break Outcome::Agree(search.points[nearest].shows == Some(true));
+                }
+                let (a, b) = span(reached, far);
+                let last_step = measured + 1 >= steps;
+                next = if start == Start::BothEnds || last_step || axis.narrow(a, b) { far } else { axis.between(a, b).unwrap_or(far) };
+            }
+            Some(flip) => {
+                let (a, b) = span(flip.shows_at, flip.gone_at);
+                let narrow = axis.narrow(a, b);
+                match axis.between(a, b) {
+                    Some(mid) if measured < steps && !narrow => next = mid,
+                    _ => break Outcome::Bracket { shows_at: flip.shows_at, gone_at: flip.gone_at, narrow },
+                }
+            }
+        }
     };
-    // `reached`: the measured point nearest the far end that judged as the
-    // near end did; `flip`: the nearest that judged otherwise, once seen.
-    let mut reached = near;
-    let mut flip = None;
-    let span = |a: u64, b: u64| (a.min(b), a.max(b));
-    while flip.is_none() {
-        if oracle.stopped() {
-            return Hunt { points, outcome: Outcome::Stopped };
-        }
-        let (a, b) = span(reached, far);
-        let last_step = points.len() + 1 >= steps;
-        let next = if start == Start::BothEnds || last_step || axis.narrow(a, b) { None } else { axis.between(a, b) };
-        let value = next.unwrap_or(far);
-        match visit(value, oracle, &mut points) {
-            None => return Hunt { points, outcome: Outcome::Unjudged(value) },
-            Some(shows) if shows == at_near && value == far => return Hunt { points, outcome: Outcome::Agree(shows) },
-            Some(shows) if shows == at_near => reached = value,
-            Some(_) => flip = Some(value),
+    let against = search.against();
+    Hunt { points: search.points, outcome, against }
+}
+
+fn span(a: u64, b: u64) -> (u64, u64) {
+    (a.min(b), a.max(b))
+}
+
+/// Why a search ended before its bracket.
+enum End {
+    Stopped,
+    Failed(u64, String),
+    Unjudged(u64),
+    NotMonotonic(Vec<u64>),
+}
+
+/// The points measured so far and what measures more.
+struct Search<'a> {
+    repeats: u32,
+    oracle: &'a mut dyn Oracle,
+    points: Vec<Point>,
+}
+
+impl Search<'_> {
+    /// Measure a new value, and again at once when its repeats disagreed
+    /// or it ran busy.
+    fn visit(&mut self, value: u64) -> Result<(), End> {
+        let judged = self.measure(value, None)?;
+        let first = judged.repeats.first().and_then(|r| r.shows);
+        let mixed = judged.repeats.iter().any(|r| r.shows.is_some() && r.shows != first);
+        let ran_busy = judged.repeats.iter().any(|r| r.busy);
+        self.points.push(Point { value, shows: judged.shows, figure: judged.figure, mixed, ran_busy, busy: ran_busy, again: None });
+        match (mixed, ran_busy) {
+            (true, _) => self.again(value, Again::Mixed),
+            (false, true) => self.again(value, Again::Busy),
+            _ if judged.shows.is_none() => Err(End::Unjudged(value)),
+            _ => Ok(()),
         }
     }
-    let mut other = flip.unwrap_or(far);
-    let bracket = |same: u64, other: u64| {
-        let (a, b) = span(same, other);
-        let narrow = axis.narrow(a, b);
-        if at_near { Outcome::Bracket { shows_at: same, gone_at: other, narrow } } else { Outcome::Bracket { shows_at: other, gone_at: same, narrow } }
-    };
-    loop {
-        let (a, b) = span(reached, other);
-        if points.len() >= steps || axis.narrow(a, b) || oracle.stopped() {
-            break;
+
+    /// Measure a point a second time.
+    fn again(&mut self, value: u64, why: Again) -> Result<(), End> {
+        let judged = self.measure(value, Some(why))?;
+        let Some(point) = self.points.iter_mut().find(|p| p.value == value) else { return Ok(()) };
+        point.again = Some(why);
+        point.shows = judged.shows;
+        point.figure = judged.figure;
+        point.busy = judged.repeats.iter().all(|r| r.busy);
+        if judged.shows.is_none() { Err(End::Unjudged(value)) } else { Ok(()) }
+    }
+
+    /// The oracle's judgement, or why the search ends: interrupted
+    /// meanwhile (what it measured is set aside), or a case failed.
+    fn measure(&mut self, value: u64, again: Option<Again>) -> Result<Judgement, End> {
+        let judged = self.oracle.measure(value, self.repeats, again);
+        if self.oracle.stopped() {
+            return Err(End::Stopped);
         }
-        let Some(mid) = axis.between(a, b) else { break };
-        match visit(mid, oracle, &mut points) {
-            None => return Hunt { points, outcome: Outcome::Unjudged(mid) },
-            Some(shows) if shows == at_near => reached = mid,
-            Some(_) => other = mid,
+        match judged.failed {
+            Some(error) => Err(End::Failed(value, error)),
+            None => Ok(judged),
         }
     }
-    Hunt { points, outcome: bracket(reached, other) }
+
+    /// Measure again, once each, the points that break a single flip or
+    /// whose figure runs against it, until none is left to measure; then
+    /// end if the claims still change more than once.
+    fn settle(&mut self) -> Result<(), End> {
+        loop {
+            let order = self.in_order();
+            let changes = self.changes(&order);
+            let (doubted, why) = match changes[..] {
+                [] => return Ok(()),
+                [_] => (self.inverted(&order).into_iter().flat_map(|(a, b)| [a, b]).collect(), Again::Figure),
+                [first, .., last] => ((first..=last + 1).map(|i| self.points[order[i]].value).collect::<Vec<u64>>(), Again::Flip),
+            };
+            let todo: Vec<u64> = self.points.iter().filter(|p| p.again.is_none() && doubted.contains(&p.value)).map(|p| p.value).collect();
+            if todo.is_empty() {
+                return if changes.len() > 1 { Err(End::NotMonotonic(doubted)) } else { Ok(()) };
+            }
+            for value in todo {
+                self.again(value, why)?;
+            }
+        }
+    }
+
+    /// The outcome for a search that ended early.
+    fn ended(&self, end: End) -> Outcome {
+        match end {
+            End::Stopped => Outcome::Interrupted(self.flip()),
+            End::Failed(value, error) => Outcome::Failed { value, error, so_far: self.flip() },
+            End::Unjudged(value) => Outcome::Unjudged(value),
+            End::NotMonotonic(values) => Outcome::NotMonotonic(values),
+        }
+    }
+
+    /// The judged points' indices in value order.
+    fn in_order(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.points.len()).filter(|&i| self.points[i].shows.is_some()).collect();
+        order.sort_by_key(|&i| self.points[i].value);
+        order
+    }
+
+    /// Where the claim changes along `order`: `i` for a change between
+    /// `order[i]` and `order[i + 1]`.
+    fn changes(&self, order: &[usize]) -> Vec<usize> {
+        (0..order.len().saturating_sub(1)).filter(|&i| self.points[order[i]].shows != self.points[order[i + 1]].shows).collect()
+    }
+
+    /// The single flip, when the claims change exactly once.
+    fn flip(&self) -> Option<Flip> {
+        let order = self.in_order();
+        let [at] = self.changes(&order)[..] else { return None };
+        let (low, high) = (&self.points[order[at]], &self.points[order[at + 1]]);
+        Some(if low.shows == Some(true) { Flip { shows_at: low.value, gone_at: high.value } } else { Flip { shows_at: high.value, gone_at: low.value } })
+    }
+
+    /// Neighbouring values (in value order) whose deciding figures run
+    /// against the single flip: walking from where the claim shows to where
+    /// it is gone, the next figure is more than twice as far towards the
+    /// showing side as the one before. Which side that is the two points
+    /// of the flip say; none when they do not differ or there is no flip.
+    fn inverted(&self, order: &[usize]) -> Vec<(u64, u64)> {
+        let Some(flip) = self.flip() else { return Vec::new() };
+        let figure = |value: u64| self.points.iter().find(|p| p.value == value).and_then(|p| p.figure);
+        let (Some(showing), Some(gone)) = (figure(flip.shows_at), figure(flip.gone_at)) else { return Vec::new() };
+        if showing == gone {
+            return Vec::new();
+        }
+        // Towards the showing side means larger when the showing figure is.
+        let larger = showing > gone;
+        let mut out = Vec::new();
+        for pair in order.windows(2) {
+            let (low, high) = (&self.points[pair[0]], &self.points[pair[1]]);
+            let (Some(a), Some(b)) = (low.figure, high.figure) else { continue };
+            if a < 0.0 || b < 0.0 {
+                continue;
+            }
+            // `before` is nearer the showing end than `after`.
+            let (before, after) = if flip.shows_at < flip.gone_at { (a, b) } else { (b, a) };
+            let wrong_way = if larger { after > 2.0 * before } else { before > 2.0 * after };
+            if wrong_way {
+                out.push((low.value, high.value));
+            }
+        }
+        out
+    }
+
+    /// What [`Search::inverted`] finds among the points as they ended.
+    fn against(&self) -> Vec<(u64, u64)> {
+        self.inverted(&self.in_order())
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A crafted claim: shows below `flip`; repeats at values in `noisy`
-    /// disagree on their first round.
-    struct Crafted {
-        flip: u64,
-        noisy: Vec<u64>,
-        measured: Vec<(u64, u32)>,
-    }
-
-    impl Oracle for Crafted {
-        fn measure(&mut self, value: u64, repeats: u32) -> Judgement {
-            self.measured.push((value, repeats));
-            let shows = value < self.flip;
-            let rounds = self.measured.iter().filter(|(v, _)| *v == value).count();
-            let each = if self.noisy.contains(&value) && rounds == 1 {
-                vec![Some(shows), Some(!shows)]
-            } else {
-                vec![Some(shows); repeats as usize]
-            };
-            Judgement { shows: Some(shows), each }
-        }
-    }
-
-    const MIB: u64 = 1 << 20;
-
-    fn memory_axis() -> Axis {
-        Axis { lo: 128 * MIB, hi: 1024 * MIB, scale: Scale::Geometric, grain: MIB }
-    }
-
-    #[test]
-    fn a_memory_flip_is_bracketed_geometrically_to_an_eighth() {
-        let mut oracle = Crafted { flip: 300 * MIB, noisy: vec![], measured: vec![] };
-        let found = hunt(&memory_axis(), 8, 1, Start::FromHigh, &mut oracle);
-        let values: Vec<u64> = found.points.iter().map(|p| p.value / MIB).collect();
-        // Down from 1024 by geometric means rounded to MiB; 128 is never needed.
-        assert_eq!(values, [1024, 362, 215, 279, 318, 298]);
-        assert_eq!(found.outcome, Outcome::Bracket { shows_at: 298 * MIB, gone_at: 318 * MIB, narrow: true });
-    }
-
-    #[test]
-    fn the_step_budget_stops_it_and_says_not_narrow() {
-        let mut oracle = Crafted { flip: 300 * MIB, noisy: vec![], measured: vec![] };
-        let found = hunt(&memory_axis(), 4, 1, Start::FromHigh, &mut oracle);
-        assert_eq!(found.points.len(), 4);
-        assert_eq!(found.outcome, Outcome::Bracket { shows_at: 279 * MIB, gone_at: 362 * MIB, narrow: false });
-    }
-
-    #[test]
-    fn ends_that_agree_stop_it_at_two_points() {
-        let mut oracle = Crafted { flip: 2048 * MIB, noisy: vec![], measured: vec![] };
-        let found = hunt(&memory_axis(), 8, 2, Start::BothEnds, &mut oracle);
-        assert_eq!(found.points.len(), 2);
-        assert_eq!(found.outcome, Outcome::Agree(true));
-        assert_eq!(oracle.measured, [(1024 * MIB, 2), (128 * MIB, 2)]);
-        // Descending, the low end is measured once the next midpoint is
-        // within an eighth of it, or with the last step of the budget.
-        let mut oracle = Crafted { flip: 2048 * MIB, noisy: vec![], measured: vec![] };
-        let found = hunt(&memory_axis(), 8, 1, Start::FromHigh, &mut oracle);
-        let values: Vec<u64> = found.points.iter().map(|p| p.value / MIB).collect();
-        assert_eq!((values, found.outcome), (vec![1024, 362, 215, 166, 146, 137, 128], Outcome::Agree(true)));
-        let mut oracle = Crafted { flip: 2048 * MIB, noisy: vec![], measured: vec![] };
-        let found = hunt(&memory_axis(), 3, 1, Start::FromHigh, &mut oracle);
-        let values: Vec<u64> = found.points.iter().map(|p| p.value / MIB).collect();
-        assert_eq!(values, [1024, 362, 128]);
-    }
-
-    #[test]
-    fn a_claim_that_shows_above_is_bracketed_the_other_way() {
-        struct Above;
-        impl Oracle for Above {
-            fn measure(&mut self, value: u64, repeats: u32) -> Judgement {
-                Judgement { shows: Some(value >= 37), each: vec![Some(value >= 37); repeats as usize] }
-            }
-        }
-        let axis = Axis { lo: 0, hi: 100, scale: Scale::Linear, grain: 1 };
-        let found = hunt(&axis, 20, 1, Start::BothEnds, &mut Above);
-        let values: Vec<u64> = found.points.iter().map(|p| p.value).collect();
-        assert_eq!(values, [100, 0, 50, 25, 38, 32]);
-        assert_eq!(found.outcome, Outcome::Bracket { shows_at: 38, gone_at: 32, narrow: true });
-    }
-
-    #[test]
-    fn repeats_that_disagree_are_measured_once_more() {
-        let mut oracle = Crafted { flip: 300 * MIB, noisy: vec![362 * MIB], measured: vec![] };
-        let found = hunt(&memory_axis(), 3, 2, Start::BothEnds, &mut oracle);
-        assert_eq!(oracle.measured, [(1024 * MIB, 2), (128 * MIB, 2), (362 * MIB, 2), (362 * MIB, 2)]);
-        assert!(found.points[2].mixed && !found.points[0].mixed);
-        assert_eq!(found.points.len(), 3);
-    }
-
-    #[test]
-    fn an_unjudged_point_ends_it() {
-        struct Blind;
-        impl Oracle for Blind {
-            fn measure(&mut self, _: u64, _: u32) -> Judgement {
-                Judgement { shows: None, each: vec![None] }
-            }
-        }
-        let found = hunt(&memory_axis(), 8, 1, Start::FromHigh, &mut Blind);
-        assert_eq!(found.outcome, Outcome::Unjudged(1024 * MIB));
-        assert_eq!(found.points.len(), 1);
-    }
-
-    #[test]
-    fn climbing_from_a_cheap_low_end_brackets_too() {
-        let mut oracle = Crafted { flip: 300 * MIB, noisy: vec![], measured: vec![] };
-        let found = hunt(&memory_axis(), 8, 1, Start::FromLow, &mut oracle);
-        let values: Vec<u64> = found.points.iter().map(|p| p.value / MIB).collect();
-        assert_eq!(values, [128, 362, 215, 279, 318, 298]);
-        assert_eq!(found.outcome, Outcome::Bracket { shows_at: 298 * MIB, gone_at: 318 * MIB, narrow: true });
-    }
-
-    #[test]
-    fn midpoints_stay_on_the_grain_and_inside() {
-        let axis = Axis { lo: 4096, hi: 16384, scale: Scale::Geometric, grain: 4096 };
-        assert_eq!(axis.between(4096, 16384), Some(8192));
-        assert_eq!(axis.between(4096, 8192), None);
-        assert!(axis.narrow(4096, 8192));
-        assert_eq!(size_grain(128 * MIB), MIB);
-        assert_eq!(size_grain(8 * MIB), 4096);
-    }
-}
+#[path = "hunt_tests.rs"]
+mod tests;

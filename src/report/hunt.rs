@@ -5,7 +5,9 @@
 //! steps, each naming the varied key and its value in its conditions; the
 //! chart is drawn from that alone. The bracket is the pair of neighbouring
 //! values (in value order) whose claims differ: the search measures no
-//! point inside its final bracket, so there is one such pair. Both axes
+//! point inside its final bracket, so there is one such pair, unless the
+//! claims flip more than once (a hunt that ended `not_monotonic`): then
+//! no bracket is shaded and the chart says where it shows and where not. Both axes
 //! are logarithmic when the values span more than ten times (sizes,
 //! extents counts); points are red where the claim shows, grey where gone.
 //! Numbers ride in `data-` attributes, as on every chart of the page.
@@ -23,6 +25,13 @@ struct Point<'a> {
     shown: &'a str,
     y: f64,
     shows: Option<bool>,
+}
+
+impl Point<'_> {
+    /// The value for people: `256 MiB` on a size axis, else as given.
+    fn said(&self, sizes: bool) -> String {
+        if sizes { bytes_short(self.x as u64) } else { self.shown.to_string() }
+    }
 }
 
 /// The key a hunt verdict varied: the one condition every place names and
@@ -53,11 +62,30 @@ pub fn chart(verdict: &Verdict) -> Option<String> {
         return None;
     }
     points.sort_by(|a, b| a.x.total_cmp(&b.x));
-    let bracket = points.windows(2).find(|w| w[0].shows.is_some() && w[1].shows.is_some() && w[0].shows != w[1].shows);
+    let judged: Vec<&Point> = points.iter().filter(|p| p.shows.is_some()).collect();
+    let flips: Vec<(&Point, &Point)> = judged.windows(2).filter(|w| w[0].shows != w[1].shows).map(|w| (w[0], w[1])).collect();
     let figure = verdict.places.first().map_or("", |p| p.figure.as_str());
     let mut out = String::new();
-    write(&mut out, key, figure, sizes, &points, bracket.map(|w| (&w[0], &w[1]))).ok()?;
+    let flip = match flips[..] {
+        [one] => Flip::Between(one.0, one.1),
+        [] => Flip::None,
+        _ => {
+            let at = |shows: bool| judged.iter().filter(|p| p.shows == Some(shows)).map(|p| p.said(sizes)).collect::<Vec<_>>().join(" and ");
+            Flip::NotOnce(format!("no single flip: shows at {} but gone at {}", at(true), at(false)))
+        }
+    };
+    write(&mut out, key, figure, sizes, &points, &flip).ok()?;
     Some(out)
+}
+
+/// Where the claim flips along the chart's points.
+enum Flip<'a> {
+    /// Between these neighbours: the bracket.
+    Between(&'a Point<'a>, &'a Point<'a>),
+    /// Nowhere (every judged point alike).
+    None,
+    /// More than once, said in these words (no bracket).
+    NotOnce(String),
 }
 
 const WIDTH: f64 = 720.0;
@@ -89,13 +117,17 @@ impl Scale {
     }
 }
 
-fn write(out: &mut String, key: &str, figure: &str, sizes: bool, points: &[Point], bracket: Option<(&Point, &Point)>) -> fmt::Result {
+fn write(out: &mut String, key: &str, figure: &str, sizes: bool, points: &[Point], flip: &Flip) -> fmt::Result {
+    let bracket = match flip {
+        Flip::Between(a, b) => Some((*a, *b)),
+        _ => None,
+    };
     let xs = Scale::over(points.iter().map(|p| p.x));
     let ys = Scale::over(points.iter().map(|p| p.y.max(0.5)));
     let (plot_w, plot_h) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
     let px = |x: f64| LEFT + xs.fraction(x) * plot_w;
     let py = |y: f64| TOP + (1.0 - ys.fraction(y.max(0.5))) * plot_h;
-    let said = |p: &Point| if sizes { bytes_short(p.x as u64) } else { p.shown.to_string() };
+    let said = |p: &Point| p.said(sizes);
     let (lo, hi) = bracket.map_or((String::new(), String::new()), |(a, b)| (said(a), said(b)));
     writeln!(
         out,
@@ -121,6 +153,9 @@ fn write(out: &mut String, key: &str, figure: &str, sizes: bool, points: &[Point
             num(plot_h)
         )?;
         writeln!(out, r##"<text x="{}" y="{}" font-size="12" text-anchor="middle" fill="#8a6d00">flips between {} and {}</text>"##, num((x0 + x1) / 2.0), num(TOP - 8.0), escape(&lo), escape(&hi))?;
+    }
+    if let Flip::NotOnce(words) = flip {
+        writeln!(out, r##"<text class="not-monotonic" x="{}" y="{}" font-size="12" text-anchor="middle" fill="#b42318">{}</text>"##, num(LEFT + plot_w / 2.0), num(TOP - 8.0), escape(words))?;
     }
     // Axes: the frame, then a label per point below and a few on the left.
     writeln!(out, r##"<path d="M{l} {t}V{b}H{r}" fill="none" stroke="#9aa5b1"/>"##, l = num(LEFT), t = num(TOP), b = num(TOP + plot_h), r = num(LEFT + plot_w))?;
@@ -197,5 +232,15 @@ mod tests {
         preset.places = vec![step("1G", 1.0, false)];
         preset.places[0].conditions.clear();
         assert!(chart(&preset).is_none());
+    }
+
+    #[test]
+    fn points_that_flip_more_than_once_get_no_bracket_and_say_so() {
+        let mut verdict = Verdict::unknown("mmap-fill", "000", "");
+        verdict.places = vec![step("1G", 65536.0, true), step("512M", 1.0, false), step("256M", 65536.0, true)];
+        let svg = chart(&verdict).unwrap();
+        assert!(svg.contains(r#"data-bracket-lo="" data-bracket-hi="""#), "{svg}");
+        assert!(!svg.contains(r#"class="bracket""#), "{svg}");
+        assert!(svg.contains("no single flip: shows at 256 MiB and 1 GiB but gone at 512 MiB"), "{svg}");
     }
 }

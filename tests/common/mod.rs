@@ -245,6 +245,30 @@ pub fn processes_in(dir: &Path) -> Vec<u32> {
     found
 }
 
+/// Busy loops beside a case (not part of it), killed when dropped.
+pub struct BusyLoops(Vec<std::process::Child>);
+
+impl BusyLoops {
+    /// Two busy loops per CPU: on a quiet machine they fill it, on a
+    /// loaded one they still take more than their share of half a core.
+    pub fn start() -> BusyLoops {
+        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let loops = (0..2 * cpus).map(|_| Command::new("sh").args(["-c", "while :; do :; done"]).spawn().expect("start a busy loop"));
+        let loaders = BusyLoops(loops.collect());
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        loaders
+    }
+}
+
+impl Drop for BusyLoops {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 /// A private scratch folder and state folder for one test's fslab runs,
 /// so its cleanup checks see only its own resources. Both are removed on
 /// drop (after a last `fslab cleanup` over the state folder).
