@@ -392,9 +392,15 @@ fn row(
     emulated: Option<&'static str>,
     options: &CompareOptions,
 ) -> FigureComparison {
-    let (better, kind) = (b.figure.better, b.figure.kind);
+    // A timing on either side, in any repeat, makes the row a timing: a
+    // run stored before a figure was found to depend on timing says
+    // `exact`, and this fslab's runs may say `timing` case by case
+    // (layout figures when writeback placed the blocks).
+    let kind = if b.timing || n.timing { Kind::Timing } else { Kind::Exact };
+    let figure = Figure { kind, ..b.figure.clone() };
+    let better = figure.better;
     let seed = options.seed ^ fnv1a([key.as_bytes(), &[0], b.name.as_bytes()]);
-    let j = judge::judge(&b.values, &n.values, b.figure, options, seed);
+    let j = judge::judge(&b.values, &n.values, &figure, options, seed);
     let host_wide = is_host_wide(b.name);
     let mut outcome = if host_wide && !options.host_figures { Outcome::HostWide } else { j.outcome };
     let (mut ci, mut p_value, mut note) = (j.ci, j.p_value, j.note);
@@ -554,6 +560,8 @@ struct PooledFigure<'a> {
     name: &'a str,
     /// As first seen: unit, direction, kind.
     figure: &'a Figure,
+    /// Whether any repeat declared it a timing.
+    timing: bool,
     /// The finite values measured; missing ones are skipped.
     values: Vec<f64>,
     /// Why a value was missing, the first time one was.
@@ -606,11 +614,12 @@ impl<'a> Pooled<'a> {
             let at = match self.figures.iter().position(|f| f.name == name) {
                 Some(at) => at,
                 None => {
-                    self.figures.push(PooledFigure { name, figure, values: Vec::new(), missing: None });
+                    self.figures.push(PooledFigure { name, figure, timing: false, values: Vec::new(), missing: None });
                     self.figures.len() - 1
                 }
             };
             let pooled = &mut self.figures[at];
+            pooled.timing |= figure.kind == Kind::Timing;
             match figure.value.filter(|v| v.is_finite()) {
                 Some(v) => pooled.values.push(v),
                 None => {

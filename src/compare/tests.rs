@@ -263,3 +263,26 @@ fn an_emulated_side_s_timings_are_not_judged_but_its_exact_figures_are() {
     let wall = kvm.rows.iter().find(|r| r.figure == "wall_s").unwrap();
     assert_eq!((wall.outcome, wall.emulated), (Outcome::Regression, None));
 }
+
+#[test]
+fn a_figure_declared_a_timing_on_either_side_is_judged_as_one() {
+    // A run stored when journal commits were thought exact (21) against
+    // one that knows them for a timing (2): one value a side tells
+    // nothing of a timing, whatever the older run said.
+    let commits = |n: f64, kind: Kind| case("replace-files", "ext4", &[], 1, |f| f.set("journal_commits", n, "count", Better::Lower, kind));
+    for (base, new) in [(Kind::Exact, Kind::Timing), (Kind::Timing, Kind::Exact)] {
+        let c = compare_runs(&[run("b", vec![commits(21.0, base)])], &[run("n", vec![commits(2.0, new)])]);
+        let row = &c.rows[0];
+        assert_eq!((row.kind, row.outcome), (Kind::Timing, Outcome::TooFewRepeats), "{base:?} → {new:?}");
+        assert_eq!(c.improvements(), 0);
+    }
+    // Both sides exact: compared as values, as stored runs always were.
+    let c = compare_runs(&[run("b", vec![commits(21.0, Kind::Exact)])], &[run("n", vec![commits(2.0, Kind::Exact)])]);
+    assert_eq!((c.rows[0].kind, c.rows[0].outcome), (Kind::Exact, Outcome::Improvement));
+    // One repeat of a side a timing (writeback placed its blocks): the row is.
+    let extents = |n: f64, kind: Kind, repeat| case("s", "xfs", &[], repeat, |f| f.set("extents", n, "count", Better::Lower, kind));
+    let base = vec![extents(200.0, Kind::Exact, 1), extents(200.0, Kind::Exact, 2)];
+    let new = vec![extents(201.0, Kind::Timing, 1), extents(200.0, Kind::Exact, 2)];
+    let c = compare_runs(&[run("b", base)], &[run("n", new)]);
+    assert_eq!(c.rows[0].kind, Kind::Timing);
+}

@@ -287,7 +287,8 @@ impl Lab {
 
         crate::interrupt::check()?;
         progress(Phase::Layout);
-        case.maps = add_layout_figures(&dir, &mut case.figures)?;
+        let exact = work.allocates_itself() && super::layout::placed_by_the_work(&fs_type);
+        case.maps = add_layout_figures(&dir, exact, &mut case.figures)?;
         Ok(())
     }
 }

@@ -270,7 +270,7 @@ macro_rules! block_figures {
                 .about(concat!("writes merged into others on ", $what)),
             FigureSpec::new(concat!($p, "read_merges"), "count", Better::Lower, Kind::Timing)
                 .about(concat!("reads merged into others on ", $what)),
-            FigureSpec::new(concat!($p, "flushes"), "count", Better::Lower, Kind::Exact)
+            FigureSpec::new(concat!($p, "flushes"), "count", Better::Lower, Kind::Timing)
                 .about(concat!("cache flushes sent to ", $what)),
             FigureSpec::new(concat!($p, "io_ticks_ms"), "ms", Better::Lower, Kind::Timing)
                 .about(concat!("time ", $what, " was busy")),
@@ -292,9 +292,11 @@ pub const BACKING_FIGURES: &[FigureSpec] = block_figures!("backing_", "the disk 
 /// same figures are there, missing for `why_missing`.
 pub fn add_figures(delta: Option<&BlockStat>, specs: &[FigureSpec], why_missing: &str, figures: &mut Figures) {
     // Counted exactly, but shaped by when writeback, merging and readahead
-    // happened to run: two runs of one workload differ, so most are
-    // `timing` (compared over repeats), not `exact`. Flushes are issued
-    // by the file system for the work's own syncs, and stay exact.
+    // happened to run: two runs of one workload differ, so every one is a
+    // `timing` (compared over repeats). Flushes too: the journal issues
+    // them for its commits, and how many commits the work's syncs need
+    // depends on what writeback committed before them (42 for 20 fsyncs
+    // alone, 217 to 403 for 200 under load).
     let no_flush = "this kernel's block stat has no flush counter (before 5.5)";
     let nothing_read = "nothing was read from the device";
     let count = |n: u64| (Some(n as f64), "");

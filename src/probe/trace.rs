@@ -289,18 +289,26 @@ pub fn remove_instance(dir: &Path) -> io::Result<()> {
 }
 
 /// The trace figures, declared once; `log_forces` only for xfs.
+///
+/// Every one is a timing. How many commits a workload makes is decided by
+/// when the journal's timer fired and when writeback ran, not by the
+/// workload alone: an fsync finds its file's blocks already committed when
+/// the flusher allocated them first (200 files written, then each fsynced,
+/// made 16 to 201 jbd2 commits on ext4 and 42 to 203 log writes on xfs
+/// across five repeats beside a second core's load). Lost events depend
+/// on whether the reader kept up.
 pub const FIGURES: &[FigureSpec] = &[
-    FigureSpec::new("journal_commits", "count", Better::Lower, Kind::Exact)
+    FigureSpec::new("journal_commits", "count", Better::Lower, Kind::Timing)
         .heading("commits")
         .about("journal commits: jbd2 commits on ext3/ext4, log buffer writes on xfs"),
-    FigureSpec::new("log_forces", "count", Better::Lower, Kind::Exact).about("xfs log forces"),
+    FigureSpec::new("log_forces", "count", Better::Lower, Kind::Timing).about("xfs log forces"),
     FigureSpec::new("block_requests", "count", Better::Lower, Kind::Timing)
         .about("block requests issued to the scratch device"),
     FigureSpec::new("seeks", "count", Better::Lower, Kind::Timing)
         .about("requests that did not start where the previous one ended"),
     FigureSpec::new("seek_distance_bytes", "bytes", Better::Lower, Kind::Timing)
         .about("total distance between consecutive requests"),
-    FigureSpec::new("trace_lost_events", "count", Better::Lower, Kind::Exact)
+    FigureSpec::new("trace_lost_events", "count", Better::Lower, Kind::Timing)
         .about("trace events the kernel dropped (the counts are missing when any were)"),
 ];
 
@@ -311,7 +319,7 @@ fn spec(name: &str) -> &'static FigureSpec {
 /// Put the trace figures into `figures` for a file system of `fs_type`.
 /// With no counts (not root, no tracefs) every figure is missing for
 /// `why_missing`; when events were lost, so are the counts made from them:
-/// an exact figure must be exact.
+/// a count with holes in it is no count.
 pub fn add_figures(counts: Option<&TraceCounts>, fs_type: &str, why_missing: &str, figures: &mut Figures) {
     let unusable = match counts {
         None => Some(why_missing.to_string()),
@@ -335,12 +343,10 @@ pub fn add_figures(counts: Option<&TraceCounts>, fs_type: &str, why_missing: &st
     if fs_type == "xfs" {
         put("log_forces", pick(counts.and_then(|c| c.xfs_log_forces), "this kernel has no xfs/xfs_log_force tracepoint"));
     }
-    // Requests and seeks depend on when writeback ran and what merged:
-    // timing, compared over repeats.
     put("block_requests", pick(counts.map(|c| c.block_requests), ""));
     put("seeks", pick(counts.map(|c| c.seeks), ""));
     put("seek_distance_bytes", pick(counts.map(|c| c.seek_distance_bytes), ""));
-    // The lost count itself stays exact when the others are not.
+    // The lost count itself is kept when the others are not.
     let lost = match counts {
         Some(TraceCounts { error: None, lost_events, .. }) => (Some(*lost_events as f64), String::new()),
         _ => (None, unusable.unwrap_or_default()),

@@ -43,6 +43,14 @@ impl FigureSpec {
         self.about = about;
         self
     }
+
+    /// The same figure as one case measured it, when that case decides its
+    /// kind (layout figures are exact where the work allocated every
+    /// block itself, timings where writeback did).
+    pub const fn with_kind(mut self, kind: Kind) -> FigureSpec {
+        self.kind = kind;
+        self
+    }
 }
 
 /// Every unit a figure may carry: one convention, binary, for sizes and

@@ -8,7 +8,10 @@
 //! happened to use, so it is judged on every place of the run
 //! ([`judge_places`]). This module holds the shape of the answer and the
 //! small lookups every predicate needs. Exact figures where the claim has
-//! them: a verdict must come out the same when the run is repeated.
+//! them: a verdict must come out the same when the run is repeated. Where
+//! a claim rests on a timing (journal commits, extents writeback placed),
+//! the medians of the repeats decide, and a place whose repeats disagree
+//! says so.
 
 pub use crate::record::{PlaceVerdict, Verdict};
 
@@ -125,7 +128,10 @@ pub fn judge_places(
     let places: Vec<PlaceVerdict> = places(cases)
         .into_iter()
         .map(|place| {
-            let judged = predicate(&place.cases);
+            let mut judged = predicate(&place.cases);
+            if let Some(split) = repeats_split(&place.cases, &judged, &predicate) {
+                judged.evidence = format!("{}; {split}", judged.evidence);
+            }
             PlaceVerdict {
                 target: place.label,
                 fs: place.fs.to_string(),
@@ -165,6 +171,28 @@ pub fn judge_places(
         format!("seed {seed} {}", parts.join("; "))
     };
     Verdict { scenario: scenario.into(), seed: seed.into(), shows, evidence, claim: claim.into(), places }
+}
+
+/// When the figure that decided a place is a timing (or made from
+/// timings: a figure no case holds, as tree-copy's share of contiguous
+/// files) and its repeats, judged one by one, disagree about the claim:
+/// `a timing: shows in 2 of 5 repeats`. The medians still decide; this
+/// says how firmly.
+fn repeats_split(cases: &[&Case], judged: &Judged, predicate: &impl Fn(&[&Case]) -> Judged) -> Option<String> {
+    let declared = cases.iter().filter_map(|c| c.figures.get(judged.figure)).collect::<Vec<_>>();
+    let timing = declared.is_empty() || declared.iter().any(|f| f.kind == crate::record::Kind::Timing);
+    if !timing || judged.shows.is_none() {
+        return None;
+    }
+    let mut repeats: Vec<u32> = cases.iter().map(|c| c.repeat).collect();
+    repeats.sort_unstable();
+    repeats.dedup();
+    let each: Vec<bool> = repeats
+        .iter()
+        .filter_map(|r| predicate(&cases.iter().copied().filter(|c| c.repeat == *r).collect::<Vec<_>>()).shows)
+        .collect();
+    let shows = each.iter().filter(|s| **s).count();
+    (shows > 0 && shows < each.len()).then(|| format!("a timing: shows in {shows} of {} repeats", each.len()))
 }
 
 /// The successful cases whose parameters include every `(key, value)` of
@@ -254,5 +282,31 @@ mod tests {
         assert_eq!(none.shows, None);
         let empty = judge_places("replace-files", "002", "", &[], predicate);
         assert_eq!((empty.shows, empty.evidence.as_str()), (None, "seed 002: no case of replace-files in this run"));
+    }
+
+    #[test]
+    fn a_place_whose_timing_repeats_disagree_says_so() {
+        // Commits of five repeats under load: 201, 94, 201, 16, 138.
+        let repeat = |n: f64, r: u32, kind: Kind| {
+            let mut c = case("ext4", "fsync-each", n);
+            c.repeat = r;
+            c.figures.set("journal_commits", n, "count", Better::Lower, kind);
+            c
+        };
+        let predicate = |cases: &[&Case]| match median(cases, "journal_commits") {
+            Some(n) => Judged { shows: Some(n >= 100.0), figure: "journal_commits", value: Some(n), against: None, evidence: format!("{n} commits") },
+            None => Judged::unknown("journal_commits", "no case"),
+        };
+        let loaded: Vec<Case> = [201.0, 94.0, 201.0, 16.0, 138.0].iter().zip(1..).map(|(&n, r)| repeat(n, r, Kind::Timing)).collect();
+        let v = judge_places("replace-files", "002", "", &loaded.iter().collect::<Vec<_>>(), predicate);
+        assert_eq!(v.places[0].shows, Some(true), "the median, 138, decides");
+        assert_eq!(v.places[0].evidence, "138 commits; a timing: shows in 3 of 5 repeats");
+        // Repeats that agree, or an exact figure, add nothing.
+        let steady: Vec<Case> = (1..4).map(|r| repeat(201.0, r, Kind::Timing)).collect();
+        let v = judge_places("replace-files", "002", "", &steady.iter().collect::<Vec<_>>(), predicate);
+        assert_eq!(v.places[0].evidence, "201 commits");
+        let exact: Vec<Case> = [201.0, 16.0, 138.0].iter().zip(1..).map(|(&n, r)| repeat(n, r, Kind::Exact)).collect();
+        let v = judge_places("replace-files", "002", "", &exact.iter().collect::<Vec<_>>(), predicate);
+        assert_eq!(v.places[0].evidence, "138 commits");
     }
 }
