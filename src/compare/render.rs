@@ -59,7 +59,11 @@ fn cells(row: &FigureComparison) -> Cells {
 
 fn headline(row: &FigureComparison) -> String {
     match row.outcome {
-        Outcome::Regression | Outcome::Improvement | Outcome::LikelyRegression | Outcome::LikelyImprovement => moved(row),
+        Outcome::Regression
+        | Outcome::Improvement
+        | Outcome::LikelyRegression
+        | Outcome::LikelyImprovement
+        | Outcome::Deferred => moved(row),
         Outcome::HostWide | Outcome::Emulated if row.new_median != row.base_median && row.slowdown.is_some() => moved(row),
         Outcome::Changed if row.base_median != 0.0 => {
             let relative = (row.new_median - row.base_median) / row.base_median.abs();
@@ -96,9 +100,11 @@ pub fn verdict(c: &Comparison) -> String {
         regressions = format!("{regressions} ({failed})");
     }
     let mut parts = vec![regressions, plural(c.improvements(), "improvement", "improvements")];
-    for (outcome, one, many) in
-        [(Outcome::LikelyRegression, "likely regression", "likely regressions"), (Outcome::LikelyImprovement, "likely improvement", "likely improvements")]
-    {
+    for (outcome, one, many) in [
+        (Outcome::LikelyRegression, "likely regression", "likely regressions"),
+        (Outcome::LikelyImprovement, "likely improvement", "likely improvements"),
+        (Outcome::Deferred, "better only in the window", "better only in the window"),
+    ] {
         let n = c.count(outcome);
         if n > 0 {
             parts.push(plural(n, one, many));
@@ -133,6 +139,7 @@ fn sections(c: &Comparison, all: bool) -> Vec<(String, Vec<&FigureComparison>)> 
         (Outcome::Improvement, "Improvements".to_string()),
         (Outcome::LikelyRegression, "Likely regressions (too few repeats to decide, ranges apart)".to_string()),
         (Outcome::LikelyImprovement, "Likely improvements (too few repeats to decide, ranges apart)".to_string()),
+        (Outcome::Deferred, "Better only in the window (with what it left for later, to the unmount, not better)".to_string()),
         (Outcome::Changed, format!("Changed within {}", format::percent(c.threshold))),
     ];
     if all {
