@@ -6,7 +6,7 @@
 //!
 //! The design decision: everything here sits above scenarios, probes,
 //! targets, runners and the store, and below the command line; it prints
-//! nothing but a progress line on a terminal.
+//! nothing but its progress on stderr (`crate::progress`).
 
 mod condition;
 mod deferred;
