@@ -206,7 +206,7 @@ impl Lab {
             scratch: devices.scratch.as_ref(),
             backing: devices.backing.as_ref(),
             tracefs: self.tracefs.as_deref().map_err(|why| *why),
-            interval: self.plan.interval,
+            interval: work.timeline_interval().map_or(self.plan.interval, |i| i.min(self.plan.interval)),
             short_work_timeline: job.scenario == crate::scenario::exec::NAME,
         };
         // The probes of the work alone start last and stop first.

@@ -89,6 +89,14 @@ pub trait Work {
         None
     }
 
+    /// The timeline interval the work needs to be judged, when finer than
+    /// the run's `--interval`: a stream limited by time samples often
+    /// enough that a disk fast enough to end it early by its byte limit
+    /// still leaves the drop detector its intervals.
+    fn timeline_interval(&self) -> Option<std::time::Duration> {
+        None
+    }
+
     /// Look at the run's timeline once sampling stopped, and add figures
     /// drawn from it (direct-stream's drop detector).
     fn review(&mut self, _timeline: &[TimelinePoint], _figures: &mut Figures) {}
