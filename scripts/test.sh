@@ -30,13 +30,18 @@ trap 'rm -f "$log"' EXIT
 # red run lists every failing test, not the first binary's. Its status is
 # kept (`|| status=$?`, or `set -e` would stop right here), so a red run
 # still gets its leftover check and its total, then fails.
+# Loop devices, mounts, and the test folders themselves (fslab-test-* for
+# layout tests, fslab-lab-* for exec/run/cleanup tests); what was there
+# before the tests (another run's, on a shared machine) is not theirs.
+test_resources() {
+    (losetup -a; cat /proc/self/mountinfo; ls -d /var/tmp/fslab-test-* /var/tmp/fslab-lab-* 2>/dev/null) \
+        | grep -E 'fslab-(test|lab)-' | sort || true
+}
+before=$(test_resources)
 status=0
 cargo test --locked --all-targets --no-fail-fast 2>&1 | tee "$log" || status=$?
 
-# Loop devices, mounts, and the test folders themselves (fslab-test-* for
-# layout tests, fslab-lab-* for exec/run/cleanup tests).
-leftover=$( (losetup -a; cat /proc/self/mountinfo; ls -d /var/tmp/fslab-test-* /var/tmp/fslab-lab-* 2>/dev/null) \
-    | grep -E 'fslab-(test|lab)-' || true)
+leftover=$(comm -13 <(echo "$before") <(test_resources))
 if [ -n "$leftover" ]; then
     echo "tests left resources behind:" >&2
     echo "$leftover" >&2

@@ -85,6 +85,35 @@ fn a_red_test_run_still_prints_its_total_and_leftover_check_then_fails() {
     assert!(out.status.success() || said.contains("tests left resources behind"), "{:?}\n{said}", out.status);
 }
 
+#[test]
+fn the_leftover_check_blames_only_what_appeared_during_the_tests() {
+    // A test folder another run left before this one started is not this
+    // run's; one its tests leave is.
+    let dir = open_folder();
+    let copy = dir.path().join("scripts");
+    std::fs::create_dir(&copy).unwrap();
+    std::fs::copy(scripts().join("test.sh"), copy.join("test.sh")).unwrap();
+    script(&copy.join("setup.sh"), "exit 0\n");
+    let before = tempfile::Builder::new().prefix("fslab-lab-scripts-before-").tempdir_in("/var/tmp").unwrap();
+    let during = format!("/var/tmp/fslab-lab-scripts-during-{}", std::process::id());
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    script(
+        &bin.join("cargo"),
+        &format!(
+            "#!/bin/sh\n[ \"$1\" = clippy ] && exit 0\nmkdir {during}\n\
+             echo 'test result: ok. 5 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.10s'\n"
+        ),
+    );
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let out = bash_unprivileged(&copy.join("test.sh"), &path).output().unwrap();
+    let _ = std::fs::remove_dir(&during);
+    let said = text(&out);
+    assert!(said.contains("tests left resources behind") && said.contains(&during), "{said}");
+    assert!(!said.contains(&before.path().display().to_string()), "blamed what was there before:\n{said}");
+    assert!(!out.status.success(), "{:?}\n{said}", out.status);
+}
+
 /// apt pointed (`APT_CONFIG`) at a copy of this machine's package state in
 /// which QEMU is not installed but a newer `qemu-utils` is, one that
 /// breaks the distribution's `qemu-system-common`, as the backports'
