@@ -293,7 +293,7 @@ fn write_figure(out: &mut String, layout: &[Kept]) -> fmt::Result {
         let chart = ScatterChart { title: &title, span, range, records: &map.extent_list, extents: map.extents };
         writeln!(out, "{}", inline_svg(chart.render().svg.as_bytes()))?;
     } else {
-        let mut strip = StripBuilder::new(map.size, map.device_bytes, title).local_colour().for_page(false);
+        let mut strip = StripBuilder::new(map.size, map.device_bytes, title).block_size(map.block_size.into()).local_colour().for_page(false);
         let mut previous = None;
         for extent in &map.extent_list {
             // The first record always starts an extent; the builder knows.
@@ -493,6 +493,16 @@ mod tests {
         let listed = html.matches("not drawn: the section&apos;s picture budget is spent").count();
         assert_eq!(drawn + listed, 12, "every layout drawn or listed");
         assert!(listed > 0, "twelve scatters do not fit one section");
+    }
+
+    #[test]
+    fn a_files_last_block_is_not_said_to_be_mapped_past_eof() {
+        // tree-copy's 67 KiB files in two extents of 4 KiB blocks.
+        let records = [(0, 0, 32 * KIB), (32 * KIB, MIB, 36 * KIB)];
+        let case = case("ext4", 1, vec![map("src/a.c", 67 * KIB, GIB, &records)]);
+        let html = maps_html(&[("ext4", vec![&case])]);
+        assert!(html.contains(r#"data-path="src/a.c" data-extents="2""#), "{html}");
+        assert!(!html.contains("past EOF"), "{html}");
     }
 
     #[test]
