@@ -358,7 +358,8 @@ fn check_strips(dom: &str, runs: &[RunRecord]) {
 }
 
 /// Each scenario with timelines has one chart per metric (and parameter
-/// set), its cases overlaid: write rate and system CPU at least; every
+/// set), its cases overlaid: write rate and system CPU (the work's own,
+/// sampled on every case now, rather than the machine's) at least; every
 /// case with two points or more is a line in them, carrying its point
 /// count; direct-stream's lines say what the drop detector found, and a
 /// mark is drawn where it found one.
@@ -389,6 +390,10 @@ fn check_timelines(dom: &str, runs: &[RunRecord]) {
         }
         for metric in ["write_mibps", "system_pct"] {
             for case in &cases {
+                // The work's own system CPU where it was sampled, the
+                // machine's only where not.
+                let own = case.timeline.iter().any(|p| p.work_system_pct.is_some());
+                let metric = if metric == "system_pct" && own { "work_system_pct" } else { metric };
                 let (line, body) = mine
                     .iter()
                     .filter(|(a, _)| a["data-metric"] == metric)

@@ -206,7 +206,7 @@ impl Lab {
             backing: devices.backing.as_ref(),
             tracefs: self.tracefs.as_deref().map_err(|why| *why),
             interval: self.plan.interval,
-            short_work_timeline: job.scenario == crate::scenario::exec::NAME,
+            cgroup: cgroup.as_ref().map(|(cgroup, _)| cgroup),
         };
         // The probes of the work alone start last and stop first.
         let order: Vec<usize> = (0..PROBES.len())

@@ -721,6 +721,7 @@ mod tests {
                 idle_pct: 76.0,
                 dirty_bytes: 0,
                 writeback_bytes: 0,
+                ..Default::default()
             })
             .collect();
         c.figures.set_missing("drop_detected", "count", Better::Lower, Kind::Timing, "too short");
