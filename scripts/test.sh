@@ -6,7 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/setup.sh
+# What the quick start needs, and what only the tests need: QEMU, a
+# static busybox, Chromium, PostgreSQL, fio, hyperfine...
+bash scripts/setup.sh --tests
 
 if [ "$(id -u)" -eq 0 ]; then
     export FSLAB_REQUIRE_ROOT_TESTS=1
@@ -25,8 +27,11 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # --all-targets: unit and integration tests (the crate has no doc tests,
 # whose empty block would otherwise close the output); --no-fail-fast: a
-# red run lists every failing test, not the first binary's.
-cargo test --locked --all-targets --no-fail-fast 2>&1 | tee "$log"
+# red run lists every failing test, not the first binary's. Its status is
+# kept (`|| status=$?`, or `set -e` would stop right here), so a red run
+# still gets its leftover check and its total, then fails.
+status=0
+cargo test --locked --all-targets --no-fail-fast 2>&1 | tee "$log" || status=$?
 
 # Loop devices, mounts, and the test folders themselves (fslab-test-* for
 # layout tests, fslab-lab-* for exec/run/cleanup tests).
@@ -35,7 +40,9 @@ leftover=$( (losetup -a; cat /proc/self/mountinfo; ls -d /var/tmp/fslab-test-* /
 if [ -n "$leftover" ]; then
     echo "tests left resources behind:" >&2
     echo "$leftover" >&2
-    exit 1
+    [ "$status" -ne 0 ] || status=1
+else
+    echo "no loop device, mount or test folder left behind"
 fi
-echo "no loop device, mount or test folder left behind"
 awk '/^test result:/ { p += $4; f += $6 } END { printf "total: %d passed, %d failed\n", p, f }' "$log"
+exit "$status"

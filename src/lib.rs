@@ -5,7 +5,9 @@
 //! `cli` → `report` → `compare` → `store` → `record`, and
 //! `cli` → `harness` → `runner` → `scenario` → `probe` → `target` →
 //! `layout` → `sys`. `record` (the results model: plain data), `error`,
-//! `units`, `text` and `interrupt` are the foundation any layer may use.
+//! `units`, `text` and `interrupt` are the foundation any layer may use;
+//! `progress` (how a run says how it goes) is used by `harness` and by
+//! `target`'s lock waits.
 //! Unsafe code lives in `sys` only, behind safe functions; the crate
 //! denies it everywhere else.
 
@@ -78,6 +80,7 @@ pub mod harness;
 pub mod layout;
 pub mod interrupt;
 pub mod probe;
+pub mod progress;
 pub mod record;
 pub mod target;
 pub mod report;

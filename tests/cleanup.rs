@@ -152,9 +152,15 @@ fn sysctl_is_restored_after_exit_error_sigint_and_sigkill() {
     wait_for_sysctl(key, &value, &mut child);
     child.kill().unwrap();
     child.wait().unwrap();
-    assert_eq!(read_sysctl(key), value, "nothing can restore before cleanup runs");
+    // Nothing of this run's can restore it; another fslab starting on the
+    // machine meanwhile (the next start restores what a dead run left)
+    // may have, and then there is nothing left for cleanup to say.
+    let left = read_sysctl(key);
+    assert!(left == value || left == original, "{key} reads {left}");
     let report = cleanup(&lab);
-    assert!(report.contains(key), "{report}");
+    if left == value {
+        assert!(report.contains(key), "{report}");
+    }
     assert_eq!(read_sysctl(key), original, "after SIGKILL and cleanup");
     lab.assert_nothing_left("after SIGKILL and cleanup");
 }

@@ -14,9 +14,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("error", &["text"]),
     ("units", &[]),
     ("interrupt", &["error", "sys"]),
+    ("progress", &["text"]),
     ("record", &["error", "units", "text"]),
     ("layout", &["sys", "record", "error", "units", "text"]),
-    ("target", &["layout", "sys", "record", "error", "units", "text", "interrupt"]),
+    ("target", &["layout", "sys", "record", "error", "units", "text", "interrupt", "progress"]),
     ("probe", &["target", "layout", "sys", "record", "error", "units", "text", "interrupt"]),
     ("scenario", &["probe", "target", "layout", "sys", "record", "error", "units", "text", "interrupt"]),
     ("age", &["scenario", "probe", "target", "layout", "sys", "record", "error", "units", "text", "interrupt"]),
@@ -27,7 +28,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("report", &["compare", "store", "record", "error", "units", "text"]),
     (
         "harness",
-        &["age", "runner", "vm", "scenario", "probe", "target", "layout", "sys", "store", "record", "error", "units", "text", "interrupt"],
+        &[
+            "age", "runner", "vm", "scenario", "probe", "target", "layout", "sys", "store", "record", "error", "units", "text", "interrupt",
+            "progress",
+        ],
     ),
 ];
 

@@ -482,8 +482,12 @@ fn check_matrix(dom: &str, runs: &[RunRecord], base: Option<&[RunRecord]>) {
             assert_eq!(cell["data-verdict"], place.word(), "seed {} at {}", verdict.seed, place.target);
             assert!(cell["class"].split(' ').any(|c| c == place.word()), "coloured by its word: {cell:?}");
             assert!(text.contains(&format!("#scenario-{}", verdict.scenario)), "linked to its section: {text}");
-            if let Some((value, against)) = whole_pair(place.value, place.against) {
-                let words = text.replace("<wbr>", "");
+            let words = text.replace("<wbr>", "");
+            if let Some(rule) = &place.rule {
+                // The test that decided it, beside the threshold it needed.
+                let shown = rule.shown.replace(" (shows at ", " (needs ").replace('&', "&amp;").replace('<', "&lt;");
+                assert!(words.contains(&shown), "the deciding test {shown:?}: {text}");
+            } else if let Some((value, against)) = whole_pair(place.value, place.against) {
                 assert!(words.contains(&format!("{} {value} vs {against}", place.figure)), "the deciding figure: {text}");
             }
             let was = base.into_iter().flatten().flat_map(|r| &r.verdicts).filter(|v| v.seed == verdict.seed).flat_map(|v| &v.places);

@@ -91,11 +91,17 @@ fn the_preset_copies_the_same_tree_everywhere_and_finds_the_seeds_layout_gone() 
     assert_eq!(verdicts[0]["scenario"], "tree-copy");
     // Judged on every place against the run's best: measured at 8 MiB,
     // 84-100% of files contiguous (best 100%) and 86-152 read I/Os per
-    // MiB (ext2-1k's 152 the worst, under twice btrfs's 86): gone
-    // everywhere.
+    // MiB (ext2-1k's 152 the worst, 1.77x btrfs's 86): gone everywhere,
+    // but ext2-1k within 20% of the twice the best that would show, so
+    // marginal there when its tails land as they did here.
     assert_eq!(verdicts[0]["shows"], false, "{}", verdicts[0]);
     let evidence = verdicts[0]["evidence"].as_str().unwrap();
-    assert_eq!(evidence, "seed 001 gone on ext2, ext2-1k, ext3, ext4, xfs, btrfs");
+    let gone = "gone on ext2, ext3, ext4, xfs, btrfs";
+    assert!(
+        evidence == "seed 001 gone on ext2, ext2-1k, ext3, ext4, xfs, btrfs"
+            || (evidence.starts_with("seed 001 marginal on ext2-1k (") && evidence.ends_with(gone)),
+        "{evidence}"
+    );
     let places = verdicts[0]["places"].as_array().unwrap();
     for place in places {
         assert_eq!(place["figure"], "cold_read_ios_per_mib", "{place}");

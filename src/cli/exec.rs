@@ -3,7 +3,8 @@
 //! target.
 //!
 //! The table is rendered to bytes after all targets ran; progress goes to
-//! stderr while they run (only on a terminal).
+//! stderr while they run (`--progress`: a bar on a terminal, a line per
+//! case elsewhere).
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -44,7 +45,7 @@ pub fn run(args: &ExecArgs) -> Result<ExitCode> {
             crate::harness::check_disk(spec, &plan.target_options, &work, level)?;
         }
     }
-    let mut run = Run::start(plan, store(&args.target), &args.target.tag, planned)?;
+    let mut run = Run::start(plan, store(&args.target), &args.target.tag, planned, args.target.progress)?;
     let job = WorkSpec { scenario: exec::NAME.into(), params: work.params() };
     'all: for spec in &targets {
         for condition in &conditions {
@@ -63,7 +64,7 @@ pub fn run(args: &ExecArgs) -> Result<ExitCode> {
                 if run.interrupted() {
                     break 'all;
                 }
-                run.measure(spec, &job, condition, repeat, &place, &mut work);
+                run.measure(spec, &job, condition, repeat, &format!("exec on {place}"), &mut work);
             }
         }
     }

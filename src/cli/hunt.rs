@@ -239,7 +239,7 @@ pub fn run(args: &HuntArgs) -> Result<ExitCode> {
     // points are measured.
     let per_point = points.at(vary.axis.hi).map_or(1, |(_, sets)| sets.len());
     let planned = args.steps as usize * args.repeat as usize * per_point;
-    let mut run = Run::start(plan, super::exec::store(&args.target), &args.target.tag, planned)?;
+    let mut run = Run::start(plan, super::exec::store(&args.target), &args.target.tag, planned, args.target.progress)?;
     let fixed = fixed_params(scenario, &args.set);
     let head = format!("{} on {}{}", scenario.name(), target.label(), fixed);
     run.say(

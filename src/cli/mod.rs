@@ -285,6 +285,11 @@ pub struct TargetArgs {
     /// Print JSON (schema fslab/1) instead of text.
     #[arg(long)]
     pub json: bool,
+    /// How progress is said on stderr while cases run: `auto` is the bar
+    /// on a terminal and a line per case start and end elsewhere (a log,
+    /// nohup, CI); `json` says each as one JSON object a line.
+    #[arg(long, value_enum, value_name = "HOW", default_value_t = crate::progress::Mode::Auto)]
+    pub progress: crate::progress::Mode,
 }
 
 /// Which store to use: shared by every command that reads or writes runs.

@@ -86,7 +86,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
 
     let total: usize = jobs.iter().map(|j| j.param_sets.len() * j.targets.len() * j.conditions.len()).sum::<usize>()
         * args.repeat as usize;
-    let mut run = Run::start(plan, super::exec::store(&args.target), &args.target.tag, total)?;
+    let mut run = Run::start(plan, super::exec::store(&args.target), &args.target.tag, total, args.target.progress)?;
     'all: for job in &jobs {
         for params in &job.param_sets {
             let spec = WorkSpec { scenario: job.scenario.name().into(), params: params.to_json() };

@@ -15,6 +15,7 @@ mod tests;
 use std::fmt::Write as _;
 
 use super::verdicts::{WIDTH, wrap};
+use crate::record::catalog::DEFERRED_TWINS;
 use crate::record::{Case, Catalog, Status};
 use cell::{heading, marked_if_emulated, summary};
 use notes::missing;
@@ -79,14 +80,20 @@ fn status_cell(cases: &[&Case]) -> String {
 
 /// The figures a table could show that some case holds: `first` as the
 /// table lists them (so the memory cgroup's appear only for cases run
-/// under a limit), then, when `more`, every other figure but the starting
-/// state's, which has a table of its own (`--wide` only).
+/// under a limit), each with its deferred twin right after it, then, when
+/// `more`, every other figure but the starting state's, which has a table
+/// of its own (`--wide` only).
 fn candidates(cases: &[&Case], first: &[String], more: bool) -> (Vec<String>, Vec<String>) {
     let held = |name: &str| cases.iter().any(|c| c.figures.get(name).is_some());
     let mut listed: Vec<String> = Vec::new();
     for name in first {
         if held(name) && !listed.contains(name) {
             listed.push(name.clone());
+            // What the window left for later, beside it.
+            let twin = DEFERRED_TWINS.iter().find(|t| t.in_tables && t.window == name);
+            if let Some(later) = twin.map(|t| t.deferred.to_string()).filter(|n| held(n) && !listed.contains(n)) {
+                listed.push(later);
+            }
         }
     }
     let mut rest: Vec<String> = Vec::new();

@@ -36,6 +36,7 @@
 //! between the sides' setups (kernel,
 //! mount options, sysctls, ...) is said first (`differs`).
 
+mod deferred;
 mod differs;
 mod emulated;
 mod failed;
@@ -131,6 +132,10 @@ pub enum Outcome {
     /// (TCG) on either side: it measures the emulator, so it is shown but
     /// not judged.
     Emulated,
+    /// Better in the window, but not once what the window left for later
+    /// (up to the unmount) is counted: the work was moved, not saved. Not
+    /// an improvement.
+    Deferred,
 }
 
 impl Outcome {
@@ -147,6 +152,7 @@ impl Outcome {
             Outcome::LikelyImprovement => "likely_improvement",
             Outcome::HostWide => "host_wide",
             Outcome::Emulated => "emulated",
+            Outcome::Deferred => "deferred",
         }
     }
 
@@ -158,6 +164,7 @@ impl Outcome {
             Outcome::LikelyImprovement => "likely improvement",
             Outcome::HostWide => "host-wide, not judged",
             Outcome::Emulated => "emulated, not judged",
+            Outcome::Deferred => "better only in the window",
             other => other.name(),
         }
     }
@@ -399,6 +406,7 @@ pub fn compare(base: Side<'_>, new: Side<'_>, options: &CompareOptions) -> Compa
     let cases_in_common = base_pool.keys().filter(|key| new_pool.has(key)).count();
     let incomplete = |runs: &[RunRecord]| runs.iter().filter(|r| !r.complete).map(|r| r.id.clone()).collect();
     control_false_discoveries(&mut rows, options.alpha);
+    deferred::no_credit_for_deferring(&mut rows);
     rows.sort_by(by_effect);
     let sample_sizes = sample_sizes(&rows);
     let undecided: Vec<&FigureComparison> = rows.iter().filter(|r| r.gated && gate::is_undecided(r.outcome)).collect();
@@ -453,11 +461,17 @@ fn row(
     emulated: Option<&'static str>,
     options: &CompareOptions,
 ) -> FigureComparison {
-    let (better, kind) = (b.figure.better, b.figure.kind);
+    // A timing on either side, in any repeat, makes the row a timing: a
+    // run stored before a figure was found to depend on timing says
+    // `exact`, and this fslab's runs may say `timing` case by case
+    // (layout figures when writeback placed the blocks).
+    let kind = if b.timing || n.timing { Kind::Timing } else { Kind::Exact };
+    let figure = Figure { kind, ..b.figure.clone() };
+    let better = figure.better;
     let seed = options.seed ^ fnv1a([key.as_bytes(), &[0], b.name.as_bytes()]);
     let (gated, threshold) = gate::threshold_for(&options.gates, b.name, kind, options.threshold);
     let judging = CompareOptions { threshold, gates: Vec::new(), ..*options };
-    let j = judge::judge(&b.values, &n.values, b.figure, &judging, seed);
+    let j = judge::judge(&b.values, &n.values, &figure, &judging, seed);
     let host_wide = is_host_wide(b.name);
     // A host-wide figure named in a gate is asked for: it is judged.
     let judged_here = options.host_figures || gate::find(&options.gates, b.name).is_some();
@@ -555,6 +569,7 @@ fn by_effect(a: &FigureComparison, b: &FigureComparison) -> std::cmp::Ordering {
         Outcome::LikelyRegression => 2,
         Outcome::Undecided => 3,
         Outcome::LikelyImprovement => 4,
+        Outcome::Deferred => 5,
         Outcome::Changed => 5,
         Outcome::Unchanged => 6,
         Outcome::TooFewRepeats => 7,
@@ -564,7 +579,7 @@ fn by_effect(a: &FigureComparison, b: &FigureComparison) -> std::cmp::Ordering {
     let s = |r: &FigureComparison| r.slowdown.unwrap_or(1.0);
     group(a).cmp(&group(b)).then_with(|| match a.outcome {
         Outcome::Regression | Outcome::LikelyRegression | Outcome::Undecided => s(b).total_cmp(&s(a)),
-        Outcome::Improvement | Outcome::LikelyImprovement => s(a).total_cmp(&s(b)),
+        Outcome::Improvement | Outcome::LikelyImprovement | Outcome::Deferred => s(a).total_cmp(&s(b)),
         Outcome::Changed | Outcome::HostWide => s(b).ln().abs().total_cmp(&s(a).ln().abs()),
         Outcome::Unchanged | Outcome::TooFewRepeats | Outcome::Emulated => std::cmp::Ordering::Equal,
     })
@@ -624,6 +639,8 @@ struct PooledFigure<'a> {
     name: &'a str,
     /// As first seen: unit, direction, kind.
     figure: &'a Figure,
+    /// Whether any repeat declared it a timing.
+    timing: bool,
     /// The finite values measured; missing ones are skipped.
     values: Vec<f64>,
     /// Why a value was missing, the first time one was.
@@ -673,25 +690,41 @@ impl<'a> Pooled<'a> {
         self.repeats += 1;
         self.emulated |= case.timings_emulated();
         for (name, figure) in case.figures.iter() {
-            let at = match self.figures.iter().position(|f| f.name == name) {
-                Some(at) => at,
-                None => {
-                    self.figures.push(PooledFigure { name, figure, values: Vec::new(), missing: None });
-                    self.figures.len() - 1
-                }
-            };
-            let pooled = &mut self.figures[at];
-            match figure.value.filter(|v| v.is_finite()) {
-                Some(v) => pooled.values.push(v),
-                None => {
-                    pooled.missing = pooled.missing.or(figure.missing.as_deref());
-                }
-            }
+            let value = figure.value.filter(|v| v.is_finite()).ok_or(figure.missing.as_deref());
+            self.slot(name, figure).add(figure.kind, value);
         }
+        // What a window figure and what it deferred come to together.
+        for (name, figure, sum) in deferred::totals(case) {
+            self.slot(name, figure).add(figure.kind, sum);
+        }
+    }
+
+    /// The pooled figure `name`, first seen as `figure`.
+    fn slot(&mut self, name: &'a str, figure: &'a Figure) -> &mut PooledFigure<'a> {
+        let at = match self.figures.iter().position(|f| f.name == name) {
+            Some(at) => at,
+            None => {
+                self.figures.push(PooledFigure { name, figure, timing: false, values: Vec::new(), missing: None });
+                self.figures.len() - 1
+            }
+        };
+        &mut self.figures[at]
     }
 
     fn figure(&self, name: &str) -> Option<&PooledFigure<'a>> {
         self.figures.iter().find(|f| f.name == name)
+    }
+}
+
+impl<'a> PooledFigure<'a> {
+    /// One repeat's value as `kind`, or why it has none (the first reason
+    /// is kept).
+    fn add(&mut self, kind: Kind, value: Result<f64, Option<&'a str>>) {
+        self.timing |= kind == Kind::Timing;
+        match value {
+            Ok(v) => self.values.push(v),
+            Err(why) => self.missing = self.missing.or(why),
+        }
     }
 }
 

@@ -85,7 +85,8 @@ fn headline(row: &FigureComparison) -> String {
         | Outcome::Improvement
         | Outcome::LikelyRegression
         | Outcome::LikelyImprovement
-        | Outcome::Undecided => moved(row),
+        | Outcome::Undecided
+        | Outcome::Deferred => moved(row),
         Outcome::HostWide | Outcome::Emulated if row.new_median != row.base_median && row.slowdown.is_some() => moved(row),
         Outcome::Changed if row.base_median != 0.0 => {
             let relative = (row.new_median - row.base_median) / row.base_median.abs();
@@ -126,6 +127,7 @@ pub fn verdict(c: &Comparison) -> String {
         (Outcome::LikelyRegression, "likely regression", "likely regressions"),
         (Outcome::Undecided, "undecided", "undecided"),
         (Outcome::LikelyImprovement, "likely improvement", "likely improvements"),
+        (Outcome::Deferred, "better only in the window", "better only in the window"),
     ] {
         let n = c.count(outcome);
         if n > 0 {
@@ -162,6 +164,7 @@ fn sections(c: &Comparison, all: bool) -> Vec<(String, Vec<&FigureComparison>)> 
         (Outcome::LikelyRegression, "Likely regressions (too few repeats to decide, ranges apart)".to_string()),
         (Outcome::Undecided, "Undecided (too few repeats to decide, past the threshold for the worse)".to_string()),
         (Outcome::LikelyImprovement, "Likely improvements (too few repeats to decide, ranges apart)".to_string()),
+        (Outcome::Deferred, "Better only in the window (with what it left for later, to the unmount, not better)".to_string()),
         (Outcome::Changed, format!("Changed within {}", format::percent(c.threshold))),
     ];
     if all {

@@ -331,3 +331,79 @@ fn a_regression_wins_over_undecided_and_undecided_over_pass() {
     // Faster is never undecided: nothing to fail.
     assert_eq!(compare_runs(&slow, &base).decision, Decision::Pass);
 }
+
+#[test]
+fn a_figure_declared_a_timing_on_either_side_is_judged_as_one() {
+    // A run stored when journal commits were thought exact (21) against
+    // one that knows them for a timing (2): one value a side tells
+    // nothing of a timing, whatever the older run said.
+    let commits = |n: f64, kind: Kind| case("replace-files", "ext4", &[], 1, |f| f.set("journal_commits", n, "count", Better::Lower, kind));
+    for (base, new) in [(Kind::Exact, Kind::Timing), (Kind::Timing, Kind::Exact)] {
+        let c = compare_runs(&[run("b", vec![commits(21.0, base)])], &[run("n", vec![commits(2.0, new)])]);
+        let row = &c.rows[0];
+        assert_eq!((row.kind, row.outcome), (Kind::Timing, Outcome::TooFewRepeats), "{base:?} → {new:?}");
+        assert_eq!(c.improvements(), 0);
+    }
+    // Both sides exact: compared as values, as stored runs always were.
+    let c = compare_runs(&[run("b", vec![commits(21.0, Kind::Exact)])], &[run("n", vec![commits(2.0, Kind::Exact)])]);
+    assert_eq!((c.rows[0].kind, c.rows[0].outcome), (Kind::Exact, Outcome::Improvement));
+    // One repeat of a side a timing (writeback placed its blocks): the row is.
+    let extents = |n: f64, kind: Kind, repeat| case("s", "xfs", &[], repeat, |f| f.set("extents", n, "count", Better::Lower, kind));
+    let base = vec![extents(200.0, Kind::Exact, 1), extents(200.0, Kind::Exact, 2)];
+    let new = vec![extents(201.0, Kind::Timing, 1), extents(200.0, Kind::Exact, 2)];
+    let c = compare_runs(&[run("b", base)], &[run("n", new)]);
+    assert_eq!(c.rows[0].kind, Kind::Timing);
+}
+
+/// `n` repeats of an xfs case that wrote `window` bytes in its window and
+/// `later` bytes after it, up to the unmount, with small jitter.
+fn deferring(n: u32, window: f64, later: Option<f64>) -> Vec<Case> {
+    (1..=n)
+        .map(|r| {
+            case("exec", "xfs", &[], r, |f| {
+                let jitter = f64::from(r) * 4096.0;
+                f.set("written_bytes", window + jitter, "bytes", Better::Lower, Kind::Timing);
+                match later {
+                    Some(later) => f.set("deferred_written_bytes", later + jitter, "bytes", Better::Lower, Kind::Timing),
+                    None => f.set_missing("deferred_written_bytes", "bytes", Better::Lower, Kind::Timing, "not unmounted"),
+                }
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn work_moved_past_the_window_is_not_an_improvement() {
+    // xfs with vm.laptop_mode 5 writes its logged metadata at syncfs; with
+    // 0 it leaves it for the unmount: the window falls by the same bytes
+    // the deferred part rises.
+    let base = [run("b", deferring(5, 10.0e6, Some(22e3)))];
+    let new = [run("n", deferring(5, 8.85e6, Some(1.17e6)))];
+    let c = compare_runs(&base, &new);
+    let row = |name: &str| c.rows.iter().find(|r| r.figure == name).unwrap_or_else(|| panic!("no {name}: {:?}", c.rows));
+    let window = row("written_bytes");
+    assert_eq!(window.outcome, Outcome::Deferred, "{window:?}");
+    assert!(window.note.contains("better in the window only: with what it left for later (deferred_written_bytes)"), "{}", window.note);
+    let total = row("total_written_bytes");
+    assert_eq!((total.kind, total.unit.as_str()), (Kind::Timing, "bytes"));
+    assert_eq!(total.base.len(), 5);
+    assert!((total.base_median - 10.022e6 - 3.0 * 4096.0 * 2.0).abs() < 1.0, "{total:?}");
+    assert!(!matches!(total.outcome, Outcome::Improvement | Outcome::LikelyImprovement), "{total:?}");
+    assert_eq!(c.improvements(), 0);
+    assert_eq!(row("deferred_written_bytes").outcome, Outcome::Regression);
+    assert!(render::verdict(&c).contains("1 better only in the window"), "{}", render::verdict(&c));
+
+    // Saved, not moved: the total falls too, and the window's gain stands.
+    let new = [run("n", deferring(5, 5.0e6, Some(30e3)))];
+    let c = compare_runs(&base, &new);
+    let window = c.rows.iter().find(|r| r.figure == "written_bytes").unwrap();
+    assert_eq!(window.outcome, Outcome::Improvement, "{window:?}");
+
+    // A side that did not measure what it deferred has no total: the
+    // window is judged as before, and the total is listed as one-sided.
+    let new = [run("n", deferring(5, 8.85e6, None))];
+    let c = compare_runs(&base, &new);
+    assert!(c.rows.iter().all(|r| r.figure != "total_written_bytes"));
+    assert_eq!(c.rows.iter().find(|r| r.figure == "written_bytes").unwrap().outcome, Outcome::Improvement);
+    assert!(c.only_base.iter().any(|s| s.contains("total_written_bytes") && s.contains("not unmounted")), "{:?}", c.only_base);
+}

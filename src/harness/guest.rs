@@ -108,7 +108,8 @@ impl Lab {
 }
 
 /// The arguments of this fslab in the guest: `run` of the one case on the
-/// guest's disk, its JSON on stdout, nothing stored inside.
+/// guest's disk, its JSON on stdout, nothing stored inside, no progress
+/// in the stderr a failed case quotes.
 fn guest_argv(job: &WorkSpec, condition: &Condition, plan: &GuestPlan, fs: &str) -> Result<Vec<String>, String> {
     let mut argv = vec!["run".into(), job.scenario.clone()];
     for word in ["--fs", fs, "--device", GUEST_DEVICE, "--destroy-data-on", GUEST_DEVICE] {
@@ -131,7 +132,7 @@ fn guest_argv(job: &WorkSpec, condition: &Condition, plan: &GuestPlan, fs: &str)
         argv.push(format!("{}={}", sysctl.setting.key, sysctl.setting.value));
     }
     argv.extend(plan.forward.iter().cloned());
-    argv.extend(["--repeat", "1", "--no-store", "--json"].map(String::from));
+    argv.extend(["--repeat", "1", "--no-store", "--json", "--progress", "none"].map(String::from));
     Ok(argv)
 }
 
@@ -264,7 +265,7 @@ mod tests {
         assert_eq!(
             argv.join(" "),
             "run replace-files --fs ext4 --device /dev/vda --destroy-data-on /dev/vda --set strategy=fsync-each \
-             --set files=200 --sysctl vm.dirty_bytes=16777216 --interval 0.5 --repeat 1 --no-store --json"
+             --set files=200 --sysctl vm.dirty_bytes=16777216 --interval 0.5 --repeat 1 --no-store --json --progress none"
         );
         // Emulated, the writeback timers are stretched before `--repeat`,
         // but never over the run's own setting of one.

@@ -19,6 +19,7 @@
 use std::path::Path;
 
 use super::Lab;
+use super::deferred::Deferred;
 use super::kernel_log::KernelLog;
 use super::layout::add_layout_figures;
 use crate::error::{Error, Result};
@@ -205,7 +206,7 @@ impl Lab {
             scratch: devices.scratch.as_ref(),
             backing: devices.backing.as_ref(),
             tracefs: self.tracefs.as_deref().map_err(|why| *why),
-            interval: self.plan.interval,
+            interval: work.timeline_interval().map_or(self.plan.interval, |i| i.min(self.plan.interval)),
             cgroup: cgroup.as_ref().map(|(cgroup, _)| cgroup),
         };
         // The probes of the work alone start last and stop first.
@@ -237,9 +238,14 @@ impl Lab {
         let sync_started = std::time::Instant::now();
         let synced = syncfs(&fs);
         let sync_s = sync_started.elapsed().as_secs_f64();
+        // Those that count deferred work go on until the first unmount.
+        let mut laters = Vec::new();
         while let Some((i, probe)) = running.pop() {
-            readings[i] = Some(probe.stop());
+            let (reading, later) = probe.stop_window();
+            readings[i] = Some(reading);
+            laters.extend(later);
         }
+        let mut deferred = Some(Deferred::new(laters));
         // A remount for the cold read must find the file system unused.
         drop(fs);
         let outcome = outcome?;
@@ -276,6 +282,12 @@ impl Lab {
         if self.plan.cold_read || work.wants_cold_read() {
             crate::interrupt::check()?;
             progress(Phase::ColdRead);
+            if target.caps().remount {
+                // The remount's unmount ends what the window deferred.
+                if let Some(deferred) = deferred.take() {
+                    deferred.settle(target, &mut case.figures)?;
+                }
+            }
             let method = make_cold(target)?;
             case.target.cold_method = Some(method.as_str().to_string());
             let before = devices.scratch.as_ref().and_then(|d| d.read().ok());
@@ -287,7 +299,11 @@ impl Lab {
 
         crate::interrupt::check()?;
         progress(Phase::Layout);
-        case.maps = add_layout_figures(&dir, &mut case.figures)?;
+        let exact = work.allocates_itself() && super::layout::placed_by_the_work(&fs_type);
+        case.maps = add_layout_figures(&dir, exact, &mut case.figures)?;
+        if let Some(deferred) = deferred.take() {
+            deferred.settle(target, &mut case.figures)?;
+        }
         Ok(())
     }
 }

@@ -6,9 +6,10 @@
 //!
 //! The design decision: everything here sits above scenarios, probes,
 //! targets, runners and the store, and below the command line; it prints
-//! nothing but a progress line on a terminal.
+//! nothing but its progress on stderr (`crate::progress`).
 
 mod condition;
+mod deferred;
 mod environment;
 mod guest;
 pub mod hunt;
@@ -35,7 +36,8 @@ pub use start::StartPlan;
 use crate::record::Catalog;
 
 /// Every scenario and every figure this fslab declares: the probes', the
-/// harness's own, the cold read's, the layout's, and each scenario's.
+/// harness's own, the deferred work's, the cold read's, the layout's, and
+/// each scenario's.
 pub fn catalog() -> Catalog {
     let mut lists: Vec<&'static [crate::record::FigureSpec]> = Vec::new();
     for probe in crate::probe::PROBES {
@@ -45,6 +47,7 @@ pub fn catalog() -> Catalog {
         }
     }
     lists.push(crate::probe::blockstat::BACKING_FIGURES);
+    lists.extend(crate::probe::PROBES.iter().map(|probe| probe.deferred_figures()));
     lists.push(crate::probe::cold::FIGURES);
     lists.push(memory::FIGURES);
     lists.push(layout::FIGURES);

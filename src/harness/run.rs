@@ -9,13 +9,10 @@
 //! anything behind. A release that fails does not cost the results: they
 //! are stored already, and the caller prints them before the failure.
 
-use std::time::Duration;
-
-use indicatif::{ProgressBar, ProgressStyle};
-
 use super::{Condition, Keeper, Lab, Phase, Plan, read_environment};
 use crate::error::{Error, Result};
-use crate::record::{Case, RunRecord, Verdict};
+use crate::progress::{CaseName, Mode, Progress};
+use crate::record::{Case, RunRecord, Status, Verdict};
 use crate::runner::WorkSpec;
 use crate::scenario::Work;
 use crate::target::TargetSpec;
@@ -27,7 +24,7 @@ pub struct Run {
     header: RunRecord,
     cases: Vec<Case>,
     planned: usize,
-    bar: ProgressBar,
+    progress: Progress,
 }
 
 /// A run ended: its whole record, and where it was stored (or why it was
@@ -44,11 +41,14 @@ pub struct Finished {
 }
 
 impl Run {
-    /// Start a run of `planned` cases: check the targets, open the store
-    /// (`None`: keep nothing), then the lab, and record the header.
-    pub fn start(plan: Plan, store: Option<&str>, tags: &[String], planned: usize) -> Result<Run> {
+    /// Start a run of `planned` cases, its progress said as `progress`
+    /// says: check the targets, open the store (`None`: keep nothing),
+    /// then the lab, and record the header.
+    pub fn start(plan: Plan, store: Option<&str>, tags: &[String], planned: usize, progress: Mode) -> Result<Run> {
         // What the machine cannot do is said before any store is touched.
         Lab::check(&plan)?;
+        // A wait for the machine's sysctl lock is said the run's way.
+        let progress = Progress::start(progress, planned);
         let mut keeper = Keeper::open(store)?;
         let lab = Lab::open(plan)?;
         // Sorted and without repeats, as the store gives them back.
@@ -69,7 +69,7 @@ impl Run {
             let _ = lab.close();
             return Err(e);
         }
-        Ok(Run { lab, keeper, header, cases: Vec::new(), planned, bar: progress_bar(planned) })
+        Ok(Run { lab, keeper, header, cases: Vec::new(), planned, progress })
     }
 
     /// The run's lab.
@@ -83,15 +83,9 @@ impl Run {
     }
 
     /// Say `line` on stdout (`stderr`: on stderr) without tearing the
-    /// progress line: how `hunt` prints each step as it goes.
+    /// progress bar: how `hunt` prints each step as it goes.
     pub fn say(&self, line: &str, stderr: bool) {
-        self.bar.suspend(|| {
-            if stderr {
-                eprintln!("{line}");
-            } else {
-                println!("{line}");
-            }
-        });
+        self.progress.say(line, stderr);
     }
 
     /// Change how many cases the run plans: a hunt knows only at its end
@@ -99,7 +93,7 @@ impl Run {
     /// all it planned.
     pub fn set_planned(&mut self, planned: usize) {
         self.planned = planned;
-        self.bar.set_length(planned as u64);
+        self.progress.set_planned(planned);
     }
 
     /// Whether the user asked the run to stop: no more cases then.
@@ -108,8 +102,8 @@ impl Run {
     }
 
     /// Measure `work` (built from `job`) on `spec` under `condition` as
-    /// repetition `repeat`, store the case and keep it; `what` names it on
-    /// the progress line.
+    /// repetition `repeat`, store the case and keep it; `what` names it in
+    /// progress (`mmap-fill on xfs@120M`).
     pub fn measure(
         &mut self,
         spec: &TargetSpec,
@@ -119,36 +113,28 @@ impl Run {
         what: &str,
         work: &mut dyn Work,
     ) {
-        let bar = &self.bar;
-        let progress = |phase: Phase| bar.set_message(format!("{what}: {}", phase.as_str()));
-        let case = self.lab.measure(spec, job, condition, repeat, &progress, work);
+        let place = condition.place(&spec.label());
+        self.progress.case_started(CaseName { scenario: job.scenario.clone(), place, repeat, what: what.to_string() });
+        let progress = &self.progress;
+        let case = self.lab.measure(spec, job, condition, repeat, &|phase: Phase| progress.phase(phase.as_str()), work);
         self.keeper.keep(&case);
+        let failed = (case.status == Status::Failed).then(|| case.error.as_deref().unwrap_or("no reason given"));
+        self.progress.case_ended(failed);
         self.cases.push(case);
-        self.bar.inc(1);
     }
 
     /// End the run: mark it in the store, release everything, and return
     /// the record with what could not be released. An interruption is the
     /// error.
     pub fn finish(self, verdicts: Vec<Verdict>) -> Result<Finished> {
-        let Run { lab, keeper, header, cases, planned, bar } = self;
-        bar.finish_and_clear();
+        let Run { lab, keeper, header, cases, planned, progress } = self;
         let complete = cases.len() == planned && crate::interrupt::pending().is_none();
         let record = RunRecord { cases, verdicts, complete, ..header };
         let stored = keeper.finish(complete, &record.verdicts);
         let released = lab.close();
+        // Said last, before the results reach stdout.
+        progress.finish(&record.id, complete);
         crate::interrupt::check()?;
         Ok(Finished { record, stored, released })
     }
-}
-
-/// The progress line: on a terminal only (indicatif hides it elsewhere).
-fn progress_bar(planned: usize) -> ProgressBar {
-    let bar = ProgressBar::new(planned as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{pos}/{len}] {msg} ({elapsed}, about {eta} left)")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-    );
-    bar.enable_steady_tick(Duration::from_millis(200));
-    bar
 }

@@ -9,10 +9,13 @@
 //! declares its figures ([`FigureSpec`]) in its own file. A probe whose
 //! [`Window`] is [`Window::Work`] is started last and stopped first, so it
 //! covers the work alone; the others also cover the `syncfs` after it, so
-//! what the work left dirty counts as written by it. The one rule every
-//! probe keeps: a figure that could not be measured (not root, no tracefs,
-//! no block device, events lost) is put in as missing with the reason,
-//! never as 0. A new probe is one file plus one line in [`PROBES`].
+//! what the work left dirty counts as written by it. A probe may go on
+//! past that window ([`Running::stop_window`]): what the file system still
+//! writes after it, up to and including the target's unmount, is work the
+//! window deferred, counted as figures of their own ([`Later`]). The one
+//! rule every probe keeps: a figure that could not be measured (not root,
+//! no tracefs, no block device, events lost) is put in as missing with the
+//! reason, never as 0. A new probe is one file plus one line in [`PROBES`].
 
 pub mod blockstat;
 pub mod cold;
@@ -96,12 +99,38 @@ pub trait Probe: Sync {
     /// Start measuring. Never fails: a probe that cannot run says why in
     /// the figures it hands back when stopped.
     fn start<'a>(&self, ctx: &ProbeCtx<'a>) -> Box<dyn Running + 'a>;
+    /// The figures it counts after the window, up to the unmount
+    /// ([`Running::stop_window`]); none by default.
+    fn deferred_figures(&self) -> &'static [FigureSpec] {
+        &[]
+    }
 }
 
 /// A started probe.
 pub trait Running {
     /// Stop and hand back what was measured.
     fn stop(self: Box<Self>) -> Reading;
+
+    /// End the window and hand back what was measured in it, with, for a
+    /// probe that counts deferred work, what goes on counting until the
+    /// target is unmounted. Nothing happens between the two: what the
+    /// window's reading ends with, the later one starts from. By default,
+    /// [`stop`](Running::stop) and nothing later.
+    fn stop_window<'s>(self: Box<Self>) -> (Reading, Option<Box<dyn Later + 's>>)
+    where
+        Self: 's,
+    {
+        (self.stop(), None)
+    }
+}
+
+/// What a probe counts after the window: the work the file system left
+/// for later (a journal's checkpoint, writeback it had not done), up to
+/// and including the unmount.
+pub trait Later {
+    /// Stop, once the target is unmounted, and hand back the deferred
+    /// figures, measured or missing with why.
+    fn stop(self: Box<Self>) -> Figures;
 }
 
 /// Every probe, in the order their figures are listed. Those covering the

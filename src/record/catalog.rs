@@ -43,6 +43,14 @@ impl FigureSpec {
         self.about = about;
         self
     }
+
+    /// The same figure as one case measured it, when that case decides its
+    /// kind (layout figures are exact where the work allocated every
+    /// block itself, timings where writeback did).
+    pub const fn with_kind(mut self, kind: Kind) -> FigureSpec {
+        self.kind = kind;
+        self
+    }
 }
 
 /// Every unit a figure may carry: one convention, binary, for sizes and
@@ -57,7 +65,8 @@ pub const UNITS: &[&str] = &["s", "ms", "us", "bytes", "MiB/s", "bytes/s", "IO/s
 /// Figures every scenario's table shows after its headline figures, while
 /// they fit the table's width: first the memory cgroup's (only a case
 /// that ran under a limit has them; they say why its layout changed),
-/// then what the work wrote and left.
+/// then what the work wrote and left. A figure with a deferred twin shown
+/// in tables ([`DEFERRED_TWINS`]) has it right after it.
 pub const TABLE_COMMON: &[&str] = &[
     "memory_peak_bytes",
     "memory_limit_hits",
@@ -99,6 +108,33 @@ pub const EXEC_TABLE: &[&str] = &[
     "work_written_bytes",
     "work_write_ios",
     "exit_status",
+];
+
+/// A window figure and its deferred twin: what the same counter counted
+/// after the work and its syncfs, up to and including the unmount.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeferredTwin {
+    /// The window's figure (`journal_commits`).
+    pub window: &'static str,
+    /// What the window left for later (`deferred_journal_commits`).
+    pub deferred: &'static str,
+    /// Their sum, as `compare` judges it (`total_journal_commits`).
+    pub total: &'static str,
+    /// Whether tables show the twin right after the window's figure.
+    pub in_tables: bool,
+}
+
+/// Every window figure with a deferred twin.
+pub const DEFERRED_TWINS: &[DeferredTwin] = &[
+    DeferredTwin { window: "written_bytes", deferred: "deferred_written_bytes", total: "total_written_bytes", in_tables: true },
+    DeferredTwin { window: "write_ios", deferred: "deferred_write_ios", total: "total_write_ios", in_tables: false },
+    DeferredTwin { window: "flushes", deferred: "deferred_flushes", total: "total_flushes", in_tables: false },
+    DeferredTwin {
+        window: "journal_commits",
+        deferred: "deferred_journal_commits",
+        total: "total_journal_commits",
+        in_tables: true,
+    },
 ];
 
 /// Figures the report charts for every scenario after its headline ones:

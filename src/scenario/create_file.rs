@@ -186,7 +186,7 @@ impl Scenario for CreateFile {
         Ok(())
     }
     fn work(&self, params: &Params) -> Box<dyn Work> {
-        Box::new(Create { size: params.number("size"), method: Method::parse(params.word("method")), buf: None })
+        Box::new(Create { size: params.number("size"), method: Method::parse(params.word("method")), buf: None, allocated: false })
     }
 }
 
@@ -262,6 +262,9 @@ struct Create {
     /// The zeroed write buffer, made in `prepare` so the measured work
     /// starts with it (as `dd` has its buffer before it copies).
     buf: Option<AlignedBuf>,
+    /// Whether the run allocated every block itself: O_DIRECT writes, or
+    /// a fallocate the file system did (not glibc's buffered emulation).
+    allocated: bool,
 }
 
 fn io<'a>(path: &'a Path, what: &'static str) -> impl FnOnce(io::Error) -> Error + 'a {
@@ -352,9 +355,14 @@ impl Work for Create {
         f.set_opt("create_mbps", mbps, "MiB/s", Better::Higher, Kind::Timing, why);
         if let Some(how) = how {
             let emulated = if how == Prealloc::Emulated { 1.0 } else { 0.0 };
-            f.set("fallocate_emulated", emulated, "count", Better::Lower, Kind::Exact);
+            f.put(&FIGURES[2], Some(emulated), "");
         }
+        self.allocated = self.method.direct() || how.is_some_and(|how| how != Prealloc::Emulated);
         Ok(outcome)
+    }
+
+    fn allocates_itself(&self) -> bool {
+        self.allocated
     }
 
     fn wants_cold_read(&self) -> bool {
@@ -418,6 +426,11 @@ mod tests {
             assert!(all_zero(&path), "{method}");
             assert!(outcome.figures.value("create_s").is_some(), "{method}");
             assert_eq!(outcome.figures.get("fallocate_emulated").is_some(), method == "fallocate", "{method}");
+            // Buffered writes leave the blocks to writeback; O_DIRECT and a
+            // real fallocate place them themselves.
+            let real_fallocate = outcome.figures.value("fallocate_emulated") == Some(0.0);
+            let allocated = matches!(method, "mkfile" | "odirect-64k") || real_fallocate;
+            assert_eq!(work.allocates_itself(), allocated, "{method}");
             assert!(work.wants_cold_read());
             assert_eq!(work.cold_read_bytes(), 64 * 1024);
             assert_eq!(work.space_needed(), size);
@@ -428,11 +441,11 @@ mod tests {
     fn buffers_are_the_method_block_or_the_whole_file_if_smaller() {
         let cases = [("write-1g", "3M", 3 << 20), ("write-64k", "3M", 64 << 10), ("mkfile", "8K", 8 << 10)];
         for (method, size, want) in cases {
-            let mut work = Create { size: parse(size), method: Method::parse(method), buf: None };
+            let mut work = Create { size: parse(size), method: Method::parse(method), buf: None, allocated: false };
             work.prepare(Path::new("/")).unwrap();
             assert_eq!(work.buf.as_ref().unwrap().as_slice().len(), want, "{method}");
         }
-        let mut work = Create { size: 1 << 20, method: Method::Fallocate, buf: None };
+        let mut work = Create { size: 1 << 20, method: Method::Fallocate, buf: None, allocated: false };
         work.prepare(Path::new("/")).unwrap();
         assert!(work.buf.is_none());
     }

@@ -89,9 +89,27 @@ pub trait Work {
         None
     }
 
+    /// The timeline interval the work needs to be judged, when finer than
+    /// the run's `--interval`: a stream limited by time samples often
+    /// enough that a disk fast enough to end it early by its byte limit
+    /// still leaves the drop detector its intervals.
+    fn timeline_interval(&self) -> Option<std::time::Duration> {
+        None
+    }
+
     /// Look at the run's timeline once sampling stopped, and add figures
     /// drawn from it (direct-stream's drop detector).
     fn review(&mut self, _timeline: &[TimelinePoint], _figures: &mut Figures) {}
+
+    /// Whether the work, as it ran, allocated every block its files hold
+    /// by its own calls (O_DIRECT writes, a fallocate the file system
+    /// did), so where they went is the workload's doing and the layout
+    /// figures are exact (on file systems that place them so: not btrfs).
+    /// By default it did not: buffered writes leave allocation to
+    /// writeback, whose timing moves them. Asked after [`run`](Work::run).
+    fn allocates_itself(&self) -> bool {
+        false
+    }
 }
 
 /// The work of a case as data: what another process needs to build it.
@@ -141,7 +159,8 @@ pub trait Seeded {
     /// The comparison the seed made, for `--preset seeds`.
     fn preset(&self) -> Preset;
     /// Whether `cases` (this scenario's, from the preset) still show what
-    /// the seed reported; judged on exact figures only.
+    /// the seed reported; judged on the medians of their repeats, on exact
+    /// figures where the claim has them.
     fn verdict(&self, cases: &[&Case]) -> Verdict;
     /// The figures the seed's author printed (their program's output, the
     /// tool they read), in the order they matter to the claim: the report

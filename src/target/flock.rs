@@ -1,6 +1,7 @@
 //! Waiting for an `flock` the way a person can follow: polled, so Ctrl-C
 //! and SIGTERM stop the wait at once; said at once and then every minute
-//! (a log without a terminal shows it too), naming the processes that hold
+//! (a log without a terminal shows it too, and `--progress json` says it
+//! as a `wait` event: `progress::waiting`), naming the processes that hold
 //! the lock, as `/proc/locks` tells.
 //!
 //! `/proc/locks` names the process that took an flock, even after it died
@@ -61,11 +62,8 @@ impl<'a> Waiter<'a> {
             return;
         }
         self.said = Some(Instant::now());
-        let who: Vec<String> = holders(self.watched).iter().map(Holder::describe).collect();
-        let who = if who.is_empty() { "another run, about to release it".to_string() } else { who.join("; ") };
-        let waited = self.started.elapsed().as_secs();
-        let so_far = if waited >= 60 { format!(" (waiting {}m{:02}s)", waited / 60, waited % 60) } else { String::new() };
-        eprintln!("fslab: waiting for {}, held by {who}{so_far}; Ctrl-C stops", self.what);
+        let holders: Vec<String> = holders(self.watched).iter().map(Holder::describe).collect();
+        crate::progress::waiting(&crate::progress::Wait { what: &self.what, holders: &holders, waited: self.started.elapsed() });
     }
 }
 

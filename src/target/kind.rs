@@ -94,8 +94,17 @@ pub trait Made: Debug {
     fn backing_path(&self) -> Option<&Path>;
 
     /// Empty its cache by unmounting and mounting again; only called when
-    /// [`Caps::remount`] is set.
+    /// [`Caps::remount`] is set. After [`unmount`](Made::unmount), it
+    /// mounts.
     fn remount(&mut self) -> Result<()>;
+
+    /// Unmount the file system, keeping its device attached, so what the
+    /// unmount writes (a journal's checkpoint, writeback not done yet) can
+    /// be counted before the release; `false` for a target fslab does not
+    /// unmount (a folder).
+    fn unmount(&mut self) -> Result<bool> {
+        Ok(false)
+    }
 
     /// Unmount (settling delayed allocation and inode inactivation) and
     /// hand back the image open read-only, for the aged-image cache to

@@ -201,12 +201,19 @@ impl Made for MountedFs<'_> {
     /// are gone, and direct I/O on the loop device kept the image out of
     /// the page cache, so the next read goes to the disk (seed 001's way).
     fn remount(&mut self) -> Result<()> {
+        self.unmount()?;
+        self.mount()
+    }
+
+    /// Unmount through the proof of the mount made; the loop device stays
+    /// attached until the release.
+    fn unmount(&mut self) -> Result<bool> {
         if self.mounted {
             let scratch = self.held.ledger.scratch()?;
             proof::refused_is_error(proof::unmount(Some(scratch), &self.work_dir, Some(&self.mount_proof)))?;
             self.mounted = false;
         }
-        self.mount()
+        Ok(true)
     }
 
     /// Unmount (which settles delayed allocation and inode inactivation
@@ -214,22 +221,20 @@ impl Made for MountedFs<'_> {
     /// image read-only from the held scratch folder, never through a
     /// symlink, and insist it is the image made.
     fn export_image(&mut self) -> Result<Option<std::fs::File>> {
-        let (Some(image), Proof::Mount { backing: Some(id), .. }) = (&self.image, &self.mount_proof) else {
+        let (Some(image), Proof::Mount { backing: Some(id), .. }) = (self.image.clone(), &self.mount_proof) else {
             return Ok(None);
         };
+        let id = *id;
+        self.unmount()?;
         let scratch = self.held.ledger.scratch()?;
-        if self.mounted {
-            proof::refused_is_error(proof::unmount(Some(scratch), &self.work_dir, Some(&self.mount_proof)))?;
-            self.mounted = false;
-        }
         let relative = scratch
-            .relative(image)
+            .relative(&image)
             .ok_or_else(|| Error::failed(format!("{}: not in the scratch folder", image.display())))?;
         let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::CLOEXEC;
         let resolve = rustix::fs::ResolveFlags::BENEATH | rustix::fs::ResolveFlags::NO_SYMLINKS;
         let fd = rustix::fs::openat2(scratch.fd(), &relative, flags, rustix::fs::Mode::empty(), resolve)
-            .map_err(|e| Error::io(image, "open the image to export it", e.into()))?;
-        if FileId::of(&fd).ok() != Some(*id) {
+            .map_err(|e| Error::io(&image, "open the image to export it", e.into()))?;
+        if FileId::of(&fd).ok() != Some(id) {
             return Err(Error::failed(format!("{}: not the image made (device/inode differ)", image.display())));
         }
         Ok(Some(std::fs::File::from(fd)))

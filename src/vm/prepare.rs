@@ -28,7 +28,6 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Write;
-use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags};
@@ -278,8 +277,9 @@ impl CacheLock {
         let fd = rustix::fs::openat(dir.fd(), ".lock", flags, Mode::from_raw_mode(0o600))
             .map_err(|e| Error::io(&path, "open the kernel cache's lock", e.into()))?;
         let file = File::from(fd);
-        rustix::fs::flock(file.as_fd(), FlockOperation::LockExclusive)
-            .map_err(|e| Error::io(&path, "lock the kernel cache", e.into()))?;
+        // Waited for as the other locks are: said, and stopped by a signal.
+        crate::target::flock::Waiter::new(&file, format!("the kernel cache's lock ({})", path.display()))
+            .take(&file, FlockOperation::NonBlockingLockExclusive)?;
         Ok(CacheLock { _file: file })
     }
 }

@@ -359,6 +359,14 @@ impl Lab {
         self.json("run", args, code)
     }
 
+    /// `fslab compare BASE NEW --json` over the lab's store, parsed,
+    /// whatever it exits with (0, or 1 on a regression).
+    pub fn compare_json(&self, base: &str, new: &str) -> serde_json::Value {
+        let out = self.command().args(["compare", base, new, "--json"]).output().expect("run fslab compare");
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("compare {base} {new}: {e}\n{}", String::from_utf8_lossy(&out.stderr)))
+    }
+
     /// Assert that nothing this lab's runs made is left: no loop device
     /// over an image under it, no mount under it, no file in scratch, no
     /// ledger, no process working in it.
@@ -388,6 +396,12 @@ impl Drop for Lab {
 /// The cases of an exec/run JSON output.
 pub fn cases(json: &serde_json::Value) -> &Vec<serde_json::Value> {
     json["run"]["cases"].as_array().expect("run.cases")
+}
+
+/// The row of `compare --json` output `c` for `figure` (its first case's).
+pub fn compare_row<'a>(c: &'a serde_json::Value, figure: &str) -> &'a serde_json::Value {
+    let rows = c["compare"]["rows"].as_array().expect("compare.rows");
+    rows.iter().find(|r| r["figure"] == figure).unwrap_or_else(|| panic!("no {figure} row: {c}"))
 }
 
 /// A figure's value, `None` when null.

@@ -16,6 +16,11 @@ pub(super) const JBD2_END: &str = "jbd2_end_commit";
 pub(super) const XFS_LOG_FORCE: &str = "xfs_log_force";
 pub(super) const XLOG_ICLOG_SYNC: &str = "xlog_iclog_sync";
 pub(super) const BLOCK_RQ_ISSUE: &str = "block_rq_issue";
+/// What a session writes into its instance's `trace_marker` where the
+/// measured window ends: events before it are the window's, after it the
+/// deferred work's. `trace_pipe` prints it as `tracing_mark_write: ` and
+/// this text.
+pub(super) const WINDOW_END: &str = "fslab: end of the window";
 /// The events a session enables when the kernel has them, by subsystem.
 pub(super) const EVENTS: [(&str, &str); 5] = [
     ("jbd2", JBD2_START),
@@ -100,6 +105,9 @@ pub(super) struct Counter {
     pub(super) prev_end: Option<u64>,
     /// From trace_pipe's own `CPU:N [LOST M EVENTS]` lines.
     pub(super) lost: u64,
+    /// The counts up to the [`WINDOW_END`] marker, once it was read; the
+    /// counts above then start again from it.
+    pub(super) window: Option<Box<Counter>>,
 }
 
 impl Counter {
@@ -109,9 +117,35 @@ impl Counter {
         Counter { dev, ..Counter::default() }
     }
 
+    /// The counts of `self` and of `after` (counted from where `self`
+    /// stopped) together.
+    pub(super) fn merged(self, after: Counter) -> Counter {
+        Counter {
+            dev: self.dev,
+            journal_starts: self.journal_starts + after.journal_starts,
+            journal_ends: self.journal_ends + after.journal_ends,
+            log_forces: self.log_forces + after.log_forces,
+            log_writes: self.log_writes + after.log_writes,
+            requests: self.requests + after.requests,
+            reads: self.reads + after.reads,
+            writes: self.writes + after.writes,
+            flushes: self.flushes + after.flushes,
+            seeks: self.seeks + after.seeks,
+            seek_sectors: self.seek_sectors + after.seek_sectors,
+            prev_end: after.prev_end,
+            lost: self.lost + after.lost,
+            window: None,
+        }
+    }
+
     fn line(&mut self, line: &str) {
         if let Some(n) = lost_in(line) {
             self.lost += n;
+            return;
+        }
+        if self.window.is_none() && is_window_end(line) {
+            let after = Counter { dev: self.dev, ..Counter::default() };
+            self.window = Some(Box::new(std::mem::replace(self, after)));
             return;
         }
         // The kernel filter already keeps other devices out; checking
@@ -147,6 +181,11 @@ impl Counter {
         }
         self.prev_end = Some(sector + nr_sector);
     }
+}
+
+/// Whether `line` is the session's own [`WINDOW_END`] marker.
+fn is_window_end(line: &str) -> bool {
+    line.split_once("tracing_mark_write: ").is_some_and(|(_, text)| text.trim_end() == WINDOW_END)
 }
 
 /// `CPU:1 [LOST 42 EVENTS]` → 42.
@@ -254,6 +293,27 @@ mod tests {
         assert!(carry.is_empty());
         feed(&mut c, &mut carry, &[b'x'; MAX_LINE + 1]);
         assert!(carry.is_empty());
+    }
+
+    #[test]
+    fn the_window_s_end_splits_the_counts() {
+        let mut c = Counter::new(7 << 20 | 3);
+        c.line("jbd2_end_commit: dev 7,3 transaction 1 sync 0 head 1");
+        c.line("block_rq_issue: 7,3 W 4096 () 100 + 8 [dd]");
+        // Another marker text is nobody's window end.
+        c.line("fslab-1 [000] ..... 9.1: tracing_mark_write: something else");
+        assert!(c.window.is_none());
+        c.line(&format!("fslab-1 [000] ..... 9.2: tracing_mark_write: {WINDOW_END}"));
+        c.line("jbd2_end_commit: dev 7,3 transaction 2 sync 0 head 1");
+        c.line("jbd2_end_commit: dev 7,3 transaction 3 sync 0 head 1");
+        // A second marker does not split again.
+        c.line(&format!("fslab-1 [000] ..... 9.3: tracing_mark_write: {WINDOW_END}"));
+        let window = c.window.take().expect("split");
+        assert_eq!((window.journal_ends, window.requests), (1, 1));
+        assert_eq!((c.journal_ends, c.requests, c.dev), (2, 0, (7, 3)));
+        // A session whose split was not waited for counts both parts.
+        let whole = window.merged(c);
+        assert_eq!((whole.journal_ends, whole.requests), (3, 1));
     }
 
     #[test]

@@ -1,0 +1,165 @@
+//! The project's own scripts: `scripts/test.sh` accounts for a red run
+//! (its total and its leftover check, then a failing exit) instead of
+//! stopping at the first failing test binary; the package installer never
+//! removes or downgrades a package the machine has, checked against apt's
+//! own plan of a machine whose newer `qemu-utils` the distribution's QEMU
+//! breaks.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn scripts() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts")
+}
+
+fn text(out: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+/// A folder anyone may read, for scripts run as nobody.
+fn open_folder() -> tempfile::TempDir {
+    let dir = tempfile::Builder::new().prefix("fslab-scripts-").tempdir_in("/var/tmp").unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+/// Write an executable script.
+fn script(path: &Path, body: &str) {
+    std::fs::write(path, body).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// `bash SCRIPT ARGS` as nobody when root (so nothing is installed or
+/// started), else as the user.
+fn bash_unprivileged(script: &Path, path: &str) -> Command {
+    let mut c = if rustix::process::geteuid().is_root() {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "bash"]);
+        c
+    } else {
+        Command::new("bash")
+    };
+    c.arg(script).env("PATH", path).env_remove("FSLAB_REQUIRE_ROOT_TESTS");
+    c
+}
+
+#[test]
+fn a_red_test_run_still_prints_its_total_and_leftover_check_then_fails() {
+    // test.sh as it is, beside a cargo whose tests fail in the second of
+    // two binaries (clippy passes) and a setup with nothing to install.
+    let dir = open_folder();
+    let copy = dir.path().join("scripts");
+    std::fs::create_dir(&copy).unwrap();
+    std::fs::copy(scripts().join("test.sh"), copy.join("test.sh")).unwrap();
+    script(&copy.join("setup.sh"), "exit 0\n");
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    script(
+        &bin.join("cargo"),
+        "#!/bin/sh\n\
+         [ \"$1\" = clippy ] && exit 0\n\
+         echo 'test result: ok. 5 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.10s'\n\
+         echo 'test result: FAILED. 3 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.20s'\n\
+         echo 'error: 1 target failed:' >&2\n\
+         exit 101\n",
+    );
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let out = bash_unprivileged(&copy.join("test.sh"), &path).output().unwrap();
+    let said = text(&out);
+    assert!(said.contains("total: 8 passed, 1 failed"), "no total on a red run:\n{said}");
+    assert!(
+        said.contains("no loop device, mount or test folder left behind") || said.contains("tests left resources behind"),
+        "no leftover check on a red run:\n{said}"
+    );
+    assert!(!out.status.success(), "a red run passed: {:?}\n{said}", out.status);
+    // And a green one passes.
+    script(&bin.join("cargo"), "#!/bin/sh\necho 'test result: ok. 5 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.10s'\n");
+    let out = bash_unprivileged(&copy.join("test.sh"), &path).output().unwrap();
+    let said = text(&out);
+    assert!(said.contains("total: 5 passed, 0 failed"), "{said}");
+    // Another test of this suite may hold a loop device or test folder
+    // right now; only then may the green run fail, and it must say so.
+    assert!(out.status.success() || said.contains("tests left resources behind"), "{:?}\n{said}", out.status);
+}
+
+/// apt pointed (`APT_CONFIG`) at a copy of this machine's package state in
+/// which QEMU is not installed but a newer `qemu-utils` is, one that
+/// breaks the distribution's `qemu-system-common`, as the backports'
+/// 10.0 did the distribution's 7.2: apt's plan for installing
+/// `qemu-system-x86` then removes it. dpkg is `/bin/false` and the caches
+/// are the test's, so nothing here can change the machine.
+fn apt_with_a_newer_qemu_utils(dir: &Path) -> PathBuf {
+    const QEMU: [&str; 5] = ["qemu-system-x86", "qemu-system-common", "qemu-system-data", "qemu-system-gui", "qemu-utils"];
+    let status = std::fs::read_to_string("/var/lib/dpkg/status").unwrap();
+    let mut kept: Vec<&str> = status
+        .split("\n\n")
+        .filter(|stanza| !QEMU.iter().any(|p| stanza.trim_start().starts_with(&format!("Package: {p}\n"))))
+        .collect();
+    const NEWER: &str = "1:10.0.2+ds-2+deb13u1~bpo12+1";
+    let utils = format!(
+        "Package: qemu-utils\nStatus: install ok installed\nPriority: optional\nSection: otherosfs\n\
+         Maintainer: Debian QEMU Team <pkg-qemu-devel@lists.alioth.debian.org>\nArchitecture: amd64\nSource: qemu\n\
+         Version: {NEWER}\nBreaks: qemu-system-common (<< {NEWER})\nDescription: QEMU utilities, newer than the distribution's\n"
+    );
+    kept.push(&utils);
+    std::fs::write(dir.join("status"), kept.join("\n\n") + "\n").unwrap();
+    std::fs::create_dir_all(dir.join("cache/archives/partial")).unwrap();
+    let config = dir.join("apt.conf");
+    let d = dir.display();
+    std::fs::write(
+        &config,
+        format!(
+            "Dir::State::status \"{d}/status\";\nDir::Bin::dpkg \"/bin/false\";\nDir::Cache \"{d}/cache\";\n\
+             Dir::Cache::pkgcache \"\";\nDir::Cache::srcpkgcache \"\";\nDir::Log \"{d}\";\nDebug::NoLocking \"true\";\n"
+        ),
+    )
+    .unwrap();
+    config
+}
+
+#[test]
+fn packages_the_machine_has_are_never_removed_to_install_others() {
+    let policy = common::run("apt-cache", &["policy", "qemu-system-x86"]);
+    if !policy.contains("Candidate: 1:") {
+        eprintln!("skipping: apt knows no qemu-system-x86 here (apt-get update)");
+        return;
+    }
+    let dir = open_folder();
+    let config = apt_with_a_newer_qemu_utils(dir.path());
+    // apt's own plan removes it...
+    let plan = Command::new("apt-get").args(["-s", "install", "--no-install-recommends", "qemu-system-x86"]).env("APT_CONFIG", &config).output().unwrap();
+    assert!(text(&plan).contains("Remv qemu-utils [1:10.0.2"), "the test's machine is not as meant:\n{}", text(&plan));
+    // ...which the installer refuses, naming it, before installing anything.
+    let out = Command::new("bash").arg(scripts().join("apt-install.sh")).arg("qemu-system-x86").env("APT_CONFIG", &config).output().unwrap();
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{said}");
+    assert!(said.contains("remove qemu-utils [1:10.0.2+ds-2+deb13u1~bpo12+1]"), "{said}");
+    assert!(said.contains("nothing was installed") && !said.contains("setup: installing"), "{said}");
+}
+
+#[test]
+fn a_plan_that_downgrades_is_refused_and_one_that_only_adds_installs_without_removing() {
+    let dir = open_folder();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let (plan, called) = (dir.path().join("plan"), dir.path().join("called"));
+    script(&bin.join("apt-get"), &format!("#!/bin/sh\nif [ \"$1\" = -s ]; then cat {}; exit 0; fi\necho \"$@\" > {}\n", plan.display(), called.display()));
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let install = |planned: &str| {
+        std::fs::write(&plan, planned).unwrap();
+        let _ = std::fs::remove_file(&called);
+        let out = Command::new("bash").arg(scripts().join("apt-install.sh")).arg("newpkg").env("PATH", &path).output().unwrap();
+        (out.status.code(), text(&out), std::fs::read_to_string(&called).ok())
+    };
+    let (code, said, ran) = install("Inst libfoo [2.0-1] (1.0-1 Debian:12/stable [amd64])\nInst newpkg (3.0 Debian:12/stable [amd64])\n");
+    assert_eq!(code, Some(3), "{said}");
+    assert!(said.contains("downgrade libfoo 2.0-1 -> 1.0-1"), "{said}");
+    assert_eq!(ran, None, "installed anyway: {said}");
+    let (code, said, ran) = install("Inst libfoo [1.0-1] (1.1-1 Debian:12/stable [amd64])\nInst newpkg (3.0 Debian:12/stable [amd64])\n");
+    assert_eq!(code, Some(0), "{said}");
+    let ran = ran.unwrap_or_else(|| panic!("not installed: {said}"));
+    assert!(ran.contains("--no-remove") && ran.trim_end().ends_with("newpkg"), "{ran}");
+}
