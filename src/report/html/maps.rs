@@ -24,8 +24,11 @@
 //!   ([`super::MAX_STRIPS`]), each section's count ([`SECTION_PICTURES`],
 //!   so a later scenario is never left without) and bytes
 //!   ([`SECTION_BYTES`]). Each place's (target's) first layout gets the
-//!   budget before any place's second, fragmented files before files in
-//!   one extent; a layout past a budget is listed, not drawn.
+//!   budget before any place's second; among those, the places where a
+//!   verdict says its seed shows come first, then the most fragmented
+//!   files (btrfs's 31,396 extents before a 2-extent 67 KiB file); a
+//!   layout past a budget is listed, not drawn. Pictures are drawn in
+//!   that order, so the files that decide come first.
 
 use std::fmt::{self, Write as _};
 
@@ -85,18 +88,23 @@ impl Page<'_> {
             return Ok(());
         }
         let layouts = distinct_layouts(&kept);
+        // The places where the scenario's seed shows, by its verdicts.
+        let scenario = kept[0].case.scenario.as_str();
+        let verdicts = self.runs.iter().flat_map(|r| &r.verdicts).filter(|v| v.scenario == scenario);
+        let showing: Vec<&str> = verdicts.flat_map(|v| &v.places).filter(|p| p.shows == Some(true)).map(|p| p.target.as_str()).collect();
         writeln!(
             out,
             r#"<p class="note">The most fragmented files each case left, one picture per layout (files laid out alike at other places drawn once, "× N"). Strips: file offset runs left to right; colour is the place within the file's own range on the device; marks above the strip are jumps between extents. Files of more than {SCATTER_EXTENTS} extents: file offset against device offset, one segment per record.</p>"#
         )?;
         // Pictures go to the budget one target at a time, each target's
         // first layout before any second, so every target gets one while
-        // any can; they are written in their own order.
+        // any can; they are written in that order.
+        let order = draw_order(&layouts, &showing);
         let mut figures: Vec<Option<String>> = vec![None; layouts.len()];
         let mut reasons: Vec<&str> = vec!["another repeat's layout, not drawn"; layouts.len()];
         let mut bytes_left = SECTION_BYTES;
         let mut pictures_left = SECTION_PICTURES;
-        for index in draw_order(&layouts) {
+        for &index in &order {
             if pictures_left == 0 {
                 reasons[index] = "not drawn: the section's picture budget is spent";
                 continue;
@@ -120,7 +128,7 @@ impl Page<'_> {
         if strips > 0 {
             writeln!(out, r#"<div class="strip-legend">{}</div>"#, inline_svg(&page_legend()))?;
         }
-        for figure in figures.iter().flatten() {
+        for figure in order.iter().filter_map(|i| figures[*i].as_deref()) {
             out.push_str(figure);
         }
         let listed: Vec<usize> = (0..layouts.len()).filter(|i| figures[*i].is_none()).collect();
@@ -136,10 +144,11 @@ impl Page<'_> {
 }
 
 /// The layouts a first repeat has, in the order they get the budget: by
-/// how many layouts of the same place come before them, then fragmented
-/// before contiguous, then in order.
-fn draw_order(layouts: &[Vec<Kept>]) -> Vec<usize> {
-    let mut ranked: Vec<(usize, bool, usize)> = Vec::new();
+/// how many layouts of the same place come before them, then those of a
+/// place in `showing` (where a verdict says the seed shows), then the
+/// most extents first, then in order.
+fn draw_order(layouts: &[Vec<Kept>], showing: &[&str]) -> Vec<usize> {
+    let mut ranked: Vec<(usize, bool, std::cmp::Reverse<u64>, usize)> = Vec::new();
     let mut seen: Vec<(&str, usize)> = Vec::new();
     for (index, layout) in layouts.iter().enumerate().filter(|(_, l)| l[0].first_repeat) {
         let place = layout[0].group.place.as_str();
@@ -153,10 +162,10 @@ fn draw_order(layouts: &[Vec<Kept>]) -> Vec<usize> {
                 0
             }
         };
-        ranked.push((rank, layout[0].map.extents <= 1, index));
+        ranked.push((rank, !showing.contains(&place), std::cmp::Reverse(layout[0].map.extents), index));
     }
     ranked.sort();
-    ranked.into_iter().map(|(_, _, index)| index).collect()
+    ranked.into_iter().map(|(_, _, _, index)| index).collect()
 }
 
 /// Every kept map of the groups, in group order, then repeat, then the
@@ -493,6 +502,31 @@ mod tests {
         let listed = html.matches("not drawn: the section&apos;s picture budget is spent").count();
         assert_eq!(drawn + listed, 12, "every layout drawn or listed");
         assert!(listed > 0, "twelve scatters do not fit one section");
+    }
+
+    #[test]
+    fn the_most_fragmented_files_and_the_places_that_show_are_drawn_first() {
+        // Ten places' 2-extent files, then btrfs's file of 3,000 extents.
+        let two = |i: u64| [(0, 0, 8 * KIB), (8 * KIB, (i + 1) * MIB, 8 * KIB)];
+        let small: Vec<Case> = (0..10).map(|i| case(&format!("fs{i}"), 1, vec![map("src/a.c", 16 * KIB, GIB, &two(i))])).collect();
+        let records: Vec<(u64, u64, u64)> = (0..3_000).map(|i| (i * 4 * KIB, (i * 7_919 % 3_000) * 8 * KIB, 4 * KIB)).collect();
+        let btrfs = case("btrfs", 1, vec![map("big", 12_000 * KIB, GIB, &records)]);
+        let mut groups: Vec<(String, Vec<&Case>)> = small.iter().map(|c| (c.fs.clone(), vec![c])).collect();
+        groups.push(("btrfs".into(), vec![&btrfs]));
+        let groups: Vec<(&str, Vec<&Case>)> = groups.iter().map(|(p, c)| (p.as_str(), c.clone())).collect();
+        let html = maps_html(&groups);
+        let drawn: Vec<&str> = html.split(r#"<figure class="strip" data-scenario="replace-files" data-fs=""#).skip(1).map(|f| f.split('"').next().unwrap()).collect();
+        assert_eq!(drawn[0], "btrfs", "the most fragmented first: {drawn:?}");
+        assert!(drawn.len() < groups.len(), "not every file fits, so the order decides: {drawn:?}");
+        // A place where the seed shows goes before a more fragmented one.
+        let groups: Vec<Group> = groups
+            .iter()
+            .map(|(place, cases)| Group { place: place.to_string(), params: String::new(), run: String::new(), colour: 0, side: None, cases: cases.clone() })
+            .collect();
+        let layouts = distinct_layouts(&kept_maps(&groups));
+        let first = |showing: &[&str]| layouts[draw_order(&layouts, showing)[0]][0].group.place.clone();
+        assert_eq!(first(&[]), "btrfs");
+        assert_eq!(first(&["fs0", "fs3"]), "fs0");
     }
 
     #[test]
