@@ -92,6 +92,7 @@ fn the_report_renders_every_chart_in_a_browser_without_errors() {
     check_matrix(&dom, &runs, None);
     check_differs_on_top(&dom, false);
     check_judged_page(&lab, &browser, dir.path());
+    check_regressed_page(&lab, &browser, dir.path());
 
     // 2. What it looks like.
     let png = dir.path().join("report.png");
@@ -527,37 +528,49 @@ fn check_differs_on_top(dom: &str, listed: bool) {
 /// has their verdicts, with the base's word, and what differs names the
 /// mount.
 fn check_judged_page(lab: &Lab, browser: &Browser, dir: &Path) {
-    let judge = |extra: &[&str], tag: &str| {
-        let mut args = vec!["replace-files", "--preset", "seeds", "--fs", "ext4,btrfs", "--set", "files=20", "--tag", tag];
-        args.extend_from_slice(extra);
-        run_record(&lab.run_json(&args, 0))
-    };
-    let base = judge(&[], "judged-base");
-    let new = judge(&["--mount-opt", "ext4=sync"], "judged");
-    lab.assert_nothing_left("after the judged runs");
+    let args = ["replace-files", "--preset", "seeds", "--fs", "ext4,btrfs", "--set", "files=20"];
+    let (base, new, dom) = compared_page(lab, browser, dir, &args, &["--mount-opt", "ext4=sync"], "judged");
     assert!(!new.verdicts.is_empty() && new.verdicts[0].places.len() == 2, "{:?}", new.verdicts);
-    let page = dir.join("judged.html");
-    lab.expect(&["report", "judged", "--compare", "judged-base", "-o", page.to_str().unwrap()], 0);
-    let url = format!("file://{}", page.display());
-    let dump = browser.run(dir, "judged", &["--enable-logging=stderr", "--v=1", "--dump-dom", &url]);
-    assert_no_page_errors(&dump.stderr, &url, true);
-    check_matrix(&dump.stdout, std::slice::from_ref(&new), Some(std::slice::from_ref(&base)));
-    check_differs_on_top(&dump.stdout, true);
-    let (_, list) = &elements(&dump.stdout, r#"<ul class="differs">"#, "</ul>")[0];
+    check_matrix(&dom, std::slice::from_ref(&new), Some(std::slice::from_ref(&base)));
+    check_differs_on_top(&dom, true);
+    let (_, list) = &elements(&dom, r#"<ul class="differs">"#, "</ul>")[0];
     assert!(list.contains("ext4 mount:</b>") && list.contains("sync"), "{list}");
-    check_regressed(&dump.stdout, &base, &new);
+}
+
+/// Two runs of `args`, tagged `TAG-base` and `TAG` (that one with
+/// `changed` added), and the DOM of `report TAG --compare TAG-base`.
+fn compared_page(lab: &Lab, browser: &Browser, dir: &Path, args: &[&str], changed: &[&str], tag: &str) -> (RunRecord, RunRecord, String) {
+    let made = |extra: &[&str], tag: &str| {
+        let mut all = args.to_vec();
+        all.extend_from_slice(&["--tag", tag]);
+        all.extend_from_slice(extra);
+        run_record(&lab.run_json(&all, 0))
+    };
+    let base_tag = format!("{tag}-base");
+    let base = made(&[], &base_tag);
+    let new = made(changed, tag);
+    lab.assert_nothing_left(&format!("after the {tag} runs"));
+    let page = dir.join(format!("{tag}.html"));
+    lab.expect(&["report", tag, "--compare", &base_tag, "-o", page.to_str().unwrap()], 0);
+    let url = format!("file://{}", page.display());
+    let dump = browser.run(dir, tag, &["--enable-logging=stderr", "--v=1", "--dump-dom", &url]);
+    assert_no_page_errors(&dump.stderr, &url, true);
+    (base, new, dump.stdout)
 }
 
 /// Every figure the comparison found worse is charted right under the
 /// verdict matrix, whatever its section charts: a chart per scenario and
 /// figure, the base's bar and the new one at each place where it got
-/// worse. Mounted `sync`, ext4 makes a journal commit per write, so some
-/// exact figure regresses.
-fn check_regressed(dom: &str, base: &RunRecord, new: &RunRecord) {
-    let base_side = Side { label: "tag judged-base", runs: std::slice::from_ref(base) };
-    let comparison = compare(base_side, Side { label: "tag judged", runs: std::slice::from_ref(new) }, &CompareOptions::default());
+/// worse. A real fallocate of 200 MiB is one extent on ext4 and two
+/// without flex_bg, an exact figure: one run a side regresses it.
+fn check_regressed_page(lab: &Lab, browser: &Browser, dir: &Path) {
+    let args = ["create-file", "--fs", "ext4", "--set", "method=fallocate", "--set", "size=200M"];
+    let (base, new, dom) = compared_page(lab, browser, dir, &args, &["--mkfs-opt", "ext4=-O ^flex_bg"], "grown");
+    let dom = dom.as_str();
+    let base_side = Side { label: "tag grown-base", runs: std::slice::from_ref(&base) };
+    let comparison = compare(base_side, Side { label: "tag grown", runs: std::slice::from_ref(&new) }, &CompareOptions::default());
     let regressed: Vec<_> = comparison.rows.iter().filter(|r| matches!(r.outcome, Outcome::Regression | Outcome::LikelyRegression)).collect();
-    assert!(!regressed.is_empty(), "ext4 mounted sync regressed nothing: {:?}", comparison.rows.iter().map(|r| (&r.figure, r.outcome)).collect::<Vec<_>>());
+    assert!(regressed.iter().any(|r| r.figure == "extents"), "ext4 without flex_bg: {:?}", comparison.rows.iter().map(|r| (&r.figure, r.outcome)).collect::<Vec<_>>());
     let main = dom.split("<main>").nth(1).expect("the page has a <main>");
     let sections = elements(main, "section class=", "</section>");
     assert_eq!(sections.get(1).map(|(a, _)| a["id"].as_str()), Some("regressed"), "the regressed figures come right under the matrix");
