@@ -42,7 +42,7 @@ fn the_report_renders_every_chart_in_a_browser_without_errors() {
     let lab = Lab::new();
     // Both runs go into the lab's store, tagged `page`, as a user's would.
     let mmap = run_record(&lab.run_json(
-        &["mmap-fill", "--fs", "ext4,xfs", "--set", "size=16M", "--repeat", "2", "--tag", "page", "--tag", "mmap"],
+        &["mmap-fill", "--fs", "ext4,xfs", "--set", "size=64M", "--repeat", "2", "--tag", "page", "--tag", "mmap"],
         0,
     ));
     let stream =
@@ -92,6 +92,7 @@ fn the_report_renders_every_chart_in_a_browser_without_errors() {
     check_matrix(&dom, &runs, None);
     check_differs_on_top(&dom, false);
     check_judged_page(&lab, &browser, dir.path());
+    check_regressed_page(&lab, &browser, dir.path());
 
     // 2. What it looks like.
     let png = dir.path().join("report.png");
@@ -274,15 +275,29 @@ fn median(values: &mut [f64]) -> f64 {
     if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 }
 }
 
-/// Every headline (and common) figure a scenario's cases have is a bar
-/// chart with one bar or "missing" mark per target, at the median of its
-/// repeats; a missing figure is marked with its reason.
+/// Whether `figure` is worth a chart over `cases`: some case measured it,
+/// and not with one value on every bar (a constant, or a detector's 0).
+fn worth_a_chart(cases: &[&Case], figure: &str) -> bool {
+    let values: Vec<(&str, f64)> = cases.iter().filter_map(|c| Some((c.fs.as_str(), c.figures.get(figure)?.value?))).collect();
+    let Some(&(_, first)) = values.first() else { return false };
+    let bars = values.iter().map(|(fs, _)| *fs).collect::<std::collections::BTreeSet<_>>().len();
+    !(values.iter().all(|(_, v)| *v == first) && (first == 0.0 || bars > 1))
+}
+
+/// A scenario's section charts the figures its seed printed first, in
+/// their order (those worth a chart), and never perfection, which is a
+/// tick on each extents bar at the median of the place's repeats. Every
+/// chart has one bar or "missing" mark per target at the median of its
+/// repeats, a missing figure marked with its reason; a figure of the
+/// headline (or a common one) without a chart is said once: the same on
+/// every bar, missing everywhere, or left out for room.
 fn check_bars(dom: &str, runs: &[RunRecord]) {
-    let charts = elements(dom, r#"class="chart bars""#, "</svg>");
     // The catalog `fslab report` itself hands the page.
     let catalog = fslab::harness::catalog();
     for name in ["mmap-fill", "direct-stream"] {
         let scenario = catalog.scenario(name).unwrap();
+        let section = elements(dom, &format!(r#"<section class="scenario" id="scenario-{name}""#), "</section>");
+        let charts = elements(section[0].1, r#"class="chart bars""#, "</svg>");
         let cases: Vec<&Case> = all_cases(runs).filter(|c| c.scenario == name).collect();
         let targets: Vec<&str> = cases.iter().map(|c| c.fs.as_str()).fold(Vec::new(), |mut v, fs| {
             if !v.contains(&fs) {
@@ -290,18 +305,33 @@ fn check_bars(dom: &str, runs: &[RunRecord]) {
             }
             v
         });
-        let wanted = scenario.headline.iter().chain(CHART_COMMON).filter(|f| cases.iter().any(|c| c.figures.get(f).is_some()));
-        let mut checked = 0;
-        for figure in wanted {
-            let (attrs, body) = charts
-                .iter()
-                .find(|(a, _)| a["data-scenario"] == name && a["data-figure"] == *figure)
-                .unwrap_or_else(|| panic!("{name}: no chart of {figure}"));
+        let charted: Vec<&str> = charts.iter().map(|(a, _)| a["data-figure"].as_str()).collect();
+        let printed: Vec<&str> = scenario.printed.iter().copied().filter(|f| worth_a_chart(&cases, f)).collect();
+        assert!(!printed.is_empty(), "{name}: the runs measured some of its seed's figures");
+        assert_eq!(charted[..printed.len()], printed[..], "{name}: the figures its seed printed are charted first");
+        assert!(!charted.contains(&"perfection"), "{name}: perfection is a tick on extents, not a chart");
+        let wanted = scenario.printed.iter().chain(scenario.headline).chain(CHART_COMMON).filter(|f| cases.iter().any(|c| c.figures.get(f).is_some()));
+        for figure in wanted.filter(|f| **f != "perfection") {
+            let Some((attrs, body)) = charts.iter().find(|(a, _)| a["data-figure"] == *figure) else {
+                let said = |marker: &str| {
+                    let found = elements(section[0].1, marker, "</p>");
+                    found.iter().any(|(a, text)| {
+                        let words = format!("{} {text}", a.get("data-same").map_or("", String::as_str));
+                        words.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w == *figure)
+                    })
+                };
+                let room = said("data-not-charted=");
+                let missing = elements(section[0].1, r#"<ul class="missing-list">"#, "</ul>").iter().any(|(_, list)| list.contains(figure));
+                assert!(room || said("data-same=") || missing, "{name}: {figure} is neither charted nor said");
+                assert!(room || !worth_a_chart(&cases, figure), "{name}: {figure} is worth a chart");
+                continue;
+            };
             assert!(attrs["viewBox"].starts_with("0 0 "), "{name} {figure}: {attrs:?}");
             let bars = elements(body, r#"class="bar""#, "</rect>");
             let missing = elements(body, r#"class="missing""#, "</g>");
             for fs in &targets {
-                let repeats: Vec<&Figure> = cases.iter().filter(|c| c.fs == *fs).filter_map(|c| c.figures.get(figure)).collect();
+                let here: Vec<&&Case> = cases.iter().filter(|c| c.fs == *fs).collect();
+                let repeats: Vec<&Figure> = here.iter().filter_map(|c| c.figures.get(figure)).collect();
                 let mut values: Vec<f64> = repeats.iter().filter_map(|f| f.value).collect();
                 let bar: Vec<_> = bars.iter().filter(|(a, _)| a["data-fs"] == *fs).collect();
                 let gap: Vec<_> = missing.iter().filter(|(a, _)| a["data-fs"] == *fs).collect();
@@ -314,17 +344,20 @@ fn check_bars(dom: &str, runs: &[RunRecord]) {
                     let drawn: f64 = bar[0].0["data-value"].parse().unwrap();
                     let want = median(&mut values);
                     assert!((drawn - want).abs() <= 1e-9 * want.abs().max(1.0), "{name} {figure} on {fs}: {drawn} vs median {want}");
-                    assert_eq!(bar[0].0["data-repeats"], cases.iter().filter(|c| c.fs == *fs).count().to_string());
+                    assert_eq!(bar[0].0["data-repeats"], here.len().to_string());
+                    if *figure == "extents" {
+                        let mut perfection: Vec<f64> = here.iter().filter_map(|c| c.figures.value("perfection")).collect();
+                        let tick: f64 = bar[0].0["data-perfection"].parse().expect("a perfection tick on an extents bar");
+                        assert_eq!(tick, median(&mut perfection), "{name} extents on {fs}: the tick at perfection");
+                    }
                 }
             }
-            checked += 1;
         }
-        assert!(checked >= scenario.headline.len().min(5), "{name}: only {checked} charts checked");
     }
 }
 
 /// Each target's first repeat that kept maps has a strip per map, its
-/// extent count the map's.
+/// extent count the map's; a map of one extent is listed instead.
 fn check_strips(dom: &str, runs: &[RunRecord]) {
     let strips = elements(dom, r#"<figure class="strip""#, "</figure>");
     let mut expected = 0;
@@ -339,6 +372,14 @@ fn check_strips(dom: &str, runs: &[RunRecord]) {
             // A file laid out as another drawn one is listed under it.
             let member = format!(r#"data-fs="{}" data-repeat="{}" data-path="{}" data-extents="{}""#, case.fs, case.repeat, map.path, map.extents);
             if strips.iter().any(|(a, body)| a["data-scenario"] == case.scenario && body.contains(&member)) {
+                continue;
+            }
+            // A file in one extent is a plain bar: listed, not drawn (as
+            // its layout's first file, which may be another place's).
+            if map.extents <= 1 {
+                let listed = elements(dom, r#"<li class="map""#, "</li>");
+                let row = listed.iter().find(|(a, _)| a["data-path"] == map.path && a["data-extents"] == "1");
+                assert!(row.is_some_and(|(_, text)| text.contains("in one extent")), "{} on {} {}: in one extent, listed", map.path, case.scenario, case.fs);
                 continue;
             }
             let (attrs, body) = strips
@@ -358,7 +399,8 @@ fn check_strips(dom: &str, runs: &[RunRecord]) {
 }
 
 /// Each scenario with timelines has one chart per metric (and parameter
-/// set), its cases overlaid: write rate and system CPU at least; every
+/// set), its cases overlaid: write rate and system CPU (the work's own,
+/// sampled on every case now, rather than the machine's) at least; every
 /// case with two points or more is a line in them, carrying its point
 /// count; direct-stream's lines say what the drop detector found, and a
 /// mark is drawn where it found one.
@@ -389,6 +431,10 @@ fn check_timelines(dom: &str, runs: &[RunRecord]) {
         }
         for metric in ["write_mibps", "system_pct"] {
             for case in &cases {
+                // The work's own system CPU where it was sampled, the
+                // machine's only where not.
+                let own = case.timeline.iter().any(|p| p.work_system_pct.is_some());
+                let metric = if metric == "system_pct" && own { "work_system_pct" } else { metric };
                 let (line, body) = mine
                     .iter()
                     .filter(|(a, _)| a["data-metric"] == metric)
@@ -490,24 +536,67 @@ fn check_differs_on_top(dom: &str, listed: bool) {
 /// has their verdicts, with the base's word, and what differs names the
 /// mount.
 fn check_judged_page(lab: &Lab, browser: &Browser, dir: &Path) {
-    let judge = |extra: &[&str], tag: &str| {
-        let mut args = vec!["replace-files", "--preset", "seeds", "--fs", "ext4,btrfs", "--set", "files=20", "--tag", tag];
-        args.extend_from_slice(extra);
-        run_record(&lab.run_json(&args, 0))
-    };
-    let base = judge(&[], "judged-base");
-    let new = judge(&["--mount-opt", "ext4=sync"], "judged");
-    lab.assert_nothing_left("after the judged runs");
+    let args = ["replace-files", "--preset", "seeds", "--fs", "ext4,btrfs", "--set", "files=20"];
+    let (base, new, dom) = compared_page(lab, browser, dir, &args, &["--mount-opt", "ext4=sync"], "judged");
     assert!(!new.verdicts.is_empty() && new.verdicts[0].places.len() == 2, "{:?}", new.verdicts);
-    let page = dir.join("judged.html");
-    lab.expect(&["report", "judged", "--compare", "judged-base", "-o", page.to_str().unwrap()], 0);
-    let url = format!("file://{}", page.display());
-    let dump = browser.run(dir, "judged", &["--enable-logging=stderr", "--v=1", "--dump-dom", &url]);
-    assert_no_page_errors(&dump.stderr, &url, true);
-    check_matrix(&dump.stdout, std::slice::from_ref(&new), Some(std::slice::from_ref(&base)));
-    check_differs_on_top(&dump.stdout, true);
-    let (_, list) = &elements(&dump.stdout, r#"<ul class="differs">"#, "</ul>")[0];
+    check_matrix(&dom, std::slice::from_ref(&new), Some(std::slice::from_ref(&base)));
+    check_differs_on_top(&dom, true);
+    let (_, list) = &elements(&dom, r#"<ul class="differs">"#, "</ul>")[0];
     assert!(list.contains("ext4 mount:</b>") && list.contains("sync"), "{list}");
+}
+
+/// Two runs of `args`, tagged `TAG-base` and `TAG` (that one with
+/// `changed` added), and the DOM of `report TAG --compare TAG-base`.
+fn compared_page(lab: &Lab, browser: &Browser, dir: &Path, args: &[&str], changed: &[&str], tag: &str) -> (RunRecord, RunRecord, String) {
+    let made = |extra: &[&str], tag: &str| {
+        let mut all = args.to_vec();
+        all.extend_from_slice(&["--tag", tag]);
+        all.extend_from_slice(extra);
+        run_record(&lab.run_json(&all, 0))
+    };
+    let base_tag = format!("{tag}-base");
+    let base = made(&[], &base_tag);
+    let new = made(changed, tag);
+    lab.assert_nothing_left(&format!("after the {tag} runs"));
+    let page = dir.join(format!("{tag}.html"));
+    lab.expect(&["report", tag, "--compare", &base_tag, "-o", page.to_str().unwrap()], 0);
+    let url = format!("file://{}", page.display());
+    let dump = browser.run(dir, tag, &["--enable-logging=stderr", "--v=1", "--dump-dom", &url]);
+    assert_no_page_errors(&dump.stderr, &url, true);
+    (base, new, dump.stdout)
+}
+
+/// Every figure the comparison found worse is charted right under the
+/// verdict matrix, whatever its section charts: a chart per scenario and
+/// figure, the base's bar and the new one at each place where it got
+/// worse. A real fallocate of 200 MiB is one extent on ext4 and two
+/// without flex_bg, an exact figure: one run a side regresses it.
+fn check_regressed_page(lab: &Lab, browser: &Browser, dir: &Path) {
+    let args = ["create-file", "--fs", "ext4", "--set", "method=fallocate", "--set", "size=200M"];
+    let (base, new, dom) = compared_page(lab, browser, dir, &args, &["--mkfs-opt", "ext4=-O ^flex_bg"], "grown");
+    let dom = dom.as_str();
+    let base_side = Side { label: "tag grown-base", runs: std::slice::from_ref(&base) };
+    let comparison = compare(base_side, Side { label: "tag grown", runs: std::slice::from_ref(&new) }, &CompareOptions::default());
+    let regressed: Vec<_> = comparison.rows.iter().filter(|r| matches!(r.outcome, Outcome::Regression | Outcome::LikelyRegression)).collect();
+    assert!(regressed.iter().any(|r| r.figure == "extents"), "ext4 without flex_bg: {:?}", comparison.rows.iter().map(|r| (&r.figure, r.outcome)).collect::<Vec<_>>());
+    let main = dom.split("<main>").nth(1).expect("the page has a <main>");
+    let sections = elements(main, "section class=", "</section>");
+    assert_eq!(sections.get(1).map(|(a, _)| a["id"].as_str()), Some("regressed"), "the regressed figures come right under the matrix");
+    let cards = elements(sections[1].1, r#"<div class="card""#, "</svg>");
+    for row in regressed {
+        let (_, card) = cards
+            .iter()
+            .find(|(a, _)| a["data-scenario"] == row.scenario && a["data-figure"] == row.figure)
+            .unwrap_or_else(|| panic!("no chart of regressed {}", row.label()));
+        let marks: Vec<BTreeMap<String, String>> = elements(card, r#"class="bar"#, "</rect>")
+            .into_iter()
+            .chain(elements(card, r#"class="missing"#, "</g>"))
+            .map(|(a, _)| a)
+            .filter(|a| a["data-fs"] == row.fs)
+            .collect();
+        let sides: Vec<&str> = marks.iter().filter_map(|a| a.get("data-side").map(String::as_str)).collect();
+        assert!(sides.contains(&"base") && sides.contains(&"new"), "{}: both sides drawn: {marks:?}", row.label());
+    }
 }
 
 /// The screenshot shows a page: a fair share of pixels differ from the

@@ -98,3 +98,31 @@ fn o_direct_methods_refuse_sizes_not_a_multiple_of_4096_before_anything_is_made(
     }
     lab.assert_nothing_left("after refused create-file runs");
 }
+
+/// Work over within the run's interval still draws a line: every
+/// scenario's timeline starts with a point every tenth of a second, and
+/// carries the work's own CPU (its thread's and its processes') and,
+/// under `--memory`, its cgroup's page cache beside the machine's.
+#[test]
+fn a_short_case_has_a_fine_timeline_with_the_works_own_series() {
+    if !root_or_skip("create_file_timeline") {
+        return;
+    }
+    let lab = Lab::new();
+    let mut args = vec!["create-file", "--fs", "ext4", "--set", "method=odirect-64k", "--set", "size=256M"];
+    let cgroup = fslab::target::cgroup::memory_controller().is_ok();
+    if cgroup {
+        args.extend(["--memory", "512M"]);
+    }
+    let json = lab.run_json(&args, 0);
+    let c = &cases(&json)[0];
+    assert_eq!(c["status"], "ok", "{c}");
+    let points = c["timeline"].as_array().unwrap();
+    let t: Vec<f64> = points.iter().map(|p| p["t_s"].as_f64().unwrap()).collect();
+    assert!(t.len() >= 2 && t[0] < 0.2, "a short case's timeline is sampled finely: {t:?} (create_s {:?})", figure(c, "create_s"));
+    for p in points {
+        assert!(p["work_user_pct"].is_f64() && p["work_system_pct"].is_f64(), "the work's own CPU: {p}");
+        assert_eq!(p["work_dirty_bytes"].is_u64(), cgroup, "its cgroup's dirty pages, under --memory only: {p}");
+    }
+    lab.assert_nothing_left("after a short create-file");
+}

@@ -154,7 +154,7 @@ impl Mapper<'_> {
             Sink::Figures => {}
         }
 
-        let mut strip = svg.map(|_| StripBuilder::new(size, fs.total_bytes, format!("{display} — {}", fs.fs_type)));
+        let mut strip = svg.map(|_| StripBuilder::new(size, fs.total_bytes, format!("{display} — {}", fs.fs_type)).block_size(fs.block_size.into()));
         let text = TextRow::new(self.args.units, fs, size);
         let xfs_ag = fs.xfs_ag;
         let mut index = 0u64;

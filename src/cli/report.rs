@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use super::ReportArgs;
 use crate::compare::{self, Side, render};
 use crate::error::{Error, Result};
-use crate::report::html::Compared;
+use crate::report::html::{Compared, Regressed};
 
 /// Run `fslab report`.
 pub fn run(args: &ReportArgs) -> Result<ExitCode> {
@@ -35,6 +35,7 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
             new_label: &selection.label,
             summary_html: render::html_summary(&comparison),
             table_html: render::html_table(&comparison),
+            regressed: Regressed::of(&comparison.rows),
         }
     });
     let title = format!("fslab report: {}", selection.label);

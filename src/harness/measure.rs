@@ -207,7 +207,7 @@ impl Lab {
             backing: devices.backing.as_ref(),
             tracefs: self.tracefs.as_deref().map_err(|why| *why),
             interval: work.timeline_interval().map_or(self.plan.interval, |i| i.min(self.plan.interval)),
-            short_work_timeline: job.scenario == crate::scenario::exec::NAME,
+            cgroup: cgroup.as_ref().map(|(cgroup, _)| cgroup),
         };
         // The probes of the work alone start last and stop first.
         let order: Vec<usize> = (0..PROBES.len())

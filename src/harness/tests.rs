@@ -111,7 +111,7 @@ fn failing_work_is_a_failed_case_and_its_target_is_released() {
 }
 
 #[test]
-fn the_catalog_declares_every_headline_and_table_figure_once() {
+fn the_catalog_declares_every_headline_printed_and_table_figure_once() {
     let catalog = catalog();
     let mut names: Vec<&str> = catalog.figures.iter().map(|f| f.name).collect();
     let all = names.len();
@@ -120,9 +120,11 @@ fn the_catalog_declares_every_headline_and_table_figure_once() {
     assert_eq!(names.len(), all, "a figure is declared twice");
     let lists = [crate::record::catalog::TABLE_COMMON, crate::record::catalog::EXEC_TABLE];
     for s in &catalog.scenarios {
-        for name in s.headline.iter().chain(lists.iter().copied().flatten()) {
+        for name in s.headline.iter().chain(s.printed).chain(lists.iter().copied().flatten()) {
             assert!(catalog.figure(name).is_some(), "{}: {name} is not declared", s.name);
         }
+        // What the report charts first: every seed says what its author printed.
+        assert_eq!(s.seed.is_some(), !s.printed.is_empty(), "{}: the figures its seed printed", s.name);
     }
     assert_eq!(catalog.heading("journal_commits"), "commits");
     assert_eq!(catalog.heading("no_such_figure"), "no_such_figure");

@@ -107,7 +107,7 @@ mod tests {
             backing: None,
             tracefs: Err("not asked"),
             interval: Duration::from_secs(1),
-            short_work_timeline: false,
+            cgroup: None,
         };
         let running = DirtyPeak.start(&ctx);
         let mut file = std::fs::File::create(dir.path().join("dirty")).unwrap();

@@ -38,6 +38,7 @@ pub use timeline::{Sampler, TimelinePoint};
 pub use trace::{TraceCounts, TraceRequest, TraceSession};
 
 use crate::record::{FigureSpec, Figures};
+use crate::target::cgroup::MemoryCgroup;
 use crate::target::{Caps, Ledger};
 
 /// What a probe may know of the case it measures.
@@ -59,9 +60,9 @@ pub struct ProbeCtx<'a> {
     pub tracefs: Result<&'a Path, &'a str>,
     /// The timeline's sampling interval.
     pub interval: Duration,
-    /// Whether work that ends within `timeline::SHORT_WORK` gets a finer
-    /// timeline (a command's: it may be over in a second).
-    pub short_work_timeline: bool,
+    /// The case's memory cgroup (`--memory`), whose page cache the
+    /// timeline samples as the work's own.
+    pub cgroup: Option<&'a MemoryCgroup>,
 }
 
 /// Which part of a case a probe covers.

@@ -3,11 +3,19 @@
 //! page totals — what seed 004's author watched to see the drop from
 //! I/O-bound to CPU-bound.
 //!
+//! Beside the machine's, the work's own series where they can be read
+//! (`work`): its CPU, and its memory cgroup's dirty and writeback pages.
+//! Every scenario's timeline starts fine (a point every
+//! [`SHORT_WORK_STEP`] for the first [`SHORT_WORK`]), so work shorter
+//! than the run's interval still draws a line.
+//!
 //! The design decision: a point is only made once the kernel's CPU
 //! counters have moved. `/proc/stat` counts in USER_HZ ticks (10 ms), so an
 //! interval shorter than a tick would give 0/0; such a sample is not kept
 //! and the next point spans both intervals, and the last, partial sample
 //! at `stop` waits a tick if it must. Percentages are then never made up.
+
+mod work;
 
 use std::sync::mpsc;
 use std::thread::JoinHandle;
@@ -17,7 +25,9 @@ pub use crate::record::TimelinePoint;
 
 use super::blockstat::{BlockDevice, BlockStat};
 use super::{Probe, ProbeCtx, Reading, Running};
+use crate::target::cgroup::MemoryCgroup;
 use crate::record::FigureSpec;
+use work::{WorkSample, WorkSource};
 
 /// The all-CPU line of `/proc/stat`, in USER_HZ ticks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -119,13 +129,22 @@ struct Sample {
     cpu: CpuJiffies,
     mem: Meminfo,
     disk: Option<BlockStat>,
+    work: WorkSample,
 }
 
-fn take_sample(device: Option<&BlockDevice>) -> Option<Sample> {
+/// What is sampled: the target's device, and the work's own counters.
+#[derive(Debug, Clone, Default)]
+struct Sources {
+    device: Option<BlockDevice>,
+    work: Option<WorkSource>,
+}
+
+fn take_sample(sources: &mut Sources) -> Option<Sample> {
     let at = Instant::now();
     let cpu = parse_proc_stat(&std::fs::read_to_string("/proc/stat").ok()?)?;
     let mem = parse_meminfo(&std::fs::read_to_string("/proc/meminfo").ok()?)?;
-    Some(Sample { at, cpu, mem, disk: device.and_then(|d| d.read().ok()) })
+    let work = sources.work.as_mut().map(WorkSource::sample).unwrap_or_default();
+    Some(Sample { at, cpu, mem, disk: sources.device.as_ref().and_then(|d| d.read().ok()), work })
 }
 
 /// The point for the interval from `before` to `after`; `None` when no
@@ -135,6 +154,12 @@ fn point(start: Instant, before: &Sample, after: &Sample) -> Option<TimelinePoin
     let dt = after.at.duration_since(before.at).as_secs_f64();
     let delta = match (&before.disk, &after.disk) {
         (Some(b), Some(a)) if dt > 0.0 => Some(a.since(b)),
+        _ => None,
+    };
+    // The work's ticks over the interval, as a share of one CPU.
+    let ticks_per_s = rustix::param::clock_ticks_per_second() as f64;
+    let work_pct = |part: fn((u64, u64)) -> u64| match (before.work.cpu, after.work.cpu) {
+        (Some(b), Some(a)) if dt > 0.0 => Some(100.0 * part(a).saturating_sub(part(b)) as f64 / ticks_per_s / dt),
         _ => None,
     };
     Some(TimelinePoint {
@@ -147,6 +172,10 @@ fn point(start: Instant, before: &Sample, after: &Sample) -> Option<TimelinePoin
         idle_pct: cpu.idle_pct,
         dirty_bytes: after.mem.dirty_bytes,
         writeback_bytes: after.mem.writeback_bytes,
+        work_user_pct: work_pct(|(user, _)| user),
+        work_system_pct: work_pct(|(_, system)| system),
+        work_dirty_bytes: after.work.cache.map(|(dirty, _)| dirty),
+        work_writeback_bytes: after.work.cache.map(|(_, writeback)| writeback),
     })
 }
 
@@ -168,24 +197,26 @@ pub struct Sampler {
 impl Sampler {
     /// Start sampling now, every `interval`; `device` adds throughput.
     pub fn start(interval: Duration, device: Option<BlockDevice>) -> Sampler {
-        Sampler::spawn(interval, None, device)
+        Sampler::spawn(interval, None, Sources { device, work: None })
     }
 
     /// Start sampling now, every `interval` — but if the work ends within
     /// [`SHORT_WORK`], the timeline has a point every [`SHORT_WORK_STEP`]
     /// instead. Both series are kept for the first seconds, and the fine
     /// one is dropped once the work outlasts them, so long work's timeline
-    /// is the same as [`Sampler::start`]'s.
-    pub fn start_short_aware(interval: Duration, device: Option<BlockDevice>) -> Sampler {
+    /// is the same as [`Sampler::start`]'s. Called on the thread that does
+    /// the work, it samples that thread's CPU and its processes' too, and
+    /// `cgroup`'s page cache when given.
+    pub fn start_short_aware(interval: Duration, device: Option<BlockDevice>, cgroup: Option<&MemoryCgroup>) -> Sampler {
         let step = (SHORT_WORK_STEP < interval).then_some(SHORT_WORK_STEP);
-        Sampler::spawn(interval, step, device)
+        Sampler::spawn(interval, step, Sources { device, work: Some(WorkSource::this_thread(cgroup)) })
     }
 
-    fn spawn(interval: Duration, fine: Option<Duration>, device: Option<BlockDevice>) -> Sampler {
+    fn spawn(interval: Duration, fine: Option<Duration>, sources: Sources) -> Sampler {
         let (stop, stopped) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("fslab-timeline".into())
-            .spawn(move || sample_until(interval, fine, device.as_ref(), &stopped))
+            .spawn(move || sample_until(interval, fine, sources, &stopped))
             .expect("spawning a thread only fails when the system is out of threads");
         Sampler { stop, thread }
     }
@@ -249,14 +280,9 @@ impl Ticks {
     }
 }
 
-fn sample_until(
-    interval: Duration,
-    fine_step: Option<Duration>,
-    device: Option<&BlockDevice>,
-    stopped: &mpsc::Receiver<()>,
-) -> Vec<TimelinePoint> {
+fn sample_until(interval: Duration, fine_step: Option<Duration>, mut sources: Sources, stopped: &mpsc::Receiver<()>) -> Vec<TimelinePoint> {
     let start = Instant::now();
-    let first = take_sample(device);
+    let first = take_sample(&mut sources);
     let mut coarse = (Ticks::new(start, interval), Series { base: first, points: Vec::new() });
     let mut fine = fine_step.map(|step| (Ticks::new(start, step), Series { base: first, points: Vec::new() }));
     loop {
@@ -269,7 +295,7 @@ fn sample_until(
             break;
         }
         let now = Instant::now();
-        let sample = take_sample(device);
+        let sample = take_sample(&mut sources);
         if coarse.0.due(now) {
             coarse.1.advance(start, sample);
         }
@@ -286,7 +312,7 @@ fn sample_until(
     // has passed yet (at most a few, in case the clock is coarser).
     let mut series = fine.map_or(coarse.1, |(_, series)| series);
     for _ in 0..10 {
-        if series.advance(start, take_sample(device)) {
+        if series.advance(start, take_sample(&mut sources)) {
             break;
         }
         std::thread::sleep(Duration::from_millis(10));
@@ -307,13 +333,11 @@ impl Probe for Timeline {
         &[]
     }
 
+    /// Every case's timeline starts fine: a scenario's work is often over
+    /// within the run's interval (replace-files, create-file's small
+    /// files), and without it would have one point and no line.
     fn start<'a>(&self, ctx: &ProbeCtx<'a>) -> Box<dyn Running + 'a> {
-        let device = ctx.scratch.cloned();
-        Box::new(if ctx.short_work_timeline {
-            Sampler::start_short_aware(ctx.interval, device)
-        } else {
-            Sampler::start(ctx.interval, device)
-        })
+        Box::new(Sampler::start_short_aware(ctx.interval, ctx.scratch.cloned(), ctx.cgroup))
     }
 }
 
@@ -388,12 +412,17 @@ mod tests {
 
     #[test]
     fn short_work_gets_a_point_every_tenth_of_a_second() {
-        let sampler = Sampler::start_short_aware(Duration::from_secs(1), None);
+        let sampler = Sampler::start_short_aware(Duration::from_secs(1), None, None);
         busy_for(Duration::from_millis(750));
         let points = sampler.stop();
         // Seven full steps and one partial, give or take one folded point.
         assert!((7..=9).contains(&points.len()), "{points:?}");
         assert!((points[0].t_s - 0.1).abs() < 0.05, "{points:?}");
+        // The work's own CPU: this thread spun throughout, about one CPU's
+        // worth (other tests and builds share the CPUs: ask for a quarter).
+        let own: Vec<f64> = points.iter().map(|p| p.work_user_pct.expect("the work's own CPU") + p.work_system_pct.unwrap()).collect();
+        assert!(own.iter().sum::<f64>() / own.len() as f64 > 25.0, "{own:?}");
+        assert!(points.iter().all(|p| p.work_dirty_bytes.is_none()), "no cgroup, no cgroup figures");
         // The plain sampler gives the one partial point.
         let plain = Sampler::start(Duration::from_secs(1), None);
         busy_for(Duration::from_millis(300));
@@ -402,7 +431,7 @@ mod tests {
 
     #[test]
     fn work_longer_than_short_keeps_the_run_interval() {
-        let sampler = Sampler::start_short_aware(Duration::from_secs(1), None);
+        let sampler = Sampler::start_short_aware(Duration::from_secs(1), None, None);
         std::thread::sleep(SHORT_WORK + Duration::from_millis(600));
         let points = sampler.stop();
         // Five whole seconds and the partial sixth, not 56 tenths.

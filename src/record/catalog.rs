@@ -141,6 +141,11 @@ pub const DEFERRED_TWINS: &[DeferredTwin] = &[
 /// fewer than a table shows, since each is a chart of its own.
 pub const CHART_COMMON: &[&str] = &["extents", "journal_commits", "wall_s"];
 
+/// Figures the report draws as a mark on another figure's bars, never as
+/// a chart of their own, as `(mark, on)`: perfection is a reference for
+/// extents (the fewest the file could have), not a measurement to compare.
+pub const CHART_MARKS: &[(&str, &str)] = &[("perfection", "extents")];
+
 /// What the report charts for a command's cases.
 pub const EXEC_CHART: &[&str] = &["wall_s", "user_s", "sys_s", "extents", "journal_commits"];
 
@@ -157,6 +162,9 @@ pub struct ScenarioInfo {
     pub params: Vec<&'static str>,
     /// The figures its table shows first (the ones the seed printed).
     pub headline: &'static [&'static str],
+    /// The figures the seed's author printed (`Seeded::printed`): what the
+    /// report charts first. Empty for a scenario with no seed.
+    pub printed: &'static [&'static str],
     /// The figures it measures beyond the probes'.
     pub figures: &'static [FigureSpec],
 }

@@ -1,9 +1,14 @@
 //! One point of a case's timeline: what the sampler saw in one interval.
+//!
+//! The CPU split and the dirty and writeback totals are the whole
+//! machine's; the `work_*` fields, added later (absent in older records,
+//! and where they cannot be measured), are the work's own: its thread's
+//! and its processes' CPU, and its memory cgroup's page cache.
 
 use serde::{Deserialize, Serialize};
 
 /// One interval of the timeline, stamped at its end.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TimelinePoint {
     /// Seconds from the sampler's start to the end of this interval.
     pub t_s: f64,
@@ -23,5 +28,20 @@ pub struct TimelinePoint {
     pub dirty_bytes: u64,
     /// Page cache under writeback at the end of the interval.
     pub writeback_bytes: u64,
+    /// The work's own user time (its thread, the processes it waited for
+    /// and those still running), percent of one CPU: above 100 when its
+    /// processes use several.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_user_pct: Option<f64>,
+    /// The work's own system time, likewise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_system_pct: Option<f64>,
+    /// Dirty page cache of the work's memory cgroup (`--memory`) at the
+    /// end of the interval; `None` without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_dirty_bytes: Option<u64>,
+    /// Its page cache under writeback, likewise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_writeback_bytes: Option<u64>,
 }
 

@@ -37,8 +37,12 @@ const WIDTH: f64 = 420.0;
 const PLOT_TOP: f64 = 46.0;
 /// The legend's line, between the heading and the plot, with sides.
 const LEGEND_LINE: f64 = 16.0;
-const LABEL_LINE: f64 = 13.0;
-const BAR_HEIGHT: f64 = 15.0;
+const LABEL_LINE: f64 = 12.0;
+const BAR_HEIGHT: f64 = 14.0;
+/// Space above and below a row's bar or label lines, together.
+const ROW_PAD: f64 = 7.0;
+/// The height of a parameter set's heading row, above its bars.
+const BLOCK_LINE: f64 = 17.0;
 /// The height of each bar of a base/new pair, and the gap between them.
 const PAIR_HEIGHT: f64 = 12.0;
 const PAIR_GAP: f64 = 2.0;
@@ -49,8 +53,12 @@ const AXIS_HEIGHT: f64 = 36.0;
 /// Label characters drawn before an ellipsis (the whole label is in the
 /// bar's tooltip).
 const LABEL_CHARS: usize = 26;
-/// A place longer than this is drawn on two lines (see `Bar::lines`).
-const PLACE_CHARS: usize = 18;
+/// The same for a label's smaller lines (conditions, parameters, run):
+/// `@vm.dirty_background_bytes=32M` whole.
+const SUB_CHARS: usize = 32;
+/// A place longer than this is drawn on two lines (see `Bar::lines`):
+/// `ext2@age=churn,fill=80%` stays whole.
+const PLACE_CHARS: usize = 23;
 
 /// Which side of a comparison a bar shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,19 +122,24 @@ pub struct Bar {
     /// timing chart then draws the bar hatched, its value marked
     /// [`EMULATED_MARK`], since it measures the emulator.
     pub emulated: bool,
+    /// The median of the chart's [`BarChart::mark`] figure over the
+    /// repeats (extents' perfection), drawn as a tick across the bar.
+    pub mark: Option<f64>,
 }
 
 impl Bar {
     /// The label's lines: target, then parameters and run when set. A
     /// long place (`xfs@6.1.0-56-amd64,vm=512M`) is broken before its
     /// `@`: the file system stays bold, its conditions go under it, so a
-    /// kernel's release is read whole rather than cut.
-    fn lines(&self) -> Vec<&str> {
+    /// kernel's release is read whole rather than cut. The parameters are
+    /// left out when a heading above the bar's block says them.
+    fn lines(&self, params: bool) -> Vec<&str> {
         let mut lines = match self.fs.find('@') {
             Some(at) if self.fs.chars().count() > PLACE_CHARS => vec![&self.fs[..at], &self.fs[at..]],
             _ => vec![self.fs.as_str()],
         };
-        lines.extend([self.params.as_str(), self.run.as_str()].into_iter().filter(|l| !l.is_empty()));
+        let params = if params { self.params.as_str() } else { "" };
+        lines.extend([params, self.run.as_str()].into_iter().filter(|l| !l.is_empty()));
         lines
     }
 
@@ -219,7 +232,12 @@ pub struct BarChart<'a> {
     /// The sides' labels, with a comparison: a legend says which is which.
     pub sides: Option<Sides<'a>>,
     /// The bars, top to bottom (a base bar right before its new one).
+    /// Bars of several parameter sets are drawn in blocks under a heading
+    /// each (a set's bars should come together).
     pub bars: Vec<Bar>,
+    /// The figure the bars' [`Bar::mark`] ticks show (`perfection` on
+    /// `extents`), said under the heading; `None` without ticks.
+    pub mark: Option<&'a str>,
 }
 
 /// Consecutive bars drawn under one label: a base bar and its new one,
@@ -279,33 +297,46 @@ impl BarChart<'_> {
         let measured = spreads.iter().any(Option::is_some);
         let largest = spreads.iter().flatten().fold(0.0f64, |m, s| m.max(s.min.abs()).max(s.max.abs()));
         let display = Display::for_unit(self.unit, largest);
+        let marks = self.bars.iter().filter_map(|b| b.mark).map(|v| display.scaled(v));
         let scaled: Vec<f64> =
-            spreads.iter().flatten().flat_map(|s| [s.min, s.median, s.max]).map(|v| display.scaled(v)).collect();
+            spreads.iter().flatten().flat_map(|s| [s.min, s.median, s.max]).map(|v| display.scaled(v)).chain(marks).collect();
         let scale = Scale::over(&scaled, display.is_bytes(), 4);
         let log = matches!(scale, Scale::Log(_));
 
-        let lines = self.bars.iter().map(|b| b.lines().len()).max().unwrap_or(1);
+        // Several parameter sets: a heading per block says the set, and
+        // the labels name the place alone.
+        let blocks = self.bars.iter().any(|b| !b.params.is_empty());
         // The label column: the target's line is bold and larger (about 7.6
         // units a character in a wide face), the others about 6.4.
         let label_width = self
             .bars
             .iter()
             .flat_map(|b| {
-                b.lines().into_iter().enumerate().map(|(i, l)| l.chars().count().min(LABEL_CHARS) as f64 * if i == 0 { 7.6 } else { 6.4 })
+                b.lines(!blocks)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, l)| if i == 0 { l.chars().count().min(LABEL_CHARS) as f64 * 7.6 } else { l.chars().count().min(SUB_CHARS) as f64 * 5.8 })
             })
             .fold(4.0 * 7.0, f64::max);
         let left = (label_width + 14.0).clamp(56.0, 200.0);
         let plot = Plot { display, scale, left, width: WIDTH - left - RIGHT };
         let plot_top = PLOT_TOP + if self.sides.is_some() { LEGEND_LINE } else { 0.0 };
 
-        // Rows: one per cluster, its bars stacked in it.
+        // Rows: one per cluster, its bars stacked in it, as tall as its
+        // own label; a block's heading above its first.
         let mut rows: Vec<(Range<usize>, f64, f64)> = Vec::new();
+        let mut headings: Vec<(&str, f64)> = Vec::new();
         let mut top = plot_top;
         for cluster in clusters(&self.bars) {
+            let first = &self.bars[cluster.start];
+            if blocks && rows.last().is_none_or(|(r, _, _)| self.bars[r.start].params != first.params) {
+                headings.push((first.params.as_str(), top));
+                top += BLOCK_LINE;
+            }
             let n = cluster.len() as f64;
             let bars_height = if n > 1.0 { n * PAIR_HEIGHT + (n - 1.0) * PAIR_GAP } else { BAR_HEIGHT };
-            let row = (lines as f64 * LABEL_LINE).max(bars_height) + 11.0;
-            let row = row.max(26.0);
+            let lines = first.lines(!blocks).len() as f64;
+            let row = ((lines * LABEL_LINE).max(bars_height) + ROW_PAD).max(BAR_HEIGHT + ROW_PAD);
             rows.push((cluster, top, row));
             top += row;
         }
@@ -340,13 +371,15 @@ impl BarChart<'_> {
             _ => plot.display.axis_title(),
         };
         let unit = if log { format!("{unit}, log scale") } else { unit };
+        let mark = self.mark.filter(|_| self.bars.iter().any(|b| b.mark.is_some())).map(|m| format!(" · ┃ {m}")).unwrap_or_default();
         writeln!(
             out,
-            r##"<text x="8" y="33" font-size="10.5" fill="#5b6470">{} · {} · {}{}</text>"##,
+            r##"<text x="8" y="33" font-size="10.5" fill="#5b6470">{} · {} · {}{}{}</text>"##,
             escape_xml(&unit),
             better_sentence(self.better),
             self.kind.as_str(),
             escape_xml(&summary),
+            escape_xml(&mark),
         )?;
         if let Some(sides) = &self.sides {
             write_legend(out, sides, PLOT_TOP + 3.0)?;
@@ -376,12 +409,20 @@ impl BarChart<'_> {
             )?;
         }
 
+        for (params, top) in headings {
+            writeln!(
+                out,
+                r#"<text class="block" data-params="{p}" x="8" y="{}">{p}</text>"#,
+                num(top + BLOCK_LINE - 4.0),
+                p = escape_xml(params)
+            )?;
+        }
         for (cluster, top, row) in rows {
             let n = cluster.len();
             let height = if n > 1 { PAIR_HEIGHT } else { BAR_HEIGHT };
             let stack = n as f64 * height + (n as f64 - 1.0) * PAIR_GAP;
             let first_top = top + (row - stack) / 2.0;
-            write_label(out, &self.bars[cluster.start], left - 7.0, top + row / 2.0)?;
+            write_label(out, &self.bars[cluster.start], !blocks, left - 7.0, top + row / 2.0)?;
             for (k, i) in cluster.enumerate() {
                 let slot = Slot { top: first_top + k as f64 * (height + PAIR_GAP), height };
                 match &spreads[i] {
@@ -428,8 +469,9 @@ impl BarChart<'_> {
         };
         writeln!(
             out,
-            r#"<rect class="{class}" data-fs="{fs}" data-params="{p}" data-run="{r}"{side} data-value="{v}" data-min="{lo}" data-max="{hi}" data-repeats="{n}" data-measured="{m}" x="{x}" y="{y}" width="{w}" height="{h}" {paint}>{tip}</rect>"#,
+            r#"<rect class="{class}" data-fs="{fs}" data-params="{p}" data-run="{r}"{side} data-value="{v}" data-min="{lo}" data-max="{hi}" data-repeats="{n}" data-measured="{m}"{mark} x="{x}" y="{y}" width="{w}" height="{h}" {paint}>{tip}</rect>"#,
             class = if emulated { bar.class("bar emulated") } else { bar.class("bar") },
+            mark = self.mark_attr(bar),
             fs = escape_xml(&bar.fs),
             p = escape_xml(&bar.params),
             r = escape_xml(&bar.run),
@@ -466,6 +508,17 @@ impl BarChart<'_> {
                 m = num(mid),
             )?;
         }
+        if let (Some(name), Some(mark)) = (self.mark, bar.mark) {
+            // A tick across the bar, standing out above and below it.
+            writeln!(
+                out,
+                r##"<path class="mark" d="M{x} {}V{}" stroke="#1b1f24" stroke-width="2"><title>{}</title></path>"##,
+                num(slot.top - 3.0),
+                num(slot.top + slot.height + 3.0),
+                escape_xml(&format!("{} {}", name, display.format(mark))),
+                x = num(plot.x(mark)),
+            )?;
+        }
         let partial = if measured < bar.repeats { format!(" ({measured}/{})", bar.repeats) } else { String::new() };
         let mark = if emulated { EMULATED_MARK } else { "" };
         let text = format!("{}{mark}{partial}", display.format(s.median));
@@ -500,6 +553,17 @@ impl BarChart<'_> {
             num(mid + 3.6),
             escape_xml(&text),
         )
+    }
+}
+
+impl BarChart<'_> {
+    /// ` data-perfection="2"`: a bar's mark under the chart's mark's name,
+    /// or nothing.
+    fn mark_attr(&self, bar: &Bar) -> String {
+        match (self.mark, bar.mark) {
+            (Some(name), Some(value)) => format!(r#" data-{}="{value}""#, escape_xml(name)),
+            _ => String::new(),
+        }
     }
 }
 
@@ -543,14 +607,16 @@ fn write_legend(out: &mut String, sides: &Sides, middle: f64) -> fmt::Result {
 }
 
 /// The label lines right-aligned at `right`, centred on `middle`: the
-/// target dark, the parameters and run lighter.
-fn write_label(out: &mut String, bar: &Bar, right: f64, middle: f64) -> fmt::Result {
-    let lines = bar.lines();
+/// target dark, the parameters (unless a block's heading says them) and
+/// run lighter.
+fn write_label(out: &mut String, bar: &Bar, params: bool, right: f64, middle: f64) -> fmt::Result {
+    let lines = bar.lines(params);
     let first = middle - (lines.len() - 1) as f64 * LABEL_LINE / 2.0 + 4.0;
     // The whole label as a tooltip where a line had to be cut; a pair's
     // sides are the legend's to name.
     write!(out, r#"<g class="label">"#)?;
-    if lines.iter().any(|l| l.chars().count() > LABEL_CHARS) {
+    let most = |i: usize| if i == 0 { LABEL_CHARS } else { SUB_CHARS };
+    if lines.iter().enumerate().any(|(i, l)| l.chars().count() > most(i)) {
         write!(out, "<title>{}</title>", escape_xml(&bar.whole()))?;
     }
     for (i, line) in lines.iter().enumerate() {
@@ -561,7 +627,7 @@ fn write_label(out: &mut String, bar: &Bar, right: f64, middle: f64) -> fmt::Res
             if i == 0 { "name" } else { "sub" },
             num(right),
             num(first + i as f64 * LABEL_LINE),
-            escape_xml(&shorten(line, LABEL_CHARS))
+            escape_xml(&shorten(line, most(i)))
         )?;
     }
     writeln!(out, "</g>")

@@ -55,20 +55,40 @@ pub enum Metric {
     Dirty,
     /// Page cache under writeback (the whole machine's).
     Writeback,
-    /// System CPU time (with irq and softirq).
+    /// System CPU time (with irq and softirq), the whole machine's.
     System,
-    /// Idle time with I/O outstanding.
+    /// Idle time with I/O outstanding, the whole machine's.
     Iowait,
-    /// User CPU time.
+    /// User CPU time, the whole machine's.
     User,
+    /// The work's own system CPU time.
+    WorkSystem,
+    /// The work's own user CPU time.
+    WorkUser,
+    /// Dirty page cache of the work's memory cgroup.
+    WorkDirty,
+    /// Page cache under writeback of the work's memory cgroup.
+    WorkWriteback,
 }
 
 impl Metric {
     /// Every metric, in the order the page shows them and keeps them when
     /// it cannot show all: the write rate and its CPU cost (seed 004's
-    /// story), the dirty page cache (seed 000's), then the rest.
-    pub const ALL: [Metric; 7] =
-        [Metric::Write, Metric::System, Metric::Dirty, Metric::Read, Metric::Writeback, Metric::Iowait, Metric::User];
+    /// story), the dirty page cache (seed 000's), then the rest; the
+    /// work's own before the machine's.
+    pub const ALL: [Metric; 11] = [
+        Metric::Write,
+        Metric::WorkSystem,
+        Metric::System,
+        Metric::WorkDirty,
+        Metric::Dirty,
+        Metric::Read,
+        Metric::WorkWriteback,
+        Metric::Writeback,
+        Metric::Iowait,
+        Metric::WorkUser,
+        Metric::User,
+    ];
 
     /// Its name in `data-metric`.
     pub fn key(self) -> &'static str {
@@ -80,19 +100,28 @@ impl Metric {
             Metric::System => "system_pct",
             Metric::Iowait => "iowait_pct",
             Metric::User => "user_pct",
+            Metric::WorkSystem => "work_system_pct",
+            Metric::WorkUser => "work_user_pct",
+            Metric::WorkDirty => "work_dirty_mib",
+            Metric::WorkWriteback => "work_writeback_mib",
         }
     }
 
-    /// What the chart's heading calls it.
+    /// What the chart's heading calls it: whose it is, the work's own or
+    /// the whole machine's (the device is the target's).
     pub fn title(self) -> &'static str {
         match self {
             Metric::Write => "device writes",
             Metric::Read => "device reads",
             Metric::Dirty => "dirty page cache (whole machine)",
             Metric::Writeback => "page cache under writeback (whole machine)",
-            Metric::System => "system CPU",
-            Metric::Iowait => "iowait",
-            Metric::User => "user CPU",
+            Metric::System => "system CPU (whole machine)",
+            Metric::Iowait => "iowait (whole machine)",
+            Metric::User => "user CPU (whole machine)",
+            Metric::WorkSystem => "system CPU (the work's)",
+            Metric::WorkUser => "user CPU (the work's)",
+            Metric::WorkDirty => "dirty page cache (the work's cgroup)",
+            Metric::WorkWriteback => "page cache under writeback (the work's cgroup)",
         }
     }
 
@@ -100,13 +129,15 @@ impl Metric {
     pub fn unit(self) -> &'static str {
         match self {
             Metric::Write | Metric::Read => "MiB/s",
-            Metric::Dirty | Metric::Writeback => "MiB",
+            Metric::Dirty | Metric::Writeback | Metric::WorkDirty | Metric::WorkWriteback => "MiB",
             Metric::System | Metric::Iowait | Metric::User => "% of all CPUs",
+            Metric::WorkSystem | Metric::WorkUser => "% of one CPU",
         }
     }
 
     /// Its value in one sample, in [`Metric::unit`]; `None` when unknown
-    /// (no block device under the work).
+    /// (no block device under the work; the work's own series in a record
+    /// made before they were sampled, or without a cgroup).
     pub fn value(self, p: &TimelinePoint) -> Option<f64> {
         match self {
             Metric::Write => p.write_bytes_per_s.map(|b| b / MIB),
@@ -116,6 +147,33 @@ impl Metric {
             Metric::System => Some(p.system_pct),
             Metric::Iowait => Some(p.iowait_pct),
             Metric::User => Some(p.user_pct),
+            Metric::WorkSystem => p.work_system_pct,
+            Metric::WorkUser => p.work_user_pct,
+            Metric::WorkDirty => p.work_dirty_bytes.map(|b| b as f64 / MIB),
+            Metric::WorkWriteback => p.work_writeback_bytes.map(|b| b as f64 / MIB),
+        }
+    }
+
+    /// The work's own series a machine-wide one gives way to.
+    pub fn work_own(self) -> Option<Metric> {
+        match self {
+            Metric::System => Some(Metric::WorkSystem),
+            Metric::User => Some(Metric::WorkUser),
+            Metric::Dirty => Some(Metric::WorkDirty),
+            Metric::Writeback => Some(Metric::WorkWriteback),
+            _ => None,
+        }
+    }
+
+    /// Whether `line` is drawn in this metric's chart: a machine-wide
+    /// series only for lines whose work's own is not known (a record made
+    /// before it was sampled, a case without a cgroup), the work's own
+    /// only where known; the device's for every line.
+    pub fn draws(self, line: &Line) -> bool {
+        let known = |m: Metric| line.points.iter().any(|p| m.value(p).is_some());
+        match self {
+            Metric::WorkSystem | Metric::WorkUser | Metric::WorkDirty | Metric::WorkWriteback => known(self),
+            _ => self.work_own().is_none_or(|own| !known(own)),
         }
     }
 
@@ -124,15 +182,16 @@ impl Metric {
     /// `None`: charted whenever known, being what the timeline is read for.
     pub fn floor(self) -> Option<f64> {
         match self {
-            Metric::Write | Metric::System => None,
-            Metric::Read | Metric::Dirty | Metric::Writeback => Some(1.0),
-            Metric::Iowait | Metric::User => Some(2.0),
+            Metric::Write | Metric::System | Metric::WorkSystem => None,
+            Metric::Read | Metric::Dirty | Metric::Writeback | Metric::WorkDirty | Metric::WorkWriteback => Some(1.0),
+            Metric::Iowait | Metric::User | Metric::WorkUser => Some(2.0),
         }
     }
 
-    /// Whether `lines` give this metric a chart (see [`Metric::floor`]).
+    /// Whether `lines` give this metric a chart: some it draws (see
+    /// [`Metric::draws`]) reach its [`Metric::floor`].
     pub fn charted(self, lines: &[Line]) -> bool {
-        let mut known = lines.iter().flat_map(|l| l.points.iter().filter_map(|p| self.value(p))).peekable();
+        let mut known = lines.iter().filter(|l| self.draws(l)).flat_map(|l| l.points.iter().filter_map(|p| self.value(p))).peekable();
         match self.floor() {
             None => known.peek().is_some(),
             Some(floor) => known.any(|v| v >= floor),
@@ -357,7 +416,7 @@ impl OverlayChart<'_> {
         writeln!(out, "</g>")?;
         // A drop is in the write rate, and seed 004's story is the CPU
         // taking over as it comes: both charts mark where it began.
-        if matches!(metric, Metric::Write | Metric::System) {
+        if matches!(metric, Metric::Write | Metric::System | Metric::WorkSystem) {
             for line in self.lines {
                 if let Some(DropMark::Detected { at_s, .. }) = &line.drop {
                     write_drop_marker(out, line, *at_s, &x)?;

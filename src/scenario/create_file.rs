@@ -194,6 +194,10 @@ impl Seeded for CreateFile {
     fn seed(&self) -> &'static str {
         "003"
     }
+    /// xfs_bmap's extents and dd's scan rate.
+    fn printed(&self) -> &'static [&'static str] {
+        &["extents", "cold_read_mbps"]
+    }
     fn preset(&self) -> Preset {
         Preset {
             settings: &[("method", "fallocate,write-1g,write-64k,mkfile,odirect-64k,truncate-fill")],

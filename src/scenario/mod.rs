@@ -162,6 +162,11 @@ pub trait Seeded {
     /// the seed reported; judged on the medians of their repeats, on exact
     /// figures where the claim has them.
     fn verdict(&self, cases: &[&Case]) -> Verdict;
+    /// The figures the seed's author printed (their program's output, the
+    /// tool they read), in the order they matter to the claim: the report
+    /// charts them first, before the verdict's deciding figure and the
+    /// rest of the headline.
+    fn printed(&self) -> &'static [&'static str];
     /// Preset settings that depend on the machine: given the bytes free
     /// where the scratch images go, `(key, value)` pairs read as `--set`
     /// reads them, after [`Preset::settings`] and before the user's own.
@@ -219,6 +224,7 @@ pub fn catalog(probe_figures: &[&'static [FigureSpec]]) -> Catalog {
             about: s.about(),
             params: s.params().iter().map(|p| p.name).collect(),
             headline: s.headline(),
+            printed: s.seeded().map_or(&[][..], |seeded| seeded.printed()),
             figures: s.figures(),
         });
         catalog.figures.extend(s.figures().iter().copied());

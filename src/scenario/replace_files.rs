@@ -93,6 +93,10 @@ impl Seeded for ReplaceFiles {
     fn seed(&self) -> &'static str {
         "002"
     }
+    /// time(1)'s wall, user and sys, and the ftrace script's jbd2 commits.
+    fn printed(&self) -> &'static [&'static str] {
+        &["journal_commits", "wall_s", "user_s", "sys_s"]
+    }
     fn preset(&self) -> Preset {
         Preset { settings: &[("strategy", "fsync-each,writeback-batch")], variants: &[], conditions: &[] }
     }

@@ -13,11 +13,12 @@ fn bar(fs: &str, values: &[f64], repeats: usize) -> Bar {
         repeats,
         missing: if values.len() < repeats { vec!["needs root".to_string()] } else { Vec::new() },
         emulated: false,
+        mark: None,
     }
 }
 
 fn chart(bars: Vec<Bar>) -> String {
-    BarChart { scenario: "s", figure: "wall_s", unit: "s", better: Better::Lower, kind: Kind::Timing, about: None, sides: None, bars }
+    BarChart { scenario: "s", figure: "wall_s", unit: "s", better: Better::Lower, kind: Kind::Timing, about: None, sides: None, bars, mark: None }
         .render()
 }
 
@@ -116,6 +117,7 @@ fn labels_and_names_are_escaped() {
         about: Some("\"quoted\""),
         sides: None,
         bars: vec![odd],
+        mark: None,
     }
     .render();
     assert!(svg.contains(r#"data-fs="a&lt;b&amp;&quot;c&quot;""#));
@@ -134,6 +136,7 @@ fn bytes_scale_to_one_unit_and_negative_values_extend_left() {
         about: None,
         sides: None,
         bars: vec![bar("ext4", &[16.0 * 1048576.0], 1)],
+        mark: None,
     }
     .render();
     assert!(svg.contains(">bytes (MiB)</text>") && svg.contains(">16 MiB</text>"), "{svg}");
@@ -148,7 +151,7 @@ fn sided(fs: &str, side: Side, values: &[f64]) -> Bar {
 
 fn compared(bars: Vec<Bar>) -> String {
     let sides = Sides { base: "tag before", new: "tag after" };
-    BarChart { scenario: "s", figure: "extents", unit: "count", better: Better::Lower, kind: Kind::Exact, about: None, sides: Some(sides), bars }
+    BarChart { scenario: "s", figure: "extents", unit: "count", better: Better::Lower, kind: Kind::Exact, about: None, sides: Some(sides), bars, mark: None }
         .render()
 }
 
@@ -213,7 +216,7 @@ fn an_emulated_timing_bar_is_hatched_marked_and_says_why() {
     assert!(svg.contains("emulated (TCG): timings measure the emulator"), "{svg}");
     // An exact figure of the same case is the kernel's: drawn plain.
     let exact =
-        BarChart { scenario: "s", figure: "extents", unit: "count", better: Better::Lower, kind: Kind::Exact, about: None, sides: None, bars: vec![emulated] }
+        BarChart { scenario: "s", figure: "extents", unit: "count", better: Better::Lower, kind: Kind::Exact, about: None, sides: None, bars: vec![emulated], mark: None }
             .render();
     assert!(!exact.contains("emulated") && !exact.contains('†') && !exact.contains("pattern"), "{exact}");
 }

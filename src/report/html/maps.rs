@@ -23,10 +23,16 @@
 //! - Pictures are bounded three ways: the page's count
 //!   ([`super::MAX_STRIPS`]), each section's count ([`SECTION_PICTURES`],
 //!   so a later scenario is never left without) and bytes
-//!   ([`SECTION_BYTES`]). Each place's (target's) first layout gets the
-//!   budget before any place's second, fragmented files before files in
-//!   one extent; a layout past a budget is listed, not drawn.
+//!   ([`SECTION_BYTES`]). Each place's (target's) most fragmented layout
+//!   gets the budget before any place's next; among those, the places
+//!   where a verdict says its seed shows come first, one file system at a
+//!   time, then the most fragmented files (btrfs's 31,396 extents before
+//!   a 2-extent 67 KiB file); a layout past a budget is listed, not
+//!   drawn. Pictures are drawn in that order, so the files that decide
+//!   come first. A file in one extent is never drawn (a plain bar), only
+//!   listed.
 
+use std::cmp::Reverse;
 use std::fmt::{self, Write as _};
 
 use super::section::Group;
@@ -45,7 +51,7 @@ use crate::units::{bytes, bytes_short};
 pub(super) const SCATTER_EXTENTS: u64 = 64;
 
 /// Bytes one scenario's pictures may take: with the five seeds' scenarios
-/// at most 160 KiB of the 500 KiB a preset run's page should stay under,
+/// at most 160 KiB of the megabyte a preset run's page should stay under,
 /// and less in practice (files of one layout are drawn once). Room for
 /// two scatters and a few strips, or a dozen strips.
 const SECTION_BYTES: usize = 32 * 1024;
@@ -85,18 +91,24 @@ impl Page<'_> {
             return Ok(());
         }
         let layouts = distinct_layouts(&kept);
+        // The places where the scenario's seed shows, by its verdicts.
+        let scenario = kept[0].case.scenario.as_str();
+        let verdicts = self.runs.iter().flat_map(|r| &r.verdicts).filter(|v| v.scenario == scenario);
+        let showing: Vec<&str> = verdicts.flat_map(|v| &v.places).filter(|p| p.shows == Some(true)).map(|p| p.target.as_str()).collect();
         writeln!(
             out,
             r#"<p class="note">The most fragmented files each case left, one picture per layout (files laid out alike at other places drawn once, "× N"). Strips: file offset runs left to right; colour is the place within the file's own range on the device; marks above the strip are jumps between extents. Files of more than {SCATTER_EXTENTS} extents: file offset against device offset, one segment per record.</p>"#
         )?;
         // Pictures go to the budget one target at a time, each target's
         // first layout before any second, so every target gets one while
-        // any can; they are written in their own order.
+        // any can; they are written in that order.
+        let order = draw_order(&layouts, &showing);
         let mut figures: Vec<Option<String>> = vec![None; layouts.len()];
-        let mut reasons: Vec<&str> = vec!["another repeat's layout, not drawn"; layouts.len()];
+        let reason = |l: &Vec<Kept>| if l[0].first_repeat { "in one extent, not drawn" } else { "another repeat's layout, not drawn" };
+        let mut reasons: Vec<&str> = layouts.iter().map(reason).collect();
         let mut bytes_left = SECTION_BYTES;
         let mut pictures_left = SECTION_PICTURES;
-        for index in draw_order(&layouts) {
+        for &index in &order {
             if pictures_left == 0 {
                 reasons[index] = "not drawn: the section's picture budget is spent";
                 continue;
@@ -120,9 +132,13 @@ impl Page<'_> {
         if strips > 0 {
             writeln!(out, r#"<div class="strip-legend">{}</div>"#, inline_svg(&page_legend()))?;
         }
-        for figure in figures.iter().flatten() {
+        // Two pictures a row: a strip or scatter reads at half the page's
+        // width, and a section's eight take half the height.
+        writeln!(out, r#"<div class="maps">"#)?;
+        for figure in order.iter().filter_map(|i| figures[*i].as_deref()) {
             out.push_str(figure);
         }
+        writeln!(out, "</div>")?;
         let listed: Vec<usize> = (0..layouts.len()).filter(|i| figures[*i].is_none()).collect();
         if !listed.is_empty() {
             writeln!(out, r#"<ul class="maps-not-drawn">"#)?;
@@ -135,28 +151,31 @@ impl Page<'_> {
     }
 }
 
-/// The layouts a first repeat has, in the order they get the budget: by
-/// how many layouts of the same place come before them, then fragmented
-/// before contiguous, then in order.
-fn draw_order(layouts: &[Vec<Kept>]) -> Vec<usize> {
-    let mut ranked: Vec<(usize, bool, usize)> = Vec::new();
-    let mut seen: Vec<(&str, usize)> = Vec::new();
-    for (index, layout) in layouts.iter().enumerate().filter(|(_, l)| l[0].first_repeat) {
-        let place = layout[0].group.place.as_str();
-        let rank = match seen.iter_mut().find(|(p, _)| *p == place) {
-            Some((_, count)) => {
-                *count += 1;
-                *count
-            }
-            None => {
-                seen.push((place, 0));
-                0
-            }
-        };
-        ranked.push((rank, layout[0].map.extents <= 1, index));
+/// The layouts a first repeat has in more than one extent (a file in one
+/// piece is a plain bar: it is listed), in the order they get the budget:
+/// each place's most fragmented before any place's next, those of a
+/// place in `showing` (where a verdict says the seed shows) first, among
+/// those each file system's before its next (so xfs's 20,780 extents are
+/// not left out by four btrfs places' 31,000), then the most extents.
+fn draw_order(layouts: &[Vec<Kept>], showing: &[&str]) -> Vec<usize> {
+    let mut drawable: Vec<usize> = (0..layouts.len()).filter(|&i| layouts[i][0].first_repeat && layouts[i][0].map.extents > 1).collect();
+    drawable.sort_by_key(|&i| (Reverse(layouts[i][0].map.extents), i));
+    let mut places: Vec<&str> = Vec::new();
+    let mut classes: Vec<(usize, bool, &str)> = Vec::new();
+    let mut ranked = Vec::new();
+    for index in drawable {
+        let Kept { group, case, map, .. } = layouts[index][0];
+        let place = group.place.as_str();
+        let rank = places.iter().filter(|p| **p == place).count();
+        places.push(place);
+        let shows = showing.contains(&place);
+        let class = (rank, shows, case.fs.as_str());
+        let fs_rank = classes.iter().filter(|c| **c == class).count();
+        classes.push(class);
+        ranked.push((rank, !shows, fs_rank, Reverse(map.extents), index));
     }
     ranked.sort();
-    ranked.into_iter().map(|(_, _, index)| index).collect()
+    ranked.into_iter().map(|(.., index)| index).collect()
 }
 
 /// Every kept map of the groups, in group order, then repeat, then the
@@ -293,7 +312,7 @@ fn write_figure(out: &mut String, layout: &[Kept]) -> fmt::Result {
         let chart = ScatterChart { title: &title, span, range, records: &map.extent_list, extents: map.extents };
         writeln!(out, "{}", inline_svg(chart.render().svg.as_bytes()))?;
     } else {
-        let mut strip = StripBuilder::new(map.size, map.device_bytes, title).local_colour().for_page(false);
+        let mut strip = StripBuilder::new(map.size, map.device_bytes, title).block_size(map.block_size.into()).local_colour().for_page(false);
         let mut previous = None;
         for extent in &map.extent_list {
             // The first record always starts an extent; the builder knows.
@@ -457,15 +476,15 @@ mod tests {
         let btrfs_again = case("btrfs", 2, vec![map("a<b>&\"c\"", 16 * KIB, 0, &[(0, 0, 8 * KIB), (8 * KIB, 7 * MIB, 8 * KIB)])]);
         let btrfs = case("btrfs", 1, vec![map("exist_1", 16 * KIB, 0, TWO)]);
         let html = maps_html(&[("ext4", vec![&ext4]), ("xfs", vec![&xfs, &xfs_again]), ("btrfs", vec![&btrfs, &btrfs_again])]);
-        assert_eq!(html.matches("<figure class=\"strip\"").count(), 2, "two layouts drawn:\n{html}");
+        assert_eq!(html.matches("<figure class=\"strip\"").count(), 1, "one layout drawn, the file in one piece listed:\n{html}");
         assert!(html.contains(r#"data-path="exist_1" data-extents="2" data-records="2" data-truncated="false" data-files="4""#));
-        assert!(html.contains(r#"data-path="one" data-extents="1" data-records="1" data-truncated="false" data-files="1""#));
+        assert!(html.contains(r#"<li class="map" data-fs="ext4" data-repeat="1" data-path="one" data-extents="1" data-files="1">"#), "{html}");
+        assert!(html.contains("in one extent, not drawn"), "{html}");
         assert!(html.contains("× 4</b> files with this layout: exist_1 (ext4, repeat 1); exist_1 (xfs, repeat 1); exist_1 (xfs, repeat 2) and 1 more"));
         assert_eq!(html.matches(r#"<li class="member""#).count(), 4);
         assert!(html.contains(r#"<li class="member" data-fs="btrfs" data-repeat="1" data-path="exist_1" data-extents="2">exist_1 (btrfs, repeat 1) · device 0 B–1.01 MiB of 2 GiB</li>"#));
         // Each file's own range, in the caption and the list.
         assert!(html.contains("device 1.01 MiB at 1 GiB of 2 GiB"), "ends that print alike: span and start");
-        assert!(html.contains("device 4 KiB at 1 GiB of 2 GiB"));
         // The later repeat's own layout: listed, escaped.
         assert!(html.contains(r#"<li class="map" data-fs="btrfs" data-repeat="2" data-path="a&lt;b&gt;&amp;&quot;c&quot;" data-extents="2" data-files="1">"#));
         assert!(!html.contains("a<b>"));
@@ -493,6 +512,52 @@ mod tests {
         let listed = html.matches("not drawn: the section&apos;s picture budget is spent").count();
         assert_eq!(drawn + listed, 12, "every layout drawn or listed");
         assert!(listed > 0, "twelve scatters do not fit one section");
+    }
+
+    #[test]
+    fn the_most_fragmented_files_and_the_places_that_show_are_drawn_first() {
+        // Ten places' 2-extent files, then btrfs's file of 3,000 extents.
+        let two = |i: u64| [(0, 0, 8 * KIB), (8 * KIB, (i + 1) * MIB, 8 * KIB)];
+        let small: Vec<Case> = (0..10).map(|i| case(&format!("fs{i}"), 1, vec![map("src/a.c", 16 * KIB, GIB, &two(i))])).collect();
+        let records: Vec<(u64, u64, u64)> = (0..3_000).map(|i| (i * 4 * KIB, (i * 7_919 % 3_000) * 8 * KIB, 4 * KIB)).collect();
+        let btrfs = case("btrfs", 1, vec![map("big", 12_000 * KIB, GIB, &records)]);
+        let mut groups: Vec<(String, Vec<&Case>)> = small.iter().map(|c| (c.fs.clone(), vec![c])).collect();
+        groups.push(("btrfs".into(), vec![&btrfs]));
+        let groups: Vec<(&str, Vec<&Case>)> = groups.iter().map(|(p, c)| (p.as_str(), c.clone())).collect();
+        let html = maps_html(&groups);
+        let drawn: Vec<&str> = html.split(r#"<figure class="strip" data-scenario="replace-files" data-fs=""#).skip(1).map(|f| f.split('"').next().unwrap()).collect();
+        assert_eq!(drawn[0], "btrfs", "the most fragmented first: {drawn:?}");
+        assert!(drawn.len() < groups.len(), "not every file fits, so the order decides: {drawn:?}");
+        // A place where the seed shows goes before a more fragmented one.
+        let groups: Vec<Group> = groups
+            .iter()
+            .map(|(place, cases)| Group { place: place.to_string(), params: String::new(), run: String::new(), colour: 0, side: None, cases: cases.clone() })
+            .collect();
+        let layouts = distinct_layouts(&kept_maps(&groups));
+        let first = |showing: &[&str]| layouts[draw_order(&layouts, showing)[0]][0].group.place.clone();
+        assert_eq!(first(&[]), "btrfs");
+        assert_eq!(first(&["fs0", "fs3"]), "fs0");
+        // Among the places that show, one file system at a time.
+        let scattered = |n: u64| -> Vec<(u64, u64, u64)> { (0..n).map(|i| (i * 4 * KIB, (i * 7_919 % n) * 8 * KIB, 4 * KIB)).collect() };
+        let cases = [("btrfs", 3_000), ("btrfs", 2_900), ("xfs", 2_000)].map(|(fs, n)| case(fs, 1, vec![map("big", n * 4 * KIB, GIB, &scattered(n))]));
+        let groups: Vec<Group> = ["btrfs@a", "btrfs@b", "xfs@a"]
+            .iter()
+            .zip(&cases)
+            .map(|(place, c)| Group { place: place.to_string(), params: String::new(), run: String::new(), colour: 0, side: None, cases: vec![c] })
+            .collect();
+        let layouts = distinct_layouts(&kept_maps(&groups));
+        let order: Vec<&str> = draw_order(&layouts, &["btrfs@a", "btrfs@b", "xfs@a"]).iter().map(|i| layouts[*i][0].group.place.as_str()).collect();
+        assert_eq!(order, ["btrfs@a", "xfs@a", "btrfs@b"]);
+    }
+
+    #[test]
+    fn a_files_last_block_is_not_said_to_be_mapped_past_eof() {
+        // tree-copy's 67 KiB files in two extents of 4 KiB blocks.
+        let records = [(0, 0, 32 * KIB), (32 * KIB, MIB, 36 * KIB)];
+        let case = case("ext4", 1, vec![map("src/a.c", 67 * KIB, GIB, &records)]);
+        let html = maps_html(&[("ext4", vec![&case])]);
+        assert!(html.contains(r#"data-path="src/a.c" data-extents="2""#), "{html}");
+        assert!(!html.contains("past EOF"), "{html}");
     }
 
     #[test]

@@ -148,6 +148,7 @@ mod tests {
             repeats,
             missing: if values.len() < repeats { vec!["tracepoints need root".to_string()] } else { Vec::new() },
             emulated: false,
+            mark: None,
         }
     }
 

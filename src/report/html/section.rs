@@ -48,26 +48,41 @@ impl Group<'_> {
     }
 }
 
-impl Page<'_> {
-    /// One scenario's section: what it is, its charts, maps and timelines.
-    pub(super) fn write_scenario(&mut self, out: &mut String, name: &str) -> fmt::Result {
-        let scenario = self.catalog.scenario(name);
-        let cases: Vec<(usize, &Case)> = self
-            .runs
-            .iter()
-            .enumerate()
-            .flat_map(|(i, r)| r.cases.iter().filter(|c| c.scenario == name).map(move |c| (i, c)))
-            .collect();
+/// One scenario's cases on both sides of the page, and their groups.
+pub(super) struct ScenarioCases<'a> {
+    /// The new side's cases (the page's runs), with their run's index.
+    pub(super) cases: Vec<(usize, &'a Case)>,
+    /// The base side's, with `--compare`.
+    pub(super) base_cases: Vec<(usize, &'a Case)>,
+    /// The parameters whose values differ between the cases.
+    pub(super) varying: Vec<String>,
+    /// `k=v` of those every case shares.
+    pub(super) constant: Vec<String>,
+    /// The new side's groups.
+    pub(super) groups: Vec<Group<'a>>,
+    /// The base side's.
+    pub(super) base_groups: Vec<Group<'a>>,
+}
+
+impl<'a> Page<'a> {
+    /// The cases of scenario `name` on each side, grouped (see [`Group`]).
+    pub(super) fn scenario_cases(&self, name: &str) -> ScenarioCases<'a> {
+        let of = |runs: &'a [RunRecord]| -> Vec<(usize, &'a Case)> {
+            runs.iter().enumerate().flat_map(|(i, r)| r.cases.iter().filter(|c| c.scenario == name).map(move |c| (i, c))).collect()
+        };
         let base_runs = self.compared.map_or(&[][..], |c| c.base_runs);
-        let base_cases: Vec<(usize, &Case)> = base_runs
-            .iter()
-            .enumerate()
-            .flat_map(|(i, r)| r.cases.iter().filter(|c| c.scenario == name).map(move |c| (i, c)))
-            .collect();
+        let (cases, base_cases) = (of(self.runs), of(base_runs));
         let (varying, constant) = split_params(cases.iter().chain(&base_cases).map(|(_, c)| *c));
         let side = self.compared.map(|_| Side::New);
         let groups = self.groups(&cases, &varying, self.runs, side);
         let base_groups = self.groups(&base_cases, &varying, base_runs, Some(Side::Base));
+        ScenarioCases { cases, base_cases, varying, constant, groups, base_groups }
+    }
+
+    /// One scenario's section: what it is, its charts, maps and timelines.
+    pub(super) fn write_scenario(&mut self, out: &mut String, name: &str) -> fmt::Result {
+        let scenario = self.catalog.scenario(name);
+        let ScenarioCases { cases, base_cases, varying, constant, groups, base_groups } = self.scenario_cases(name);
         // The legend, when there is a base side to tell apart.
         let sides = self.compared.filter(|_| !base_cases.is_empty()).map(|c| Sides { base: c.base_label, new: c.new_label });
 
@@ -145,6 +160,10 @@ impl Page<'_> {
                 }
             }
         }
+        // A parameter set's groups together, so its bars make one block
+        // under one heading; otherwise in order of first appearance.
+        let sets = unique(keyed.iter().map(|(_, g)| g.params.clone()));
+        keyed.sort_by_key(|(_, g)| sets.iter().position(|p| *p == g.params));
         keyed.into_iter().map(|(_, g)| g).collect()
     }
 
@@ -184,7 +203,7 @@ impl Page<'_> {
 /// The groups in the bar charts' order: the new side's, each preceded by
 /// the base groups of its place and parameters; then the base groups no
 /// new group matches.
-fn chart_order<'g, 'c>(new: &'g [Group<'c>], base: &'g [Group<'c>]) -> Vec<&'g Group<'c>> {
+pub(super) fn chart_order<'g, 'c>(new: &'g [Group<'c>], base: &'g [Group<'c>]) -> Vec<&'g Group<'c>> {
     let mut placed = vec![false; base.len()];
     let mut order = Vec::with_capacity(new.len() + base.len());
     for group in new {
@@ -311,6 +330,7 @@ mod tests {
             new_label: "tag after",
             summary_html: String::new(),
             table_html: String::new(),
+            regressed: Vec::new(),
         });
         let catalog = Catalog { scenarios: Vec::new(), figures: Vec::new() };
         String::from_utf8(render(&catalog, new, "t", compared.as_ref())).expect("UTF-8")
@@ -354,21 +374,23 @@ mod tests {
         // The numbers: a row per bar, the sides named.
         let wall = html.split(r#"<tbody data-figure="wall_s""#).nth(1).unwrap().split("</tbody>").next().unwrap();
         assert_eq!(wall.matches("<tr data-fs=").count(), 5);
-        assert!(html.contains("10 rows; base = tag before, new = tag after"), "wall_s and journal_commits");
+        assert!(html.contains("5 rows; base = tag before, new = tag after"), "wall_s: journal_commits is measured nowhere");
+        assert!(!html.contains(r#"data-figure="journal_commits""#), "and has no chart");
     }
 
     #[test]
     fn a_run_on_both_sides_is_drawn_on_both_and_no_compare_changes_nothing() {
-        let run = exec_run("same", &[("ext4", 1.0)]);
+        let run = exec_run("same", &[("ext4", 1.0), ("xfs", 2.0)]);
         let html = page(std::slice::from_ref(&run), Some(std::slice::from_ref(&run)));
-        assert_eq!(bars(&html).len(), 2);
+        assert_eq!(bars(&html).len(), 4);
         assert_eq!(html.matches(r#"data-value="1""#).count(), 2, "the same median on both sides");
         let other = exec_run("other", &[]);
         let unmatched = page(std::slice::from_ref(&run), Some(std::slice::from_ref(&other)));
         assert!(unmatched.contains("base tag before: no cases of exec") && !unmatched.contains(r#"<g class="legend">"#));
         assert!(unmatched.contains(r#"data-side="new""#), "the bars still say their side");
         let alone = page(std::slice::from_ref(&run), None);
-        assert_eq!(bars(&alone), [("bar".to_string(), "ext4".to_string(), String::new())]);
+        let plain = |fs: &str| ("bar".to_string(), fs.to_string(), String::new());
+        assert_eq!(bars(&alone), [plain("ext4"), plain("xfs")]);
         assert!(!alone.contains(" data-side=") && !alone.contains(r#"<g class="legend">"#) && !alone.contains("drawn pale"));
     }
 }

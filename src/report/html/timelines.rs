@@ -16,6 +16,10 @@
 //!   [`CHARTS_PER_SET`] metrics that moved (the write rate, system CPU,
 //!   dirty memory as a rule), so create-file's six methods take six rows,
 //!   not six times seven charts.
+//! - The work's own series (its CPU; its cgroup's page cache under
+//!   `--memory`) are drawn where they were sampled, and the whole
+//!   machine's only for lines without them, each chart titled by whose
+//!   series it is (`Metric::draws`).
 
 use std::fmt::{self, Write as _};
 
@@ -25,8 +29,9 @@ use crate::record::Case;
 use crate::report::timeline::{DropMark, Line, Metric, OverlayChart, stroke};
 
 /// Charts a parameter set gets when a scenario ran several: one row of
-/// the page's grid, the first metrics of [`Metric::ALL`] that moved.
-const CHARTS_PER_SET: usize = 2;
+/// the page's three-column grid, the first metrics of [`Metric::ALL`]
+/// that moved.
+const CHARTS_PER_SET: usize = 3;
 
 /// A place's stroke: its group's colour, and a dash of its own among the
 /// places of that colour.
@@ -95,9 +100,12 @@ pub(super) fn write_timelines(out: &mut String, scenario: &str, groups: &[Group]
         if sets.len() > 1 {
             writeln!(out, r#"<p class="params timeline-set"><b>{}</b></p>"#, escape(params))?;
         }
-        let set: Vec<Line> = lines.iter().filter(|(p, _)| p == params).map(|(_, l)| l.clone()).collect();
         writeln!(out, r#"<div class="grid timelines" style="margin-bottom: 8px">"#)?;
         for metric in shown {
+            let set: Vec<Line> = lines.iter().filter(|(p, l)| p == params && metric.draws(l)).map(|(_, l)| l.clone()).collect();
+            if set.is_empty() {
+                continue;
+            }
             let chart = OverlayChart { scenario, params, metric: *metric, lines: &set };
             writeln!(out, r#"<div class="card">{}</div>"#, chart.render())?;
         }
@@ -113,9 +121,13 @@ pub(super) fn write_timelines(out: &mut String, scenario: &str, groups: &[Group]
             escape(&titles.join(", "))
         )?;
     }
+    // A series no line draws is said only when it is the machine's,
+    // given way to the work's own; the work's own, when not sampled, is
+    // no news.
+    let drawn_by = |m: &Metric| all.iter().any(|l| m.draws(l));
     let quiet: Vec<String> = Metric::ALL
         .iter()
-        .filter(|m| !charted.contains(m))
+        .filter(|m| !charted.contains(m) && drawn_by(m))
         .map(|m| match m.floor() {
             Some(floor) => format!("{} below {floor} {}", m.title(), m.unit()),
             None => format!("{} (not known)", m.title()),
@@ -123,6 +135,14 @@ pub(super) fn write_timelines(out: &mut String, scenario: &str, groups: &[Group]
         .collect();
     if !quiet.is_empty() {
         writeln!(out, r#"<p class="note">Not charted: {}.</p>"#, escape(&quiet.join("; ")))?;
+    }
+    let replaced: Vec<&str> = Metric::ALL.iter().filter(|m| m.work_own().is_some() && !drawn_by(m)).map(|m| m.title()).collect();
+    if !replaced.is_empty() {
+        writeln!(
+            out,
+            r#"<p class="note">The work's own series drawn instead of: {}.</p>"#,
+            escape(&replaced.join(", "))
+        )?;
     }
     write_drops(out, &all)
 }
@@ -241,6 +261,7 @@ mod tests {
                 idle_pct: 57.5,
                 dirty_bytes: 4096,
                 writeback_bytes: 0,
+                ..Default::default()
             })
             .collect();
         case
@@ -297,11 +318,45 @@ mod tests {
         write_timelines(&mut html, "create-file", &groups).unwrap();
         assert_eq!(html.matches("<li data-fs=").count(), 2, "the legend names places, not parameter sets");
         assert_eq!(html.matches(r#"<p class="params timeline-set">"#).count(), 5);
-        // Five sets, each a row of two charts: writes and system CPU.
-        assert_eq!(html.matches(r#"<svg class="chart timeline""#).count(), 10);
-        assert_eq!(html.matches(r#"data-params="method=m3" data-metric="#).count(), 2);
+        // Five sets, each a row of three charts: writes, system CPU and
+        // iowait (user CPU stayed below its floor).
+        assert_eq!(html.matches(r#"<svg class="chart timeline""#).count(), 15);
+        assert_eq!(html.matches(r#"data-params="method=m3" data-metric="#).count(), 3);
+        assert!(!html.contains("Not charted (5 parameter sets"), "every metric that moved fits the row");
         assert!(html.contains(r#"data-params="method=m3" data-metric="write_mibps" data-unit="MiB/s" data-lines="2""#));
         assert!(html.contains("Not charted: dirty page cache (whole machine) below 1 MiB; device reads below 1 MiB/s"), "{html}");
+    }
+
+    #[test]
+    fn the_works_own_series_are_drawn_where_sampled_and_the_machines_elsewhere() {
+        // ext4 sampled its work's CPU and cgroup; xfs is an older record.
+        let mut own = case("ext4", 1, 8);
+        for p in &mut own.timeline {
+            (p.work_system_pct, p.work_user_pct) = (Some(40.0), Some(0.5));
+            (p.work_dirty_bytes, p.work_writeback_bytes) = (Some(30 << 20), Some(0));
+        }
+        let old = case("xfs", 1, 8);
+        let groups = [group("ext4@120M", "", 0, vec![&own]), group("xfs", "", 1, vec![&old])];
+        let mut html = String::new();
+        write_timelines(&mut html, "mmap-fill", &groups).unwrap();
+        let lines = |metric: &str| -> Vec<&str> {
+            let chart = html.split(&format!(r#"data-metric="{metric}""#)).nth(1).map_or("", |c| c.split("</svg>").next().unwrap());
+            chart.split(r#"<path class="line" data-fs=""#).skip(1).map(|l| l.split('"').next().unwrap()).collect()
+        };
+        assert_eq!(lines("work_system_pct"), ["ext4"], "the work's own where sampled");
+        assert_eq!(lines("system_pct"), ["xfs"], "the machine's where not");
+        assert_eq!(lines("work_dirty_mib"), ["ext4"]);
+        assert_eq!(lines("write_mibps"), ["ext4", "xfs"], "the device's for every case");
+        assert!(html.contains(r#"aria-label="system CPU (the work&apos;s)""#) && html.contains(r#"aria-label="system CPU (whole machine)""#), "{html}");
+        assert!(html.contains(r#"data-unit="% of one CPU""#));
+        // All sampled: the machine's system CPU gives way, said once.
+        let mut twin = own.clone();
+        twin.fs = "xfs".into();
+        let groups = [group("ext4@120M", "", 0, vec![&own]), group("xfs@120M", "", 1, vec![&twin])];
+        let mut html = String::new();
+        write_timelines(&mut html, "mmap-fill", &groups).unwrap();
+        assert!(!html.contains(r#"data-metric="system_pct""#) && html.contains(r#"data-metric="work_system_pct""#));
+        assert!(html.contains("The work's own series drawn instead of: system CPU (whole machine), dirty page cache (whole machine)"), "{html}");
     }
 
     #[test]

@@ -78,6 +78,10 @@ impl Column {
 #[derive(Debug, Clone)]
 pub(super) struct Fold {
     pub(super) file_size: u64,
+    /// Where the file's last block ends: the bytes between EOF and here
+    /// are every file's slack, not mapped past EOF. `file_size` until a
+    /// block size is given.
+    pub(super) last_block_end: u64,
     pub(super) device_bytes: u64,
     /// File bytes per column; only ever doubles.
     pub(super) column_bytes: u64,
@@ -115,6 +119,7 @@ impl Fold {
     pub(super) fn new(file_size: u64, device_bytes: u64) -> Fold {
         Fold {
             file_size,
+            last_block_end: file_size,
             device_bytes,
             column_bytes: file_size.div_ceil(COLUMNS as u64).max(1),
             columns: vec![Column::default(); COLUMNS],
@@ -183,8 +188,8 @@ impl Fold {
             }
         }
 
-        if end > self.file_size {
-            self.past_eof_bytes += end - extent.logical.max(self.file_size);
+        if end > self.last_block_end {
+            self.past_eof_bytes += end - extent.logical.max(self.last_block_end);
         }
         self.max_logical_end = self.max_logical_end.max(end);
         if known {

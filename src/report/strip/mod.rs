@@ -99,6 +99,15 @@ impl StripBuilder {
         self
     }
 
+    /// The file system's block size: the file's last block, mapped past
+    /// EOF on every file whose size is not a multiple of it, is not said
+    /// to be (nor marked EOF); only what lies beyond it is.
+    #[must_use]
+    pub fn block_size(mut self, bytes: u64) -> Self {
+        self.fold.last_block_end = self.fold.file_size.next_multiple_of(bytes.max(1));
+        self
+    }
+
     /// Feed the next record in logical order. `starts_extent` is true when
     /// this record breaks the physical run by filefrag's rule; it draws a
     /// jump mark unless it is the first record.
@@ -271,6 +280,22 @@ mod tests {
         assert!(svg.contains(">EOF</text>"));
         assert!(svg.contains(">1 record unwritten · 1 GiB mapped past EOF</text>"));
         assert!(svg.contains(">1 GiB</text>"), "the axis ends at the last logical end");
+    }
+
+    #[test]
+    fn the_last_blocks_slack_is_not_mapped_past_eof() {
+        // 67 KiB in 4 KiB blocks: the last block's 1 KiB past EOF is every
+        // file's, and no preallocation.
+        let mut slack = StripBuilder::new(67 * KIB, GIB, "slack").block_size(4096);
+        slack.add(&ext(0, 0, 68 * KIB), true);
+        let svg = String::from_utf8(slack.finish()).expect("UTF-8");
+        assert!(!svg.contains("past EOF") && !svg.contains(">EOF</text>"), "{svg}");
+        // A preallocated MiB beyond that block is said, and only it.
+        let mut kept = StripBuilder::new(67 * KIB, GIB, "kept").block_size(4096);
+        kept.add(&ext(0, 0, 68 * KIB), true);
+        kept.add(&Extent { flags: flag::UNWRITTEN, ..ext(68 * KIB, 68 * KIB, MIB) }, false);
+        let svg = String::from_utf8(kept.finish()).expect("UTF-8");
+        assert!(svg.contains(" · 1 MiB mapped past EOF</text>") && svg.contains(">EOF</text>"), "{svg}");
     }
 
     #[test]

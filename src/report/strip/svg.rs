@@ -265,9 +265,9 @@ impl Picture<'_> {
                 t = if self.fold.span() == 0 { "empty file" } else { "no mapped data" },
             )?;
         }
-        if self.fold.max_logical_end > self.fold.file_size {
+        if self.fold.max_logical_end > self.fold.last_block_end {
             // Records past EOF (fallocate KEEP_SIZE) widened the axis; show
-            // where the file really ends.
+            // where the file really ends (not for its last block's slack).
             let x = num(self.x(self.fold.file_size as f64));
             writeln!(
                 out,

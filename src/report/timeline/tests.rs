@@ -12,6 +12,7 @@ fn point(t_s: f64, write_mibps: f64) -> TimelinePoint {
         idle_pct: 84.0,
         dirty_bytes: 0,
         writeback_bytes: 0,
+        ..Default::default()
     }
 }
 

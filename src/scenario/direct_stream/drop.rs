@@ -252,6 +252,7 @@ mod tests {
             idle_pct: 50.0,
             dirty_bytes: 0,
             writeback_bytes: 0,
+            ..Default::default()
         }
     }
 

@@ -119,6 +119,8 @@ const FIGURES: &[FigureSpec] = &[
         .about("system-wide iowait before the drop, % of all CPUs"),
     FigureSpec::new("iowait_pct_after", "%", Better::Lower, Kind::Timing)
         .about("system-wide iowait after the drop, % of all CPUs"),
+    FigureSpec::new("proc_sys_pct", "%", Better::Lower, Kind::Timing).heading("loop sys %")
+        .about("the loop's own system CPU over the whole stream, % of one CPU"),
     FigureSpec::new("proc_sys_pct_before", "%", Better::Lower, Kind::Timing)
         .about("the loop's own system CPU before the drop, % of one CPU"),
     FigureSpec::new("proc_sys_pct_after", "%", Better::Lower, Kind::Timing)
@@ -142,7 +144,7 @@ impl Scenario for DirectStream {
         Some(self)
     }
     fn headline(&self) -> &'static [&'static str] {
-        &["stream_mbps", "bytes_written", "sys_s", "drop_detected", "drop_at_s", "drop_depth", "proc_sys_pct_after"]
+        &["stream_mbps", "bytes_written", "sys_s", "proc_sys_pct", "drop_detected", "drop_at_s", "drop_depth", "proc_sys_pct_after"]
     }
     /// O_DIRECT needs whole 4 KiB blocks, and a limit below one block
     /// would write nothing.
@@ -191,6 +193,11 @@ impl Scenario for DirectStream {
 impl Seeded for DirectStream {
     fn seed(&self) -> &'static str {
         "004"
+    }
+    /// vmstat's write rate and the loop's system CPU (the seed's "10% of a
+    /// single CPU" to 100%), over the stream and before and after a drop.
+    fn printed(&self) -> &'static [&'static str] {
+        &["stream_mbps", "proc_sys_pct", "mbps_before", "mbps_after", "proc_sys_pct_before", "proc_sys_pct_after"]
     }
     /// Sized by time, as the seed's stream was: 20 s (its drop came at
     /// about 15 s, and the detector needs 7 whole intervals), on a file
@@ -352,6 +359,8 @@ impl Work for Stream {
         f.put(&FIGURES[0].with_kind(written_kind), Some(written as f64), "");
         let rate = crate::units::mib_per_s(written as f64, loop_s);
         f.put(&FIGURES[1], rate, "no time passed");
+        let sys = self.proc_sys_pct(0.0, f64::INFINITY);
+        f.set_opt("proc_sys_pct", sys, "%", Better::Lower, Kind::Timing, "the stream ran under half a second");
         if self.overwrite {
             f.put(&FIGURES[2], self.prepared_extents.map(|n| n as f64), "not mapped");
         }
@@ -641,6 +650,7 @@ mod tests {
             idle_pct: 50.0,
             dirty_bytes: 0,
             writeback_bytes: 0,
+            ..Default::default()
         }
     }
 

@@ -160,6 +160,11 @@ impl Seeded for TreeCopy {
     fn seed(&self) -> &'static str {
         "001"
     }
+    /// time(1)'s real, user and sys of the untar (the copy) and of the
+    /// `tar cf /dev/zero` read-back.
+    fn printed(&self) -> &'static [&'static str] {
+        &["copy_s", "cold_read_s", "user_s", "sys_s", "cold_read_user_s", "cold_read_sys_s"]
+    }
     fn preset(&self) -> Preset {
         Preset {
             settings: &[],
