@@ -79,6 +79,35 @@ pub fn short_number(value: f64) -> String {
     group_digits(&text)
 }
 
+/// A ratio in [0, 1] to three decimals, where one strictly between 0 and
+/// 1 never reads as either end: a layout score of 0.9997 (two breaks in
+/// 7,424 blocks) prints `>0.999`, not `1.000`.
+pub fn ratio(value: f64) -> String {
+    let text = format!("{value:.3}");
+    if value < 1.0 && text == "1.000" {
+        ">0.999".into()
+    } else if value > 0.0 && text == "0.000" {
+        "<0.001".into()
+    } else {
+        text
+    }
+}
+
+/// `part` of `whole` as a percentage with one decimal, where a share
+/// strictly between none and all never reads as either: 45 of 113,000
+/// prints `<0.1%`, not `0.0%`; `-` of nothing.
+pub fn share(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        return "-".into();
+    }
+    let pct = 100.0 * part as f64 / whole as f64;
+    match format!("{pct:.1}%") {
+        text if part > 0 && text == "0.0%" => "<0.1%".into(),
+        text if part < whole && text == "100.0%" => ">99.9%".into(),
+        text => text,
+    }
+}
+
 /// Thousands separated by commas in the integer part of numbers of five
 /// digits or more (`16,384`; `4096` stays as is, as people write block
 /// sizes).
@@ -178,6 +207,22 @@ mod tests {
         assert_eq!(bytes_short(GIB + GIB / 4), "1.25 GiB");
         assert_eq!(bytes_short(256 * MIB), "256 MiB");
         assert_eq!(bytes_short(u64::MAX), "16 EiB");
+    }
+
+    #[test]
+    fn a_share_or_ratio_between_the_ends_never_reads_as_one() {
+        assert_eq!(share(45, 113_000), "<0.1%");
+        assert_eq!(share(0, 113_000), "0.0%");
+        assert_eq!(share(112_999, 113_000), ">99.9%");
+        assert_eq!(share(1, 2), "50.0%");
+        assert_eq!(share(0, 0), "-");
+        // Two breaks in 7,424 blocks; one in 18,588 (a 72.6 MiB file).
+        assert_eq!(ratio(7422.0 / 7423.0), ">0.999");
+        assert_eq!(ratio(18_586.0 / 18_588.0), ">0.999");
+        assert_eq!(ratio(1.0), "1.000");
+        assert_eq!(ratio(0.0), "0.000");
+        assert_eq!(ratio(0.0001), "<0.001");
+        assert_eq!(ratio(0.5), "0.500");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use serde_json::json;
 use super::{FragArgs, Out, SCHEMA, format, write_error};
 use crate::error::{Error, ErrorKind, Result};
 use crate::layout::tree::{self, TreeOptions, TreeReport};
-use crate::text;
+use crate::{text, units};
 
 /// The most threads a walk uses: it waits on the disk and on directory
 /// locks, and past a few dozen threads more only add start-up time and
@@ -88,11 +88,10 @@ fn print_json(out: &mut Out, report: &TreeReport) -> std::io::Result<()> {
 fn print_text(out: &mut Out, report: &TreeReport, args: &FragArgs) -> std::io::Result<()> {
     let s = &report.summary;
     let w = out.writer();
-    let pct = |part: u64, whole: u64| if whole == 0 { 0.0 } else { 100.0 * part as f64 / whole as f64 };
     writeln!(w, "files              {}", s.files)?;
     writeln!(w, "bytes              {} ({})", s.bytes, format::bytes(s.bytes))?;
     writeln!(w, "extents            {} ({} records)", s.extents, s.records)?;
-    write!(w, "fragmented files   {} ({:.1}% have more extents than perfection)", s.fragmented_files, pct(s.fragmented_files, s.files))?;
+    write!(w, "fragmented files   {} ({} have more extents than perfection)", s.fragmented_files, units::share(s.fragmented_files, s.files))?;
     if s.perfection_unknown_files > 0 {
         write!(w, "; perfection unknown for {}", s.perfection_unknown_files)?;
     }
@@ -114,11 +113,14 @@ fn print_text(out: &mut Out, report: &TreeReport, args: &FragArgs) -> std::io::R
             } else {
                 format!("{}-{}", b.extents_min, b.extents_max)
             };
-            writeln!(w, "{range:>16}  {:>11}  {:>5.1}%", b.files, pct(b.files, s.files))?;
+            writeln!(w, "{range:>16}  {:>11}  {:>6}", b.files, units::share(b.files, s.files))?;
         }
     }
     if !report.worst.is_empty() {
-        writeln!(w, "\nworst {} files: extents  perfection  layout  size  path", args.top.min(report.worst.len()))?;
+        // The headings over their columns: right-aligned over the
+        // figures, the path left-aligned over the paths.
+        writeln!(w, "\nthe {} most fragmented files:", args.top.min(report.worst.len()))?;
+        writeln!(w, "{:>12}  {:>10}  {:>6}  {:>9}  path", "extents", "perfection", "layout", "size")?;
         for f in &report.worst {
             writeln!(
                 w,

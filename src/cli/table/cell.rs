@@ -20,7 +20,8 @@ fn shown_unit(unit: &str) -> Option<&'static str> {
 /// and exit statuses whole.
 pub fn scaled(value: f64, unit: &str) -> String {
     match unit {
-        "s" | "ratio" => format!("{value:.3}"),
+        "ratio" => crate::units::ratio(value),
+        "s" => format!("{value:.3}"),
         "bytes" | "bytes/s" => format!("{:.1}", value / MIB),
         "MB/s" => format!("{:.1}", value * 1e6 / MIB),
         "count" | "status" => format!("{value:.0}"),
