@@ -13,6 +13,23 @@ pub fn mib_per_s(bytes: f64, seconds: f64) -> Option<f64> {
     (seconds > 0.0).then(|| bytes / seconds / MIB)
 }
 
+/// The shortest window a rate is recorded over: 10 ms, ten scheduler
+/// ticks. A fallocate timed at 1 ms is no 250,000 MiB/s of anything: under
+/// it, the window's start and end and the clock's reads weigh as much as
+/// the work.
+pub const RATE_FLOOR_S: f64 = 0.01;
+
+/// A rate in MiB/s of `bytes` over `seconds`, or why there is none: the
+/// window was under [`RATE_FLOOR_S`] (or no time passed). The reason is
+/// what a missing figure says.
+pub fn rate(bytes: f64, seconds: f64) -> (Option<f64>, String) {
+    if seconds >= RATE_FLOOR_S {
+        return (mib_per_s(bytes, seconds), String::new());
+    }
+    let took = if seconds > 0.0 { format!("{:.2} ms", seconds * 1e3) } else { "no time".into() };
+    (None, format!("it took {took}, under the {} ms a rate needs to mean anything", RATE_FLOOR_S * 1e3))
+}
+
 /// `bytes` as a value in the largest binary unit not above it, and that unit.
 fn scale(bytes: u64) -> (f64, &'static str) {
     let mut value = bytes as f64;
@@ -174,6 +191,12 @@ mod tests {
         let rate = mib_per_s(256.0 * super::MIB, 0.4377).unwrap();
         assert!((rate - 584.88).abs() < 0.01, "{rate}");
         assert_eq!(mib_per_s(1.0, 0.0), None);
+        // fallocate's 256 MiB "in" 1 ms is no rate.
+        let (none, why) = super::rate(256.0 * super::MIB, 0.001);
+        assert_eq!(none, None);
+        assert_eq!(why, "it took 1.00 ms, under the 10 ms a rate needs to mean anything");
+        assert_eq!(super::rate(256.0 * super::MIB, 0.0).1, "it took no time, under the 10 ms a rate needs to mean anything");
+        assert_eq!(super::rate(super::MIB, 0.5), (Some(2.0), String::new()));
     }
 
     #[test]

@@ -119,7 +119,7 @@ fn print_text(out: &mut Out, report: &TreeReport, args: &FragArgs) -> std::io::R
     if !report.worst.is_empty() {
         // The headings over their columns: right-aligned over the
         // figures, the path left-aligned over the paths.
-        writeln!(w, "\nthe {} most fragmented files:", args.top.min(report.worst.len()))?;
+        writeln!(w, "\nworst {} files:", args.top.min(report.worst.len()))?;
         writeln!(w, "{:>12}  {:>10}  {:>6}  {:>9}  path", "extents", "perfection", "layout", "size")?;
         for f in &report.worst {
             writeln!(
