@@ -1,8 +1,8 @@
 //! Numbers that mean what they print, end to end: `fslab list` and a
 //! stored run's `show --wide` within 120 columns, fio's latencies in the
 //! unit they are of, and `frag` on a crafted file whose backward jump
-//! must cost its layout score and whose worst-files header sits over its
-//! columns.
+//! must cost its layout score, whose worst-files header sits over its
+//! columns and whose seeks to the next files are counted, not summed.
 
 mod common;
 
@@ -74,12 +74,26 @@ fn a_backward_jump_costs_the_layout_score_and_the_worst_files_header_sits_over_i
     assert_eq!(starts.len(), 3, "filefrag: {starts:?}");
     assert!(starts[1].1 < starts[0].1, "a backward jump at MiB 16: {starts:?}");
 
+    // Two small files after it in the directory: a seek from each file's
+    // end to the next one's start.
+    for name in ["g", "h"] {
+        std::fs::write(dir.join(name), [7u8; 8192]).unwrap();
+    }
+    common::run("sync", &[]);
+
     let path = dir.to_str().unwrap();
     let json = fslab_json(&["frag", "--json", path]);
+    let s = &json["summary"];
+    let (pairs, seeks) = (s["next_file_pairs"].as_u64().unwrap(), s["next_file_seeks"].as_u64().unwrap());
+    assert!(pairs == 2 && seeks >= 1, "{s}");
+    assert!(s["next_file_seek_median_bytes"].as_u64().unwrap() <= s["next_file_seek_bytes"].as_u64().unwrap(), "{s}");
     let score = json["worst"][0]["layout_score"].as_f64().unwrap();
     assert!(score < 1.0, "a backward jump must cost: {score}");
     let text = String::from_utf8(fslab_expect(&["frag", path], 0).stdout).unwrap();
     assert!(!text.contains("1.000"), "a score below 1 never prints as 1.000:\n{text}");
+    // Seeks counted, their median said; the sum is no distance to print.
+    assert!(text.contains(&format!("{seeks} seeks between files, median ")), "{text}");
+    assert!(!text.contains("head travel"), "{text}");
 
     // Each heading ends where its column's values end (right-aligned), or
     // starts where they start (the path).
