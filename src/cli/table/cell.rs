@@ -38,19 +38,28 @@ pub fn scaled(value: f64, unit: &str) -> String {
 
 /// A column heading for figure `name` of base `unit`: its declared
 /// heading (which names the table's unit: `MiB wr`, `cold MiB/s`); for a
-/// figure without one, its name with a scaled unit said
-/// (`seek_distance MiB`, `fio_w_write_bw MiB/s`).
+/// figure without one, its name as words with a scaled unit said
+/// (`seek distance MiB`, `proc sys % after`), a figure named at run time
+/// as named (`fio_w_write_bw MiB/s`, `fio_w_write_clat_p50 s`).
 pub fn heading(catalog: &Catalog, name: &str, unit: Option<&str>) -> String {
     let declared = catalog.heading(name);
     if declared != name {
         return declared.to_string();
     }
-    match unit.and_then(shown_unit) {
-        Some(shown) => {
-            let stem = name.strip_suffix("_bytes").or_else(|| name.strip_suffix("_mbps")).unwrap_or(name);
-            format!("{stem} {shown}")
-        }
-        None => name.to_string(),
+    let shown = unit.and_then(shown_unit).or(unit.filter(|u| *u == "s"));
+    let stem = match shown {
+        Some("s") => name.strip_suffix("_s"),
+        Some(_) => name.strip_suffix("_bytes").or_else(|| name.strip_suffix("_mbps")),
+        None => None,
+    }
+    .unwrap_or(name);
+    // A figure the catalog declares reads as words (`fragmented files`,
+    // `drop detected`); one named at run time (fio's `fio_w_write_iops`,
+    // after its job) keeps the name its parts are told apart by.
+    let stem = if catalog.figure(name).is_some() { stem.replace('_', " ").replace(" pct", " %") } else { stem.to_string() };
+    match shown {
+        Some(shown) => format!("{stem} {shown}"),
+        None => stem,
     }
 }
 

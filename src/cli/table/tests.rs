@@ -49,7 +49,11 @@ fn cells_are_in_mib_and_mib_per_s_and_missing_is_a_dash() {
     let catalog = crate::harness::catalog();
     assert_eq!(heading(&catalog, "written_bytes", Some("bytes")), "MiB wr");
     assert_eq!(heading(&catalog, "cold_read_mbps", Some("MB/s")), "cold MiB/s");
-    assert_eq!(heading(&catalog, "seek_distance_bytes", Some("bytes")), "seek_distance MiB");
+    assert_eq!(heading(&catalog, "seek_distance_bytes", Some("bytes")), "seek distance MiB");
+    assert_eq!(heading(&catalog, "fragmented_files", Some("count")), "fragmented files");
+    assert_eq!(heading(&catalog, "drop_detected", Some("count")), "drop detected");
+    assert_eq!(heading(&catalog, "proc_sys_pct_after", Some("%")), "proc sys % after");
+    assert_eq!(heading(&catalog, "fio_w_write_clat_p50_s", Some("s")), "fio_w_write_clat_p50 s");
     assert_eq!(heading(&catalog, "fio_w_write_bw_bytes", Some("bytes/s")), "fio_w_write_bw MiB/s");
     assert_eq!(heading(&catalog, "fio_w_write_iops", Some("count")), "fio_w_write_iops");
 }
