@@ -13,11 +13,13 @@ pub fn mib_per_s(bytes: f64, seconds: f64) -> Option<f64> {
     (seconds > 0.0).then(|| bytes / seconds / MIB)
 }
 
-/// The shortest window a rate is recorded over: 10 ms, ten scheduler
-/// ticks. A fallocate timed at 1 ms is no 250,000 MiB/s of anything: under
-/// it, the window's start and end and the clock's reads weigh as much as
-/// the work.
-pub const RATE_FLOOR_S: f64 = 0.01;
+/// The shortest window a rate is recorded over: 1 ms. Under it, the
+/// clock's reads and the calls that open and close the window weigh as
+/// much as the work (a fallocate timed at 1 ms is no 250,000 MiB/s of
+/// anything). Higher would drop real reads: a cold read of 16 MiB from a
+/// loop device takes 8 to 16 ms, and a compare of five repeats needs them
+/// all.
+pub const RATE_FLOOR_S: f64 = 0.001;
 
 /// A rate in MiB/s of `bytes` over `seconds`, or why there is none: the
 /// window was under [`RATE_FLOOR_S`] (or no time passed). The reason is
@@ -191,11 +193,11 @@ mod tests {
         let rate = mib_per_s(256.0 * super::MIB, 0.4377).unwrap();
         assert!((rate - 584.88).abs() < 0.01, "{rate}");
         assert_eq!(mib_per_s(1.0, 0.0), None);
-        // fallocate's 256 MiB "in" 1 ms is no rate.
-        let (none, why) = super::rate(256.0 * super::MIB, 0.001);
+        // 256 MiB "in" 0.5 ms is no rate.
+        let (none, why) = super::rate(256.0 * super::MIB, 0.0005);
         assert_eq!(none, None);
-        assert_eq!(why, "it took 1.00 ms, under the 10 ms a rate needs to mean anything");
-        assert_eq!(super::rate(256.0 * super::MIB, 0.0).1, "it took no time, under the 10 ms a rate needs to mean anything");
+        assert_eq!(why, "it took 0.50 ms, under the 1 ms a rate needs to mean anything");
+        assert_eq!(super::rate(256.0 * super::MIB, 0.0).1, "it took no time, under the 1 ms a rate needs to mean anything");
         assert_eq!(super::rate(super::MIB, 0.5), (Some(2.0), String::new()));
     }
 
