@@ -13,6 +13,25 @@ pub fn mib_per_s(bytes: f64, seconds: f64) -> Option<f64> {
     (seconds > 0.0).then(|| bytes / seconds / MIB)
 }
 
+/// The shortest window a rate is recorded over: 1 ms. Under it, the
+/// clock's reads and the calls that open and close the window weigh as
+/// much as the work (a fallocate timed at 1 ms is no 250,000 MiB/s of
+/// anything). Higher would drop real reads: a cold read of 16 MiB from a
+/// loop device takes 8 to 16 ms, and a compare of five repeats needs them
+/// all.
+pub const RATE_FLOOR_S: f64 = 0.001;
+
+/// A rate in MiB/s of `bytes` over `seconds`, or why there is none: the
+/// window was under [`RATE_FLOOR_S`] (or no time passed). The reason is
+/// what a missing figure says.
+pub fn rate(bytes: f64, seconds: f64) -> (Option<f64>, String) {
+    if seconds >= RATE_FLOOR_S {
+        return (mib_per_s(bytes, seconds), String::new());
+    }
+    let took = if seconds > 0.0 { format!("{:.2} ms", seconds * 1e3) } else { "no time".into() };
+    (None, format!("it took {took}, under the {} ms a rate needs to mean anything", RATE_FLOOR_S * 1e3))
+}
+
 /// `bytes` as a value in the largest binary unit not above it, and that unit.
 fn scale(bytes: u64) -> (f64, &'static str) {
     let mut value = bytes as f64;
@@ -77,6 +96,35 @@ pub fn short_number(value: f64) -> String {
     let text = if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.').to_string() } else { text };
     let text = if text == "-0" { "0".to_string() } else { text };
     group_digits(&text)
+}
+
+/// A ratio in [0, 1] to three decimals, where one strictly between 0 and
+/// 1 never reads as either end: a layout score of 0.9997 (two breaks in
+/// 7,424 blocks) prints `>0.999`, not `1.000`.
+pub fn ratio(value: f64) -> String {
+    let text = format!("{value:.3}");
+    if value < 1.0 && text == "1.000" {
+        ">0.999".into()
+    } else if value > 0.0 && text == "0.000" {
+        "<0.001".into()
+    } else {
+        text
+    }
+}
+
+/// `part` of `whole` as a percentage with one decimal, where a share
+/// strictly between none and all never reads as either: 45 of 113,000
+/// prints `<0.1%`, not `0.0%`; `-` of nothing.
+pub fn share(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        return "-".into();
+    }
+    let pct = 100.0 * part as f64 / whole as f64;
+    match format!("{pct:.1}%") {
+        text if part > 0 && text == "0.0%" => "<0.1%".into(),
+        text if part < whole && text == "100.0%" => ">99.9%".into(),
+        text => text,
+    }
 }
 
 /// Thousands separated by commas in the integer part of numbers of five
@@ -145,6 +193,12 @@ mod tests {
         let rate = mib_per_s(256.0 * super::MIB, 0.4377).unwrap();
         assert!((rate - 584.88).abs() < 0.01, "{rate}");
         assert_eq!(mib_per_s(1.0, 0.0), None);
+        // 256 MiB "in" 0.5 ms is no rate.
+        let (none, why) = super::rate(256.0 * super::MIB, 0.0005);
+        assert_eq!(none, None);
+        assert_eq!(why, "it took 0.50 ms, under the 1 ms a rate needs to mean anything");
+        assert_eq!(super::rate(256.0 * super::MIB, 0.0).1, "it took no time, under the 1 ms a rate needs to mean anything");
+        assert_eq!(super::rate(super::MIB, 0.5), (Some(2.0), String::new()));
     }
 
     #[test]
@@ -178,6 +232,22 @@ mod tests {
         assert_eq!(bytes_short(GIB + GIB / 4), "1.25 GiB");
         assert_eq!(bytes_short(256 * MIB), "256 MiB");
         assert_eq!(bytes_short(u64::MAX), "16 EiB");
+    }
+
+    #[test]
+    fn a_share_or_ratio_between_the_ends_never_reads_as_one() {
+        assert_eq!(share(45, 113_000), "<0.1%");
+        assert_eq!(share(0, 113_000), "0.0%");
+        assert_eq!(share(112_999, 113_000), ">99.9%");
+        assert_eq!(share(1, 2), "50.0%");
+        assert_eq!(share(0, 0), "-");
+        // Two breaks in 7,424 blocks; one in 18,588 (a 72.6 MiB file).
+        assert_eq!(ratio(7422.0 / 7423.0), ">0.999");
+        assert_eq!(ratio(18_586.0 / 18_588.0), ">0.999");
+        assert_eq!(ratio(1.0), "1.000");
+        assert_eq!(ratio(0.0), "0.000");
+        assert_eq!(ratio(0.0001), "<0.001");
+        assert_eq!(ratio(0.5), "0.500");
     }
 
     #[test]

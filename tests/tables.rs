@@ -81,14 +81,17 @@ fn a_repeated_run_prints_a_row_per_target_and_parameter_set_within_120_columns()
     once.dedup();
     assert_eq!(once.len(), reasons.len(), "a reason said twice:\n{text}");
 
-    // `show --wide`: every figure, the same rows.
+    // `show --wide`: every figure, the same rows, each a block of its
+    // figures (name, value, unit) since a row of them is wider than 120.
     let wide = String::from_utf8(lab.expect(&["show", "tables", "--wide"], 0).stdout).unwrap();
-    let (wide_head, wide_rows) = table_rows(&wide, "replace-files (seed 002)");
-    assert_eq!(wide_rows.len(), 4, "{wide}");
-    assert!(wide_head.len() > 120 && wide_head.contains("files_replaced"), "{wide_head}");
-    let wide_words: Vec<&str> = wide_head.split("  ").map(str::trim).filter(|h| !h.is_empty()).collect();
-    assert!(wide_words.contains(&"files left") && wide_words.contains(&"MiB wr"), "{wide_words:?}");
-    assert_unique(&wide_words);
+    assert_fits(&wide);
+    let blocks: Vec<&str> = wide.lines().filter(|l| l.starts_with("fs ") && l.ends_with(", status ok")).collect();
+    assert_eq!(blocks.len(), 4, "{wide}");
+    assert!(blocks.iter().all(|b| b.contains(", n 2, ")), "{wide}");
+    let names: Vec<&str> = wide.lines().filter_map(|l| l.strip_prefix("  ")).filter_map(|l| l.split_whitespace().next()).collect();
+    for name in ["files_replaced", "files", "written_bytes", "wall_s"] {
+        assert_eq!(names.iter().filter(|n| **n == name).count(), 4, "{name} once a block:\n{wide}");
+    }
     assert!(!wide.contains("more figures with --wide"), "{wide}");
     // `runs` names the mount option; the CSV carries the set-up.
     let runs = String::from_utf8(lab.expect(&["runs"], 0).stdout).unwrap();
@@ -160,14 +163,18 @@ fn memory_headings_carry_their_unit() {
     let args = ["run", "mmap-fill", "--scratch", scratch.to_str().unwrap(), "--fs", "ext4", "--set", "size=16M", "--memory", "256M", "--tag", "mem"];
     let text = String::from_utf8(lab.expect(&args, 0).stdout).unwrap();
     assert_fits(&text);
-    let wide = String::from_utf8(lab.expect(&["show", "mem", "--wide"], 0).stdout).unwrap();
-    let (head, rows) = table_rows(&wide, "mmap-fill (seed 000)");
-    assert_eq!(rows.len(), 1, "{wide}");
+    let (head, _) = table_rows(&text, "mmap-fill (seed 000)");
     let words: Vec<&str> = head.split("  ").map(str::trim).filter(|h| !h.is_empty()).collect();
     assert_unique(&words);
-    for heading in ["peak MiB", "limit MiB", "cg dirty MiB", "cg wb MiB", "dirty peak MiB", "wb peak MiB"] {
-        assert!(words.contains(&heading), "{heading} in {words:?}");
-    }
+    assert!(words.contains(&"peak MiB"), "peak MiB in {words:?}");
     assert!(!words.iter().any(|w| ["mem peak", "dirty peak", "wb peak", "cg dirty", "cg wb"].contains(w)), "{words:?}");
+    // `--wide`: a block of every figure, each size's unit said beside it.
+    let wide = String::from_utf8(lab.expect(&["show", "mem", "--wide"], 0).stdout).unwrap();
+    assert_fits(&wide);
+    let lines: Vec<Vec<&str>> = wide.lines().filter_map(|l| l.strip_prefix("  ")).map(|l| l.split_whitespace().collect()).collect();
+    for name in ["memory_peak_bytes", "memory_limit_bytes", "memory_dirty_bytes", "memory_writeback_bytes", "dirty_peak_bytes", "writeback_peak_bytes"] {
+        let line = lines.iter().find(|l| l[0] == name).unwrap_or_else(|| panic!("no {name}:\n{wide}"));
+        assert_eq!(line.last(), Some(&"MiB"), "{name}: {line:?}");
+    }
     lab.assert_nothing_left("after the memory headings run");
 }

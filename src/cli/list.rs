@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use super::ListArgs;
+use super::verdicts::wrap;
 use crate::error::Result;
 use crate::scenario::SCENARIOS;
 use crate::scenario::params::ParamKind;
@@ -32,22 +33,24 @@ fn kind(kind: ParamKind) -> String {
     }
 }
 
+/// Every scenario as text, each line wrapped at the tables' width, what
+/// continues a line indented under it.
 fn render_text() -> String {
     let mut s = String::new();
     for scenario in SCENARIOS {
         let seed = scenario.seeded().map(|s| format!(" (seed {})", s.seed())).unwrap_or_default();
-        let _ = writeln!(s, "{}{seed}: {}", scenario.name(), scenario.about());
+        s.push_str(&wrap(&format!("{}{seed}: {}", scenario.name(), scenario.about()), 2));
         for p in scenario.params() {
             let range = match p.kind {
                 ParamKind::Count { max } => format!(" (1 to {max})"),
                 _ => String::new(),
             };
             let _ = writeln!(s, "  --set {}=<{}>{range}", p.name, kind(p.kind));
-            let _ = writeln!(s, "      {}", p.about);
-            let _ = writeln!(s, "      small: {}  full: {}  seed: {}", p.small, p.full, p.seed);
+            s.push_str(&wrap(&format!("      {}", p.about), 6));
+            s.push_str(&wrap(&format!("      small: {}  full: {}  seed: {}", p.small, p.full, p.seed), 8));
         }
         for f in scenario.figures() {
-            let _ = writeln!(s, "  figure {}: {}", f.name, f.about);
+            s.push_str(&wrap(&format!("  figure {}: {}", f.name, f.about), 4));
         }
         s.push('\n');
     }

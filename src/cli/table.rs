@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 use super::verdicts::{WIDTH, wrap};
 use crate::record::catalog::DEFERRED_TWINS;
 use crate::record::{Case, Catalog, Status};
-use cell::{heading, marked_if_emulated, summary};
+use cell::{heading, marked_if_emulated, summary, summary_and_unit};
 use notes::missing;
 pub use busy::busy;
 pub use emulated::emulated;
@@ -149,6 +149,7 @@ pub fn render_cases(catalog: &Catalog, cases: &[&Case], columns: &Columns) -> St
         table.push(Column { heading: "n".into(), cells: rows.iter().map(|r| r.cases.len().to_string()).collect(), left: false });
     }
     table.push(Column { heading: "status".into(), cells: rows.iter().map(|r| status_cell(&r.cases)).collect(), left: true });
+    let fixed = table.len();
     let mut width = table.iter().map(Column::width).sum::<usize>() + 2 * (table.len() - 1);
     let (listed, rest) = candidates(cases, &columns.figures, columns.more);
     let (mut shown, mut hidden) = (Vec::new(), if columns.wide { 0 } else { rest.len() });
@@ -173,7 +174,12 @@ pub fn render_cases(catalog: &Catalog, cases: &[&Case], columns: &Columns) -> St
     if !shared.is_empty() && !rows.is_empty() {
         s.push_str(&wrap(&format!("parameters: {}", shared.join(", ")), 2));
     }
-    s.push_str(&lines(&table));
+    if width > WIDTH {
+        // Too wide for a row (`--wide`): a block per row instead.
+        s.push_str(&blocks(&table[..fixed], &rows, &shown));
+    } else {
+        s.push_str(&lines(&table));
+    }
     if hidden > 0 {
         let _ = writeln!(s, "({hidden} more figures with --wide)");
     }
@@ -194,6 +200,42 @@ fn unique_heading(table: &[Column], catalog: &Catalog, name: &str, unit: Option<
         return name.to_string();
     }
     format!("figure {name}")
+}
+
+/// A block per row, for a table wider than [`WIDTH`]: a line saying the
+/// row (its place, parameters, `n` and status, each after its heading),
+/// then a line per figure shown (its name, its value, its unit), the
+/// figures' columns aligned across the blocks.
+fn blocks(fixed: &[Column], rows: &[Row], shown: &[String]) -> String {
+    let mut table = vec![
+        Column { heading: "figure".into(), cells: Vec::new(), left: true },
+        Column { heading: "value".into(), cells: Vec::new(), left: false },
+        Column { heading: "unit".into(), cells: Vec::new(), left: true },
+    ];
+    let mut starts = Vec::new();
+    for row in rows {
+        starts.push(table[0].cells.len());
+        for name in shown {
+            let (value, unit) = summary_and_unit(&row.cases, name);
+            table[0].cells.push(name.clone());
+            table[1].cells.push(marked_if_emulated(value, &row.cases, name));
+            table[2].cells.push(unit);
+        }
+    }
+    let text = lines(&table);
+    let mut text = text.lines();
+    let heading = text.next().unwrap_or_default().to_string();
+    let body: Vec<&str> = text.collect();
+    let mut s = String::new();
+    for (r, start) in starts.iter().enumerate() {
+        let said: Vec<String> = fixed.iter().map(|c| format!("{} {}", c.heading, c.cells[r])).collect();
+        let _ = writeln!(s, "{}{}", if r > 0 { "\n" } else { "" }, said.join(", "));
+        let _ = writeln!(s, "  {heading}");
+        for line in &body[*start..*start + shown.len()] {
+            let _ = writeln!(s, "  {line}");
+        }
+    }
+    s
 }
 
 /// The columns as lines: text columns left-aligned, figures right-aligned,

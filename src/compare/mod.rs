@@ -40,7 +40,7 @@ mod deferred;
 mod differs;
 mod emulated;
 mod failed;
-mod format;
+pub mod format;
 pub mod gate;
 mod judge;
 pub mod render;

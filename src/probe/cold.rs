@@ -151,6 +151,11 @@ pub const FIGURES: &[FigureSpec] = &[
         .about("read I/Os per MiB read back: fragmentation as a reader meets it"),
 ];
 
+/// More than any one read I/O carries (a device's `max_sectors_kb` is
+/// rarely above 4 MiB): a read-back with fewer I/Os than its bytes need at
+/// this size did not come from the device.
+const MAX_IO_BYTES: u64 = 16 << 20;
+
 /// Put the read-back's figures into `figures`: `cold_read_s`,
 /// `cold_read_mbps`, `cold_read_bytes`, and with the device's read I/Os
 /// during the read-back, `cold_read_ios` and `cold_read_ios_per_mib`.
@@ -158,7 +163,16 @@ pub const FIGURES: &[FigureSpec] = &[
 pub fn add_figures(rb: &ReadBack, method: ColdMethod, read_ios: Option<u64>, figures: &mut Figures) -> &'static str {
     let no_data = "the tree has no data to read";
     let no_device = "no block device under the tree to count read I/Os on";
-    let mbps = if rb.bytes > 0 { crate::units::mib_per_s(rb.bytes as f64, rb.wall_s) } else { None };
+    // A read-back the device did not serve (unwritten extents and holes
+    // read as zeros without it: 6 read I/Os for 256 MiB, fewer than even
+    // 16 MiB I/Os could carry) measured no reading: no rate.
+    let (mbps, rate_why) = match (rb.bytes, read_ios) {
+        (0, _) => (None, no_data.to_string()),
+        (bytes, Some(n)) if n.saturating_mul(MAX_IO_BYTES) < bytes => {
+            (None, format!("{n} read I/Os cannot have carried {}: the device did not serve the read-back (unwritten extents and holes read as zeros)", crate::units::bytes(bytes)))
+        }
+        (bytes, _) => crate::units::rate(bytes as f64, rb.wall_s),
+    };
     // Read I/Os follow the layout, but readahead's timing merges or splits
     // a few: timing, not exact.
     let (per_mib, why) = match read_ios {
@@ -169,7 +183,7 @@ pub fn add_figures(rb: &ReadBack, method: ColdMethod, read_ios: Option<u64>, fig
         (Some(rb.wall_s), ""),
         (Some(rb.user_s), ""),
         (Some(rb.sys_s), ""),
-        (mbps, no_data),
+        (mbps, rate_why.as_str()),
         (Some(rb.bytes as f64), ""),
         (read_ios.map(|n| n as f64), no_device),
         (per_mib, why),
@@ -221,6 +235,26 @@ mod tests {
         assert_eq!(ColdMethod::Remount.as_str(), "remount");
         assert_eq!(serde_json::to_value(ColdMethod::Fadvise).unwrap(), "fadvise");
         assert_eq!(serde_json::to_value(ColdMethod::DropCaches).unwrap(), "drop_caches");
+    }
+
+    #[test]
+    fn a_read_back_with_no_device_io_or_too_short_has_no_rate_and_says_why() {
+        // 1 GiB of unwritten extents read as zeros in 0.13 s: 8,049 "MiB/s"
+        // of no reading.
+        let rb = ReadBack { files: 1, bytes: 1 << 30, wall_s: 0.127, user_s: 0.0, sys_s: 0.12 };
+        let mut f = Figures::new();
+        add_figures(&rb, ColdMethod::Remount, Some(0), &mut f);
+        let rate = f.get("cold_read_mbps").unwrap();
+        assert_eq!(rate.value, None);
+        assert!(rate.missing.as_deref().unwrap().contains("0 read I/Os cannot have carried 1.0 GiB"), "{rate:?}");
+        assert_eq!(f.value("cold_read_bytes"), Some((1u64 << 30) as f64));
+        let mut f = Figures::new();
+        add_figures(&rb, ColdMethod::Remount, Some(6), &mut f);
+        assert_eq!(f.value("cold_read_mbps"), None, "6 I/Os for 1 GiB");
+        let quick = ReadBack { files: 1, bytes: 1 << 20, wall_s: 0.0002, user_s: 0.0, sys_s: 0.0 };
+        let mut f = Figures::new();
+        add_figures(&quick, ColdMethod::Remount, Some(2), &mut f);
+        assert!(f.get("cold_read_mbps").unwrap().missing.as_deref().unwrap().contains("under the 1 ms"));
     }
 
     #[test]

@@ -49,7 +49,11 @@ fn cells_are_in_mib_and_mib_per_s_and_missing_is_a_dash() {
     let catalog = crate::harness::catalog();
     assert_eq!(heading(&catalog, "written_bytes", Some("bytes")), "MiB wr");
     assert_eq!(heading(&catalog, "cold_read_mbps", Some("MB/s")), "cold MiB/s");
-    assert_eq!(heading(&catalog, "seek_distance_bytes", Some("bytes")), "seek_distance MiB");
+    assert_eq!(heading(&catalog, "seek_distance_bytes", Some("bytes")), "seek distance MiB");
+    assert_eq!(heading(&catalog, "fragmented_files", Some("count")), "fragmented files");
+    assert_eq!(heading(&catalog, "drop_detected", Some("count")), "drop detected");
+    assert_eq!(heading(&catalog, "proc_sys_pct_after", Some("%")), "proc sys % after");
+    assert_eq!(heading(&catalog, "fio_w_write_clat_p50_s", Some("s")), "fio_w_write_clat_p50 s");
     assert_eq!(heading(&catalog, "fio_w_write_bw_bytes", Some("bytes/s")), "fio_w_write_bw MiB/s");
     assert_eq!(heading(&catalog, "fio_w_write_iops", Some("count")), "fio_w_write_iops");
 }
@@ -199,7 +203,11 @@ fn real_tables_fit_the_width_with_repeats_and_every_figure_measured() {
         let head = lines.next().unwrap();
         assert!(head.split("  ").filter(|h| !h.trim().is_empty()).count() >= 4, "{scenario}: too few figures:\n{text}");
         let wide = render_cases(&catalog, &refs, &columns(params, &[], true));
-        assert!(wide.lines().find(|l| l.starts_with("fs")).unwrap().chars().count() > WIDTH, "{scenario}: --wide shows every figure");
+        // Every figure, a block per row since a row of them would be wider.
+        assert_fits(&wide);
+        for name in cases.iter().flat_map(|c| c.figures.iter().map(|(n, _)| n)).filter(|n| !n.starts_with("start_")) {
+            assert!(wide.lines().any(|l| l.split_whitespace().next() == Some(name)), "{scenario}: --wide shows {name}:\n{wide}");
+        }
         assert!(!wide.contains("more figures with --wide"), "{wide}");
     }
 }
@@ -299,4 +307,26 @@ fn an_emulated_case_s_timings_are_marked_and_the_mark_is_said_once() {
     assert_fits(&text);
     run.cases.retain(|c| c.guest.is_none());
     assert!(!crate::cli::show::render_text(&run, false).contains('†'));
+}
+
+#[test]
+fn small_times_say_their_unit_and_a_wide_table_becomes_blocks_within_the_width() {
+    let mut f = Figures::new();
+    f.set("wall_s", 0.882, "s", Better::Lower, Kind::Timing);
+    f.set("fio_w_write_clat_p50_s", 16.8e-6, "s", Better::Lower, Kind::Timing);
+    f.set("fio_w_write_clat_p99_s", 0.005_12, "s", Better::Lower, Kind::Timing);
+    for i in 0..60 {
+        f.set(&format!("some_long_figure_name_{i}_bytes"), 1048576.0 * f64::from(i), "bytes", Better::Lower, Kind::Exact);
+    }
+    let c = case("exec", "ext4", &[], 1, f);
+    assert_eq!(summary(&[&c], "fio_w_write_clat_p50_s"), "16.8 µs", "never 0.000");
+    assert_eq!(summary(&[&c], "fio_w_write_clat_p99_s"), "5.12 ms");
+    assert_eq!(summary(&[&c], "wall_s"), "0.882");
+    let text = render_cases(&crate::harness::catalog(), &[&c], &columns(&[], &["wall_s"], true));
+    assert_fits(&text);
+    let line = |name: &str| text.lines().find(|l| l.split_whitespace().next() == Some(name)).unwrap_or_else(|| panic!("{name}:\n{text}"));
+    assert_eq!(line("fio_w_write_clat_p50_s").split_whitespace().collect::<Vec<_>>(), ["fio_w_write_clat_p50_s", "16.8", "µs"]);
+    assert_eq!(line("wall_s").split_whitespace().collect::<Vec<_>>(), ["wall_s", "882", "ms"]);
+    assert_eq!(line("some_long_figure_name_59_bytes").split_whitespace().collect::<Vec<_>>(), ["some_long_figure_name_59_bytes", "59.0", "MiB"]);
+    assert!(text.starts_with("fs ext4, status ok\n"), "{text}");
 }

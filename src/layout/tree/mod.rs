@@ -71,8 +71,13 @@ pub struct TreeSummary {
     /// How many such consecutive pairs there were.
     pub next_file_pairs: u64,
     /// Total device distance between a file's end and the next file's
-    /// start, in bytes, over those pairs (a reader's head travel).
+    /// start, in bytes, over those pairs (a sum of seeks, kept for
+    /// comparison; not a distance anything travels).
     pub next_file_seek_bytes: u64,
+    /// Of those pairs, how many are not contiguous: a reader's seeks.
+    pub next_file_seeks: u64,
+    /// The median of those seeks' distances, in bytes.
+    pub next_file_seek_median_bytes: Option<u64>,
     /// Entries that could not be mapped (vanished, permission, ...).
     pub errors: u64,
 }

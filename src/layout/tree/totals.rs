@@ -157,6 +157,8 @@ impl Totals {
             (self.score_weight > 0).then(|| self.weighted_score_sum as f64 / one / self.score_weight as f64);
         s.next_file_pairs = self.pairs.pairs;
         s.next_file_seek_bytes = self.pairs.seek_bytes;
+        s.next_file_seeks = self.pairs.seeks.len() as u64;
+        s.next_file_seek_median_bytes = self.pairs.median_seek();
         s.next_file_contiguous =
             (self.pairs.pairs > 0).then(|| self.pairs.contiguous as f64 / self.pairs.pairs as f64);
         let histogram = self

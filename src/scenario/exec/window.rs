@@ -97,16 +97,16 @@ impl WorkWindow {
             (Some(Err(e)), _) => Err(format!("the device's counters could not be read: {e}")),
             _ => Err("no block device under the work folder to count writes on".to_string()),
         };
-        let (mbps, written, ios) = match &delta {
+        let (mbps, written, ios, rate_why) = match &delta {
             Ok(d) => {
-                let mbps = crate::units::mib_per_s(d.written_bytes() as f64, seconds);
-                (mbps, Some(d.written_bytes() as f64), Some(d.write_ios as f64))
+                let (mbps, why) = crate::units::rate(d.written_bytes() as f64, seconds);
+                (mbps, Some(d.written_bytes() as f64), Some(d.write_ios as f64), why)
             }
-            Err(_) => (None, None, None),
+            Err(e) => (None, None, None, e.clone()),
         };
-        let why = delta.err().unwrap_or_else(|| "no time passed".to_string());
-        for (spec, value) in FIGURES[1..].iter().zip([mbps, written, ios]) {
-            figures.put(spec, value, &why);
+        let why = delta.err().unwrap_or_default();
+        for (spec, (value, why)) in FIGURES[1..].iter().zip([(mbps, &rate_why), (written, &why), (ios, &why)]) {
+            figures.put(spec, value, why);
         }
     }
 }
