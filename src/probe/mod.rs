@@ -38,7 +38,8 @@ pub use timeline::{Sampler, TimelinePoint};
 pub use trace::{TraceCounts, TraceRequest, TraceSession};
 
 use crate::record::{FigureSpec, Figures};
-use crate::target::{Caps, Ledger};
+use crate::ledger::Ledger;
+use crate::site::Caps;
 
 /// What a probe may know of the case it measures.
 #[derive(Debug, Clone, Copy)]
