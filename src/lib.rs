@@ -3,11 +3,11 @@
 //! The crate is layered so that arrows only point down (`docs/DESIGN.md`
 //! draws it, and `tests/layering.rs` holds the code to it):
 //! `cli` → `report` → `compare` → `store` → `record`, and
-//! `cli` → `harness` → `runner` → `scenario` → `probe` → `target` →
-//! `layout` → `sys`. `record` (the results model: plain data), `error`,
-//! `units`, `text` and `interrupt` are the foundation any layer may use;
-//! `progress` (how a run says how it goes) is used by `harness` and by
-//! `target`'s lock waits.
+//! `cli` → `harness` → `runner` → `scenario` → `probe` → `site` →
+//! `age_cache` → `ledger` → `layout` → `sys`. `record` (the results model:
+//! plain data), `error`, `units`, `text` and `interrupt` are the foundation
+//! any layer may use; `progress` (how a run says how it goes) is used by
+//! `harness` and by the lock waits of `site` and `ledger`.
 //! Unsafe code lives in `sys` only, behind safe functions; the crate
 //! denies it everywhere else.
 
@@ -73,19 +73,21 @@ macro_rules! eprint {
 }
 
 pub mod age;
+pub mod age_cache;
 pub mod cli;
 pub mod compare;
 pub mod error;
 pub mod harness;
 pub mod layout;
 pub mod interrupt;
+pub mod ledger;
 pub mod probe;
 pub mod progress;
 pub mod record;
-pub mod target;
 pub mod report;
 pub mod runner;
 pub mod scenario;
+pub mod site;
 pub mod store;
 #[allow(unsafe_code)]
 pub mod sys;

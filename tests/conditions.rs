@@ -14,7 +14,7 @@ use common::{Lab, cases, figure, have, root_or_skip};
 /// The cgroups a run of fslab process `pid` made (named `fslab-RUN-N`,
 /// the run id carrying the pid), anywhere under the memory controller.
 fn cgroups_of(pid: u32) -> Vec<PathBuf> {
-    let Ok(controller) = fslab::target::cgroup::memory_controller() else { return Vec::new() };
+    let Ok(controller) = fslab::ledger::cgroup::memory_controller() else { return Vec::new() };
     let mark = format!("Z-{pid}-");
     let mut found = Vec::new();
     walk(&controller.mount, 0, &mut |p: &Path| {
@@ -45,7 +45,7 @@ fn pid_of(run: &serde_json::Value) -> u32 {
 
 #[test]
 fn mmap_fill_fragments_under_a_memory_limit_and_not_without_one() {
-    if !root_or_skip("memory_limit") || !have("mkfs.xfs") || fslab::target::cgroup::memory_controller().is_err() {
+    if !root_or_skip("memory_limit") || !have("mkfs.xfs") || fslab::ledger::cgroup::memory_controller().is_err() {
         return;
     }
     let lab = Lab::new();
@@ -77,7 +77,7 @@ fn mmap_fill_fragments_under_a_memory_limit_and_not_without_one() {
 
 #[test]
 fn the_memory_cgroup_and_its_ledger_entry_are_gone_after_sigint_and_after_sigkill_and_cleanup() {
-    if !root_or_skip("memory_cgroup_released") || fslab::target::cgroup::memory_controller().is_err() {
+    if !root_or_skip("memory_cgroup_released") || fslab::ledger::cgroup::memory_controller().is_err() {
         return;
     }
     let lab = Lab::new();

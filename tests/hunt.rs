@@ -13,7 +13,7 @@ use common::{BusyLoops, Lab, have, root_or_skip};
 
 /// Whether the memory hunts can run here.
 fn memory_hunts(test: &str) -> bool {
-    root_or_skip(test) && have("mkfs.xfs") && fslab::target::cgroup::memory_controller().is_ok()
+    root_or_skip(test) && have("mkfs.xfs") && fslab::ledger::cgroup::memory_controller().is_ok()
 }
 
 /// A 32 MiB mmap-fill on xfs: no limit from 32M reclaims for more than a

@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use common::{have, root_or_skip, run, LoopDevice};
-use fslab::target::folder::{FolderRole, OwnedDir};
-use fslab::target::image_cache::{key_of, CacheEntry, EntryMeta, ImageCache};
-use fslab::target::{FsType, Ledger, Made, Scratch, TargetKind, TargetOptions};
+use fslab::ledger::folder::{FolderRole, OwnedDir};
+use fslab::age_cache::{key_of, CacheEntry, EntryMeta, ImageCache};
+use fslab::ledger::Ledger;
+use fslab::site::{FsType, Made, Scratch, TargetKind, TargetOptions};
 
 /// A test folder with a state folder and a scratch folder (`scratch`, or
 /// `scratch_at` when given), and a ledger holding the scratch folder.
@@ -128,7 +129,7 @@ fn on_a_scratch_folder_of(fs: &str, args: &[&str], check: impl FnOnce(&Path, &Le
     let mut lo = LoopDevice::new(2048);
     let mount = lo.format_and_mount(fs, args, None);
     let (_dir, scratch, ledger) = setup(Some(&mount.join("scratch")));
-    let cache = ImageCache::open(&fslab::target::image_cache::default_dir(&scratch)).unwrap();
+    let cache = ImageCache::open(&fslab::age_cache::default_dir(&scratch)).unwrap();
     check(&scratch, &ledger, &cache);
 }
 
@@ -161,8 +162,8 @@ fn reflinks_are_used_where_they_keep_the_loop_devices_sectors() {
             case.release().unwrap();
             let probe = scratch.join("probe");
             let dst = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&probe).unwrap();
-            let how = fslab::target::image_copy::copy_image(entry.file(), &dst, false).unwrap();
-            assert_eq!(how, fslab::target::image_copy::Copied::Reflink);
+            let how = fslab::age_cache::image_copy::copy_image(entry.file(), &dst, false).unwrap();
+            assert_eq!(how, fslab::age_cache::image_copy::Copied::Reflink);
             run("cmp", &[entry.path().to_str().unwrap(), probe.to_str().unwrap()]);
             std::fs::remove_file(&probe).unwrap();
         });
@@ -234,7 +235,7 @@ fn measure_copy_and_hash_speed() {
 }
 
 fn measure_in(label: &str, folder: &Path) {
-    use fslab::target::image_copy::{content_hash, copy_image};
+    use fslab::age_cache::image_copy::{content_hash, copy_image};
     use std::os::unix::fs::FileExt;
     use std::time::Instant;
     let (_dir, _scratch, ledger) = setup(None);

@@ -17,20 +17,22 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("progress", &["text"]),
     ("record", &["error", "units", "text"]),
     ("layout", &["sys", "record", "error", "units", "text"]),
-    ("target", &["layout", "sys", "record", "error", "units", "text", "interrupt", "progress"]),
-    ("probe", &["target", "layout", "sys", "record", "error", "units", "text", "interrupt"]),
-    ("scenario", &["probe", "target", "layout", "sys", "record", "error", "units", "text", "interrupt"]),
-    ("age", &["scenario", "probe", "target", "layout", "sys", "record", "error", "units", "text", "interrupt"]),
-    ("vm", &["target", "sys", "record", "error", "units", "text", "interrupt"]),
-    ("runner", &["scenario", "target", "record", "error"]),
+    ("ledger", &["layout", "sys", "record", "error", "units", "text", "interrupt", "progress"]),
+    ("age_cache", &["ledger", "sys", "record", "error", "units", "text", "interrupt"]),
+    ("site", &["age_cache", "ledger", "layout", "sys", "record", "error", "units", "text", "interrupt", "progress"]),
+    ("probe", &["site", "ledger", "layout", "sys", "record", "error", "units", "text", "interrupt"]),
+    ("scenario", &["probe", "site", "age_cache", "ledger", "layout", "sys", "record", "error", "units", "text", "interrupt"]),
+    ("age", &["scenario", "probe", "site", "ledger", "layout", "sys", "record", "error", "units", "text", "interrupt"]),
+    ("vm", &["site", "age_cache", "ledger", "sys", "record", "error", "units", "text", "interrupt"]),
+    ("runner", &["scenario", "site", "ledger", "record", "error"]),
     ("store", &["record", "error", "units", "text"]),
     ("compare", &["store", "record", "error", "units", "text"]),
     ("report", &["compare", "store", "record", "error", "units", "text"]),
     (
         "harness",
         &[
-            "age", "runner", "vm", "scenario", "probe", "target", "layout", "sys", "store", "record", "error", "units", "text", "interrupt",
-            "progress",
+            "age", "runner", "vm", "scenario", "probe", "site", "age_cache", "ledger", "layout", "sys", "store", "record", "error", "units",
+            "text", "interrupt", "progress",
         ],
     ),
 ];
@@ -63,14 +65,18 @@ fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-#[test]
-fn no_module_imports_one_above_it() {
+/// Every `.rs` file below `src/`, as `(path, path relative to src/)`.
+fn sources() -> Vec<(std::path::PathBuf, std::path::PathBuf)> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut all = Vec::new();
     files(&src, &mut all);
+    all.into_iter().map(|path| (path.clone(), path.strip_prefix(&src).unwrap().to_path_buf())).collect()
+}
+
+#[test]
+fn no_module_imports_one_above_it() {
     let mut wrong = Vec::new();
-    for path in &all {
-        let rel = path.strip_prefix(&src).unwrap();
+    for (path, rel) in &sources() {
         let top = rel.components().next().unwrap().as_os_str().to_string_lossy().trim_end_matches(".rs").to_string();
         if ["lib", "main", "cli"].contains(&top.as_str()) {
             continue; // the command line may use everything
@@ -94,4 +100,33 @@ fn the_scanner_sees_code_and_skips_comments() {
     let text = "use crate::record::Case;\n// crate::cli in a comment\nlet x = crate::units::bytes(1);\n";
     let names: Vec<String> = named_modules(text).into_iter().collect();
     assert_eq!(names, ["record", "units"]);
+}
+
+#[test]
+fn the_table_is_one_way() {
+    // Lowest first: a module may list only modules above it in the table,
+    // so no two rooms can name each other, however far apart.
+    for (at, (module, allowed)) in ALLOWED.iter().enumerate() {
+        for name in *allowed {
+            let below = ALLOWED[..at].iter().any(|(m, _)| m == name);
+            assert!(below, "`{module}` may name `{name}`, which is not below it in the table");
+        }
+    }
+}
+
+#[test]
+fn no_room_is_named_target_and_no_file_passes_800_lines() {
+    // `target` is also cargo's build folder, which tools that skip build
+    // output skip whole.
+    let mut wrong = Vec::new();
+    for (path, rel) in &sources() {
+        if rel.components().any(|c| c.as_os_str() == "target") {
+            wrong.push(format!("{}: in a folder named target", rel.display()));
+        }
+        let lines = std::fs::read_to_string(path).unwrap().lines().count();
+        if lines > 800 {
+            wrong.push(format!("{}: {lines} lines (at most 800)", rel.display()));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

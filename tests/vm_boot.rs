@@ -14,8 +14,9 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use fslab::target::folder::{FolderRole, OwnedDir};
-use fslab::target::{FsType, Ledger};
+use fslab::ledger::folder::{FolderRole, OwnedDir};
+use fslab::ledger::Ledger;
+use fslab::site::FsType;
 use fslab::vm::prepare::{GuestKernel, DEFAULT_KERNEL_CACHE};
 use fslab::vm::session::{run_job, Job, VmShape};
 

@@ -127,7 +127,7 @@ impl Repo {
             owners.folder(&common, "common dir")?;
             owners.file(&common.join("config"), "config")?;
         }
-        let git = crate::target::fs_type::find_program("git")
+        let git = crate::site::fs_type::find_program("git")
             .ok_or_else(|| Error::environment("git is not installed; install it (apt-get install git) for --age git:"))?;
         let as_nobody = meta.uid() == 0 && rustix::process::geteuid().is_root();
         let runs_as = match (meta.uid(), meta.gid()) {

@@ -13,8 +13,8 @@ use serde::Serialize;
 use super::CleanupArgs;
 use crate::error::Result;
 use crate::harness::cleanup_dead_runs;
-use crate::target::image_cache::{self, ImageCache};
-use crate::target::ledger::CleanedRun;
+use crate::age_cache::{self, ImageCache};
+use crate::ledger::CleanedRun;
 
 /// What `cleanup --cache` removed from the cache folder.
 #[derive(Debug, Serialize)]
@@ -57,7 +57,7 @@ pub fn run(args: &CleanupArgs) -> Result<ExitCode> {
 /// Empty the cache folder `--age-cache` (else `SCRATCH/age-cache`); one
 /// that is not ours alone is refused (exit 3), an absent one is empty.
 fn clear_cache(args: &CleanupArgs) -> Result<CacheCleared> {
-    let dir = args.age_cache.clone().unwrap_or_else(|| image_cache::default_dir(&args.scratch));
+    let dir = args.age_cache.clone().unwrap_or_else(|| age_cache::default_dir(&args.scratch));
     let Some(cache) = ImageCache::open_existing(&dir)? else {
         return Ok(CacheCleared { path: dir, entries: 0, bytes: 0, in_use: 0 });
     };

@@ -62,7 +62,7 @@ pub fn parse_vm_memory(text: &str) -> std::result::Result<(String, u64), String>
 /// without `--kernel`. Refuses what a guest cannot do yet, with the flag
 /// named. Each guest kernel reads now the modules its guests of
 /// `file_systems` (the run's) load.
-pub fn kernels(args: &TargetArgs, file_systems: &[crate::target::FsType]) -> Result<(Vec<KernelChoice>, Option<GuestPlan>)> {
+pub fn kernels(args: &TargetArgs, file_systems: &[crate::site::FsType]) -> Result<(Vec<KernelChoice>, Option<GuestPlan>)> {
     let vm = &args.vm;
     if vm.kernel.is_empty() {
         for (given, flag) in [

@@ -18,7 +18,7 @@ use crate::record::{Case, PlaceVerdict, Status, Verdict};
 use crate::runner::WorkSpec;
 use crate::scenario::params::{self, Params, Setting};
 use crate::scenario::{self, Scenario, Seeded};
-use crate::target::TargetSpec;
+use crate::site::TargetSpec;
 
 /// Measures a point as cases of the run and judges it with the seed's
 /// predicate.

@@ -211,7 +211,7 @@ pub struct FreeArgs {
 pub struct TargetArgs {
     /// File systems to make, comma-separated (default: all five).
     #[arg(long, value_delimiter = ',', value_name = "FS,...", conflicts_with = "dir")]
-    pub fs: Vec<crate::target::FsType>,
+    pub fs: Vec<crate::site::FsType>,
     /// Run in a new folder inside this existing directory instead (no root
     /// needed; root-only figures are then missing).
     #[arg(long, value_name = "PATH", conflicts_with = "device")]
@@ -225,18 +225,18 @@ pub struct TargetArgs {
     #[arg(long, value_name = "DEV")]
     pub destroy_data_on: Option<PathBuf>,
     /// Folder for images and mount points.
-    #[arg(long, value_name = "DIR", default_value = crate::target::DEFAULT_SCRATCH)]
+    #[arg(long, value_name = "DIR", default_value = crate::site::DEFAULT_SCRATCH)]
     pub scratch: PathBuf,
     /// Size of each image (sparse): 512M, 2G, ... [default: 2G]
     #[arg(long, value_name = "SIZE", value_parser = crate::units::parse_bytes)]
     pub size: Option<u64>,
     /// Extra mkfs arguments for one file system, split as a shell would
     /// (but never run by one): `ext2=-b 1024`. Repeatable.
-    #[arg(long, value_name = "FS=ARGS", value_parser = crate::target::parse_fs_value)]
-    pub mkfs_opt: Vec<(crate::target::FsType, String)>,
+    #[arg(long, value_name = "FS=ARGS", value_parser = crate::site::parse_fs_value)]
+    pub mkfs_opt: Vec<(crate::site::FsType, String)>,
     /// Mount options for one file system: `ext4=nodelalloc`. Repeatable.
-    #[arg(long, value_name = "FS=OPTS", value_parser = crate::target::parse_fs_value)]
-    pub mount_opt: Vec<(crate::target::FsType, String)>,
+    #[arg(long, value_name = "FS=OPTS", value_parser = crate::site::parse_fs_value)]
+    pub mount_opt: Vec<(crate::site::FsType, String)>,
     /// Set a sysctl, restored afterwards: `vm.dirty_ratio=90` for the whole
     /// run; a list (`vm.dirty_background_bytes=16M,64M`) is a matrix axis,
     /// each case under one value. Repeatable; needs root.
@@ -570,7 +570,7 @@ pub struct CleanupArgs {
     pub age_cache: Option<PathBuf>,
     /// The scratch folder whose cache to empty (the default cache folder
     /// lies in it).
-    #[arg(long, value_name = "DIR", default_value = crate::target::DEFAULT_SCRATCH)]
+    #[arg(long, value_name = "DIR", default_value = crate::site::DEFAULT_SCRATCH)]
     pub scratch: PathBuf,
 }
 

@@ -15,7 +15,7 @@
 //! enough.
 //!
 //! fslab writes as root, so the path is walked one component at a time
-//! (`target::walk`): a symbolic link is followed only when it and every
+//! (`ledger::walk`): a symbolic link is followed only when it and every
 //! folder above it belong to root or the invoking user (`SUDO_UID`) and no
 //! one else may write those folders (sticky ones like `/tmp` excepted);
 //! another user's link is refused (exit 2) with its owner named. A link to
@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 use crate::error::{Error, Result};
-use crate::target::walk::{Refusal, Rules, walk};
+use crate::ledger::walk::{Refusal, Rules, walk};
 
 /// A buffered, locked stdout whose write errors become fslab errors; a
 /// closed pipe is reported as [`Closed`] so the caller can stop quietly.
@@ -109,7 +109,7 @@ pub(crate) fn write_whole(path: &Path, bytes: &[u8], what: &str) -> Result<()> {
 }
 
 /// Find what `path` names without opening it for real: its folder walked
-/// by the rules (`target::walk`), its last component opened `O_PATH`
+/// by the rules (`ledger::walk`), its last component opened `O_PATH`
 /// without following it (no device opened, no FIFO waited on), a link
 /// there followed by the same rules. A link in `/proc` (`/dev/stdout`
 /// leads to `/proc/self/fd/1`) names an open file, which the kernel

@@ -9,8 +9,8 @@ use std::time::Duration;
 use super::TargetArgs;
 use crate::error::{Error, Result};
 use crate::harness::{CaseSysctl, Plan};
-use crate::target::sysctl::SysctlSetting;
-use crate::target::{self, Device, Dir, Scratch, TargetOptions, TargetSpec};
+use crate::harness::conditions::sysctl::SysctlSetting;
+use crate::site::{self, Device, Dir, Scratch, TargetOptions, TargetSpec};
 
 /// Turn the arguments into a plan, refusing contradictions with the flag
 /// named.
@@ -37,7 +37,7 @@ pub fn plan(args: &TargetArgs, cold_read: bool) -> Result<Plan> {
         opts.push_str(value);
     }
     let fs_list = if args.fs.is_empty() && args.dir.is_none() && args.device.is_none() {
-        target::fs_type::ALL.to_vec()
+        site::fs_type::ALL.to_vec()
     } else {
         args.fs.clone()
     };
@@ -197,22 +197,22 @@ const INTERVAL_RANGE: (f64, f64) = (0.01, 3600.0);
 /// path, or that the kernel does not know; an image size below the file
 /// system's smallest; an interval out of range.
 fn check_input(args: &TargetArgs) -> Result<()> {
-    let mut mkfs_args: std::collections::BTreeMap<target::FsType, Vec<String>> = Default::default();
+    let mut mkfs_args: std::collections::BTreeMap<site::FsType, Vec<String>> = Default::default();
     for (fs, value) in &args.mkfs_opt {
         let words = shell_words::split(value)
             .map_err(|e| Error::usage(format!("--mkfs-opt {fs}={value}: {e} (quote as in a shell)")))?;
-        target::options::check_mkfs_args(*fs, &words)
+        site::options::check_mkfs_args(*fs, &words)
             .map_err(|e| Error::usage(format!("--mkfs-opt {fs}={value}: {e}")))?;
         mkfs_args.entry(*fs).or_default().extend(words);
     }
     for (fs, value) in &args.mount_opt {
-        let for_fs = target::options::check_mount_opts(*fs, value)
+        let for_fs = site::options::check_mount_opts(*fs, value)
             .map_err(|e| Error::usage(format!("--mount-opt {fs}={value}: {e}")))?;
-        target::options::kernel_accepts(*fs, &for_fs)?;
+        site::options::kernel_accepts(*fs, &for_fs)?;
     }
     if let (Some(size), None, None) = (args.size, &args.dir, &args.device) {
-        let fs_list = if args.fs.is_empty() { target::fs_type::ALL.to_vec() } else { args.fs.clone() };
-        target::check_size(size, &fs_list, &mkfs_args)?;
+        let fs_list = if args.fs.is_empty() { site::fs_type::ALL.to_vec() } else { args.fs.clone() };
+        site::check_size(size, &fs_list, &mkfs_args)?;
     }
     let (shortest, longest) = INTERVAL_RANGE;
     if !(shortest..=longest).contains(&args.interval) {

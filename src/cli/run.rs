@@ -13,7 +13,7 @@ use crate::record::{Case, Verdict};
 use crate::runner::WorkSpec;
 use crate::scenario::params::{self, Params, Setting};
 use crate::scenario::{self, PresetCondition, SCENARIOS, Scenario};
-use crate::target::{Scratch, TargetSpec};
+use crate::site::{Scratch, TargetSpec};
 
 /// One scenario's share of the run: its parameter sets and targets.
 struct Job {
@@ -182,7 +182,7 @@ fn preset_conditions(scenario: &dyn Scenario, args: &RunArgs) -> Result<Vec<Cond
     let conditions = seeded.preset().conditions;
     let mut limits = args.target.memory.is_empty();
     if limits && conditions.iter().any(|c| c.memory.is_some()) {
-        if let Err(e) = crate::target::cgroup::memory_controller() {
+        if let Err(e) = crate::ledger::cgroup::memory_controller() {
             eprintln!("fslab: the seeds preset runs {} without its memory limits: {}", scenario.name(), e.message);
             limits = false;
         }

@@ -199,7 +199,7 @@ mod tests {
     use super::*;
 
     fn setup(fs_type: &str, extra: &[&str], mount_opts: Option<&str>, conditions: &[(&str, &str)]) -> SetupSummary {
-        let mut mkfs_args: Vec<String> = fs_type.parse::<crate::target::FsType>().unwrap().base_mkfs_args();
+        let mut mkfs_args: Vec<String> = fs_type.parse::<crate::site::FsType>().unwrap().base_mkfs_args();
         mkfs_args.extend(extra.iter().map(|a| a.to_string()));
         SetupSummary {
             fs_type: fs_type.into(),

@@ -81,7 +81,7 @@ fn target_options(record: &RunRecord) -> String {
 /// The mkfs arguments of a target of `fs_type` beyond fslab's own (the
 /// user's `--mkfs-opt`, a preset's variant): what sets it apart.
 pub(super) fn mkfs_extra<'a>(fs_type: &str, args: &'a [String]) -> &'a [String] {
-    let base = fs_type.parse::<crate::target::FsType>().map(|fs| fs.base_mkfs_args()).unwrap_or_default();
+    let base = fs_type.parse::<crate::site::FsType>().map(|fs| fs.base_mkfs_args()).unwrap_or_default();
     args.strip_prefix(base.as_slice()).unwrap_or(args)
 }
 

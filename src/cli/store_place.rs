@@ -8,7 +8,7 @@
 //!
 //! A store or a run's file named on the command line may be anyone's (a
 //! colleague hands one over): it is only read. But a symbolic link to it
-//! is followed only as outputs follow one (`target::walk`): when the link
+//! is followed only as outputs follow one (`ledger::walk`): when the link
 //! and every folder above it belong to root or the invoking user and no
 //! one else may write those folders; another user's link is refused (exit
 //! 2), so no one but the user chooses what root reads. SQLite and the JSON
@@ -20,8 +20,8 @@ use super::StoreArgs;
 use crate::error::Result;
 use crate::store::Selection;
 use crate::store::location::is_default;
-use crate::target::folder::{FolderRole, OwnedDir};
-use crate::target::walk::{Rules, walk};
+use crate::ledger::folder::{FolderRole, OwnedDir};
+use crate::ledger::walk::{Rules, walk};
 
 impl StoreArgs {
     /// Where to read runs from: a PostgreSQL URL as given; the default

@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::target::sysctl::SysctlSetting;
+use crate::harness::conditions::sysctl::SysctlSetting;
 use crate::vm::prepare::GuestKernel;
 
 /// Which kernel a case runs under (`--kernel`).

@@ -13,7 +13,7 @@
 use crate::error::Result;
 use crate::probe::{Later, PROBES};
 use crate::record::Figures;
-use crate::target::Made;
+use crate::site::Made;
 
 /// Why the deferred figures of a target fslab does not unmount are missing.
 pub const NOT_UNMOUNTED: &str =

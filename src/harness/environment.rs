@@ -44,7 +44,7 @@ fn memory_bytes() -> Option<u64> {
 /// The first line a tool prints for its version flag (mke2fs prints it on
 /// stderr).
 fn tool_version(program: &str, flag: &str) -> Option<String> {
-    let path = crate::target::fs_type::find_program(program)?;
+    let path = crate::site::fs_type::find_program(program)?;
     let out = Command::new(path).arg(flag).output().ok()?;
     let text = if out.stdout.is_empty() { out.stderr } else { out.stdout };
     let text = String::from_utf8_lossy(&text);

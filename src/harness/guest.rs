@@ -18,7 +18,7 @@ use super::{Condition, KernelChoice, Lab, Phase};
 use crate::record::guest::EMULATED_TIMERS;
 use crate::record::{Case, GuestRecord, Status};
 use crate::scenario::WorkSpec;
-use crate::target::TargetSpec;
+use crate::site::TargetSpec;
 use crate::vm::guest::last_lines;
 use crate::vm::prepare::GuestKernel;
 use crate::vm::session::{self, JobOutcome, VmShape};
@@ -258,7 +258,7 @@ mod tests {
         let job = WorkSpec { scenario: "replace-files".into(), params };
         let mut condition = Condition::default();
         condition.sysctls.push(super::super::CaseSysctl {
-            setting: crate::target::sysctl::SysctlSetting { key: "vm.dirty_bytes".into(), value: "16777216".into() },
+            setting: crate::harness::conditions::sysctl::SysctlSetting { key: "vm.dirty_bytes".into(), value: "16777216".into() },
             shown: "16M".into(),
         });
         let argv = guest_argv(&job, &condition, &plan(), "ext4").unwrap();

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::record::{Case, RunRecord, Verdict};
 use crate::store::location::is_default;
 use crate::store::{Store, is_postgres, missing_folder};
-use crate::target::folder::{FolderRole, OwnedDir};
+use crate::ledger::folder::{FolderRole, OwnedDir};
 
 /// The store side of one run.
 pub struct Keeper {

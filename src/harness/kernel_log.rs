@@ -16,7 +16,7 @@
 //! Without read access to `/dev/kmsg` (not root, with
 //! `kernel.dmesg_restrict=1`) there is no watch, and only `syncfs` speaks.
 
-use crate::target::kmsg;
+use crate::ledger::kmsg;
 
 /// `KERN_ERR`: this level and the more severe ones count.
 const ERROR_LEVEL: u8 = 3;

@@ -7,12 +7,13 @@ use std::time::Duration;
 use crate::error::{Error, Result};
 use crate::probe::trace;
 use crate::runner::{InProcess, Runner};
-use crate::target::folder::{FolderRole, OwnedDir};
-use crate::target::ledger::{self, CleanedRun, Ledger};
-use crate::target::cgroup::{self, MemoryController};
-use crate::target::image_cache::{CacheEntry, ImageCache};
-use crate::target::sysctl::{self, SysctlLock, SysctlSetting};
-use crate::target::{TargetOptions, TargetSpec};
+use crate::ledger::folder::{FolderRole, OwnedDir};
+use crate::ledger::{self, CleanedRun, Ledger};
+use crate::ledger::cgroup::{self, MemoryController};
+use crate::age_cache::{CacheEntry, ImageCache};
+use crate::harness::conditions::{self, sysctl::SysctlSetting};
+use crate::ledger::sysctl::{self, SysctlLock};
+use crate::site::{TargetOptions, TargetSpec};
 
 /// What to run on, and how to measure.
 #[derive(Debug, Clone)]
@@ -116,7 +117,7 @@ fn lock_sysctls(state: &std::path::Path, hold: sysctl::Hold) -> Result<Option<Sy
     let mut stuck = Vec::new();
     for run in cleaned.iter().filter(|r| !r.is_empty()) {
         eprint!("fslab: a dead run left resources: {run}");
-        // `ledger::describe` names a sysctl entry `sysctl KEY (...)`.
+        // `ledger::give_back::describe` names a sysctl entry `sysctl KEY (...)`.
         stuck.extend(run.failed.iter().filter(|f| f.starts_with("sysctl ")));
     }
     if let Some(first) = stuck.first() {
@@ -132,7 +133,7 @@ impl Lab {
     /// target, and every sysctl (root, the key exists, can be read and
     /// written).
     pub fn check(plan: &Plan) -> Result<()> {
-        crate::target::check(&plan.targets)?;
+        crate::site::check(&plan.targets)?;
         let root = rustix::process::geteuid().is_root();
         if plan.conditions.iter().any(|c| c.memory.is_some()) {
             if !root {
@@ -149,9 +150,9 @@ impl Lab {
         for condition in &plan.conditions {
             let mut all = plan.sysctls.clone();
             all.extend(condition.sysctls.iter().map(|s| s.setting.clone()));
-            sysctl::check(&all)?;
+            conditions::sysctl::check(&all)?;
         }
-        sysctl::check(&plan.sysctls)
+        conditions::sysctl::check(&plan.sysctls)
     }
 
     /// Check the plan can run here, then start the run: ledger, sysctls,
@@ -192,7 +193,7 @@ impl Lab {
             || plan.conditions.iter().any(|c| c.age.is_some() || c.fill.is_some());
         if shaped && plan.targets.iter().any(|t| t.needs_scratch()) {
             let dir = plan.start.as_ref().and_then(|s| s.cache_dir.clone());
-            let dir = dir.unwrap_or_else(|| crate::target::image_cache::default_dir(&plan.target_options.scratch));
+            let dir = dir.unwrap_or_else(|| crate::age_cache::default_dir(&plan.target_options.scratch));
             let _ = image_cache.set(ImageCache::open(&dir)?);
         }
         let id = crate::record::run_id();
@@ -205,7 +206,7 @@ impl Lab {
         }
         // A value the kernel refuses ends the run here, before any target
         // is made; the ledger puts back what was already written.
-        sysctl::apply(&ledger, &plan.sysctls)?;
+        conditions::sysctl::apply(&ledger, &plan.sysctls)?;
         let tracefs = trace::tracefs_for_run(&ledger, &id);
         Ok(Lab {
             id,

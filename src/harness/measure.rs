@@ -30,10 +30,10 @@ use crate::record::{Better, Case, FigureSpec, Kind, Status};
 use crate::runner::WorkSpec;
 use crate::scenario::Work;
 use super::Condition;
-use crate::target::cgroup::MemoryCgroup;
-use crate::target::ledger::{Resource, Token};
-use crate::target::sysctl;
-use crate::target::{Made, TargetOptions, TargetSpec};
+use crate::harness::conditions::cgroup::MemoryCgroup;
+use crate::ledger::{Resource, Token};
+use crate::harness::conditions::sysctl;
+use crate::site::{Made, TargetOptions, TargetSpec};
 
 /// The cost of the `syncfs` after the work, declared once.
 pub const SYNC_FIGURE: FigureSpec = FigureSpec::new("sync_s", "s", Better::Lower, Kind::Timing)
@@ -88,7 +88,7 @@ impl Lab {
         work: &mut dyn Work,
     ) -> Case {
         if let Some(kernel) = super::guest::guest_kernel(condition) {
-            let disk_bytes = self.options_for(&*work, None).size_bytes.unwrap_or(crate::target::DEFAULT_SIZE_BYTES);
+            let disk_bytes = self.options_for(&*work, None).size_bytes.unwrap_or(crate::site::DEFAULT_SIZE_BYTES);
             return self.measure_in_guest(spec, job, condition, repeat, progress, kernel, disk_bytes);
         }
         let mut case = Case::new(&job.scenario, &spec.label(), job.params.clone(), repeat);
@@ -207,7 +207,7 @@ impl Lab {
             backing: devices.backing.as_ref(),
             tracefs: self.tracefs.as_deref().map_err(|why| *why),
             interval: work.timeline_interval().map_or(self.plan.interval, |i| i.min(self.plan.interval)),
-            cgroup: cgroup.as_ref().map(|(cgroup, _)| cgroup),
+            cgroup: cgroup.as_ref().map(|(cgroup, _)| cgroup.at()),
         };
         // The probes of the work alone start last and stop first.
         let order: Vec<usize> = (0..PROBES.len())
@@ -347,7 +347,7 @@ pub(super) fn image_size_for(needed: u64, level: f64) -> u64 {
     // In thousandths, so 80% full gives exactly five times the room.
     let free_permille = ((1.0 - level.clamp(0.0, 0.99)) * 1000.0).round() as u64;
     let wanted = (wanted as u128 * 1000).div_ceil(u128::from(free_permille)) as u64;
-    crate::target::DEFAULT_SIZE_BYTES.max(wanted.div_ceil(1 << 20) << 20)
+    crate::site::DEFAULT_SIZE_BYTES.max(wanted.div_ceil(1 << 20) << 20)
 }
 
 /// Empty the cache the right way for this target.
@@ -413,8 +413,8 @@ mod tests {
 
     #[test]
     fn images_grow_only_past_the_default() {
-        assert_eq!(image_size_for(0, 0.0), crate::target::DEFAULT_SIZE_BYTES);
-        assert_eq!(image_size_for(1 << 30, 0.0), crate::target::DEFAULT_SIZE_BYTES);
+        assert_eq!(image_size_for(0, 0.0), crate::site::DEFAULT_SIZE_BYTES);
+        assert_eq!(image_size_for(1 << 30, 0.0), crate::site::DEFAULT_SIZE_BYTES);
         assert_eq!(image_size_for(32 << 30, 0.0), (40 << 30) + (256 << 20));
         // Filled to 80% first: five times the room, so a fifth is free.
         assert_eq!(image_size_for(2 << 30, 0.8), ((2 << 30) + (512 << 20) + (256 << 20)) * 5);

@@ -8,7 +8,8 @@
 //! once, when the work ends (before the sync).
 
 use crate::record::{Better, FigureSpec, Figures, Kind};
-use crate::target::cgroup::{CgroupVersion, MemoryCgroup};
+use crate::harness::conditions::cgroup::MemoryCgroup;
+use crate::ledger::cgroup::CgroupVersion;
 
 const LIMIT: FigureSpec = FigureSpec::new("memory_limit_bytes", "bytes", Better::Higher, Kind::Exact)
     .heading("limit MiB")

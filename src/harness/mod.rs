@@ -9,6 +9,7 @@
 //! nothing but its progress on stderr (`crate::progress`).
 
 mod condition;
+pub mod conditions;
 mod deferred;
 mod environment;
 mod guest;

@@ -15,7 +15,7 @@
 
 use crate::error::{Error, Result};
 use crate::scenario::Work;
-use crate::target::{FsType, TargetOptions, TargetSpec};
+use crate::site::{FsType, TargetOptions, TargetSpec};
 use crate::units::bytes_short;
 
 const MIB: u64 = 1 << 20;

@@ -15,7 +15,7 @@ use crate::progress::{CaseName, Mode, Progress};
 use crate::record::{Case, RunRecord, Status, Verdict};
 use crate::runner::WorkSpec;
 use crate::scenario::Work;
-use crate::target::TargetSpec;
+use crate::site::TargetSpec;
 
 /// One run under way.
 pub struct Run {

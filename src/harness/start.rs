@@ -27,8 +27,8 @@ use crate::error::{Error, Result};
 use crate::layout::freespace;
 use crate::layout::tree::{self, TreeOptions};
 use crate::record::{Better, Case, FigureSpec, FreeBucketCount, Kind, StartRecord};
-use crate::target::image_cache::{self, CacheEntry, EntryMeta, ImageCache, Provenance};
-use crate::target::{Made, TargetOptions, TargetSpec};
+use crate::age_cache::{self, CacheEntry, EntryMeta, ImageCache, Provenance};
+use crate::site::{Made, TargetOptions, TargetSpec};
 
 /// How every scratch target starts (`--age`, `--fill`).
 #[derive(Debug, Clone)]
@@ -155,7 +155,7 @@ impl Lab {
         let (image, start) = start.for_repeat(case.repeat)?;
         let start = &start;
         let made_of = made_of(spec, options, start);
-        let key = image_cache::key_of(&made_of);
+        let key = age_cache::key_of(&made_of);
         if let Some(why) = self.failed_bases.borrow().get(&key) {
             return Err(Error::failed(format!("{why} (the image of this case's start could not be made in an earlier case)")));
         }
@@ -206,7 +206,7 @@ impl Lab {
             return Ok(cache);
         }
         let dir = self.plan.start.as_ref().and_then(|s| s.cache_dir.clone());
-        let dir = dir.unwrap_or_else(|| image_cache::default_dir(&self.plan.target_options.scratch));
+        let dir = dir.unwrap_or_else(|| age_cache::default_dir(&self.plan.target_options.scratch));
         let cache = ImageCache::open(&dir)?;
         Ok(self.image_cache.get_or_init(|| cache))
     }
@@ -307,7 +307,7 @@ fn made_of(spec: &TargetSpec, options: &TargetOptions, start: &StartPlan) -> BTr
         made.insert("mkfs_args".to_string(), args);
         made.insert("mount_opts".to_string(), options.mount_opts.get(&fs).cloned().unwrap_or_default());
     }
-    made.insert("image_bytes".to_string(), options.size_bytes.unwrap_or(crate::target::DEFAULT_SIZE_BYTES).to_string());
+    made.insert("image_bytes".to_string(), options.size_bytes.unwrap_or(crate::site::DEFAULT_SIZE_BYTES).to_string());
     if let Some(identity) = &start.age_identity {
         made.insert("age".to_string(), identity.clone());
     }

@@ -10,8 +10,9 @@ use crate::record::Status;
 use crate::runner::WorkSpec;
 use crate::scenario::params::{self, Scale};
 use crate::scenario::{Scenario, Work, WorkOutcome};
-use crate::target::fake::Fake;
-use crate::target::{Ledger, TargetOptions, TargetSpec};
+use crate::site::fake::Fake;
+use crate::ledger::Ledger;
+use crate::site::{TargetOptions, TargetSpec};
 
 fn folder() -> tempfile::TempDir {
     tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap()

@@ -97,7 +97,7 @@ mod tests {
     #[test]
     fn a_dirty_file_raises_the_peak() {
         let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
-        let ledger = crate::target::Ledger::create(dir.path(), "meminfo-test").unwrap();
+        let ledger = crate::ledger::Ledger::create(dir.path(), "meminfo-test").unwrap();
         let ctx = ProbeCtx {
             ledger: &ledger,
             case_id: "meminfo-test-1",

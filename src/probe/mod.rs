@@ -38,8 +38,9 @@ pub use timeline::{Sampler, TimelinePoint};
 pub use trace::{TraceCounts, TraceRequest, TraceSession};
 
 use crate::record::{FigureSpec, Figures};
-use crate::target::cgroup::MemoryCgroup;
-use crate::target::{Caps, Ledger};
+use crate::ledger::Ledger;
+use crate::ledger::cgroup::CgroupAt;
+use crate::site::Caps;
 
 /// What a probe may know of the case it measures.
 #[derive(Debug, Clone, Copy)]
@@ -62,7 +63,7 @@ pub struct ProbeCtx<'a> {
     pub interval: Duration,
     /// The case's memory cgroup (`--memory`), whose page cache the
     /// timeline samples as the work's own.
-    pub cgroup: Option<&'a MemoryCgroup>,
+    pub cgroup: Option<CgroupAt<'a>>,
 }
 
 /// Which part of a case a probe covers.

@@ -25,7 +25,7 @@ pub use crate::record::TimelinePoint;
 
 use super::blockstat::{BlockDevice, BlockStat};
 use super::{Probe, ProbeCtx, Reading, Running};
-use crate::target::cgroup::MemoryCgroup;
+use crate::ledger::cgroup::CgroupAt;
 use crate::record::FigureSpec;
 use work::{WorkSample, WorkSource};
 
@@ -207,7 +207,7 @@ impl Sampler {
     /// is the same as [`Sampler::start`]'s. Called on the thread that does
     /// the work, it samples that thread's CPU and its processes' too, and
     /// `cgroup`'s page cache when given.
-    pub fn start_short_aware(interval: Duration, device: Option<BlockDevice>, cgroup: Option<&MemoryCgroup>) -> Sampler {
+    pub fn start_short_aware(interval: Duration, device: Option<BlockDevice>, cgroup: Option<CgroupAt<'_>>) -> Sampler {
         let step = (SHORT_WORK_STEP < interval).then_some(SHORT_WORK_STEP);
         Sampler::spawn(interval, step, Sources { device, work: Some(WorkSource::this_thread(cgroup)) })
     }

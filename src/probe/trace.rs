@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::layout::mounts;
 use super::{Probe, ProbeCtx, Reading, Running};
 use crate::record::{Better, FigureSpec, Figures, Kind};
-use crate::target::ledger::{Ledger, Resource, Token};
+use crate::ledger::{Ledger, Resource, Token};
 
 mod parse;
 
@@ -432,7 +432,7 @@ pub fn tracefs_for_run(ledger: &Ledger, run_id: &str) -> std::result::Result<Pat
         return Ok(root);
     }
     // In the run's scratch folder, held and checked, when it has one.
-    crate::target::mount_tracefs(ledger, run_id).map_err(|_| "tracefs is not available")
+    crate::site::mount_tracefs(ledger, run_id).map_err(|_| "tracefs is not available")
 }
 
 /// The probe: journal commits and block requests of the scratch device,

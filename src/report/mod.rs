@@ -3,7 +3,7 @@
 //!
 //! They read the results model (`record`) and a `Catalog` handed to them,
 //! never the code that measures (`scenario`, `probe`, `layout`, `sys`,
-//! `target`): what they need to know about scenarios and figures comes as
+//! `site`, `ledger`): what they need to know about scenarios and figures comes as
 //! data, so they are tested on hand-made records and catalogs, and the
 //! measuring side changes without touching them.
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use super::{Runner, WorkSpec};
 use crate::error::Result;
 use crate::scenario::{Work, WorkOutcome};
-use crate::target::Ledger;
+use crate::ledger::Ledger;
 
 /// Run the work right here, on the calling thread.
 #[derive(Debug, Clone, Copy, Default)]

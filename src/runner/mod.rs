@@ -17,7 +17,7 @@ pub use in_process::InProcess;
 use crate::error::Result;
 pub use crate::scenario::WorkSpec;
 use crate::scenario::{Work, WorkOutcome};
-use crate::target::Ledger;
+use crate::ledger::Ledger;
 
 /// Where a case's measured work runs.
 pub trait Runner: Sync {

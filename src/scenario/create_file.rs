@@ -57,7 +57,7 @@ use super::{Case, Scenario, Seeded, Work, WorkOutcome};
 use crate::error::{Error, Result};
 use crate::units::short_number;
 use crate::record::{Better, FigureSpec, Kind};
-use crate::target::Ledger;
+use crate::ledger::Ledger;
 use crate::sys::aligned::AlignedBuf;
 use crate::sys::prealloc::{self, Prealloc};
 
@@ -420,7 +420,7 @@ mod tests {
             CreateFile.check(&p).unwrap();
             let mut work = CreateFile.work(&p);
             work.prepare(dir.path()).unwrap();
-            let outcome = match work.run(dir.path(), &crate::target::Ledger::for_tests()) {
+            let outcome = match work.run(dir.path(), &crate::ledger::Ledger::for_tests()) {
                 Ok(o) => o,
                 // A directory on a file system without O_DIRECT.
                 Err(e) if Method::parse(method).direct() && e.message.contains("nvalid argument") => continue,
@@ -460,7 +460,7 @@ mod tests {
         let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
         let mut work = Create { size: 64 << 20, method: Method::Fallocate, buf: None, allocated: false };
         work.prepare(dir.path()).unwrap();
-        let out = work.run(dir.path(), &crate::target::Ledger::for_tests()).unwrap();
+        let out = work.run(dir.path(), &crate::ledger::Ledger::for_tests()).unwrap();
         let rate = out.figures.get("create_mbps").unwrap();
         if out.figures.value("prealloc_emulated") == Some(0.0) {
             assert_eq!(rate.value, None, "{rate:?}");

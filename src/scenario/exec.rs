@@ -24,7 +24,7 @@ pub use window::FIGURES;
 
 use super::WorkOutcome;
 use crate::error::{Error, Result};
-use crate::target::ledger::{self, Ledger, Resource};
+use crate::ledger::{self, Ledger, Resource};
 use window::Place;
 
 /// How much of each output stream is kept (the rest is counted).
@@ -155,7 +155,7 @@ pub fn run_command(ledger: &Ledger, argv: &[OsString], dir: &Path, echo: Echo) -
     let pid = child.id();
     let token = ledger.record(Resource::Child {
         pid: pid as i32,
-        start_ticks: ledger::start_ticks(pid as i32).unwrap_or(0),
+        start_ticks: ledger::give_back::start_ticks(pid as i32).unwrap_or(0),
     });
     let forward = crate::interrupt::ForwardTo::group(pid);
     let (out_to, err_to) = match echo {

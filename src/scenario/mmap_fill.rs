@@ -46,7 +46,7 @@ use super::{Case, Room, Scenario, Seeded, Work, WorkOutcome};
 use crate::units::{bytes_short, short_number};
 use crate::error::{Error, Result};
 use crate::record::{Better, FigureSpec, Figures, Kind};
-use crate::target::Ledger;
+use crate::ledger::Ledger;
 use crate::layout::{self, extent_map::DEFAULT_BATCH};
 use crate::sys::fiemap::FiemapBuffer;
 use crate::sys::mmap::{self, ChildEnd, SharedMap};
@@ -654,7 +654,7 @@ mod tests {
         ] {
             let dir = tempfile::tempdir().unwrap();
             let mut work = Fill { size: pages * page, order, pretouch, prealloc };
-            let outcome = work.run(dir.path(), &crate::target::Ledger::for_tests()).unwrap();
+            let outcome = work.run(dir.path(), &crate::ledger::Ledger::for_tests()).unwrap();
             assert_eq!(outcome.figures.value("page_hits"), Some(0.0));
             // A rate, or (37 pages are quickly stored) why there is none.
             let rate = outcome.figures.get("total_mbps").unwrap();

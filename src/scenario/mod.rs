@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::probe::cold;
 use crate::probe::timeline::TimelinePoint;
 use crate::record::{Catalog, Case, FigureSpec, Figures, ScenarioInfo, Verdict};
-use crate::target::Ledger;
+use crate::ledger::Ledger;
 
 /// What the work itself hands back.
 #[derive(Debug, Default)]

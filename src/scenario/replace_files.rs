@@ -20,7 +20,7 @@ use super::{Case, Scenario, Seeded, Work, WorkOutcome};
 use crate::error::{Error, Result};
 use crate::units::short_number;
 use crate::record::{Better, FigureSpec, Kind};
-use crate::target::Ledger;
+use crate::ledger::Ledger;
 use crate::sys::sync_range;
 
 /// The seed's package: which names exist before the upgrade, and the
@@ -280,7 +280,7 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let mut work = Replace { names: names(20), strategy: strategy.to_string() };
             work.prepare(dir.path()).unwrap();
-            work.run(dir.path(), &crate::target::Ledger::for_tests()).unwrap();
+            work.run(dir.path(), &crate::ledger::Ledger::for_tests()).unwrap();
             let mut left: Vec<String> =
                 std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
             left.sort();

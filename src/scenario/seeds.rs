@@ -15,7 +15,7 @@ pub use crate::record::{PlaceVerdict, Verdict};
 use std::collections::BTreeMap;
 
 use crate::record::{Case, Rule, Samples};
-use crate::target::FsType;
+use crate::site::FsType;
 use crate::units::{bytes_short, short_number};
 
 /// The comparison a seed made, as the preset runs it.

@@ -16,7 +16,7 @@ use super::params::{ParamKind, ParamSpec, Params};
 use super::{Scenario, Work, WorkOutcome};
 use crate::error::{Error, Result};
 use crate::record::{Better, FigureSpec, Kind};
-use crate::target::Ledger;
+use crate::ledger::Ledger;
 
 const PARAMS: [ParamSpec; 2] = [
     ParamSpec { name: "files", kind: ParamKind::Count { max: 1_000_000 }, small: "4", full: "64", seed: "-", about: "files to write" },

@@ -12,7 +12,7 @@
 //! folder: a run's results do not depend on where it was started from.
 //!
 //! The folder is made (0700) and checked like the state folder by the
-//! command line (`target::folder`, which this layer may not use), before
+//! command line (`ledger::folder`, which this layer may not use), before
 //! the store is opened.
 
 use std::ffi::OsString;

@@ -22,7 +22,7 @@ use super::capped::{self, Capped};
 use super::console;
 use super::qemu::GuestSpec;
 use crate::error::{Error, Result};
-use crate::target::{ledger, Ledger, Resource};
+use crate::ledger::{self, Ledger, Resource};
 
 /// How many console lines an error quotes.
 const QUOTED_LINES: usize = 15;
@@ -72,7 +72,7 @@ pub fn run(ledger: &Ledger, spec: &GuestSpec, out_dir: &Path, timeout: Duration)
         Error::environment(format!("{}: cannot start it ({e}); install qemu-system-x86", spec.qemu.display()))
     })?;
     let pid = child.id() as i32;
-    let token = ledger.record(Resource::Child { pid, start_ticks: ledger::start_ticks(pid).unwrap_or(0) });
+    let token = ledger.record(Resource::Child { pid, start_ticks: ledger::give_back::start_ticks(pid).unwrap_or(0) });
     let mut stderr_pipe = child.stderr.take().expect("piped");
     let stderr = std::thread::spawn(move || {
         let mut start = Vec::new();

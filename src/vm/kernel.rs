@@ -13,7 +13,7 @@ use super::image::{Format, KernelImage, MAX_IMAGE_BYTES};
 use super::initramfs::is_static_elf;
 use super::modules::{ModuleTree, Resolved};
 use crate::error::{Error, Result};
-use crate::target::given;
+use crate::ledger::given;
 
 /// What every guest loads: the PCI transport and block device of virtio,
 /// 9p over virtio (the host's root and the output share), and overlayfs
@@ -39,7 +39,7 @@ pub struct Located {
 /// (`--kernel-modules`) wins, else `lib/modules/RELEASE` of the package
 /// root the image lies in (`ROOT/boot/vmlinuz-RELEASE`, as `dpkg -x`
 /// leaves it), else the host's `/lib/modules/RELEASE`. The image is read
-/// here, once, held to `target::given`'s rule (a regular file of root's or
+/// here, once, held to `ledger::given`'s rule (a regular file of root's or
 /// the user's in folders no one else can write, at most
 /// [`MAX_IMAGE_BYTES`](super::image::MAX_IMAGE_BYTES)).
 pub fn locate(image: &str, modules: Option<&Path>) -> Result<Located> {
@@ -162,7 +162,7 @@ pub fn report(image: &str, modules: Option<&Path>) -> Result<KernelReport> {
         guest_needs.push(Need { name: name.to_string(), how, load });
     }
     let mut file_systems = Vec::new();
-    for fs in crate::target::fs_type::ALL {
+    for fs in crate::site::fs_type::ALL {
         let resolved = resolve_fs(&mut tree, &[], fs)?;
         file_systems.push(FsSupport {
             fs: fs.name().to_string(),
@@ -195,7 +195,7 @@ pub fn report(image: &str, modules: Option<&Path>) -> Result<KernelReport> {
 /// system `fs`: `fs-NAME` is what the kernel itself asks for; a tree
 /// without `modules.builtin.modinfo` knows a built-in one by its name
 /// alone, so NAME is tried when `fs-NAME` is missing.
-pub fn resolve_fs(tree: &mut ModuleTree, first: &[&str], fs: crate::target::FsType) -> Result<Resolved> {
+pub fn resolve_fs(tree: &mut ModuleTree, first: &[&str], fs: crate::site::FsType) -> Result<Resolved> {
     let alias = format!("fs-{}", fs.name());
     let mut wanted: Vec<&str> = first.to_vec();
     wanted.push(&alias);

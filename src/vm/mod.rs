@@ -16,7 +16,7 @@
 //!
 //! What the harness calls, composed of those: [`prepare`] checks a
 //! `--kernel` image once per run ([`prepare::GuestKernel`]: the image and
-//! its module tree held to `target::given`'s rule and read once, QEMU,
+//! its module tree held to `ledger::given`'s rule and read once, QEMU,
 //! busybox, and what boots written into the kernel cache, a bzImage's
 //! vmlinux unpacked) and [`session`] runs one job in a guest of it
 //! ([`session::run_job`]: files made and ledgered, initramfs, QEMU, every

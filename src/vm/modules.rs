@@ -12,7 +12,7 @@
 //! lists is in the kernel already and is not loaded.
 //!
 //! A tree runs as kernel code in a guest QEMU starts as root, so it is
-//! held to `target::given`'s rule: the tree and every folder above it
+//! held to `ledger::given`'s rule: the tree and every folder above it
 //! root's or the user's, and every folder and module file in it too,
 //! writable by no one else, all reached from the tree's descriptor and
 //! never through a symlink (a module that is a symlink is not indexed).
@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use super::modinfo::ModInfo;
 use crate::error::{Error, Result};
-use crate::target::given::{self, Child, GivenDir, GivenFile};
+use crate::ledger::given::{self, Child, GivenDir, GivenFile};
 
 /// The endings a module file may have, and the tool that decompresses it.
 const ENDINGS: &[(&str, Option<&str>)] =

@@ -7,7 +7,7 @@
 //! the bzImage's own decompression is the slow part of a boot; see
 //! [`super::image`]).
 //!
-//! Read once: the image is read whole through `target::given` (root's or
+//! Read once: the image is read whole through `ledger::given` (root's or
 //! the user's, in folders no one else can write, at most
 //! [`MAX_IMAGE_BYTES`](super::image::MAX_IMAGE_BYTES)), and the modules
 //! through the tree's descriptor ([`ModuleTree::load`]); both are held
@@ -37,8 +37,8 @@ use super::image::{self, Format, KernelImage};
 use super::kernel::{self, Located, GUEST_BASE};
 use super::modules::{Loaded, ModuleTree};
 use crate::error::{Error, Result};
-use crate::target::folder::{FolderRole, OwnedDir};
-use crate::target::FsType;
+use crate::ledger::folder::{FolderRole, OwnedDir};
+use crate::site::FsType;
 
 /// Where unpacked kernels are kept when the caller names no other folder.
 pub const DEFAULT_KERNEL_CACHE: &str = "/var/cache/fslab/kernels";
@@ -194,7 +194,7 @@ fn check_host_tools() -> Result<()> {
 /// decompressor, no PVH note inside) is kept and booted as it is; a cache
 /// folder that cannot be used is an error.
 fn cached(located: &Located, cache: &Path) -> Result<PathBuf> {
-    let key = crate::target::image_copy::hex(&Sha256::digest(&located.bytes));
+    let key = crate::age_cache::image_copy::hex(&Sha256::digest(&located.bytes));
     let dir = OwnedDir::open_or_make(cache, FolderRole::KernelCache)?;
     let names = [format!("{key}.vmlinux"), format!("{key}.bzimage")];
     let present = |dir: &OwnedDir| -> Result<Option<PathBuf>> {
@@ -278,7 +278,7 @@ impl CacheLock {
             .map_err(|e| Error::io(&path, "open the kernel cache's lock", e.into()))?;
         let file = File::from(fd);
         // Waited for as the other locks are: said, and stopped by a signal.
-        crate::target::flock::Waiter::new(&file, format!("the kernel cache's lock ({})", path.display()))
+        crate::ledger::flock::Waiter::new(&file, format!("the kernel cache's lock ({})", path.display()))
             .take(&file, FlockOperation::NonBlockingLockExclusive)?;
         Ok(CacheLock { _file: file })
     }

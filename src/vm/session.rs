@@ -26,8 +26,9 @@ use super::kernel::{self, BUSYBOX};
 use super::prepare::GuestKernel;
 use super::{console, qemu};
 use crate::error::{Error, Result};
-use crate::target::guest_files::GuestFiles;
-use crate::target::{FsType, Ledger};
+use crate::site::guest_files::GuestFiles;
+use crate::ledger::Ledger;
+use crate::site::FsType;
 
 /// How many console lines a job's outcome keeps.
 const CONSOLE_LINES: usize = 15;

@@ -99,11 +99,11 @@ impl Drop for LoopDevice {
             // The library's own unmount: retries while busy (another test's
             // fork holds our descriptors until its exec), does nothing if
             // the test unmounted already.
-            if let Err(e) = fslab::target::ledger::unmount(&mount) {
+            if let Err(e) = fslab::ledger::give_back::unmount(&mount) {
                 eprintln!("{e}");
             }
         }
-        if let Err(e) = fslab::target::ledger::detach_loops_over(&self.image) {
+        if let Err(e) = fslab::ledger::give_back::detach_loops_over(&self.image) {
             eprintln!("{e}");
         }
     }

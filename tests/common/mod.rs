@@ -76,7 +76,7 @@ pub fn root_or_skip(test: &str) -> bool {
 
 /// Whether `program` is installed (on PATH or in /sbin, /usr/sbin).
 pub fn have(program: &str) -> bool {
-    fslab::target::fs_type::find_program(program).is_some()
+    fslab::site::fs_type::find_program(program).is_some()
 }
 
 /// A file system on a [`LoopDevice`], mounted on a fresh directory.
@@ -190,7 +190,7 @@ impl Drop for ScratchFs {
 /// fslab's own release: `losetup -d` alone only marks a device that is
 /// still open somewhere to detach on its last close.
 pub fn detach_loops_over(image: &Path) {
-    if let Err(e) = fslab::target::ledger::detach_loops_over(image) {
+    if let Err(e) = fslab::ledger::give_back::detach_loops_over(image) {
         eprintln!("{e}");
     }
 }

@@ -14,7 +14,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
-use crate::target::cgroup::{CgroupVersion, MemoryCgroup};
+use crate::ledger::cgroup::{CgroupAt, CgroupVersion};
 
 /// Where the work's own readings come from.
 #[derive(Debug, Clone)]
@@ -44,7 +44,7 @@ pub(super) struct WorkSample {
 impl WorkSource {
     /// The work done by the calling thread (probes start on it) and the
     /// processes it starts, in `cgroup` when it has one.
-    pub(super) fn this_thread(cgroup: Option<&MemoryCgroup>) -> WorkSource {
+    pub(super) fn this_thread(cgroup: Option<CgroupAt<'_>>) -> WorkSource {
         let tid = rustix::thread::gettid().as_raw_nonzero().get();
         WorkSource {
             thread_stat: PathBuf::from(format!("/proc/self/task/{tid}/stat")),

@@ -3,7 +3,7 @@
 use super::*;
 use crate::probe::blockstat::{BlockDevice, BlockStat};
 use crate::probe::testutil::{LoopDevice, root_or_skip, run};
-use crate::target::ledger::unmount;
+use crate::ledger::give_back::unmount;
 use std::io::Write;
 use std::sync::atomic::AtomicUsize;
 

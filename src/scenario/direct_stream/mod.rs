@@ -32,7 +32,7 @@ use super::seeds::{self, Judged, Preset, Shown, Test, Verdict};
 use super::{Case, Scenario, Seeded, Work, WorkOutcome};
 use crate::error::{Error, Result};
 use crate::record::{Better, FigureSpec, Figures, Kind};
-use crate::target::Ledger;
+use crate::ledger::Ledger;
 use crate::probe::timeline::TimelinePoint;
 use crate::sys::aligned::{ALIGN, AlignedBuf};
 use crate::sys::rusage::{self, Who};
@@ -600,7 +600,7 @@ mod tests {
         let mut work = s.work(&p);
         assert_eq!(work.space_needed(), 10 * 64 * 1024);
         work.prepare(dir.path()).unwrap();
-        let out = work.run(dir.path(), &crate::target::Ledger::for_tests()).unwrap();
+        let out = work.run(dir.path(), &crate::ledger::Ledger::for_tests()).unwrap();
         assert_eq!(out.figures.value("bytes_written"), Some(655_360.0));
         assert_eq!(out.figures.get("bytes_written").unwrap().kind, Kind::Exact, "the byte limit decided it");
         // 640 KiB may go in under 1 ms: then no rate, and why.
@@ -615,7 +615,7 @@ mod tests {
         over.prepare(dir.path()).unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 4 * 65_536);
         std::fs::write(&path, vec![7u8; 8 * 65_536]).unwrap();
-        let out = over.run(dir.path(), &crate::target::Ledger::for_tests()).unwrap();
+        let out = over.run(dir.path(), &crate::ledger::Ledger::for_tests()).unwrap();
         assert_eq!(out.figures.value("bytes_written"), Some(4.0 * 65_536.0));
         assert!(out.figures.value("prepared_extents").is_some());
         let data = std::fs::read(&path).unwrap();
@@ -628,7 +628,7 @@ mod tests {
         let dir = tempfile::tempdir_in("/var/tmp").unwrap();
         let mut work = stream(4096, u64::MAX, 1, false);
         let started = Instant::now();
-        let out = work.run(dir.path(), &crate::target::Ledger::for_tests()).unwrap();
+        let out = work.run(dir.path(), &crate::ledger::Ledger::for_tests()).unwrap();
         let took = started.elapsed().as_secs_f64();
         assert!((1.0..3.0).contains(&took), "{took}");
         let written = out.figures.value("bytes_written").unwrap();

@@ -12,7 +12,7 @@ use std::path::Path;
 use rustix::fs::{Mode, OFlags};
 
 use super::{Entry, EntryKind};
-use crate::target::image_copy::data_regions;
+use crate::age_cache::image_copy::data_regions;
 use crate::error::{Error, Result};
 
 /// tar's header and data block.

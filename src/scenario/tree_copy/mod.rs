@@ -51,9 +51,9 @@ use super::seeds::{self, Judged, Preset, Shown, Test, Variant, Verdict};
 use super::{Case, Scenario, Seeded, Work, WorkOutcome};
 use crate::error::{Error, Result};
 use crate::record::{Better, FigureSpec, Figures, Kind};
-use crate::target::Ledger;
+use crate::ledger::Ledger;
 use crate::probe::timeline::TimelinePoint;
-use crate::target::FsType;
+use crate::site::FsType;
 use copy::{From, RECORD_BYTES, copy, warm};
 
 /// The words `source` takes besides a directory.
@@ -487,7 +487,7 @@ mod tests {
 
     fn run_work(work: &mut TreeCopyWork, dir: &Path) -> Figures {
         work.prepare(dir).unwrap();
-        let mut figures = work.run(dir, &crate::target::Ledger::for_tests()).unwrap().figures;
+        let mut figures = work.run(dir, &crate::ledger::Ledger::for_tests()).unwrap().figures;
         work.review(&[], &mut figures);
         figures
     }

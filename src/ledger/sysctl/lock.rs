@@ -28,7 +28,7 @@ use rustix::fs::{FlockOperation, Mode, OFlags};
 use rustix::io::Errno;
 
 use crate::error::{Error, Result};
-use crate::target::flock::{self, Waiter};
+use crate::ledger::flock::{self, Waiter};
 
 /// The machine's fslab folder: the sysctl lock and journal.
 pub const MACHINE_DIR: &str = "/run/fslab";

@@ -11,7 +11,7 @@ use rustix::fs::{Access, AtFlags, CWD};
 use super::TargetOptions;
 use super::held::Held;
 use super::kind::{Caps, Made, TargetKind};
-use super::ledger::{Ledger, Resource};
+use crate::ledger::{Ledger, Resource};
 use crate::error::{Error, Result};
 use crate::record::TargetRecord;
 
@@ -60,7 +60,7 @@ impl TargetKind for Dir {
         fs::create_dir(&work).map_err(|e| unwritable(&self.path, e))?;
         let meta = fs::symlink_metadata(&work).map_err(|e| Error::io(&work, "stat", e))?;
         // Recorded with its device and inode: a release removes only this.
-        held.prove(token, super::proof::Proof::File(super::folder::FileId { dev: meta.dev(), ino: meta.ino() }))?;
+        held.prove(token, crate::ledger::proof::Proof::File(crate::ledger::folder::FileId { dev: meta.dev(), ino: meta.ino() }))?;
         let (major, minor) = (rustix::fs::major(meta.dev()), rustix::fs::minor(meta.dev()));
         let fs_type = crate::layout::mounts::find_by_device(major, minor)
             .map(|m| m.fs_type)

@@ -12,12 +12,12 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::folder::{FileId, OwnedDir};
+use crate::ledger::folder::{FileId, OwnedDir};
 use super::held::Held;
-use super::kmsg::KernelLog;
+use crate::ledger::kmsg::KernelLog;
 use super::kind::{Caps, Made};
-use super::ledger::{Ledger, Resource};
-use super::proof::{self, Proof};
+use crate::ledger::{Ledger, Resource};
+use crate::ledger::proof::{self, Proof};
 use super::FsType;
 use crate::error::{Error, Result};
 use crate::record::TargetRecord;

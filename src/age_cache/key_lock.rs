@@ -16,8 +16,8 @@ use std::fs::File;
 use rustix::fs::{AtFlags, FileType, FlockOperation, Mode, OFlags};
 use rustix::io::Errno;
 
-use super::flock::Waiter;
-use super::folder::{FileId, OwnedDir};
+use crate::ledger::flock::Waiter;
+use crate::ledger::folder::{FileId, OwnedDir};
 use crate::error::{Error, Result};
 
 /// A key's lock, held (shared or exclusive); released when dropped.
@@ -102,7 +102,7 @@ impl KeyLock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::folder::FolderRole;
+    use crate::ledger::folder::FolderRole;
 
     const KEY: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::held::Held;
 use super::kind::{Made, TargetKind};
-use super::ledger::Ledger;
+use crate::ledger::Ledger;
 use super::mounted::{self, Format, MountedFs};
 use super::{FsType, TargetOptions};
 use crate::error::{Error, Result};

@@ -4,8 +4,8 @@
 
 use std::fs::File;
 
-use super::ledger::{Ledger, Resource, Token};
-use super::proof::Proof;
+use crate::ledger::{Ledger, Resource, Token};
+use crate::ledger::proof::Proof;
 use crate::error::Result;
 
 /// The ledger entries of one target.

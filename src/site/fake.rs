@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::TargetOptions;
 use super::held::Held;
 use super::kind::{Caps, Made, TargetKind};
-use super::ledger::{Ledger, Resource};
+use crate::ledger::{Ledger, Resource};
 use crate::error::{Error, Result};
 use crate::record::TargetRecord;
 
@@ -42,9 +42,9 @@ impl TargetKind for Fake {
         let dir = self.parent.join(format!("fslab-fake-{run_id}"));
         let token = held.record(Resource::WorkDir(dir.clone()))?;
         std::fs::create_dir(&dir).map_err(|e| Error::io(&dir, "create", e))?;
-        let id = super::folder::FileId::of(std::fs::File::open(&dir).map_err(|e| Error::io(&dir, "open", e))?)
+        let id = crate::ledger::folder::FileId::of(std::fs::File::open(&dir).map_err(|e| Error::io(&dir, "open", e))?)
             .map_err(|e| Error::io(&dir, "stat", e))?;
-        held.prove(token, super::proof::Proof::File(id))?;
+        held.prove(token, crate::ledger::proof::Proof::File(id))?;
         Ok(Box::new(FakeMade { held, dir }))
     }
 }

@@ -10,14 +10,14 @@ use std::path::PathBuf;
 
 use rustix::fs::{AtFlags, Mode, OFlags};
 
-use super::folder::{FileId, OwnedDir};
+use crate::ledger::folder::{FileId, OwnedDir};
 use super::held::Held;
-use super::image_cache::CacheEntry;
-use super::image_copy::{self, Copied};
+use crate::age_cache::CacheEntry;
+use crate::age_cache::image_copy::{self, Copied};
 use super::kind::{Made, TargetKind};
-use super::ledger::{Ledger, Resource};
+use crate::ledger::{Ledger, Resource};
 use super::mounted::{self, Format, MountedFs};
-use super::proof::Proof;
+use crate::ledger::proof::Proof;
 use super::{DEFAULT_SIZE_BYTES, FsType, TargetOptions};
 use crate::error::{Error, Result};
 

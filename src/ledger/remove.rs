@@ -253,7 +253,7 @@ fn unmount_at_or_below(folder: &Path) -> Result<()> {
 fn unmount_one(mount_point: &Path, folder: &Path) -> Result<()> {
     // Not (or no longer) a mount point is done: a stacked one went with the
     // one above it, or it was unmounted meanwhile.
-    super::ledger::unmount_patiently(mount_point, UnmountFlags::NOFOLLOW)
+    super::give_back::unmount_patiently(mount_point, UnmountFlags::NOFOLLOW)
         .map_err(|(_, e)| unmount_failed(mount_point, folder, e))
 }
 

@@ -254,7 +254,7 @@ pub fn unmount(scratch: Option<&OwnedDir>, path: &Path, proof: Option<&Proof>) -
         }
     }
     let target = format!("/proc/self/fd/{}/{}", parent.fd().as_raw_fd(), name.display());
-    super::ledger::unmount_patiently(Path::new(&target), UnmountFlags::empty())
+    super::give_back::unmount_patiently(Path::new(&target), UnmountFlags::empty())
         .map(|()| None)
         .map_err(|(what, e)| Error::io(path, what, e.into()))
 }
@@ -300,8 +300,8 @@ pub fn file_proof(fd: impl AsFd, path: &Path) -> Result<Proof> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::folder::FolderRole;
-    use crate::target::ledger::cleanup_dead;
+    use crate::ledger::folder::FolderRole;
+    use crate::ledger::cleanup_dead;
     use serde_json::json;
 
     fn id_of(path: &Path) -> serde_json::Value {

@@ -10,11 +10,11 @@
 use std::fs::File;
 use std::path::PathBuf;
 
-use super::folder::OwnedDir;
+use crate::ledger::folder::OwnedDir;
 use super::held::Held;
-use super::ledger::{Ledger, Resource};
+use crate::ledger::{Ledger, Resource};
 use super::mounted;
-use super::proof::Proof;
+use crate::ledger::proof::Proof;
 use super::scratch::make_image;
 use crate::error::{Error, Result};
 
@@ -78,8 +78,8 @@ fn make_share(held: &mut Held, folder: &OwnedDir) -> Result<PathBuf> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::folder::FolderRole;
-    use super::super::ledger;
+    use crate::ledger::folder::FolderRole;
+    use crate::ledger;
     use super::*;
 
     #[test]

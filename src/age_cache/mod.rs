@@ -18,6 +18,9 @@
 //! aged once while other runs wait, and used under it shared, so `cleanup
 //! --cache` never removes an entry a live run starts its cases from.
 
+pub mod image_copy;
+pub mod key_lock;
+
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{Read, Write};
@@ -28,11 +31,11 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 use serde::{Deserialize, Serialize};
 
-use super::cache_lock::KeyLock;
-use super::folder::{FileId, FolderRole, OwnedDir};
-use super::image_copy;
-use super::ledger::{Ledger, Resource};
-use super::proof::{Outcome, Proof};
+use key_lock::KeyLock;
+use crate::ledger::folder::{FileId, FolderRole, OwnedDir};
+use crate::ledger::cache_write::{is_key, parse_name};
+use crate::ledger::{Ledger, Resource};
+use crate::ledger::proof::Proof;
 use crate::error::{Error, Result};
 
 /// The cache folder: checked as fslab's own (owned by the effective
@@ -146,25 +149,6 @@ pub fn key_of(made_of: &BTreeMap<String, String>) -> String {
     use sha2::Digest;
     let json = serde_json::to_vec(made_of).expect("a map of strings serialises");
     image_copy::hex(&sha2::Sha256::digest(json))
-}
-
-/// Whether `key` is one fslab makes (64 lowercase hex digits): the only
-/// names in the folder it reads, writes or removes are `KEY.img` and
-/// `KEY.json`.
-pub fn is_key(key: &str) -> bool {
-    key.len() == 64 && key.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-}
-
-/// The key of a cache file name (`KEY.img`, `KEY.json`), and whether it
-/// is the image.
-fn parse_name(name: &str) -> Option<(&str, bool)> {
-    let (key, ext) = name.split_once('.')?;
-    let image = match ext {
-        "img" => true,
-        "json" => false,
-        _ => return None,
-    };
-    is_key(key).then_some((key, image))
 }
 
 /// The most a `KEY.json` may hold; more is not one fslab wrote.
@@ -312,7 +296,7 @@ impl ImageCache {
     fn write_image(
         &self,
         ledger: &Ledger,
-        token: super::Token,
+        token: crate::ledger::Token,
         image: &File,
         mut meta: EntryMeta,
         path: &Path,
@@ -467,40 +451,5 @@ fn reopen_read_only(file: &File) -> std::io::Result<File> {
     Ok(File::from(fd))
 }
 
-/// Release a cache write a run recorded ([`Resource::CacheImage`]): an
-/// image at `path` that is the file the run made (`proof`) and has no json
-/// beside it is an incomplete entry, and is removed; a complete entry, or
-/// another file there, is left (released: nothing of the run's is left to
-/// give back — its unnamed copy died with it). A path not named as a cache
-/// image, or a folder that is not ours alone, is refused.
-pub fn release_write(path: &Path, proof: Option<&Proof>) -> Outcome {
-    let refuse = |why: String| Ok(Some(format!("not made by fslab: {why}")));
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-    let (Some((key, true)), Some(folder)) = (parse_name(name), path.parent()) else {
-        return refuse(format!("{} is not named as a cache image", path.display()));
-    };
-    let Some(Proof::File(want)) = proof else {
-        return Ok(None); // killed before its unnamed file was proved: gone with it
-    };
-    let dir = match OwnedDir::open_existing(folder, FolderRole::Cache) {
-        Ok(Some(dir)) => dir,
-        Ok(None) => return Ok(None),
-        Err(e) => return refuse(e.message),
-    };
-    let stat_of = |name: &str| dir.stat_child(Path::new(name)).map_err(|e| Error::io(path, "stat", e));
-    match stat_of(name)? {
-        Some((id, FileType::RegularFile)) if id == *want => {}
-        _ => return Ok(None),
-    }
-    if stat_of(&format!("{key}.json"))?.is_some() {
-        return Ok(None); // complete: kept
-    }
-    match rustix::fs::unlinkat(dir.fd(), name, AtFlags::empty()) {
-        Ok(()) | Err(Errno::NOENT) => Ok(None),
-        Err(e) => Err(Error::io(path, "remove the incomplete cache image", e.into())),
-    }
-}
-
 #[cfg(test)]
-#[path = "image_cache_tests.rs"]
 mod tests;

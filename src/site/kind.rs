@@ -12,7 +12,8 @@ use std::fmt::Debug;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{FsType, Ledger, TargetOptions};
+use super::{FsType, TargetOptions};
+use crate::ledger::Ledger;
 use crate::error::Result;
 use crate::record::TargetRecord;
 

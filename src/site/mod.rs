@@ -3,7 +3,7 @@
 //! a kind behind [`TargetKind`], one file each.
 //!
 //! Everything a target makes — folders, images, loop devices, mounts — is
-//! written into the run's [`Ledger`] before it is made, and released in
+//! written into the run's [`Ledger`](crate::ledger::Ledger) before it is made, and released in
 //! reverse order when the target is released or the ledger dropped. fslab
 //! formats only what it made itself, or a device the user named twice,
 //! and releases only what it can prove it made (`proof.rs`), inside a
@@ -15,32 +15,18 @@ mod device;
 mod dir;
 #[cfg(test)]
 pub mod fake;
-pub mod folder;
 pub mod fs_type;
-pub mod given;
 pub mod guest_files;
-pub mod flock;
 mod held;
-pub mod image_cache;
-pub mod image_copy;
-pub mod cache_lock;
-pub mod cgroup;
 pub mod kind;
-pub mod kmsg;
-pub mod ledger;
 mod mounted;
 pub mod options;
-mod remove;
-pub mod proof;
 mod scratch;
-pub mod sysctl;
-pub mod walk;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 pub use fs_type::FsType;
-pub use ledger::{Ledger, Resource, Token};
 pub use device::Device;
 pub use dir::Dir;
 pub use kind::{Caps, Made, TargetKind, TargetSpec};
@@ -65,7 +51,7 @@ pub struct TargetOptions {
     /// `nouuid`, since every copy shares the UUID; btrfs since 6.7 mounts a
     /// cloned single-device file system with a temporary fsid by itself).
     /// Its size is the entry's; `size_bytes` is not used.
-    pub base_image: Option<std::sync::Arc<image_cache::CacheEntry>>,
+    pub base_image: Option<std::sync::Arc<crate::age_cache::CacheEntry>>,
 }
 
 /// The default scratch folder.

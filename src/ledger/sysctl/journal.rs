@@ -119,9 +119,9 @@ fn open_changes(dir: &Path) -> Result<Vec<Change>> {
 
 /// Write down, before it is made, that `key` is about to change from
 /// `old`; the entry's id.
-pub(super) fn record(key: &str, old: &str, partner: Option<&(String, String)>) -> Result<String> {
+pub fn record(key: &str, old: &str, partner: Option<&(String, String)>) -> Result<String> {
     let pid = std::process::id() as i32;
-    let ticks = crate::target::ledger::start_ticks(pid).unwrap_or(0);
+    let ticks = crate::ledger::give_back::start_ticks(pid).unwrap_or(0);
     let id = format!("{pid}.{ticks}.{}", NEXT.fetch_add(1, Ordering::SeqCst));
     let change = Change { id: id.clone(), key: key.into(), old: old.into(), partner: partner.cloned(), pid };
     append(&dir()?, &Line::Set(change))?;
@@ -163,7 +163,7 @@ mod tests {
     #[test]
     fn changes_stay_open_until_settled_and_the_journal_then_empties() {
         let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
-        let _guard = crate::target::sysctl::lock::tests_serial();
+        let _guard = super::super::lock::tests_serial();
         set_dir(Some(dir.path()));
         let a = record("vm.a", "1", None).unwrap();
         let pair = ("vm.b_ratio".to_string(), "20".to_string());

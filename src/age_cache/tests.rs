@@ -3,7 +3,7 @@
 //! links, and what clear leaves.
 
 use super::*;
-use crate::target::ledger::cleanup_dead;
+use crate::ledger::cleanup_dead;
 use std::os::unix::fs::FileExt;
 
 fn tmp() -> tempfile::TempDir {

@@ -5,7 +5,7 @@
 use std::os::fd::AsFd;
 
 use super::FsType;
-use crate::target::kmsg::KernelLog;
+use crate::ledger::kmsg::KernelLog;
 use crate::error::{Error, Result};
 
 /// Words mount(8) turns into mount flags itself (they never reach the
