@@ -46,10 +46,10 @@ fn bash_unprivileged(script: &Path, path: &str) -> Command {
     c
 }
 
-#[test]
-fn a_red_test_run_still_prints_its_total_and_leftover_check_then_fails() {
-    // test.sh as it is, beside a cargo whose tests fail in the second of
-    // two binaries (clippy passes) and a setup with nothing to install.
+/// test.sh as it is, copied into a folder anyone may read beside a
+/// setup.sh with nothing to install: the folder, the copy's scripts
+/// folder, a `bin` folder for a fake cargo, and a PATH with `bin` first.
+fn test_sh_copy() -> (tempfile::TempDir, PathBuf, PathBuf, String) {
     let dir = open_folder();
     let copy = dir.path().join("scripts");
     std::fs::create_dir(&copy).unwrap();
@@ -57,6 +57,15 @@ fn a_red_test_run_still_prints_its_total_and_leftover_check_then_fails() {
     script(&copy.join("setup.sh"), "exit 0\n");
     let bin = dir.path().join("bin");
     std::fs::create_dir(&bin).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    (dir, copy, bin, path)
+}
+
+#[test]
+fn a_red_test_run_still_prints_its_total_and_leftover_check_then_fails() {
+    // test.sh as it is, beside a cargo whose tests fail in the second of
+    // two binaries (clippy passes) and a setup with nothing to install.
+    let (_dir, copy, bin, path) = test_sh_copy();
     script(
         &bin.join("cargo"),
         "#!/bin/sh\n\
@@ -66,7 +75,6 @@ fn a_red_test_run_still_prints_its_total_and_leftover_check_then_fails() {
          echo 'error: 1 target failed:' >&2\n\
          exit 101\n",
     );
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
     let out = bash_unprivileged(&copy.join("test.sh"), &path).output().unwrap();
     let said = text(&out);
     assert!(said.contains("total: 8 passed, 1 failed"), "no total on a red run:\n{said}");
@@ -89,15 +97,9 @@ fn a_red_test_run_still_prints_its_total_and_leftover_check_then_fails() {
 fn the_leftover_check_blames_only_what_appeared_during_the_tests() {
     // A test folder another run left before this one started is not this
     // run's; one its tests leave is.
-    let dir = open_folder();
-    let copy = dir.path().join("scripts");
-    std::fs::create_dir(&copy).unwrap();
-    std::fs::copy(scripts().join("test.sh"), copy.join("test.sh")).unwrap();
-    script(&copy.join("setup.sh"), "exit 0\n");
+    let (_dir, copy, bin, path) = test_sh_copy();
     let before = tempfile::Builder::new().prefix("fslab-lab-scripts-before-").tempdir_in("/var/tmp").unwrap();
     let during = format!("/var/tmp/fslab-lab-scripts-during-{}", std::process::id());
-    let bin = dir.path().join("bin");
-    std::fs::create_dir(&bin).unwrap();
     script(
         &bin.join("cargo"),
         &format!(
@@ -105,7 +107,6 @@ fn the_leftover_check_blames_only_what_appeared_during_the_tests() {
              echo 'test result: ok. 5 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.10s'\n"
         ),
     );
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
     let out = bash_unprivileged(&copy.join("test.sh"), &path).output().unwrap();
     let _ = std::fs::remove_dir(&during);
     let said = text(&out);

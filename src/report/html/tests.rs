@@ -271,22 +271,27 @@ fn with_a_base_cells_say_its_verdict_and_what_differs_comes_under_the_matrix() {
     assert!(html.contains(r##"<a href="#differs">what differs</a>"##));
 }
 
+/// The map of an 8 KiB file `path` in two 4 KiB blocks 7 MiB apart.
+fn two_block_map(path: &str) -> KeptMap {
+    KeptMap {
+        path: path.into(),
+        size: 8192,
+        block_size: 4096,
+        device_bytes: 1 << 30,
+        extents: 2,
+        truncated: false,
+        extent_list: vec![
+            Extent { logical: 0, physical: 1 << 20, length: 4096, flags: 0 },
+            Extent { logical: 4096, physical: 8 << 20, length: 4096, flags: 0 },
+        ],
+    }
+}
+
 #[test]
 fn past_its_size_guard_the_page_lists_maps_instead_of_drawing_them() {
     let with_map = |scenario: &str| {
         let mut c = case(scenario, "ext4", 1, 1.0);
-        c.maps.push(KeptMap {
-            path: "f".into(),
-            size: 8192,
-            block_size: 4096,
-            device_bytes: 1 << 30,
-            extents: 2,
-            truncated: false,
-            extent_list: vec![
-                Extent { logical: 0, physical: 1 << 20, length: 4096, flags: 0 },
-                Extent { logical: 4096, physical: 8 << 20, length: 4096, flags: 0 },
-            ],
-        });
+        c.maps.push(two_block_map("f"));
         c
     };
     let drawn = |html: &str, scenario: &str| {
@@ -461,18 +466,7 @@ fn everything_inserted_is_escaped() {
     let mut c = case("exec", "d<i>r&\"", 1, 1.0);
     c.error = Some("<script>alert(1)</script>".into());
     c.status = Status::Failed;
-    c.maps.push(KeptMap {
-        path: "a<b>&\"c\".dat".into(),
-        size: 8192,
-        block_size: 4096,
-        device_bytes: 1 << 30,
-        extents: 2,
-        truncated: false,
-        extent_list: vec![
-            Extent { logical: 0, physical: 1 << 20, length: 4096, flags: 0 },
-            Extent { logical: 4096, physical: 8 << 20, length: 4096, flags: 0 },
-        ],
-    });
+    c.maps.push(two_block_map("a<b>&\"c\".dat"));
     let mut r = run(vec![c]);
     r.tags = vec!["<tag>&".into()];
     let html = page(&[r], Some("<table><tr><td>kept as is</td></tr></table>"));
