@@ -110,7 +110,7 @@ fn a_short_case_has_a_fine_timeline_with_the_works_own_series() {
     }
     let lab = Lab::new();
     let mut args = vec!["create-file", "--fs", "ext4", "--set", "method=odirect-64k", "--set", "size=256M"];
-    let cgroup = fslab::target::cgroup::memory_controller().is_ok();
+    let cgroup = fslab::ledger::cgroup::memory_controller().is_ok();
     if cgroup {
         args.extend(["--memory", "512M"]);
     }
