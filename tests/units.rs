@@ -1,4 +1,4 @@
-//! One convention of units (README "Units"): every figure of every
+//! One convention of units (docs/guide.md, "Units"): every figure of every
 //! scenario carries a unit of `record::UNITS`, every rate is MiB/s (bytes
 //! / seconds / 2^20) in value and label alike, and a run stored before the
 //! convention reads back in it.

@@ -1,7 +1,7 @@
 //! Text tables of cases: a row per place and parameter set, the repeats of
 //! one folded into `median [min–max]` with their count `n`, parameters
 //! every row shares said once above them; figures scaled
-//! to the README's units (sizes in MiB, rates in MiB/s); columns fitted to
+//! to the units of docs/guide.md (sizes in MiB, rates in MiB/s); columns fitted to
 //! [`WIDTH`] in order of importance, every figure with `--wide`; then the
 //! missing-figure reasons once per table, so no `-` is a mystery.
 

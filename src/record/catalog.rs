@@ -54,7 +54,7 @@ impl FigureSpec {
 }
 
 /// Every unit a figure may carry: one convention, binary, for sizes and
-/// rates (the README's "Units"): sizes in `bytes` (printed in KiB, MiB,
+/// rates (docs/guide.md, "Units"): sizes in `bytes` (printed in KiB, MiB,
 /// GiB), rates in `MiB/s` (2^20 bytes a second); fio's own bandwidth
 /// stays in `bytes/s` as fio prints it, so it equals fio's `bw_bytes`.
 /// Times in `s` (`ms` and `us` where the kernel or the figure counts
