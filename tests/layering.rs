@@ -24,14 +24,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("scenario", &["probe", "site", "age_cache", "ledger", "layout", "sys", "record", "error", "units", "text", "interrupt"]),
     ("age", &["scenario", "probe", "site", "ledger", "layout", "sys", "record", "error", "units", "text", "interrupt"]),
     ("vm", &["site", "age_cache", "ledger", "sys", "record", "error", "units", "text", "interrupt"]),
-    ("runner", &["scenario", "site", "ledger", "record", "error"]),
     ("store", &["record", "error", "units", "text"]),
     ("compare", &["store", "record", "error", "units", "text"]),
     ("report", &["compare", "store", "record", "error", "units", "text"]),
     (
         "harness",
         &[
-            "age", "runner", "vm", "scenario", "probe", "site", "age_cache", "ledger", "layout", "sys", "store", "record", "error", "units",
+            "age", "vm", "scenario", "probe", "site", "age_cache", "ledger", "layout", "sys", "store", "record", "error", "units",
             "text", "interrupt", "progress",
         ],
     ),

@@ -13,7 +13,7 @@ use super::{ExecArgs, TargetArgs};
 use crate::error::{Error, ErrorKind, Result};
 use crate::harness::{Finished, Run};
 use crate::record::{RunRecord, Status};
-use crate::runner::WorkSpec;
+use crate::scenario::WorkSpec;
 use crate::scenario::exec::{self, CommandWork, Echo};
 
 /// Run `fslab exec`: per target and condition, the warmups (measured

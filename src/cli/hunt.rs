@@ -15,7 +15,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::harness::hunt::{self, Again, Judgement, Oracle, Repeat};
 use crate::harness::{CaseSysctl, Condition, Run};
 use crate::record::{Case, PlaceVerdict, Status, Verdict};
-use crate::runner::WorkSpec;
+use crate::scenario::WorkSpec;
 use crate::scenario::params::{self, Params, Setting};
 use crate::scenario::{self, Scenario, Seeded};
 use crate::site::TargetSpec;

@@ -10,7 +10,7 @@ use super::RunArgs;
 use crate::error::{Error, Result};
 use crate::harness::{Condition, Run};
 use crate::record::{Case, Verdict};
-use crate::runner::WorkSpec;
+use crate::scenario::WorkSpec;
 use crate::scenario::params::{self, Params, Setting};
 use crate::scenario::{self, PresetCondition, SCENARIOS, Scenario};
 use crate::site::{Scratch, TargetSpec};

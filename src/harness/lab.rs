@@ -1,4 +1,4 @@
-//! One run's lab: its plan, ledger, sysctls, tracefs and runner — what
+//! One run's lab: its plan, ledger, sysctls and tracefs — what
 //! every case of the run is measured with.
 
 use std::path::PathBuf;
@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::probe::trace;
-use crate::runner::{InProcess, Runner};
 use crate::ledger::folder::{FolderRole, OwnedDir};
 use crate::ledger::{self, CleanedRun, Ledger};
 use crate::ledger::cgroup::{self, MemoryController};
@@ -55,7 +54,6 @@ pub struct Lab {
     pub(super) plan: Plan,
     pub(super) tracefs: std::result::Result<PathBuf, &'static str>,
     pub(super) cases_started: std::cell::Cell<u32>,
-    pub(super) runner: Box<dyn Runner>,
     /// The memory controller, when some case has a memory limit.
     pub(super) memory: Option<MemoryController>,
     /// The image cache, opened when the first case needs it.
@@ -73,7 +71,7 @@ pub struct Lab {
 
 impl std::fmt::Debug for Lab {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Lab").field("id", &self.id).field("runner", &self.runner.name()).finish_non_exhaustive()
+        f.debug_struct("Lab").field("id", &self.id).finish_non_exhaustive()
     }
 }
 
@@ -214,7 +212,6 @@ impl Lab {
             plan,
             tracefs,
             cases_started: std::cell::Cell::new(0),
-            runner: Box::new(InProcess),
             memory,
             image_cache,
             bases: std::cell::RefCell::new(std::collections::HashMap::new()),

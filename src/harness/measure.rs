@@ -1,5 +1,6 @@
 //! One case, measured: make the target, prepare the work, start every
-//! probe, run the work through the lab's runner, sync, stop the probes,
+//! probe, run the work on this thread (inside the case's memory cgroup
+//! when it has one), sync, stop the probes,
 //! read back cold if asked, map the layout, release — and hand back a
 //! [`Case`] whatever happened, so one failing target never stops the
 //! others.
@@ -27,7 +28,7 @@ use crate::probe::blockstat::BlockDevice;
 use crate::probe::cold::{self, ColdMethod};
 use crate::probe::{PROBES, ProbeCtx, Reading, Window};
 use crate::record::{Better, Case, FigureSpec, Kind, Status};
-use crate::runner::WorkSpec;
+use crate::scenario::WorkSpec;
 use crate::scenario::Work;
 use super::Condition;
 use crate::harness::conditions::cgroup::MemoryCgroup;
@@ -96,7 +97,7 @@ impl Lab {
         // What the case alone holds (its sysctls, its memory cgroup), put
         // back when it ends, newest first.
         let mut held = Vec::new();
-        let what = What { job, condition, progress };
+        let what = What { condition, progress };
         self.measure_held(spec, &what, &mut case, work, &mut held);
         for token in held.into_iter().rev() {
             if let Err(e) = self.ledger().release(token) {
@@ -169,7 +170,7 @@ impl Lab {
         work: &mut dyn Work,
         held: &mut Vec<Token>,
     ) -> Result<()> {
-        let What { job, condition, progress } = *what;
+        let What { condition, progress } = *what;
         crate::interrupt::check()?;
         let devices = Devices::of(target);
         let dir = match &case.start {
@@ -217,14 +218,14 @@ impl Lab {
         let mut running: Vec<_> = order.iter().map(|&i| (i, PROBES[i].start(&ctx))).collect();
         let outcome = match &cgroup {
             Some((cgroup, _)) => {
-                let outcome = cgroup.enter().and_then(|()| self.runner.run(job, work, &dir, self.ledger()));
+                let outcome = cgroup.enter().and_then(|()| work.run(&dir, self.ledger()));
                 // Out again before anything else is done, however the work
                 // ended (a failed move back fails the case; the cgroup's
                 // release then moves fslab out).
                 let left = cgroup.leave();
                 outcome.and_then(|o| left.map(|()| o))
             }
-            None => self.runner.run(job, work, &dir, self.ledger()),
+            None => work.run(&dir, self.ledger()),
         };
         let mut memory_figures = crate::record::Figures::new();
         if let Some((cgroup, limit)) = &cgroup {
@@ -308,11 +309,10 @@ impl Lab {
     }
 }
 
-/// What one case runs and under which condition, and where its progress
+/// The condition one case runs under, and where its progress
 /// goes: handed down the steps of [`Lab::measure`] together.
 #[derive(Clone, Copy)]
 struct What<'a> {
-    job: &'a WorkSpec,
     condition: &'a Condition,
     progress: &'a dyn Fn(Phase),
 }

@@ -1,12 +1,18 @@
 //! The harness: how a run goes, from a plan to a stored record. It is the
 //! one place that knows the order of things — make the target, start the
-//! probes, run the work through a runner, sync, stop, read back, map,
-//! release, store — so `exec`, `run` and `hunt` are short loops
-//! over [`Run::measure`].
+//! probes, run the work, sync, stop, read back, map, release, store — so
+//! `exec`, `run` and `hunt` are short loops over [`Run::measure`].
+//!
+//! Where a case's work runs is chosen by its condition, in one place
+//! (`Lab::measure`): under a kernel other than the host's, the whole case
+//! goes to a guest that runs this same binary (`guest.rs`); otherwise the
+//! work runs on the harness's own thread, moved into the case's memory
+//! cgroup around the work when the case has a limit (`measure.rs`). A new
+//! place to run is a new arm there.
 //!
 //! The design decision: everything here sits above scenarios, probes,
-//! targets, runners and the store, and below the command line; it prints
-//! nothing but its progress on stderr (`crate::progress`).
+//! targets and the store, and below the command line; it prints nothing
+//! but its progress on stderr (`crate::progress`).
 
 mod condition;
 pub mod conditions;

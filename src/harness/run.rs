@@ -13,7 +13,7 @@ use super::{Condition, Keeper, Lab, Phase, Plan, read_environment};
 use crate::error::{Error, Result};
 use crate::progress::{CaseName, Mode, Progress};
 use crate::record::{Case, RunRecord, Status, Verdict};
-use crate::runner::WorkSpec;
+use crate::scenario::WorkSpec;
 use crate::scenario::Work;
 use crate::site::TargetSpec;
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::record::Status;
-use crate::runner::WorkSpec;
+use crate::scenario::WorkSpec;
 use crate::scenario::params::{self, Scale};
 use crate::scenario::{Scenario, Work, WorkOutcome};
 use crate::site::fake::Fake;
