@@ -9,7 +9,7 @@ mod common;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::sysctl::{read as read_sysctl, wait_for as wait_for_sysctl};
+use common::sysctl::{cleanup_when_the_lock_is_free, read as read_sysctl, wait_for as wait_for_sysctl};
 use common::{Lab, root_or_skip};
 
 /// A value different from the current one, valid for a centisecs knob.
@@ -26,11 +26,10 @@ fn trace_instances_of(pid: u32) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// `fslab cleanup`'s report, once no other fslab holds the machine's
+/// sysctl lock (the suite may share the machine with other runs).
 fn cleanup(lab: &Lab) -> String {
-    let out = lab.command().arg("cleanup").output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert_eq!(out.status.code(), Some(0), "cleanup: {stdout}{}", String::from_utf8_lossy(&out.stderr));
-    stdout
+    String::from_utf8_lossy(&cleanup_when_the_lock_is_free(lab).stdout).into_owned()
 }
 
 /// A small deterministic generator (xorshift), seeded and printed so a

@@ -10,7 +10,7 @@ use std::process::{Child, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use common::sysctl::{Saved, path, read, wait_for, write};
+use common::sysctl::{Saved, cleanup_when_the_lock_is_free, path, read, wait_for, write};
 use common::{Lab, root_or_skip};
 
 /// The tests here change the same knobs: one at a time.
@@ -79,7 +79,7 @@ fn each_writeback_member_comes_back_with_its_partner() {
             wait_for(key, reads, &mut child);
             child.kill().unwrap();
             child.wait().unwrap();
-            let out = lab.expect(&["cleanup"], 0);
+            let out = cleanup_when_the_lock_is_free(&lab);
             let said = String::from_utf8_lossy(&out.stdout);
             assert!(said.contains(key), "{said}");
             assert_eq!(baseline.differences(), Vec::<String>::new(), "after SIGKILL with {setting} and cleanup: {said}");
@@ -188,7 +188,7 @@ fn an_entry_that_can_never_be_released_is_reported_once_then_dropped() {
         r#"{"make":{"sysctl":{"key":"vm.dirty_background_bytes","old":"0"}}}"#,
     ];
     std::fs::write(lab.state().join("dead.ledger"), lines.join("\n") + "\n").unwrap();
-    let out = lab.expect(&["cleanup"], 0);
+    let out = cleanup_when_the_lock_is_free(&lab);
     let said = String::from_utf8_lossy(&out.stdout);
     for says in ["kernel.ostype is read-only", "vm.no_such_knob no longer exists", "vm.dirty_background_ratio"] {
         assert!(said.contains(says), "{says}: {said}");

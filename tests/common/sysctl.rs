@@ -73,3 +73,23 @@ pub fn wait_for(key: &str, value: &str, child: &mut Child) {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// What `cleanup` says of a sysctl it must leave for now because a live
+/// fslab holds the machine's sysctl lock.
+const LOCK_BUSY: &str = "a running fslab holds the machine's sysctl lock";
+
+/// `fslab cleanup` (exit 0), once no other fslab on the machine holds the
+/// sysctl lock: cleanup leaves a dead run's sysctls alone while another
+/// run holds the lock (rightly), and a machine running the suite may also
+/// run other fslab work. Waits up to ten minutes, then fails saying so.
+pub fn cleanup_when_the_lock_is_free(lab: &super::Lab) -> std::process::Output {
+    let deadline = Instant::now() + Duration::from_secs(600);
+    loop {
+        let out = lab.expect(&["cleanup"], 0);
+        if !String::from_utf8_lossy(&out.stdout).contains(LOCK_BUSY) {
+            return out;
+        }
+        assert!(Instant::now() < deadline, "another fslab held the machine's sysctl lock for ten minutes");
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
