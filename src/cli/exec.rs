@@ -27,8 +27,9 @@ pub fn run(args: &ExecArgs) -> Result<ExitCode> {
     if !args.target.vm.kernel.is_empty() {
         return Err(Error::usage("--kernel runs scenarios in guests (`fslab run SCENARIO --kernel IMAGE`), not commands yet"));
     }
-    let plan = super::plan::plan(&args.target, args.cold_read)?;
-    super::plan::check_images_repeated(&args.target, args.repeat)?;
+    let request = args.target.request();
+    let plan = crate::plan::harness_plan(&request, args.cold_read)?;
+    crate::plan::check_images_repeated(&request, args.repeat)?;
     let targets = plan.targets.clone();
     let conditions = plan.conditions.clone();
     let planned = targets.len() * conditions.len() * args.repeat as usize;

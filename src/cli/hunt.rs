@@ -9,11 +9,11 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use super::HuntArgs;
-use super::hunt_axis::{self, Key, Vary};
 use super::hunt_said::{self as said, Step, StepCase, plural};
 use crate::error::{Error, ErrorKind, Result};
 use crate::harness::hunt::{self, Again, Judgement, Oracle, Repeat};
 use crate::harness::{CaseSysctl, Condition, Run};
+use crate::plan::hunt_axis::{self, Key, Vary};
 use crate::record::{Case, PlaceVerdict, Status, Verdict};
 use crate::runner::WorkSpec;
 use crate::scenario::params::{self, Params, Setting};
@@ -183,8 +183,9 @@ pub fn run(args: &HuntArgs) -> Result<ExitCode> {
     if !args.target.vm.kernel.is_empty() {
         return Err(Error::usage("--kernel with hunt: a hunt measures this machine's kernel; run the scenario with --kernel"));
     }
-    let mut plan = super::plan::plan(&args.target, false)?;
-    super::plan::check_images_repeated(&args.target, args.repeat)?;
+    let request = args.target.request();
+    let mut plan = crate::plan::harness_plan(&request, false)?;
+    crate::plan::check_images_repeated(&request, args.repeat)?;
     if plan.targets.len() != 1 {
         return Err(Error::usage("hunt follows one target: give one file system with --fs (run it once per file system)"));
     }
@@ -358,7 +359,7 @@ impl Points<'_> {
         let mut settings = self.settings.clone();
         match self.vary.key {
             Key::Memory => {
-                super::plan::parse_memory(&shown)?;
+                crate::plan::parse_memory(&shown)?;
                 condition.memory = Some((shown, value));
             }
             Key::Sysctl => {

@@ -36,8 +36,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         // A preset's own conditions age and fill, which guests do not do yet.
         return Err(Error::usage("--preset with --kernel: run the seeds' scenarios by name with --kernel instead"));
     }
-    let mut plan = super::plan::plan(&args.target, false)?;
-    super::plan::check_images_repeated(&args.target, args.repeat)?;
+    let request = args.target.request();
+    let mut plan = crate::plan::harness_plan(&request, false)?;
+    crate::plan::check_images_repeated(&request, args.repeat)?;
     // Every value is parsed, and every scenario refuses what it cannot do,
     // before anything is made.
     let mut jobs = Vec::new();
@@ -203,7 +204,7 @@ fn read_preset_conditions(
         if (preset.memory.is_some() && !limits) || preset.sysctls.iter().any(|(key, _)| user_keys.contains(key)) {
             continue;
         }
-        let memory = preset.memory.map(super::plan::parse_memory).transpose()?;
+        let memory = preset.memory.map(crate::plan::parse_memory).transpose()?;
         if let Some(fill) = preset.fill {
             crate::units::parse_fill(fill)?;
         }
@@ -212,7 +213,7 @@ fn read_preset_conditions(
         }
         let mut sysctls = Vec::new();
         for (key, value) in preset.sysctls {
-            sysctls.extend(super::plan::parse_sysctl_list(&format!("{key}={value}"))?.0);
+            sysctls.extend(crate::plan::parse_sysctl_list(&format!("{key}={value}"))?.0);
         }
         let (age, fill) = (preset.age.map(str::to_string), preset.fill.map(str::to_string));
         out.push(Condition { memory, sysctls, age, fill, ..Condition::default() });
