@@ -1,7 +1,9 @@
 //! Argument parsing and printing; nothing else.
 //!
 //! Each subcommand is one file here that turns its arguments into calls on
-//! `layout` (or `report`) and prints what comes back. Results go to stdout,
+//! `layout` (or `report`; `run`, `exec` and `hunt` read theirs into a
+//! request for `plan`, and measure what it plans) and prints what comes
+//! back. Results go to stdout,
 //! errors to stderr as `fslab: PATH: what went wrong (what to do)`, and the
 //! exit code is the contract's (`docs/DESIGN.md`): 0 done, 2 usage, 3 environment,
 //! 4 failed; `compare` adds 1 (a regression) and 5 (undecided). A closed

@@ -1,12 +1,14 @@
-//! The target flags as the plan takes them ([`crate::plan`]): the clap
-//! structs are read into plain ones here, and nothing else is decided.
+//! The flags of `run`, `exec` and `hunt` as the plan's requests
+//! ([`crate::plan`]): the clap structs are read into plain ones here, and
+//! nothing else is decided.
 
 use std::path::PathBuf;
 
 use clap::Args;
 
-use super::TargetArgs;
-use crate::plan::{GuestRequest, TargetRequest};
+use super::{ExecArgs, HuntArgs, RunArgs, TargetArgs};
+use crate::plan::{ExecRequest, GuestRequest, HuntRequest, PresetName, RunRequest, TargetRequest};
+use crate::scenario::exec::{CommandWork, Echo};
 use crate::vm::prepare::DEFAULT_KERNEL_CACHE;
 
 /// Flags for other kernels, in guests.
@@ -67,6 +69,50 @@ impl TargetArgs {
                 vm_timeout: vm.vm_timeout,
                 kernel_cache: vm.kernel_cache.clone(),
             },
+        }
+    }
+}
+
+impl RunArgs {
+    /// `run`'s flags as the plan takes them.
+    pub fn request(&self) -> RunRequest {
+        RunRequest {
+            scenarios: self.scenarios.clone(),
+            target: self.target.request(),
+            set: self.set.clone(),
+            repeat: self.repeat,
+            scale: self.scale,
+            // clap admits `seeds` alone.
+            preset: self.preset.as_ref().map(|_| PresetName::Seeds),
+        }
+    }
+}
+
+impl ExecArgs {
+    /// `exec`'s flags as the plan takes them: the command's output is
+    /// echoed as `--show-output` (and `--json`) say.
+    pub fn request(&self) -> ExecRequest {
+        let echo = match (self.show_output, self.target.json) {
+            (false, _) => Echo::Off,
+            (true, false) => Echo::Streams,
+            (true, true) => Echo::Stderr,
+        };
+        let work = CommandWork { argv: self.command.clone(), cold_read: self.cold_read, parse: self.parse, echo };
+        ExecRequest { target: self.target.request(), repeat: self.repeat, work }
+    }
+}
+
+impl HuntArgs {
+    /// `hunt`'s flags as the plan takes them.
+    pub fn request(&self) -> HuntRequest {
+        HuntRequest {
+            scenario: self.scenario.clone(),
+            target: self.target.request(),
+            vary: self.vary.clone(),
+            set: self.set.clone(),
+            repeat: self.repeat,
+            steps: self.steps,
+            scale: self.scale,
         }
     }
 }
