@@ -3,7 +3,7 @@
 //! The crate is layered so that arrows only point down (`docs/DESIGN.md`
 //! draws it, and `tests/layering.rs` holds the code to it):
 //! `cli` → `report` → `compare` → `store` → `record`, and
-//! `cli` → `harness` → `scenario` → `probe` → `site` →
+//! `cli` → `plan` → `harness` → `scenario` → `probe` → `site` →
 //! `age_cache` → `ledger` → `layout` → `sys`. `record` (the results model:
 //! plain data), `error`, `units`, `text` and `interrupt` are the foundation
 //! any layer may use; `progress` (how a run says how it goes) is used by
@@ -79,6 +79,7 @@ pub mod compare;
 pub mod error;
 pub mod harness;
 pub mod layout;
+pub mod plan;
 pub mod interrupt;
 pub mod ledger;
 pub mod probe;

@@ -34,6 +34,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "text", "interrupt", "progress",
         ],
     ),
+    // The plan: requests the command line fills, turned into the harness's
+    // plan and the list of cases; it never names `cli`.
+    ("plan", &["harness", "age", "vm", "scenario", "site", "age_cache", "ledger", "record", "error", "units", "text"]),
 ];
 
 /// The modules `crate::X` names in one file's code (comments skipped).

@@ -10,65 +10,39 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 use super::{ExecArgs, TargetArgs};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{ErrorKind, Result};
 use crate::harness::{Finished, Run};
+use crate::plan::{self, Host};
 use crate::record::{RunRecord, Status};
-use crate::scenario::WorkSpec;
-use crate::scenario::exec::{self, CommandWork, Echo};
 
 /// Run `fslab exec`: per target and condition, the warmups (measured
 /// and dropped), then the repeats (stored).
 pub fn run(args: &ExecArgs) -> Result<ExitCode> {
-    if args.command.first().is_none_or(|program| program.is_empty()) {
-        return Err(Error::usage(
-            "exec -- \"\": the command is empty; give the program to run after --, as in `fslab exec --fs ext4 -- dd if=/dev/zero of=f bs=1M count=64`",
-        ));
-    }
-    if !args.target.vm.kernel.is_empty() {
-        return Err(Error::usage("--kernel runs scenarios in guests (`fslab run SCENARIO --kernel IMAGE`), not commands yet"));
-    }
-    let plan = super::plan::plan(&args.target, args.cold_read)?;
-    super::plan::check_images_repeated(&args.target, args.repeat)?;
-    let targets = plan.targets.clone();
-    let conditions = plan.conditions.clone();
-    let planned = targets.len() * conditions.len() * args.repeat as usize;
-    let echo = match (args.show_output, args.target.json) {
-        (false, _) => Echo::Off,
-        (true, false) => Echo::Streams,
-        (true, true) => Echo::Stderr,
-    };
-    let mut work = CommandWork { argv: args.command.clone(), cold_read: args.cold_read, parse: args.parse, echo };
-    for spec in &targets {
-        for condition in &conditions {
-            let start = crate::harness::StartPlan::for_condition(plan.start.as_ref(), condition)?;
-            let level = start.as_ref().map_or(0.0, crate::harness::StartPlan::level);
-            crate::harness::check_disk(spec, &plan.target_options, &work, level)?;
-        }
-    }
-    let mut run = Run::start(plan, store(&args.target), &args.target.tag, planned, args.target.progress)?;
-    let job = WorkSpec { scenario: exec::NAME.into(), params: work.params() };
-    'all: for spec in &targets {
-        for condition in &conditions {
-            let place = condition.place(&spec.label());
-            for warmup in 1..=args.warmup {
-                if run.interrupted() {
-                    break 'all;
-                }
-                let case = run.lab().measure(spec, &job, condition, 0, &|_| {}, &mut work);
-                if case.status == Status::Failed {
-                    let why = case.error.as_deref().unwrap_or("no reason given");
-                    run.say(&format!("warmup {warmup} on {place} failed (not recorded): {why}"), true);
-                }
+    let request = args.request();
+    let plan = plan::exec::plan(&request, &Host)?;
+    let mut work = request.work;
+    let target = &args.target;
+    let mut run = Run::start(plan.harness.clone(), store(target), &target.tag, plan.cases.len(), target.progress)?;
+    'all: for case in &plan.cases {
+        let (spec, condition, job) = (plan.target(case), plan.condition(case), case.work_spec());
+        let place = condition.place(&spec.label());
+        // Warmups come before a target and condition's first repeat.
+        for warmup in (1..=args.warmup).filter(|_| case.repeat == 1) {
+            if run.interrupted() {
+                break 'all;
             }
-            for repeat in 1..=args.repeat {
-                if run.interrupted() {
-                    break 'all;
-                }
-                run.measure(spec, &job, condition, repeat, &format!("exec on {place}"), &mut work);
+            let case = run.lab().measure(spec, &job, condition, 0, &|_| {}, &mut work);
+            if case.status == Status::Failed {
+                let why = case.error.as_deref().unwrap_or("no reason given");
+                run.say(&format!("warmup {warmup} on {place} failed (not recorded): {why}"), true);
             }
         }
+        if run.interrupted() {
+            break;
+        }
+        run.measure(spec, &job, condition, case.repeat, &format!("exec on {place}"), &mut work);
     }
-    print_run(run.finish(Vec::new())?, &args.target, args.wide)
+    print_run(run.finish(Vec::new())?, target, args.wide)
 }
 
 /// The store the arguments name: none with `--no-store`.

@@ -9,22 +9,23 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use super::HuntArgs;
-use super::hunt_axis::{self, Key, Vary};
 use super::hunt_said::{self as said, Step, StepCase, plural};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{ErrorKind, Result};
 use crate::harness::hunt::{self, Again, Judgement, Oracle, Repeat};
-use crate::harness::{CaseSysctl, Condition, Run};
+use crate::harness::{Condition, Run};
+use crate::plan::Host;
+use crate::plan::hunt::{HuntPlan, Points};
+use crate::plan::hunt_axis::{Key, Vary};
 use crate::record::{Case, PlaceVerdict, Status, Verdict};
-use crate::scenario::WorkSpec;
 use crate::scenario::params::{self, Params, Setting};
-use crate::scenario::{self, Scenario, Seeded};
+use crate::scenario::{Scenario, Seeded, WorkSpec};
 use crate::site::TargetSpec;
 
 /// Measures a point as cases of the run and judges it with the seed's
 /// predicate.
 struct Measurer<'a> {
     run: &'a mut Run,
-    points: &'a Points<'a>,
+    points: &'a Points,
     seeded: &'static dyn Seeded,
     target: TargetSpec,
     at: BTreeMap<u64, Vec<usize>>,
@@ -135,7 +136,7 @@ impl Oracle for Measurer<'_> {
         };
         let number = self.steps.iter().position(|s| s.value == value).unwrap_or(self.steps.len()) + 1;
         let round_busy = round.iter().find_map(|c| c.busy.as_deref());
-        let line = said::step_line(number, again, self.points.vary, &step, &place, round_busy, failed.as_deref());
+        let line = said::step_line(number, again, &self.points.vary, &step, &place, round_busy, failed.as_deref());
         self.run.say(&line, self.json);
         let judgement = Judgement {
             shows: step.shows,
@@ -157,89 +158,12 @@ impl Oracle for Measurer<'_> {
 
 /// Run `fslab hunt`.
 pub fn run(args: &HuntArgs) -> Result<ExitCode> {
-    let scenario = scenario::find(&args.scenario)?;
-    let seeded = scenario.seeded().ok_or_else(|| {
-        Error::usage(format!("{} has no seed's claim to hunt: choose a scenario with a seed (see `fslab list`)", scenario.name()))
-    })?;
-    let vary = hunt_axis::parse(&args.vary, scenario).map_err(Error::usage)?;
-    for setting in &args.set {
-        if !scenario.params().iter().any(|p| p.name == setting.key) {
-            let keys: Vec<&str> = scenario.params().iter().map(|p| p.name).collect();
-            return Err(Error::usage(format!(
-                "--set {}: no parameter `{}` in {}{} (see `fslab list`)",
-                setting.key,
-                setting.key,
-                scenario.name(),
-                crate::error::did_you_mean(&setting.key, &keys)
-            )));
-        }
-        if setting.values.len() > 1 || setting.key == vary.name {
-            return Err(Error::usage(format!(
-                "--set {}: a hunt holds every parameter at one value and varies only --vary {}",
-                setting.key, vary.name
-            )));
-        }
-    }
-    if !args.target.vm.kernel.is_empty() {
-        return Err(Error::usage("--kernel with hunt: a hunt measures this machine's kernel; run the scenario with --kernel"));
-    }
-    let mut plan = super::plan::plan(&args.target, false)?;
-    super::plan::check_images_repeated(&args.target, args.repeat)?;
-    if plan.targets.len() != 1 {
-        return Err(Error::usage("hunt follows one target: give one file system with --fs (run it once per file system)"));
-    }
-    if plan.conditions.len() != 1 {
-        return Err(Error::usage("hunt varies only --vary: give --memory, --sysctl and --fill one value each"));
-    }
-    let base = plan.conditions[0].clone();
-    if vary.key == Key::Memory && base.memory.is_some() {
-        return Err(Error::usage("--vary memory and --memory both set the limit: leave --memory out"));
-    }
-    if vary.key == Key::Fill && !args.target.fill.is_empty() {
-        return Err(Error::usage("--vary fill and --fill both set the fill: leave --fill out"));
-    }
-    if vary.key == Key::Sysctl && plan.sysctls.iter().any(|s| s.key == vary.name) {
-        return Err(Error::usage(format!("--vary {0} and --sysctl {0} both set it: leave --sysctl out", vary.name)));
-    }
-    let target = plan.targets[0].clone();
-    // Each point measures the seed's comparison (the preset's settings
-    // with several values, such as replace-files' two strategies), since
-    // the claim is judged across it; the user's --set of the same key wins.
-    let mut settings: Vec<Setting> = Vec::new();
-    for (key, values) in seeded.preset().settings {
-        if values.contains(',') && *key != vary.name && !args.set.iter().any(|s| s.key == *key) {
-            settings.push(format!("{key}={values}").parse().map_err(|e| Error::failed(format!("the seeds preset of {}: {e}", scenario.name())))?);
-        }
-    }
-    settings.extend(args.set.iter().cloned());
-    let points = Points { scenario, vary: &vary, base, settings, scale: args.scale };
-    // Both ends are checked (values, room) before anything is made; the
-    // plan's conditions are the ends, so the lab checks the machine for them.
-    let mut ends = Vec::new();
-    for value in [vary.axis.lo, vary.axis.hi] {
-        let (condition, sets) = points.at(value).map_err(|e| Error::usage(format!("--vary {}: {e}", args.vary)))?;
-        for params in &sets {
-            let work = scenario.work(params);
-            crate::harness::check_room(&target, &plan.target_options, work.as_ref())
-                .map_err(|e| Error::usage(format!("{} on {}: {}", scenario.name(), target.label(), e.message)))?;
-            let start = crate::harness::StartPlan::for_condition(plan.start.as_ref(), &condition)?;
-            if let Some(start) = &start {
-                crate::harness::check_start_room(&plan.target_options, start.level(), work.as_ref())
-                    .map_err(|e| Error::usage(format!("{}: {}", scenario.name(), e.message)))?;
-            }
-            let level = start.as_ref().map_or(0.0, crate::harness::StartPlan::level);
-            crate::harness::check_disk(&target, &plan.target_options, work.as_ref(), level)
-                .map_err(|e| Error::usage(format!("{}: {}", scenario.name(), e.message)))?;
-        }
-        ends.push(condition);
-    }
-    plan.conditions = ends;
+    let HuntPlan { harness, seeded, target, points, planned } = crate::plan::hunt::plan(&args.request(), &Host)?;
+    let (scenario, vary) = (points.scenario, &points.vary);
     // Points are compared with each other: like every run, the hunt holds
     // the machine's sysctl lock, so no other run changes sysctls while its
     // points are measured.
-    let per_point = points.at(vary.axis.hi).map_or(1, |(_, sets)| sets.len());
-    let planned = args.steps as usize * args.repeat as usize * per_point;
-    let mut run = Run::start(plan, super::exec::store(&args.target), &args.target.tag, planned, args.target.progress)?;
+    let mut run = Run::start(harness, super::exec::store(&args.target), &args.target.tag, planned, args.target.progress)?;
     let fixed = fixed_params(scenario, &args.set);
     let head = format!("{} on {}{}", scenario.name(), target.label(), fixed);
     run.say(
@@ -282,7 +206,7 @@ pub fn run(args: &HuntArgs) -> Result<ExitCode> {
         }
     }
     let signal = crate::interrupt::pending().map(crate::interrupt::signal_name);
-    let summary = said::summary(&head, &vary, &found, args.repeat, &steps, signal.as_deref());
+    let summary = said::summary(&head, vary, &found, args.repeat, &steps, signal.as_deref());
     run.say(&summary, args.target.json);
     if !run.interrupted() {
         let measured = run.cases().len();
@@ -300,7 +224,7 @@ pub fn run(args: &HuntArgs) -> Result<ExitCode> {
         },
         evidence: summary.clone(),
         claim: String::new(),
-        places: steps.iter().map(|s| step_place(s, &fs, &vary)).collect(),
+        places: steps.iter().map(|s| step_place(s, &fs, vary)).collect(),
     };
     let failed = run.cases().iter().any(|c| c.status == Status::Failed);
     let mut params = points.at(vary.axis.lo).map(|(_, sets)| merged(&sets)).unwrap_or_default();
@@ -309,7 +233,7 @@ pub fn run(args: &HuntArgs) -> Result<ExitCode> {
     }
     let doc = said::HuntJson::new(
         said::Head { scenario: scenario.name(), seed: seeded.seed(), fs, run: run.lab().id.clone(), params, repeat: args.repeat, steps_budget: args.steps },
-        &vary,
+        vary,
         &found,
         steps,
         summary,
@@ -339,44 +263,6 @@ pub fn run(args: &HuntArgs) -> Result<ExitCode> {
         return Ok(e.exit_code());
     }
     Ok(if failed || done.released.is_err() { ExitCode::from(ErrorKind::Failed.exit_code()) } else { ExitCode::SUCCESS })
-}
-
-/// How each point's condition and parameters are made.
-struct Points<'a> {
-    scenario: &'static dyn Scenario,
-    vary: &'a Vary,
-    base: Condition,
-    settings: Vec<Setting>,
-    scale: params::Scale,
-}
-
-impl Points<'_> {
-    /// The condition and parameters of the point at `value`.
-    fn at(&self, value: u64) -> std::result::Result<(Condition, Vec<Params>), String> {
-        let shown = self.vary.shown(value);
-        let mut condition = self.base.clone();
-        let mut settings = self.settings.clone();
-        match self.vary.key {
-            Key::Memory => {
-                super::plan::parse_memory(&shown)?;
-                condition.memory = Some((shown, value));
-            }
-            Key::Sysctl => {
-                let setting = format!("{}={shown}", self.vary.name).parse()?;
-                condition.sysctls.push(CaseSysctl { setting, shown });
-            }
-            Key::Param(name) => settings.push(Setting { key: name.to_string(), values: vec![shown] }),
-            Key::Fill => {
-                crate::units::parse_fill(&shown)?;
-                condition.fill = Some(shown);
-            }
-        }
-        let sets = params::expand(self.scenario.params(), &settings, self.scale)?;
-        for params in &sets {
-            self.scenario.check(params)?;
-        }
-        Ok((condition, sets))
-    }
 }
 
 /// The parameter sets' values, a key with several (the seed's

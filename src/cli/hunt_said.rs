@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::hunt_axis::Vary;
+use crate::plan::hunt_axis::Vary;
 use crate::harness::hunt::{Again, Flip, Hunt, Outcome};
 use crate::record::{PlaceVerdict, Status};
 use crate::units::short_number;
@@ -282,7 +282,7 @@ mod tests {
     const MIB: u64 = 1 << 20;
 
     fn vary() -> Vary {
-        super::super::hunt_axis::parse("memory=128M..1G", crate::scenario::find("mmap-fill").unwrap()).unwrap()
+        crate::plan::hunt_axis::parse("memory=128M..1G", crate::scenario::find("mmap-fill").unwrap()).unwrap()
     }
 
     fn step(mib: u64, shows: bool, extents: f64, again: Option<Again>) -> Step {

@@ -1,7 +1,9 @@
 //! Argument parsing and printing; nothing else.
 //!
 //! Each subcommand is one file here that turns its arguments into calls on
-//! `layout` (or `report`) and prints what comes back. Results go to stdout,
+//! `layout` (or `report`; `run`, `exec` and `hunt` read theirs into a
+//! request for `plan`, and measure what it plans) and prints what comes
+//! back. Results go to stdout,
 //! errors to stderr as `fslab: PATH: what went wrong (what to do)`, and the
 //! exit code is the contract's (`docs/DESIGN.md`): 0 done, 2 usage, 3 environment,
 //! 4 failed; `compare` adds 1 (a regression) and 5 (undecided). A closed
@@ -12,21 +14,19 @@ mod compare;
 mod examples;
 mod exec;
 mod export;
-mod plan;
 mod runs;
 mod show;
 mod list;
 mod report;
+mod request;
 mod run;
 mod table;
 mod verdicts;
 mod format;
 mod frag;
 mod hunt;
-mod hunt_axis;
 mod hunt_said;
 mod free;
-mod guest_plan;
 mod kernels;
 mod map;
 mod output;
@@ -240,12 +240,12 @@ pub struct TargetArgs {
     /// Set a sysctl, restored afterwards: `vm.dirty_ratio=90` for the whole
     /// run; a list (`vm.dirty_background_bytes=16M,64M`) is a matrix axis,
     /// each case under one value. Repeatable; needs root.
-    #[arg(long, value_name = "KEY=VALUE[,VALUE...]", value_parser = plan::parse_sysctl_list)]
-    pub sysctl: Vec<plan::SysctlList>,
+    #[arg(long, value_name = "KEY=VALUE[,VALUE...]", value_parser = crate::plan::parse_sysctl_list)]
+    pub sysctl: Vec<crate::plan::SysctlList>,
     /// Run the measured work in a memory cgroup limited to SIZE (its page
     /// cache included): a list (`192M,1G`) is a matrix axis, as --fs is.
     /// Needs root and a memory cgroup controller.
-    #[arg(long, value_name = "SIZE[,SIZE...]", value_delimiter = ',', value_parser = plan::parse_memory)]
+    #[arg(long, value_name = "SIZE[,SIZE...]", value_delimiter = ',', value_parser = crate::plan::parse_memory)]
     pub memory: Vec<(String, u64)>,
     /// Age each scratch file system before the work: `churn`,
     /// `churn:fill=80%,rounds=4`, `tree`, `free-frag`, `file:PATH`,
@@ -256,7 +256,7 @@ pub struct TargetArgs {
     /// Fill each scratch file system to PCT before the work (after any
     /// aging), with filler files: `80%` or `0.8`; a list (`50%,80%,95%`)
     /// is a matrix axis, as --memory is.
-    #[arg(long, value_name = "PCT[,PCT...]", value_delimiter = ',', value_parser = plan::parse_fill_value)]
+    #[arg(long, value_name = "PCT[,PCT...]", value_delimiter = ',', value_parser = crate::plan::parse_fill_value)]
     pub fill: Vec<(String, f64)>,
     /// Where aged and filled images are kept [default: SCRATCH/age-cache].
     #[arg(long, value_name = "DIR")]
@@ -275,7 +275,7 @@ pub struct TargetArgs {
     pub tag: Vec<String>,
     /// Other kernels, booted in guests.
     #[command(flatten)]
-    pub vm: guest_plan::KernelArgs,
+    pub vm: request::KernelArgs,
     /// Where runs are kept: an SQLite file, or postgres://user:pw@host/db.
     #[command(flatten)]
     pub store: StoreArgs,

@@ -7,40 +7,27 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::Args;
-
-use super::TargetArgs;
+use super::TargetRequest;
 use crate::error::{Error, Result};
 use crate::harness::{DEFAULT_VM_MEMORY, GuestPlan, KernelChoice};
-use crate::vm::prepare::{DEFAULT_KERNEL_CACHE, GuestKernel};
+use crate::vm::prepare::GuestKernel;
 
-/// Flags for other kernels, in guests.
-#[derive(Debug, Args)]
-#[command(next_help_heading = "Other kernels (a QEMU guest per case)")]
-pub struct KernelArgs {
-    /// Run every case under each kernel: a bzImage or vmlinux booted in a
-    /// small QEMU guest per case, or `host` for this machine's own. A
-    /// matrix axis, as --fs is; labels then read `ext4@6.1.0-56-amd64`.
-    #[arg(long, value_name = "IMAGE|host[,...]", value_delimiter = ',')]
+/// The other kernels a run measures under and how their guests are sized,
+/// as `--kernel`, `--kernel-modules`, `--vm-memory`, `--vm-cpus`,
+/// `--vm-timeout` and `--kernel-cache` give them.
+#[derive(Debug, Clone)]
+pub struct GuestRequest {
+    /// Kernel images, or `host`, as given; none without `--kernel`.
     pub kernel: Vec<String>,
-    /// The guest kernel's module tree (lib/modules/RELEASE) when it is not
-    /// beside the image (ROOT/lib/modules/RELEASE for ROOT/boot/IMAGE) or
-    /// in /lib/modules/RELEASE. Only with a single guest kernel.
-    #[arg(long, value_name = "DIR")]
+    /// The guest kernel's module tree, when named.
     pub kernel_modules: Option<PathBuf>,
-    /// The guests' memory [default: 1G]; a list (`512M,4G`) is a matrix
-    /// axis, as --memory is.
-    #[arg(long, value_name = "SIZE[,SIZE...]", value_delimiter = ',', value_parser = parse_vm_memory)]
+    /// The guests' memory, as given and in bytes; a list is an axis.
     pub vm_memory: Vec<(String, u64)>,
     /// The guests' virtual CPUs.
-    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub vm_cpus: u32,
-    /// Kill a guest still running after this many seconds (boot to
-    /// power-off); its case fails with the console's last lines.
-    #[arg(long, value_name = "SECONDS", default_value_t = 1800, value_parser = clap::value_parser!(u64).range(10..=86400))]
+    /// Seconds a guest may run before it is killed.
     pub vm_timeout: u64,
     /// Where kernels unpacked for a fast boot are kept.
-    #[arg(long, value_name = "DIR", default_value = DEFAULT_KERNEL_CACHE)]
     pub kernel_cache: PathBuf,
 }
 
@@ -62,7 +49,7 @@ pub fn parse_vm_memory(text: &str) -> std::result::Result<(String, u64), String>
 /// without `--kernel`. Refuses what a guest cannot do yet, with the flag
 /// named. Each guest kernel reads now the modules its guests of
 /// `file_systems` (the run's) load.
-pub fn kernels(args: &TargetArgs, file_systems: &[crate::site::FsType]) -> Result<(Vec<KernelChoice>, Option<GuestPlan>)> {
+pub fn kernels(args: &TargetRequest, file_systems: &[crate::site::FsType]) -> Result<(Vec<KernelChoice>, Option<GuestPlan>)> {
     let vm = &args.vm;
     if vm.kernel.is_empty() {
         for (given, flag) in [
@@ -107,7 +94,7 @@ fn host_release() -> String {
 }
 
 /// What a guest cannot do yet, refused before anything is made.
-fn refuse_with_guests(args: &TargetArgs, guests: usize) -> Result<()> {
+fn refuse_with_guests(args: &TargetRequest, guests: usize) -> Result<()> {
     if guests == 0 {
         return Ok(());
     }
@@ -127,7 +114,7 @@ fn refuse_with_guests(args: &TargetArgs, guests: usize) -> Result<()> {
 
 /// The flags every guest's fslab gets as the host's run was given them:
 /// mkfs and mount options, run-wide sysctls, the interval, the size.
-fn forwarded(args: &TargetArgs) -> Vec<String> {
+fn forwarded(args: &TargetRequest) -> Vec<String> {
     let mut out = Vec::new();
     for (fs, value) in &args.mkfs_opt {
         out.push(format!("--mkfs-opt={fs}={value}"));

@@ -3,18 +3,59 @@
 //! contradiction is refused here, with the flag named, before anything is
 //! made.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::TargetArgs;
+use super::guest::GuestRequest;
 use crate::error::{Error, Result};
 use crate::harness::{CaseSysctl, Plan};
 use crate::harness::conditions::sysctl::SysctlSetting;
-use crate::site::{self, Device, Dir, Scratch, TargetOptions, TargetSpec};
+use crate::site::{self, Device, Dir, FsType, Scratch, TargetOptions, TargetSpec};
 
-/// Turn the arguments into a plan, refusing contradictions with the flag
-/// named.
-pub fn plan(args: &TargetArgs, cold_read: bool) -> Result<Plan> {
+/// Where work runs and how it is measured, as the target flags give it
+/// (`run`, `exec` and `hunt` share them); each field is the flag of the
+/// same name, its values already read.
+#[derive(Debug, Clone)]
+pub struct TargetRequest {
+    /// `--fs`: file systems to make (none: all five, unless `dir` or
+    /// `device`).
+    pub fs: Vec<FsType>,
+    /// `--dir`: an existing folder to run in instead.
+    pub dir: Option<PathBuf>,
+    /// `--device`: a block device to format instead of a loop device.
+    pub device: Option<PathBuf>,
+    /// `--destroy-data-on`: the device the user agreed to format.
+    pub destroy_data_on: Option<PathBuf>,
+    /// `--scratch`: the folder for images and mount points.
+    pub scratch: PathBuf,
+    /// `--size`: each image's size in bytes.
+    pub size: Option<u64>,
+    /// `--mkfs-opt`: extra mkfs arguments per file system, as given.
+    pub mkfs_opt: Vec<(FsType, String)>,
+    /// `--mount-opt`: mount options per file system.
+    pub mount_opt: Vec<(FsType, String)>,
+    /// `--sysctl`: one value is run-wide, a list is an axis.
+    pub sysctl: Vec<SysctlList>,
+    /// `--memory`: memory limits, as given and in bytes; an axis.
+    pub memory: Vec<(String, u64)>,
+    /// `--age`: the aging profile.
+    pub age: Option<crate::age::AgeSpec>,
+    /// `--fill`: fill levels, as given and as fractions; a list is an axis.
+    pub fill: Vec<(String, f64)>,
+    /// `--age-cache`: where aged images are kept.
+    pub age_cache: Option<PathBuf>,
+    /// `--age-images`: independent images of an aged start (at least 1).
+    pub age_images: u32,
+    /// `--interval`: the timeline's sampling interval, in seconds.
+    pub interval: f64,
+    /// `--kernel` and the guests' sizing.
+    pub vm: GuestRequest,
+}
+
+/// Turn the target flags into the harness's plan, refusing
+/// contradictions with the flag named.
+pub fn harness_plan(args: &TargetRequest, cold_read: bool) -> Result<Plan> {
     check_input(args)?;
     // Paths are resolved once, here and when the scratch folder is opened
     // (made first if absent, then canonical): the ledger records them so,
@@ -76,7 +117,7 @@ pub fn plan(args: &TargetArgs, cold_read: bool) -> Result<Plan> {
         return Err(Error::usage(format!("--sysctl {} is given twice: give it once, with a list of values to vary it", pair[0])));
     }
     let start = start_plan(args)?;
-    let (kernels, guest) = super::guest_plan::kernels(args, &fs_list)?;
+    let (kernels, guest) = super::guest::kernels(args, &fs_list)?;
     // A run with guests only changes no sysctl of the host: each guest's
     // fslab sets them in its own kernel.
     let host_too = kernels.is_empty() || kernels.iter().any(|k| matches!(k, crate::harness::KernelChoice::Host(_)));
@@ -95,7 +136,7 @@ pub fn plan(args: &TargetArgs, cold_read: bool) -> Result<Plan> {
 }
 
 /// The fill levels a run varies, as given: none unless `--fill` is a list.
-fn fill_axis(args: &TargetArgs) -> Vec<String> {
+fn fill_axis(args: &TargetRequest) -> Vec<String> {
     if args.fill.len() < 2 {
         return Vec::new();
     }
@@ -107,7 +148,7 @@ fn fill_axis(args: &TargetArgs) -> Vec<String> {
 /// into a user's folder or a device's file system it did not make fresh),
 /// and a profile's inputs are read now, so a missing file or repository is
 /// refused before anything is made.
-fn start_plan(args: &TargetArgs) -> Result<Option<crate::harness::StartPlan>> {
+fn start_plan(args: &TargetRequest) -> Result<Option<crate::harness::StartPlan>> {
     // `--age-cache` alone is kept for a preset's aged conditions.
     if args.age.is_none() && args.fill.is_empty() && args.age_cache.is_none() && args.age_images == 1 {
         return Ok(None);
@@ -135,7 +176,7 @@ fn start_plan(args: &TargetArgs) -> Result<Option<crate::harness::StartPlan>> {
 
 /// Refuse (exit 2) `--age-images N` with fewer than N repeats: repeat R
 /// starts from image ((R-1) mod N)+1, so fewer never reach every image.
-pub fn check_images_repeated(args: &TargetArgs, repeat: u32) -> Result<()> {
+pub fn check_images_repeated(args: &TargetRequest, repeat: u32) -> Result<()> {
     if args.age_images > repeat {
         return Err(Error::usage(format!(
             "--age-images {n} with --repeat {repeat}: each repeat starts from one image, so give --repeat {n} or more",
@@ -196,7 +237,7 @@ const INTERVAL_RANGE: (f64, f64) = (0.01, 3600.0);
 /// measured with: mkfs and mount options that name another device or a
 /// path, or that the kernel does not know; an image size below the file
 /// system's smallest; an interval out of range.
-fn check_input(args: &TargetArgs) -> Result<()> {
+fn check_input(args: &TargetRequest) -> Result<()> {
     let mut mkfs_args: std::collections::BTreeMap<site::FsType, Vec<String>> = Default::default();
     for (fs, value) in &args.mkfs_opt {
         let words = shell_words::split(value)

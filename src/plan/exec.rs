@@ -1,0 +1,52 @@
+//! `exec`'s plan: the command on every target under every condition,
+//! `--repeat` times, in that order (target, then condition, then repeat).
+//! Warmups are not cases: they are neither stored nor counted, so the
+//! run does them before a target and condition's first repeat.
+
+use super::{Machine, PlannedCase, RunPlan, TargetRequest};
+use crate::error::{Error, Result};
+use crate::harness::StartPlan;
+use crate::scenario::exec::{self, CommandWork};
+
+/// What `fslab exec` was asked, its values read.
+#[derive(Debug)]
+pub struct ExecRequest {
+    /// Targets and measurement.
+    pub target: TargetRequest,
+    /// `--repeat`: stored runs of the command per target and condition.
+    pub repeat: u32,
+    /// The command, with `--cold-read` and `--parse`.
+    pub work: CommandWork,
+}
+
+/// Plan `fslab exec` on `machine`.
+pub fn plan(request: &ExecRequest, machine: &dyn Machine) -> Result<RunPlan> {
+    let work = &request.work;
+    if work.argv.first().is_none_or(|program| program.is_empty()) {
+        return Err(Error::usage(
+            "exec -- \"\": the command is empty; give the program to run after --, as in `fslab exec --fs ext4 -- dd if=/dev/zero of=f bs=1M count=64`",
+        ));
+    }
+    if !request.target.vm.kernel.is_empty() {
+        return Err(Error::usage("--kernel runs scenarios in guests (`fslab run SCENARIO --kernel IMAGE`), not commands yet"));
+    }
+    let harness = super::harness_plan(&request.target, work.cold_read)?;
+    super::check_images_repeated(&request.target, request.repeat)?;
+    for spec in &harness.targets {
+        for condition in &harness.conditions {
+            let start = StartPlan::for_condition(harness.start.as_ref(), condition)?;
+            let level = start.as_ref().map_or(0.0, StartPlan::level);
+            machine.check_disk(spec, &harness.target_options, work, level)?;
+        }
+    }
+    let params = work.params();
+    let mut cases = Vec::new();
+    for (t, spec) in harness.targets.iter().enumerate() {
+        for (c, condition) in harness.conditions.iter().enumerate() {
+            for repeat in 1..=request.repeat {
+                cases.push(PlannedCase::new(exec::NAME, &params, (t, spec.label()), (c, condition), repeat));
+            }
+        }
+    }
+    Ok(RunPlan { targets: harness.targets.clone(), harness, cases, scenarios: Vec::new(), verdicts: false })
+}
