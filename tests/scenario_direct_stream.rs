@@ -28,6 +28,11 @@ fn a_byte_limit_is_written_exactly_one_device_write_per_block() {
         assert_eq!(figure(case, "bytes_written"), Some(64.0 * MIB), "{fs}");
         assert_eq!(figure(case, "files"), Some(1.0), "{fs}");
         assert_eq!(figure(case, "bytes"), Some(64.0 * MIB), "{fs}: the file is the bytes written");
+        // The byte limit decided the amount and O_DIRECT placed the blocks:
+        // what the file is and where it went are exact.
+        for name in ["bytes", "perfection", "extents"] {
+            assert_eq!(case["figures"][name]["kind"], "exact", "{fs}: {name}");
+        }
         // O_DIRECT: every 512 KiB write goes to the device as it is made,
         // and each waits for the last, so none merge away.
         let ios = figure(case, "write_ios").unwrap();

@@ -22,7 +22,7 @@ use std::path::Path;
 use super::Lab;
 use super::deferred::Deferred;
 use super::kernel_log::KernelLog;
-use super::layout::add_layout_figures;
+use super::layout::{Decided, add_layout_figures};
 use crate::error::{Error, Result};
 use crate::probe::blockstat::BlockDevice;
 use crate::probe::cold::{self, ColdMethod};
@@ -300,8 +300,11 @@ impl Lab {
 
         crate::interrupt::check()?;
         progress(Phase::Layout);
-        let exact = work.allocates_itself() && super::layout::placed_by_the_work(&fs_type);
-        case.maps = add_layout_figures(&dir, exact, &mut case.figures)?;
+        let decided = Decided {
+            by_the_work: work.allocates_itself() && super::layout::placed_by_the_work(&fs_type),
+            amount_timed: work.amount_timed(),
+        };
+        case.maps = add_layout_figures(&dir, decided, &mut case.figures)?;
         if let Some(deferred) = deferred.take() {
             deferred.settle(target, &mut case.figures)?;
         }

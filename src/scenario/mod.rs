@@ -110,6 +110,16 @@ pub trait Work {
     fn allocates_itself(&self) -> bool {
         false
     }
+
+    /// Whether a clock decided how much the work wrote (its time limit came
+    /// before its byte limit), so what its files are (their bytes, the
+    /// fewest extents they could have) and where they went vary with the
+    /// machine's speed and load: every layout figure but the file count is
+    /// then a timing. By default the work's own parameters decide it.
+    /// Asked after [`run`](Work::run).
+    fn amount_timed(&self) -> bool {
+        false
+    }
 }
 
 /// The work of a case as data: what another process needs to build it.

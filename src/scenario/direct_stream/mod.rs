@@ -185,6 +185,7 @@ impl Scenario for DirectStream {
             seconds: params.number("seconds"),
             overwrite: params.word("file") == "overwrite",
             prepared_extents: None,
+            limited_by_time: false,
             marks: Vec::new(),
         })
     }
@@ -234,6 +235,8 @@ struct Stream {
     seconds: u64,
     overwrite: bool,
     prepared_extents: Option<u64>,
+    /// Whether the last run ended at its time limit, short of its bytes.
+    limited_by_time: bool,
     /// Bytes written and the thread's system seconds, at the start, at
     /// every whole second, and at the end.
     marks: Vec<Mark>,
@@ -355,6 +358,7 @@ impl Work for Stream {
         let mut outcome = WorkOutcome::default();
         let f = &mut outcome.figures;
         let limited_by_time = written < self.blocks.saturating_mul(self.bs as u64);
+        self.limited_by_time = limited_by_time;
         let written_kind = if limited_by_time { Kind::Timing } else { Kind::Exact };
         f.put(&FIGURES[0].with_kind(written_kind), Some(written as f64), "");
         let (rate, why) = crate::units::rate(written as f64, loop_s);
@@ -371,6 +375,11 @@ impl Work for Stream {
     /// laid down the same way).
     fn allocates_itself(&self) -> bool {
         true
+    }
+
+    /// A stream its time limit ended wrote what the disk managed by then.
+    fn amount_timed(&self) -> bool {
+        self.limited_by_time
     }
 
     /// A fortieth of its time limit, between 0.1 s and 1 s: the preset's
@@ -588,7 +597,7 @@ mod tests {
     }
 
     fn stream(bs: usize, blocks: u64, seconds: u64, overwrite: bool) -> Stream {
-        Stream { bs, blocks, seconds, overwrite, prepared_extents: None, marks: Vec::new() }
+        Stream { bs, blocks, seconds, overwrite, prepared_extents: None, limited_by_time: false, marks: Vec::new() }
     }
 
     #[test]
@@ -603,6 +612,7 @@ mod tests {
         let out = work.run(dir.path(), &crate::ledger::Ledger::for_tests()).unwrap();
         assert_eq!(out.figures.value("bytes_written"), Some(655_360.0));
         assert_eq!(out.figures.get("bytes_written").unwrap().kind, Kind::Exact, "the byte limit decided it");
+        assert!(!work.amount_timed(), "the byte limit decided how much it wrote");
         // 640 KiB may go in under 1 ms: then no rate, and why.
         let rate = out.figures.get("stream_mbps").unwrap();
         assert!(rate.value.is_some_and(|v| v > 0.0) || rate.missing.as_deref().unwrap().contains("under the 1 ms"), "{rate:?}");
@@ -634,6 +644,7 @@ mod tests {
         let written = out.figures.value("bytes_written").unwrap();
         assert!(written > 0.0 && written % 4096.0 == 0.0, "{written}");
         assert_eq!(out.figures.get("bytes_written").unwrap().kind, Kind::Timing, "the clock decided it");
+        assert!(work.amount_timed(), "the clock decided how much it wrote, so its layout is a timing");
         // Start, the one-second tick (where it stopped).
         assert_eq!(work.marks.len(), 2, "{:?}", work.marks);
         assert_eq!(work.marks[1].bytes as f64, written);
