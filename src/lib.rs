@@ -81,6 +81,7 @@ pub mod harness;
 pub mod layout;
 pub mod interrupt;
 pub mod ledger;
+pub mod model;
 pub mod probe;
 pub mod progress;
 pub mod record;
