@@ -171,3 +171,12 @@ fn a_disk_with_its_write_cache_off_pays_for_every_write() {
     assert_eq!(on.seconds, 0.0);
     assert!(off.seconds / 200.0 > 8e-3, "each a random write: {}", off.seconds / 200.0);
 }
+
+#[test]
+fn an_ssd_without_power_loss_protection_holds_what_was_written_until_a_flush() {
+    let writes = || (0..8u64).map(|k| Request::write(k << 20, 4096));
+    let no_plp = find("ssd-no-plp").unwrap();
+    assert_eq!(replay(&no_plp, writes(), 1).unwrap().dirty_left_bytes, 8 * 4096);
+    assert_eq!(replay(&no_plp, writes().chain([Request::flush()]), 1).unwrap().dirty_left_bytes, 0);
+    assert_eq!(replay(&find("ssd-plp").unwrap(), writes(), 1).unwrap().dirty_left_bytes, 0, "its cache survives a power loss");
+}

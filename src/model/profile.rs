@@ -18,7 +18,9 @@ pub struct Profile {
     /// Where its figures come from: datasheets by name, and what was
     /// assumed where they say nothing.
     pub source: String,
-    /// The drive's figures.
+    /// The drive's figures: `"disk": {...}` or `"ssd": {...}` beside the
+    /// fields above in JSON, as a profile file gives them.
+    #[serde(flatten)]
     pub drive: Drive,
 }
 
@@ -120,6 +122,11 @@ impl Profile {
                 "name = {:?}: 1 to 40 lowercase letters, digits, `-` and `.`",
                 crate::text::escape(&self.name)
             ));
+        }
+        for (field, text) in [("about", &self.about), ("source", &self.source)] {
+            if text.trim().is_empty() {
+                return Err(format!("{field} is empty: say what drive this is and where its figures come from"));
+            }
         }
         match &self.drive {
             Drive::Disk(d) => d.check(),

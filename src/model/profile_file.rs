@@ -69,18 +69,19 @@ pub fn parse(text: &str, shown: &str) -> Result<Profile> {
 /// Read and check the profile file at `path`: opened without following a
 /// symbolic link or waiting on a FIFO, a regular file of at most
 /// [`MAX_PROFILE_FILE_BYTES`] owned by root or the invoking user
-/// (`SUDO_UID`, else the real user), as UTF-8 JSON. A caller that lets a
-/// path's folders hold symbolic links resolves it first by the rule for
-/// named files.
-pub fn load(path: &Path) -> Result<Profile> {
-    let shown = crate::text::path(path);
+/// (`SUDO_UID`, else the real user), as UTF-8 JSON. Errors name `named`,
+/// the path as the user gave it: a caller that lets a path's folders hold
+/// symbolic links resolves it first by the rule for named files and
+/// passes the path it found as `path`.
+pub fn load(path: &Path, named: &Path) -> Result<Profile> {
+    let shown = crate::text::path(named);
     let refuse = |why: String| Error::usage(format!("disk profile {shown}: {why}"));
     let mut file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)
-        .map_err(|e| Error::io(path, "open the disk profile", e).context("disk profile"))?;
-    let meta = file.metadata().map_err(|e| Error::io(path, "read the disk profile", e))?;
+        .map_err(|e| Error::io(named, "open the disk profile", e))?;
+    let meta = file.metadata().map_err(|e| Error::io(named, "read the disk profile", e))?;
     if !meta.is_file() {
         let what = crate::error::file_type_words(&meta.file_type());
         return Err(refuse(format!("{what}, not a regular file; give a JSON profile file")));
@@ -94,7 +95,7 @@ pub fn load(path: &Path) -> Result<Profile> {
     (&mut file)
         .take(MAX_PROFILE_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| Error::io(path, "read the disk profile", e))?;
+        .map_err(|e| Error::io(named, "read the disk profile", e))?;
     if bytes.len() as u64 > MAX_PROFILE_FILE_BYTES {
         return Err(refuse(format!("over {MAX_PROFILE_FILE_BYTES} bytes; a profile is a few hundred")));
     }
@@ -148,15 +149,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let good = dir.path().join("disk.json");
         std::fs::write(&good, EXAMPLE).unwrap();
-        assert_eq!(load(&good).unwrap().name, "barracuda-7200.12");
+        assert_eq!(load(&good, &good).unwrap().name, "barracuda-7200.12");
         let link = dir.path().join("link.json");
         std::os::unix::fs::symlink(&good, &link).unwrap();
-        assert_eq!(load(&link).unwrap_err().kind, crate::error::ErrorKind::Usage, "a link is not followed");
-        let e = load(dir.path()).unwrap_err();
+        assert_eq!(load(&link, &link).unwrap_err().kind, crate::error::ErrorKind::Usage, "a link is not followed");
+        let e = load(dir.path(), dir.path()).unwrap_err();
         assert!(e.message.contains("a directory"), "{}", e.message);
         let big = dir.path().join("big.json");
         std::fs::write(&big, vec![b' '; (MAX_PROFILE_FILE_BYTES + 1) as usize]).unwrap();
-        assert!(load(&big).unwrap_err().message.contains("over"));
-        assert_eq!(load(&dir.path().join("none.json")).unwrap_err().kind, crate::error::ErrorKind::Usage);
+        assert!(load(&big, &big).unwrap_err().message.contains("over"));
+        assert_eq!(load(&dir.path().join("none.json"), Path::new("none.json")).unwrap_err().kind, crate::error::ErrorKind::Usage);
     }
 }

@@ -10,7 +10,8 @@
 //! A flush waits for every unit and the link, then costs `flush_s` if
 //! anything was written since the last one: tens of µs with power-loss
 //! protection (the cache is safe, there is nothing to wait for), the
-//! programming of what is cached without it (milliseconds).
+//! programming of what is cached without it (milliseconds). Without it,
+//! what was written since the last flush is volatile ([`Device::dirty_bytes`]).
 
 use super::profile::SsdSpec;
 use super::{Device, Modelled, Op, Request};
@@ -21,12 +22,13 @@ pub struct Ssd {
     units: Vec<f64>,
     link_free: f64,
     written: bool,
+    volatile: u64,
 }
 
 impl Ssd {
     /// A fresh, idle SSD.
     pub fn new(spec: &SsdSpec) -> Ssd {
-        Ssd { spec: spec.clone(), units: vec![0.0; spec.parallel as usize], link_free: 0.0, written: false }
+        Ssd { spec: spec.clone(), units: vec![0.0; spec.parallel as usize], link_free: 0.0, written: false, volatile: 0 }
     }
 
     /// The unit free soonest (the lowest-numbered on a tie).
@@ -59,6 +61,7 @@ impl Device for Ssd {
                 let done = start + if self.written { self.spec.flush_s } else { 0.0 };
                 tally.positioning_s += done - start;
                 self.written = false;
+                self.volatile = 0;
                 self.units.iter_mut().for_each(|u| *u = done);
                 self.link_free = done;
                 return done;
@@ -73,13 +76,18 @@ impl Device for Ssd {
         tally.transfer_s += transfer;
         self.units[unit] = done;
         self.link_free = done;
-        self.written |= request.op == Op::Write;
+        if request.op == Op::Write {
+            self.written = true;
+            if !self.spec.power_loss_protection {
+                self.volatile += request.length;
+            }
+        }
         done
     }
 
     fn park(&mut self, _at: u64) {}
 
     fn dirty_bytes(&self) -> u64 {
-        0
+        self.volatile
     }
 }
