@@ -62,11 +62,18 @@ fn layouts_of_1_64_and_4096_extents_cost_what_the_equations_say() {
 
 #[test]
 fn a_small_forward_gap_is_read_through_when_that_is_sooner() {
-    // Extents 16 KiB apart: the read-ahead reaches the next one before the
-    // platter could come round to it, so the gap costs its bytes' time.
+    // Extents 16 KiB apart across a cylinder's end: the read-ahead reaches
+    // the next one sooner than a seek and the platter's turn would, so each
+    // gap costs its bytes' time and the arm never seeks.
     let profile = find("hdd-7200-2009").unwrap();
-    let g = Geometry::new(&disk_spec(&profile));
-    let (start, length, gap) = (1u64 << 30, 64u64 << 10, 16u64 << 10);
+    let spec = disk_spec(&profile);
+    let g = Geometry::new(&spec);
+    // Cylinder 200 starts within the 4 KiB after `last`; the eighth gap
+    // runs from 8 KiB before it to 8 KiB after.
+    let last = g.bytes_before(f64::from(spec.heads) * 200.0) as u64 / 4096 * 4096;
+    assert_eq!((g.cylinder(last), g.cylinder(last + 4096)), (199, 200));
+    let (length, gap) = (64u64 << 10, 16u64 << 10);
+    let start = last - 8192 - 8 * length - 7 * gap;
     let spans: Vec<Span> = (0..16).map(|k| Span { physical: start + k * (length + gap), length }).collect();
     let cost = read_layout(&profile, &[spans]).unwrap();
     let end = start + 16 * (length + gap) - gap;
