@@ -117,6 +117,13 @@ fn a_request_past_the_disk_is_refused_naming_the_profile_and_empty_ones_are_skip
     assert_eq!((m.requests, m.seconds), (0, 0.0));
     let e = read_layout(&profile, &[[Span { physical: profile.capacity_bytes(), length: 4096 }]]).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Usage);
+    // Offsets no device has, where adding a length passes 2^64: refused,
+    // never an overflow.
+    let top = u64::MAX - 100;
+    let e = read_layout(&profile, &[[Span { physical: top, length: 4096 }, Span { physical: top, length: 4096 }]]).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Usage);
+    let e = read_layout(&profile, &[[Span { physical: top, length: 300 << 10 }]]).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Usage);
 }
 
 #[test]

@@ -58,7 +58,7 @@ impl<'a> FileReads<'a> {
             let span = self.spans[self.index];
             let take = (span.length - self.within).min(room);
             if take > 0 {
-                self.window.push(Span { physical: span.physical + self.within, length: take });
+                self.window.push(Span { physical: span.physical.saturating_add(self.within), length: take });
             }
             self.within += take;
             room -= take;
@@ -70,7 +70,7 @@ impl<'a> FileReads<'a> {
         self.window.sort_by_key(|s| s.physical);
         for piece in &self.window {
             match self.reads.last_mut() {
-                Some(last) if last.offset + last.length == piece.physical => last.length += piece.length,
+                Some(last) if last.offset.checked_add(last.length) == Some(piece.physical) => last.length += piece.length,
                 _ => self.reads.push(Request::read(piece.physical, piece.length)),
             }
         }
