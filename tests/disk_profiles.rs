@@ -100,6 +100,7 @@ fn a_bad_profile_file_is_refused_naming_the_file_and_the_field() {
     for (text, says) in [
         (EXAMPLE.replace("\"heads\"", "\"head\""), "unknown field `head`"),
         (EXAMPLE.replace("\"rpm\": 7200", "\"rpm\": 72000"), "disk.rpm = 72000"),
+        (EXAMPLE.replace("\"rpm\": 7200", "\"rpm\": \"7200\""), "disk.rpm: invalid type: string \"7200\", expected u32"),
         (EXAMPLE.replace("\"inner_bytes_per_s\": 62500000", "\"inner_bytes_per_s\": 250000000"), "disk.inner_bytes_per_s"),
         (EXAMPLE.replace("\"full_stroke_s\": 0.0145", "\"full_stroke_s\": 0.009"), "needs a full stroke from"),
         (EXAMPLE.replace("barracuda-7200.12", "hdd-7200"), "a built-in profile has that name"),

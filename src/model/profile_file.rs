@@ -27,6 +27,7 @@ use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
 use std::path::Path;
 
 use serde::Deserialize;
+use serde_json::{Map, Value};
 
 use super::builtin;
 use super::profile::{DiskSpec, Drive, Profile, SsdSpec};
@@ -49,8 +50,9 @@ struct RawProfile {
 /// errors. A name a built-in profile has is refused.
 pub fn parse(text: &str, shown: &str) -> Result<Profile> {
     let refuse = |why: String| Error::usage(format!("disk profile {shown}: {why}"));
-    let raw: RawProfile = serde_json::from_str(text).map_err(|e| {
-        refuse(format!("{e} (fields: name, about, source, and disk or ssd; see examples/disk-profile.json)"))
+    let raw: RawProfile = serde_json::from_str(text).map_err(|e| match serde_json::from_str(text).ok().and_then(|v| culprit(&v)) {
+        Some(field) => refuse(format!("{field}: {e}")),
+        None => refuse(format!("{e} (fields: name, about, source, and disk or ssd; see examples/disk-profile.json)")),
     })?;
     let drive = match (raw.disk, raw.ssd) {
         (Some(disk), None) => Drive::Disk(disk),
@@ -64,6 +66,43 @@ pub fn parse(text: &str, shown: &str) -> Result<Profile> {
         return Err(refuse(format!("name = {:?}: a built-in profile has that name; give yours another", profile.name)));
     }
     Ok(profile)
+}
+
+/// The first field of a profile that does not parse, as `disk.rpm`: each
+/// is tried alone beside a built-in profile's fields, so a value of the
+/// wrong type or out of its type's range is named by its field (serde names
+/// unknown and missing fields itself). `None` when no field alone fails.
+fn culprit(value: &Value) -> Option<String> {
+    let fits = |trial: &Map<String, Value>| serde_json::from_value::<RawProfile>(Value::Object(trial.clone())).is_ok();
+    let mut good = Map::new();
+    for p in [builtin::find("hdd-7200"), builtin::find("ssd-plp")].into_iter().flatten() {
+        if let Value::Object(fields) = serde_json::to_value(p).ok()? {
+            good.extend(fields);
+        }
+    }
+    let base: Map<String, Value> = good.iter().filter(|(_, v)| v.is_string()).map(|(k, v)| (k.clone(), v.clone())).collect();
+    for (key, given) in value.as_object()? {
+        let Some(template) = good.get(key) else { continue };
+        let alone = |v: &Value| {
+            let mut trial = base.clone();
+            trial.insert(key.clone(), v.clone());
+            fits(&trial)
+        };
+        if alone(given) {
+            continue;
+        }
+        if let (Some(inner), Some(template)) = (given.as_object(), template.as_object()) {
+            for (field, v) in inner.iter().filter(|(field, _)| template.contains_key(*field)) {
+                let mut one = template.clone();
+                one.insert(field.clone(), v.clone());
+                if !alone(&Value::Object(one)) {
+                    return Some(format!("{key}.{field}"));
+                }
+            }
+        }
+        return Some(key.clone());
+    }
+    None
 }
 
 /// Read and check the profile file at `path`: opened without following a
@@ -134,6 +173,20 @@ mod tests {
         let stroke = EXAMPLE.replace("\"full_stroke_s\": 0.0145", "\"full_stroke_s\": 0.009");
         let e = parse(&stroke, "mine.json").unwrap_err();
         assert!(e.message.contains("disk.full_stroke_s") && e.message.contains("needs a full stroke from"), "{}", e.message);
+        for (from, to, field) in [
+            ("\"rpm\": 7200", "\"rpm\": \"7200\"", "disk.rpm: invalid type: string \"7200\""),
+            ("\"heads\": 4", "\"heads\": -4", "disk.heads: invalid value: integer `-4`"),
+            ("\"write_cache\": true", "\"write_cache\": 1", "disk.write_cache: invalid type: integer `1`"),
+            ("\"name\": \"barracuda-7200.12\"", "\"name\": 7", "name: invalid type: integer `7`"),
+            ("\"disk\": {", "\"disk\": [{", "disk: invalid type"),
+        ] {
+            let text = if from.ends_with('{') { EXAMPLE.replacen(from, to, 1).replacen("}\n}", "}]\n}", 1) } else { EXAMPLE.replacen(from, to, 1) };
+            let e = parse(&text, "mine.json").unwrap_err();
+            assert!(e.message.starts_with(&format!("disk profile mine.json: {field}")), "{field}: {}", e.message);
+        }
+        let missing = EXAMPLE.replacen("\"heads\": 4,", "", 1);
+        let e = parse(&missing, "mine.json").unwrap_err();
+        assert!(e.message.contains("missing field `heads`"), "{}", e.message);
         let both = EXAMPLE.replacen("\"disk\"", "\"ssd\": null, \"disk\"", 1);
         assert!(parse(&both, "x").is_ok(), "null is absent");
         let e = parse(r#"{"name":"x","about":"","source":""}"#, "x").unwrap_err();
