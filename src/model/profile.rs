@@ -133,52 +133,6 @@ impl Profile {
             Drive::Ssd(s) => s.check(),
         }
     }
-
-    /// One line for a listing: `7200 rpm, seek 0.8/8.5/14.5 ms, 70-35
-    /// MB/s, 750 GB, 16 MiB buffer in 16 segments, write cache on, queue
-    /// 32`.
-    pub fn summary(&self) -> String {
-        match &self.drive {
-            Drive::Disk(d) => format!(
-                "{} rpm, seek {}/{}/{} ms, {}-{} MB/s, {} GB, {} buffer in {} segments, write cache {}, queue {}",
-                d.rpm,
-                ms(d.track_to_track_s),
-                ms(d.average_seek_s),
-                ms(d.full_stroke_s),
-                mb(d.outer_bytes_per_s),
-                mb(d.inner_bytes_per_s),
-                crate::units::short_number(d.capacity_bytes as f64 / 1e9),
-                crate::units::bytes_short(d.buffer_bytes),
-                d.segments,
-                if d.write_cache { "on" } else { "off" },
-                d.queue_depth
-            ),
-            Drive::Ssd(s) => format!(
-                "SSD, read {} µs + {} MB/s, write {} µs + {} MB/s, {} parallel, flush {} µs ({}), {} GB, queue {}",
-                us(s.read_latency_s),
-                mb(s.read_bytes_per_s),
-                us(s.write_latency_s),
-                mb(s.write_bytes_per_s),
-                s.parallel,
-                us(s.flush_s),
-                if s.power_loss_protection { "power-loss protected" } else { "no power-loss protection" },
-                crate::units::short_number(s.capacity_bytes as f64 / 1e9),
-                s.queue_depth
-            ),
-        }
-    }
-}
-
-fn ms(seconds: f64) -> String {
-    crate::units::short_number(seconds * 1e3)
-}
-
-fn us(seconds: f64) -> String {
-    crate::units::short_number(seconds * 1e6)
-}
-
-fn mb(bytes_per_s: u64) -> String {
-    crate::units::short_number(bytes_per_s as f64 / 1e6)
 }
 
 /// `field` must be a finite number in `lo..=hi`.
