@@ -82,6 +82,7 @@ pub mod layout;
 pub mod plan;
 pub mod interrupt;
 pub mod ledger;
+pub mod model;
 pub mod probe;
 pub mod progress;
 pub mod record;

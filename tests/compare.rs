@@ -446,15 +446,8 @@ fn a_gate_file_is_read_where_the_user_points_and_nowhere_else() {
     let new = crafted(dir.path(), "newer", true, vec![ok("replace-files", "ext4", 1)]);
     let gates = dir.path().join("gates");
     std::fs::write(&gates, "flushes\n").unwrap();
-    let shared = dir.path().join("shared");
-    std::fs::create_dir(&shared).unwrap();
-    std::fs::set_permissions(&shared, std::os::unix::fs::PermissionsExt::from_mode(0o1777)).unwrap();
-    let link = |name: &str, uid: u32| {
-        let at = shared.join(name);
-        std::os::unix::fs::symlink(&gates, &at).unwrap();
-        std::os::unix::fs::lchown(&at, Some(uid), Some(uid)).unwrap();
-        at.to_string_lossy().into_owned()
-    };
+    let shared = common::Sticky::new(dir.path());
+    let link = |name: &str, uid: u32| shared.link(name, &gates, uid);
     let compare_with = |file: &str| common::finish(common::fslab_command().args(["compare", &base, &new, "--gate-file", file]));
     // nobody's link in a sticky folder chooses nothing root reads.
     let (code, err) = compare_with(&link("theirs", 65534));

@@ -17,6 +17,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("progress", &["text"]),
     ("record", &["error", "units", "text"]),
     ("layout", &["sys", "record", "error", "units", "text"]),
+    ("model", &["error", "units", "text"]),
     ("ledger", &["layout", "sys", "record", "error", "units", "text", "interrupt", "progress"]),
     ("age_cache", &["ledger", "sys", "record", "error", "units", "text", "interrupt"]),
     ("site", &["age_cache", "ledger", "layout", "sys", "record", "error", "units", "text", "interrupt", "progress"]),

@@ -586,15 +586,8 @@ fn reading_commands_do_not_follow_another_users_link_to_a_store_or_a_run() {
     fslab::store::Store::open(store.to_str().unwrap()).unwrap().put_run(&tiny_run(run_id)).unwrap();
     let json = dir.path().join("run.json");
     std::fs::write(&json, common::crafted_run_json(run_id, true)).unwrap();
-    let shared = dir.path().join("shared");
-    std::fs::create_dir(&shared).unwrap();
-    std::fs::set_permissions(&shared, std::os::unix::fs::PermissionsExt::from_mode(0o1777)).unwrap();
-    let link = |name: &str, to: &std::path::Path, uid: u32| {
-        let at = shared.join(name);
-        std::os::unix::fs::symlink(to, &at).unwrap();
-        std::os::unix::fs::lchown(&at, Some(uid), Some(uid)).unwrap();
-        at.to_str().unwrap().to_string()
-    };
+    let shared = common::Sticky::new(dir.path());
+    let link = |name: &str, to: &std::path::Path, uid: u32| shared.link(name, to, uid);
     let (theirs, theirs_json) = (link("theirs.db", &store, 65534), link("theirs.json", &json, 65534));
     for args in [
         vec!["runs", "--store", &theirs],

@@ -1,5 +1,6 @@
 //! `fslab list`: every scenario, its parameters with small and full
-//! defaults and the seed's value, and the figures it adds.
+//! defaults and the seed's value, and the figures it adds; `--ages` the
+//! aging profiles, `--disks` the disk model's drives ([`super::disks`]).
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -12,6 +13,9 @@ use crate::scenario::params::ParamKind;
 
 /// Run `fslab list`.
 pub fn run(args: &ListArgs) -> Result<ExitCode> {
+    if args.disks {
+        return super::disks::run(args);
+    }
     if args.ages {
         if args.json {
             return Err(crate::error::Error::usage("--ages prints text only: leave --json out"));

@@ -17,6 +17,7 @@ mod export;
 mod runs;
 mod show;
 mod list;
+mod disks;
 mod report;
 mod request;
 mod run;
@@ -71,7 +72,8 @@ enum Command {
     #[command(after_help = examples::EXEC)]
     Exec(Box<ExecArgs>),
     /// The scenarios (one per seed report), their parameters, defaults
-    /// and the seeds' values.
+    /// and the seeds' values; the aging profiles (--ages); the disk
+    /// model's drives (--disks).
     List(ListArgs),
     /// Run scenarios on fresh file systems (or in a directory), across a
     /// matrix of file systems and parameter values.
@@ -410,8 +412,17 @@ pub struct HuntArgs {
 #[derive(Debug, Args)]
 pub struct ListArgs {
     /// List the aging profiles (`--age`) with their parameters instead.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "disks")]
     pub ages: bool,
+    /// List the drives the disk model knows instead: kind, rpm, seeks,
+    /// media rates, cache, what a flush costs, and each one's source.
+    #[arg(long)]
+    pub disks: bool,
+    /// With --disks, add the drive a JSON profile file describes
+    /// (examples/disk-profile.json): read only when named, a regular file
+    /// of at most 64 KiB, root's or yours.
+    #[arg(long, value_name = "FILE", requires = "disks")]
+    pub disk_profile: Option<PathBuf>,
     /// Print JSON (schema fslab/1) instead of text.
     #[arg(long)]
     pub json: bool,

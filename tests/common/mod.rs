@@ -529,3 +529,26 @@ pub fn filefrag_extents_in(stdout: &str, name: &str) -> u64 {
         .unwrap_or_else(|| panic!("no filefrag line for {name} in {stdout:?}"));
     line.split_whitespace().rev().nth(2).unwrap().parse().unwrap()
 }
+
+/// A folder anyone may write, sticky like `/tmp` (`shared` in the folder
+/// it is made in), where a test makes links as this or that user would.
+pub struct Sticky(PathBuf);
+
+impl Sticky {
+    /// The folder `shared` made in `dir`, mode 1777.
+    pub fn new(dir: &Path) -> Sticky {
+        use std::os::unix::fs::PermissionsExt as _;
+        let shared = dir.join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        Sticky(shared)
+    }
+
+    /// A symbolic link `name` here to `to`, owned by `uid`: its path.
+    pub fn link(&self, name: &str, to: &Path, uid: u32) -> String {
+        let at = self.0.join(name);
+        std::os::unix::fs::symlink(to, &at).unwrap();
+        std::os::unix::fs::lchown(&at, Some(uid), Some(uid)).unwrap();
+        at.to_string_lossy().into_owned()
+    }
+}
