@@ -110,12 +110,28 @@ fn a_run_waiting_for_the_lock_saves_old_values_only_after_a_killed_holder_is_und
     let mut b = lab.command();
     b.args(["exec", "--json", "--dir", &work(&lab), "--sysctl", &format!("{key}={waiting}"), "--", "sh", "-c", &script]);
     let mut b = Killed(Some(b.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()));
+    // Its stderr is read as it comes: A is killed only once B says it
+    // waits (holding the turnstile alone, B might still find the lock free
+    // when it gets to it, on a busy machine).
+    let stderr = b.child().stderr.take().unwrap();
+    let (said, seen) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut all = String::new();
+        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = said.send(line.clone());
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
     let deadline = Instant::now() + Duration::from_secs(30);
-    // Waiting, it holds the lock's turnstile.
-    let waiter = format!(" {} ", b.child().id());
-    while !std::fs::read_to_string("/proc/locks").unwrap().lines().any(|l| l.contains(&waiter)) {
-        assert!(Instant::now() < deadline, "the second run never waited for the sysctl lock");
-        std::thread::sleep(Duration::from_millis(20));
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = seen.recv_timeout(left).expect("the second run never said it waits for the sysctl lock");
+        if line.contains("waiting for the machine's sysctl lock") {
+            break;
+        }
     }
     a.child().kill().unwrap();
     a.child().wait().unwrap();
@@ -125,7 +141,7 @@ fn a_run_waiting_for_the_lock_saves_old_values_only_after_a_killed_holder_is_und
     let out = lab.expect(&["cleanup"], 0);
     assert_eq!(read(key), waiting, "cleanup changed a live run's sysctl: {}", String::from_utf8_lossy(&out.stdout));
     let out = b.0.take().unwrap().wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = reader.join().unwrap();
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     // It waited, then put back what the killed holder had set, itself.
     assert!(stderr.contains("waiting for the machine's sysctl lock"), "{stderr}");

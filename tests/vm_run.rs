@@ -195,7 +195,10 @@ fn a_guest_that_outlives_its_timeout_is_killed_and_its_case_quotes_the_console()
     let error = case["error"].as_str().unwrap();
     assert!(error.contains("within 10 s and was killed"), "{error}");
     assert!(error.contains("console"), "{error}");
-    assert!(error.lines().count() > 2, "the console's last lines are quoted: {error}");
+    // At least one line of the console under the header: a busy machine's
+    // emulated guest may get no further than its init in ten seconds
+    // ("fslab-guest: init 6.26" alone, seen beside two builds).
+    assert!(error.lines().count() > 1, "the console's last lines are quoted: {error}");
     lab.assert_nothing_left("after a guest killed at its timeout");
 }
 
