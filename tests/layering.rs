@@ -19,7 +19,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("layout", &["sys", "record", "error", "units", "text"]),
     ("ledger", &["layout", "sys", "record", "error", "units", "text", "interrupt", "progress"]),
     ("age_cache", &["ledger", "sys", "record", "error", "units", "text", "interrupt"]),
-    ("crash", &["age_cache", "error", "units", "text"]),
+    ("crash", &["age_cache", "record", "error", "units", "text"]),
     ("site", &["crash", "age_cache", "ledger", "layout", "sys", "record", "error", "units", "text", "interrupt", "progress"]),
     ("probe", &["site", "ledger", "layout", "sys", "record", "error", "units", "text", "interrupt"]),
     ("scenario", &["probe", "site", "age_cache", "ledger", "layout", "sys", "record", "error", "units", "text", "interrupt"]),

@@ -19,20 +19,8 @@ use std::os::unix::fs::FileExt;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
-
 use super::log::{MAGIC, WriteLog};
-
-/// One mark: what returned, and where the log was then.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Mark {
-    /// What returned (`work_start`, `work_end`, `fsync a/b`).
-    pub what: String,
-    /// The entries the log's super block counted just after it returned.
-    pub entries: u64,
-    /// Seconds since the recording started.
-    pub at_s: f64,
-}
+use crate::record::CrashMark as Mark;
 
 /// The entries the super block of the log open as `log` counts now; 0
 /// before the first flush (no super block yet).

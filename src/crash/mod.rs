@@ -14,4 +14,4 @@ pub mod marks;
 pub mod replay;
 
 pub use log::{Entry, Summary, WriteLog};
-pub use marks::{Mark, Marker};
+pub use marks::Marker;

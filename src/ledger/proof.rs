@@ -131,6 +131,31 @@ pub fn remove_image(scratch: Option<&OwnedDir>, path: &Path, proof: Option<&Proo
     }
 }
 
+/// Delete the empty regular file at `path` made to mount on, if it is the
+/// one recorded and nothing is mounted on it any more.
+pub fn remove_mount_file(scratch: Option<&OwnedDir>, path: &Path, proof: Option<&Proof>) -> Outcome {
+    let (parent, name, id, kind) = match find(scratch, path) {
+        Ok(found) => found,
+        Err(outcome) => return outcome,
+    };
+    if id.dev != parent.id().dev {
+        return refuse(format!("{} has a mount on it that fslab did not release", path.display()));
+    }
+    match proof {
+        Some(Proof::File(want)) if *want == id && kind == FileType::RegularFile => {}
+        Some(_) => return refuse(format!("{} is another file than the mount point made", path.display())),
+        None => return refuse(format!("{}: no record of the mount point made", path.display())),
+    }
+    let size = rustix::fs::statat(parent.fd(), &name, AtFlags::SYMLINK_NOFOLLOW).map(|s| s.st_size);
+    if size.map_err(|e| Error::io(path, "stat", e.into()))? != 0 {
+        return refuse(format!("{} is not empty: not the mount point made", path.display()));
+    }
+    match rustix::fs::unlinkat(parent.fd(), &name, AtFlags::empty()) {
+        Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(None),
+        Err(e) => Err(Error::io(path, "delete the mount point", e.into())),
+    }
+}
+
 /// Loop devices whose backing file is the one recorded (`want`), as each
 /// attached device says (`LOOP_GET_STATUS64`).
 fn loops_backed_by(image: &Path, want: FileId) -> Vec<(PathBuf, std::fs::File)> {
@@ -223,13 +248,16 @@ pub fn unmount(scratch: Option<&OwnedDir>, path: &Path, proof: Option<&Proof>) -
         Err(why) => return refuse(why),
     };
     let Some(parent) = parent else { return Ok(None) };
+    // Not synced: a FUSE mount whose daemon died answers no getattr, and
+    // the mount id is the kernel's own.
     let mount_id = |fd: BorrowedFd| {
-        rustix::fs::statx(fd, "", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID)
+        rustix::fs::statx(fd, "", AtFlags::EMPTY_PATH | AtFlags::STATX_DONT_SYNC, StatxFlags::MNT_ID)
             .map(|s| s.stx_mnt_id)
             .map_err(|e| Error::io(path, "statx", e.into()))
     };
     let parent_mount = mount_id(parent.fd())?;
-    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    // A folder, or a file a FUSE export of one file is mounted on.
+    let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS;
     let fd = match rustix::fs::openat2(parent.fd(), &name, flags, Mode::empty(), resolve) {
         Ok(fd) => fd,

@@ -89,6 +89,9 @@ pub(super) struct Format<'a> {
     pub mkfs_extra: &'a [String],
     pub mount_opts: Option<String>,
     pub image_copy: Option<String>,
+    /// mkfs already ran over the image, on another device (a recorded
+    /// target formats through a plain loop device first).
+    pub formatted: bool,
 }
 
 impl<'l> MountedFs<'l> {
@@ -103,13 +106,9 @@ impl<'l> MountedFs<'l> {
         format: Format,
     ) -> Result<MountedFs<'l>> {
         let fs = format.fs;
-        let mut args = fs.base_mkfs_args();
-        args.extend(format.mkfs_extra.iter().cloned());
-        let mut argv: Vec<OsString> = args.iter().map(OsString::from).collect();
-        argv.push(device.into());
-        if format.image_copy.is_none() {
-            let mkfs = fs.mkfs_path().ok_or_else(|| Error::environment(format!("{} is not installed", fs.mkfs())))?;
-            tool(held.ledger, mkfs.as_os_str(), argv)?;
+        let args = mkfs_args(fs, format.mkfs_extra);
+        if format.image_copy.is_none() && !format.formatted {
+            mkfs(held.ledger, fs, &args, device)?;
         }
 
         let work_dir = folder.path().join("mnt");
@@ -138,6 +137,12 @@ impl<'l> MountedFs<'l> {
         };
         made.mount()?;
         Ok(made)
+    }
+
+    /// What the target holds, for a kind built on this one to release
+    /// out of turn or keep.
+    pub(super) fn held(&mut self) -> &mut Held<'l> {
+        &mut self.held
     }
 
     fn mount(&mut self) -> Result<()> {
@@ -243,6 +248,22 @@ impl Made for MountedFs<'_> {
     fn release(mut self: Box<Self>) -> Result<()> {
         self.held.release()
     }
+}
+
+/// fslab's mkfs arguments for `fs`, then `extra` (the run's and the
+/// target's own).
+pub(super) fn mkfs_args(fs: FsType, extra: &[String]) -> Vec<String> {
+    let mut args = fs.base_mkfs_args();
+    args.extend(extra.iter().cloned());
+    args
+}
+
+/// Make `fs` on `device` with `args` ([`mkfs_args`]).
+pub(super) fn mkfs(ledger: &Ledger, fs: FsType, args: &[String], device: &Path) -> Result<()> {
+    let mkfs = fs.mkfs_path().ok_or_else(|| Error::environment(format!("{} is not installed", fs.mkfs())))?;
+    let mut argv: Vec<OsString> = args.iter().map(OsString::from).collect();
+    argv.push(device.into());
+    tool(ledger, mkfs.as_os_str(), argv).map(drop)
 }
 
 /// An `OsString` of a `&str`.

@@ -4,7 +4,8 @@
 //! The image is attached by its descriptor (`LOOP_CONFIGURE`), never by a
 //! path that could be swapped between its creation and the attach; the
 //! free device comes from `/dev/loop-control` (`LOOP_CTL_GET_FREE`). This is
-//! what `losetup --find --direct-io=on` does, minus the path.
+//! what `losetup --find --direct-io=on` does, minus the path (or, without
+//! direct I/O, `losetup --find`).
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -80,10 +81,12 @@ pub struct AttachedLoop {
     pub device: File,
 }
 
-/// Attach the file behind `backing` to a free loop device, with direct I/O
-/// and autoclear. A device another process takes between "which is free"
-/// and the attach is skipped for the next free one.
-pub fn attach(backing: impl AsFd) -> io::Result<AttachedLoop> {
+/// Attach the file behind `backing` to a free loop device, with autoclear,
+/// and with direct I/O when `direct_io` (else the device reads and writes
+/// its file through the page cache, one request at a time). A device
+/// another process takes between "which is free" and the attach is skipped
+/// for the next free one.
+pub fn attach(backing: impl AsFd, direct_io: bool) -> io::Result<AttachedLoop> {
     let control = OpenOptions::new().read(true).write(true).custom_flags(libc::O_CLOEXEC).open("/dev/loop-control")?;
     let mut last = io::Error::other("no free loop device");
     for _ in 0..16 {
@@ -100,7 +103,7 @@ pub fn attach(backing: impl AsFd) -> io::Result<AttachedLoop> {
             info: zeroed_info(),
             reserved: [0; 8],
         };
-        config.info.lo_flags = LO_FLAGS_AUTOCLEAR | LO_FLAGS_DIRECT_IO;
+        config.info.lo_flags = LO_FLAGS_AUTOCLEAR | if direct_io { LO_FLAGS_DIRECT_IO } else { 0 };
         // SAFETY: LOOP_CONFIGURE reads one struct loop_config, which lives
         // for the call; both descriptors are open for its whole length.
         let rc = unsafe { libc::ioctl(device.as_raw_fd(), LOOP_CONFIGURE as _, &config as *const LoopConfig) };
@@ -157,11 +160,13 @@ mod tests {
         let image = OpenOptions::new().read(true).write(true).create_new(true).open(dir.path().join("i")).unwrap();
         image.set_len(1 << 20).unwrap();
         let meta = image.metadata().unwrap();
-        let lo = attach(&image).unwrap();
-        assert_eq!(backing(&lo.device).unwrap(), Some((meta.dev(), meta.ino())));
-        let dio = std::fs::read_to_string(format!("/sys/block/loop{}/loop/dio", lo.number)).unwrap();
-        assert_eq!(dio.trim(), "1", "direct I/O as losetup --direct-io=on");
-        detach(&lo.device).unwrap();
-        drop(lo);
+        for direct_io in [true, false] {
+            let lo = attach(&image, direct_io).unwrap();
+            assert_eq!(backing(&lo.device).unwrap(), Some((meta.dev(), meta.ino())));
+            let dio = std::fs::read_to_string(format!("/sys/block/loop{}/loop/dio", lo.number)).unwrap();
+            assert_eq!(dio.trim(), if direct_io { "1" } else { "0" }, "direct I/O as losetup --direct-io=on, or not");
+            detach(&lo.device).unwrap();
+            drop(lo);
+        }
     }
 }
