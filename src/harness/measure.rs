@@ -132,13 +132,16 @@ impl Lab {
             }
         };
         case.target = target.record();
-        let kernel_log = KernelLog::watch(device_names(target.as_ref()));
+        let mut kernel_log = KernelLog::watch(device_names(target.as_ref()));
         if let Err(e) = self.measure_on(target.as_mut(), what, case, work, held) {
             fail(case, e.to_string());
         }
-        // Ended whatever happened: a log that reached its cap is why.
+        // Read before a recording ends: a case the kernel failed keeps none.
+        if let Some(why) = kernel_log.as_mut().and_then(KernelLog::failure) {
+            fail(case, why);
+        }
         super::recording::end(target.as_mut(), case);
-        if let Some(why) = kernel_log.and_then(|mut log| log.failure()) {
+        if let Some(why) = kernel_log.as_mut().and_then(KernelLog::failure) {
             fail(case, why);
         }
         progress(Phase::Release);

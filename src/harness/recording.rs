@@ -8,7 +8,7 @@
 //! file system issues follows its journal's timer and when writeback ran,
 //! as `journal_commits` and `flushes` do.
 
-use crate::record::{Better, Case, FigureSpec, Kind};
+use crate::record::{Better, Case, FigureSpec, Kind, Status};
 use crate::site::Made;
 
 const ENTRIES: FigureSpec = FigureSpec::new("log_entries", "count", Better::Lower, Kind::Timing)
@@ -33,11 +33,14 @@ pub(super) fn mark(target: &dyn Made, what: &str) -> crate::error::Result<()> {
     })
 }
 
-/// End a recorded target's recording (whatever the case's outcome so far)
-/// and put what it kept into `case`: its figures and its `crash` record.
-/// A log that reached its cap fails the case, saying the size needed.
+/// End a recorded target's recording, whatever the case's outcome so far,
+/// and put what it holds into `case`: its figures and its `crash` record.
+/// It is kept only for a case that is ok and was not interrupted. A log
+/// that reached its cap fails the case, first of its reasons (the errors
+/// the refused writes caused come after it), saying the size needed.
 pub(super) fn end(target: &mut dyn Made, case: &mut Case) {
-    let record = match target.end_recording() {
+    let keep = case.status == Status::Ok && crate::interrupt::pending().is_none();
+    let record = match target.end_recording(keep) {
         Ok(Some(record)) => record,
         Ok(None) => return,
         Err(e) => {
@@ -46,6 +49,7 @@ pub(super) fn end(target: &mut dyn Made, case: &mut Case) {
         }
     };
     if let Some(needed) = record.needed_bytes {
+        let others = case.error.take();
         super::measure::fail(
             case,
             format!(
@@ -56,6 +60,9 @@ pub(super) fn end(target: &mut dyn Made, case: &mut Case) {
                 suggested_cap(needed)
             ),
         );
+        if let Some(others) = others {
+            super::measure::fail(case, others);
+        }
     } else {
         let figures = &mut case.figures;
         figures.put(&ENTRIES, Some(record.entries as f64), "");

@@ -124,9 +124,10 @@ pub trait Made: Debug {
 
     /// End the recording of a recorded target, after the work and its
     /// unmount: the device detached, the recorder stopped, its log read
-    /// and checked, the recording kept or given back; what it holds.
-    /// `None` for a target that records nothing.
-    fn end_recording(&mut self) -> Result<Option<crate::record::CrashRecord>> {
+    /// and checked, the recording kept (when `keep` and the target was
+    /// asked to keep it) or given back; what it holds. `None` for a target
+    /// that records nothing.
+    fn end_recording(&mut self, _keep: bool) -> Result<Option<crate::record::CrashRecord>> {
         Ok(None)
     }
 

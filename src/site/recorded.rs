@@ -63,6 +63,9 @@ pub(super) struct Recorded<'l> {
     tokens: Tokens,
     options: RecordOptions,
     before_sha256: String,
+    /// The loop device's counters when it was attached (a device's
+    /// counters outlive a detach, and devices are reused).
+    sent_before: (u64, u64),
 }
 
 /// The ledger entries a recording ends out of turn, or keeps.
@@ -113,6 +116,7 @@ pub(super) fn make<'l>(
     let files = Files { image: image.clone(), log: log.clone(), export: export.clone(), cap_bytes: options.cap_bytes };
     let daemon = Running::start(&mut held, &options.daemon.path, &folder, &files)?;
     let (device, export_id, device_token) = attach_export(&mut held, &folder, &export)?;
+    let sent_before = device_sent(&device).unwrap_or((0, 0));
     let reader = open_in(&recording, "writes.log", OFlags::RDONLY, &log)?;
     let marker = Arc::new(Marker::new(reader));
     let tokens = Tokens { folder: folder_token, before: before_token, log: log_token, export_file, export_mount, device: device_token };
@@ -130,6 +134,7 @@ pub(super) fn make<'l>(
         tokens,
         options: options.clone(),
         before_sha256,
+        sent_before,
     }))
 }
 
@@ -144,6 +149,17 @@ fn attach_export(held: &mut Held, folder: &OwnedDir, export: &Path) -> Result<(P
     Ok((device, id, token))
 }
 
+/// What the loop device at `device` has been sent since it first
+/// existed: bytes written, and requests that each take a log entry
+/// (writes, discards, flushes), from `/sys/block/loopN/stat`.
+fn device_sent(device: &Path) -> Option<(u64, u64)> {
+    let name = device.file_name()?.to_string_lossy().into_owned();
+    let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).ok()?;
+    let fields: Vec<u64> = stat.split_whitespace().filter_map(|f| f.parse().ok()).collect();
+    let field = |i: usize| fields.get(i).copied().unwrap_or(0);
+    Some((field(6) * 512, field(4) + field(11) + field(15)))
+}
+
 /// `name` in `folder`, opened with `flags` without following a link.
 fn open_in(folder: &OwnedDir, name: &str, flags: OFlags, path: &Path) -> Result<File> {
     rustix::fs::openat(folder.fd(), name, flags | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())
@@ -155,16 +171,6 @@ impl Recorded<'_> {
     /// The recording's folder.
     fn path(&self) -> &Path {
         self.folder.path()
-    }
-
-    /// The loop device's requests since it was attached: bytes written,
-    /// and writes, discards and flushes (`/sys/block/loopN/stat`).
-    fn device_sent(&self) -> Option<(u64, u64)> {
-        let name = self.device.file_name()?.to_string_lossy().into_owned();
-        let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).ok()?;
-        let fields: Vec<u64> = stat.split_whitespace().filter_map(|f| f.parse().ok()).collect();
-        let field = |i: usize| fields.get(i).copied().unwrap_or(0);
-        Some((field(6) * 512, field(4) + field(11) + field(15)))
     }
 
     /// The log's end as its data says (`SEEK_DATA`), for a log that may
@@ -214,10 +220,11 @@ impl Made for Recorded<'_> {
         Some(self.marker.clone())
     }
 
-    fn end_recording(&mut self) -> Result<Option<CrashRecord>> {
+    fn end_recording(&mut self, keep: bool) -> Result<Option<CrashRecord>> {
         let Some(daemon) = self.daemon.take() else { return Ok(None) };
         self.fs.unmount()?;
-        let sent = self.device_sent();
+        let (before_bytes, before_requests) = self.sent_before;
+        let sent = device_sent(&self.device).map(|(b, r)| (b.saturating_sub(before_bytes), r.saturating_sub(before_requests)));
         let tokens = self.tokens;
         let held = self.fs.held();
         held.close_open();
@@ -255,7 +262,7 @@ impl Made for Recorded<'_> {
         record.log_bytes = summary.log_bytes;
         let image_path = self.fs.backing_path().map(Path::to_path_buf).unwrap_or_default();
         record.end_sha256 = image_copy::content_hash(&self.image).map_err(|e| Error::io(&image_path, "hash the image", e))?.0;
-        if self.options.keep {
+        if keep && self.options.keep {
             self.keep(&mut record)?;
         } else {
             self.give_back()?;
