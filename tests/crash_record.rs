@@ -212,6 +212,8 @@ fn recording_is_refused_where_it_cannot_be_made() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"), "{}", String::from_utf8_lossy(&out.stderr));
     let out = lab.exec(&["--fs", "ext4", "--crash-log-cap", "1G", "--", "true"]);
     assert_eq!(out.status.code(), Some(2), "--crash-log-cap alone: {}", String::from_utf8_lossy(&out.stderr));
+    let out = lab.expect(&["hunt", "replace-files", "--vary", "files=1..8", "--fs", "ext4", "--crash-record"], 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--crash-record with hunt"), "{}", String::from_utf8_lossy(&out.stderr));
     if !rustix::process::geteuid().is_root() {
         return;
     }

@@ -183,6 +183,9 @@ pub fn run(args: &HuntArgs) -> Result<ExitCode> {
     if !args.target.vm.kernel.is_empty() {
         return Err(Error::usage("--kernel with hunt: a hunt measures this machine's kernel; run the scenario with --kernel"));
     }
+    if args.target.crash_record {
+        return Err(Error::usage("--crash-record with hunt: record the cases of one value with run or exec instead"));
+    }
     let mut plan = super::plan::plan(&args.target, false)?;
     super::plan::check_images_repeated(&args.target, args.repeat)?;
     if plan.targets.len() != 1 {

@@ -608,6 +608,27 @@ mod tests {
     }
 
     #[test]
+    fn a_kept_resource_outlives_its_run_and_any_cleanup() {
+        let (_dir, state, scratch) = folders();
+        let kept = scratch.path().join("kept");
+        let gone = scratch.path().join("gone");
+        let ledger = Ledger::create(&state, "test-keep").unwrap();
+        ledger.set_scratch(scratch).unwrap();
+        let mut tokens = Vec::new();
+        for path in [&kept, &gone] {
+            let token = ledger.record(Resource::File(path.clone())).unwrap();
+            fs::write(path, b"x").unwrap();
+            ledger.prove(token, Proof::File(FileId::of(File::open(path).unwrap()).unwrap())).unwrap();
+            tokens.push(token);
+        }
+        ledger.keep(tokens[0]).unwrap();
+        ledger.abandon();
+        let cleaned = cleanup_dead(&state).unwrap();
+        assert_eq!(cleaned[0].released.len(), 1, "{cleaned:?}");
+        assert!(kept.exists() && !gone.exists());
+    }
+
+    #[test]
     fn dropping_a_ledger_releases_and_released_items_are_not_redone() {
         let (_dir, state, scratch) = folders();
         let a = scratch.path().join("a");

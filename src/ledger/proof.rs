@@ -401,6 +401,28 @@ mod tests {
     }
 
     #[test]
+    fn a_mount_file_is_removed_only_empty_and_as_made() {
+        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let scratch = OwnedDir::open_or_make(&dir.path().join("scratch"), FolderRole::Scratch).unwrap();
+        let file = scratch.path().join("device");
+        std::fs::write(&file, b"").unwrap();
+        let made = Proof::File(FileId::of(std::fs::File::open(&file).unwrap()).unwrap());
+        // Written into since: not the empty file a mount went on.
+        std::fs::write(&file, b"data").unwrap();
+        let why = remove_mount_file(Some(&scratch), &file, Some(&made)).unwrap().unwrap();
+        assert!(why.contains("is not empty"), "{why}");
+        std::fs::write(&file, b"").unwrap();
+        let other = Proof::File(FileId { dev: 0, ino: 1 });
+        let why = remove_mount_file(Some(&scratch), &file, Some(&other)).unwrap().unwrap();
+        assert!(why.contains("another file"), "{why}");
+        assert!(remove_mount_file(Some(&scratch), &file, None).unwrap().is_some(), "no record, no removal");
+        assert_eq!(remove_mount_file(Some(&scratch), &file, Some(&made)).unwrap(), None);
+        assert!(!file.exists());
+        // Gone already: released.
+        assert_eq!(remove_mount_file(Some(&scratch), &file, Some(&made)).unwrap(), None);
+    }
+
+    #[test]
     fn a_ledger_of_an_older_fslab_is_refused_whole_reported_once_and_dropped() {
         let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
         let outside = dir.path().join("outside");

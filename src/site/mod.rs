@@ -73,7 +73,7 @@ pub struct RecordOptions {
 }
 
 /// The write log's cap when none is given: 4 GiB, twice the default
-/// image, so a case that rewrites its whole default image once still fits.
+/// image.
 pub const DEFAULT_LOG_CAP_BYTES: u64 = 4 << 30;
 
 /// The default scratch folder.

@@ -48,7 +48,8 @@ use crate::record::{CrashRecord, TargetRecord};
 static RECORDINGS: AtomicU32 = AtomicU32::new(0);
 
 /// A log whose last entry ends this close to its cap counts as full: the
-/// next request (at most 1 MiB through the export) may have been refused.
+/// next request (the largest measured: 1 MiB, one of the loop device's)
+/// may have been refused.
 const FULL_MARGIN: u64 = 4 << 20;
 
 /// A recorded scratch target, made.
