@@ -60,7 +60,8 @@ pub fn mount_tracefs(ledger: &Ledger, run_id: &str) -> Result<PathBuf> {
     let dir = scratch.make_child(&name).map_err(|e| Error::io(&path, "create the tracefs mount point", e))?;
     ledger.prove(token, Proof::File(dir.id()))?;
     let token = ledger.record(Resource::Mount(path.clone()))?;
-    ledger.prove(token, Proof::Mount { source: "nodev".into(), fs_type: "tracefs".into(), backing: None })?;
+    let proof = Proof::Mount { source: "nodev".into(), fs_type: "tracefs".into(), backing: None, diskseq: None };
+    ledger.prove(token, proof)?;
     let argv = [os("--no-canonicalize"), os("-t"), os("tracefs"), os("nodev"), on_fd(&dir)];
     run_tool(mount_command(ledger, &dir), "mount", argv)?;
     Ok(path)
@@ -115,10 +116,21 @@ impl<'l> MountedFs<'l> {
         let token = held.record(Resource::MountPoint(work_dir.clone()))?;
         let mount_point = folder.make_child("mnt").map_err(|e| Error::io(&work_dir, "create the mount point", e))?;
         held.prove(token, Proof::File(mount_point.id()))?;
+        // A loop device fslab attached is known again by its attachment,
+        // even if the file behind it stops answering (a dead FUSE export).
+        let diskseq = match image {
+            Some(_) => Some(
+                std::fs::File::open(device)
+                    .and_then(crate::sys::loop_dev::diskseq)
+                    .map_err(|e| Error::io(device, "read the loop device's disk sequence number", e))?,
+            ),
+            None => None,
+        };
         let mount_proof = Proof::Mount {
             source: device.to_string_lossy().into_owned(),
             fs_type: fs.name().to_string(),
             backing: image.as_ref().map(|(_, id)| *id),
+            diskseq,
         };
         let token = held.record(Resource::Mount(work_dir.clone()))?;
         held.prove(token, mount_proof.clone())?;

@@ -113,7 +113,8 @@ pub(super) fn make<'l>(
     let (export, _, _) = make_file(&mut held, &folder, "device", 0, Resource::MountFile)?;
     let export_file = held.newest();
     let export_mount = held.record(Resource::Mount(export.clone()))?;
-    held.prove(export_mount, Proof::Mount { source: "/dev/fuse".into(), fs_type: "fuse".into(), backing: None })?;
+    let fuse = Proof::Mount { source: "/dev/fuse".into(), fs_type: "fuse".into(), backing: None, diskseq: None };
+    held.prove(export_mount, fuse)?;
     let files = Files { image: image.clone(), log: log.clone(), export: export.clone(), cap_bytes: options.cap_bytes };
     let daemon = Running::start(&mut held, &options.daemon.path, &folder, &files)?;
     let (device, export_id, device_token) = attach_export(&mut held, &folder, &export)?;

@@ -224,5 +224,10 @@ pub(super) fn attach(
     held.prove(token, Proof::Backing(id))?;
     let attached =
         crate::sys::loop_dev::attach(file, direct_io).map_err(|e| Error::io(image, "attach a loop device to the image", e))?;
+    // Known from now on by its attachment too, which a release can check
+    // when the file behind it no longer answers a stat.
+    let diskseq = crate::sys::loop_dev::diskseq(&attached.device)
+        .map_err(|e| Error::io(image, "read the loop device's disk sequence number", e))?;
+    held.prove(token, Proof::Loop { backing: id, diskseq })?;
     Ok((PathBuf::from(format!("/dev/loop{}", attached.number)), attached.device, token))
 }

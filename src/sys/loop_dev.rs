@@ -16,6 +16,8 @@ const LOOP_CLR_FD: libc::c_ulong = 0x4C01;
 const LOOP_GET_STATUS64: libc::c_ulong = 0x4C05;
 const LOOP_CONFIGURE: libc::c_ulong = 0x4C0A;
 const LOOP_CTL_GET_FREE: libc::c_ulong = 0x4C82;
+/// `BLKGETDISKSEQ`, `_IOR(0x12, 128, __u64)`.
+const BLKGETDISKSEQ: libc::c_ulong = 0x8008_1280;
 /// Detach when the last opener closes the device.
 const LO_FLAGS_AUTOCLEAR: u32 = 4;
 /// The device reads and writes its backing file with O_DIRECT.
@@ -132,6 +134,18 @@ pub fn backing(device: impl AsFd) -> io::Result<Option<(u64, u64)>> {
     Ok(Some((info.lo_device, info.lo_inode)))
 }
 
+/// The disk sequence number of the block device open as `device`
+/// (`BLKGETDISKSEQ`): unique for the machine's uptime, and new each time a
+/// loop device is attached, so it names one attachment whatever becomes of
+/// the file behind it.
+pub fn diskseq(device: impl AsFd) -> io::Result<u64> {
+    let mut seq: u64 = 0;
+    // SAFETY: BLKGETDISKSEQ writes one u64 through the pointer, which
+    // points at a live u64.
+    let rc = unsafe { libc::ioctl(device.as_fd().as_raw_fd(), BLKGETDISKSEQ as _, &mut seq as *mut u64) };
+    if rc < 0 { Err(io::Error::last_os_error()) } else { Ok(seq) }
+}
+
 /// Detach the loop device open as `device` (`LOOP_CLR_FD`). A device still
 /// open elsewhere detaches on its last close.
 pub fn detach(device: impl AsFd) -> io::Result<()> {
@@ -164,6 +178,8 @@ mod tests {
             let lo = attach(&image, direct_io).unwrap();
             assert_eq!(backing(&lo.device).unwrap(), Some((meta.dev(), meta.ino())));
             let dio = std::fs::read_to_string(format!("/sys/block/loop{}/loop/dio", lo.number)).unwrap();
+            let seq = std::fs::read_to_string(format!("/sys/block/loop{}/diskseq", lo.number)).unwrap();
+            assert_eq!(diskseq(&lo.device).unwrap().to_string(), seq.trim());
             assert_eq!(dio.trim(), if direct_io { "1" } else { "0" }, "direct I/O as losetup --direct-io=on, or not");
             detach(&lo.device).unwrap();
             drop(lo);
