@@ -215,10 +215,17 @@ fn recording_is_refused_where_it_cannot_be_made() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"), "{}", String::from_utf8_lossy(&out.stderr));
     let out = lab.exec(&["--fs", "ext4", "--crash-log-cap", "1G", "--", "true"]);
     assert_eq!(out.status.code(), Some(2), "--crash-log-cap alone: {}", String::from_utf8_lossy(&out.stderr));
-    let out = lab.expect(&["hunt", "replace-files", "--vary", "files=1..8", "--fs", "ext4", "--crash-record"], 2);
+    let scratch = lab.scratch();
+    let out = lab.expect(&["hunt", "replace-files", "--vary", "files=1..8", "--fs", "ext4", "--crash-record", "--scratch", scratch.to_str().unwrap()], 2);
     assert!(String::from_utf8_lossy(&out.stderr).contains("--crash-record with hunt"), "{}", String::from_utf8_lossy(&out.stderr));
     if !rustix::process::geteuid().is_root() {
         return;
+    }
+    if let Some(kernel) = common::kernel::debian_kernel() {
+        let scratch = lab.scratch();
+        let args = ["run", "replace-files", "--fs", "ext4", "--crash-record", "--scratch", scratch.to_str().unwrap(), "--kernel"];
+        let out = lab.expect(&[&args[..], &[kernel.to_str().unwrap()]].concat(), 2);
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--crash-record with --kernel"), "{}", String::from_utf8_lossy(&out.stderr));
     }
     let out = lab.exec(&["--fs", "ext4", "--crash-record", "--crash-log-cap", "1M", "--", "true"]);
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
