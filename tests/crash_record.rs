@@ -227,6 +227,13 @@ fn recording_is_refused_where_it_cannot_be_made() {
         let out = lab.expect(&[&args[..], &[kernel.to_str().unwrap()]].concat(), 2);
         assert!(String::from_utf8_lossy(&out.stderr).contains("--crash-record with --kernel"), "{}", String::from_utf8_lossy(&out.stderr));
     }
+    // An image that fits the scratch folder's disk, but not beside its
+    // copy and its log's cap.
+    let vfs = rustix::fs::statvfs(lab.scratch()).unwrap();
+    let size = format!("{}M", (vfs.f_bavail * vfs.f_frsize / 10 * 6) >> 20);
+    let out = lab.exec(&["--fs", "ext4", "--size", &size, "--crash-record", "--", "true"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("with its recording (a copy of it and a log of up to 4 GiB)"), "{}", String::from_utf8_lossy(&out.stderr));
     let out = lab.exec(&["--fs", "ext4", "--crash-record", "--crash-log-cap", "1M", "--", "true"]);
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--crash-log-cap 1 MiB: below the smallest"), "{}", String::from_utf8_lossy(&out.stderr));
