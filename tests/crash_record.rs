@@ -75,6 +75,11 @@ fn a_whole_log_replayed_onto_the_image_before_gives_the_image_the_recorder_saw()
         let marks = crash["marks"].as_array().unwrap();
         let count = |what: &str| marks.iter().find(|m| m["what"] == what).and_then(|m| m["entries"].as_u64()).unwrap();
         assert!(count("work_start") < count("work_end") && count("work_end") <= summary.entries, "{place}: {marks:?}");
+        // A mark counts up to a flush (the super block is rewritten at
+        // each, and every 4096 entries): the syncs' flushes are in.
+        for mark in [count("work_start"), count("work_end")].into_iter().filter(|&m| m > 0 && m % 4096 != 0) {
+            assert!(log.entries()[mark as usize - 1].is_flush(), "{place}: entry {} before a mark is no flush", mark - 1);
+        }
         assert_eq!(content_hash(&before).unwrap().0, crash["before_sha256"].as_str().unwrap(), "{place}");
 
         let whole = new_file(rebuilt_dir.path(), &format!("{place}.img"));
