@@ -76,6 +76,7 @@ pub mod age;
 pub mod age_cache;
 pub mod cli;
 pub mod compare;
+pub mod crash;
 pub mod error;
 pub mod harness;
 pub mod layout;

@@ -20,7 +20,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("model", &["error", "units", "text"]),
     ("ledger", &["layout", "sys", "record", "error", "units", "text", "interrupt", "progress"]),
     ("age_cache", &["ledger", "sys", "record", "error", "units", "text", "interrupt"]),
-    ("site", &["age_cache", "ledger", "layout", "sys", "record", "error", "units", "text", "interrupt", "progress"]),
+    ("crash", &["age_cache", "record", "error", "units", "text"]),
+    ("site", &["crash", "age_cache", "ledger", "layout", "sys", "record", "error", "units", "text", "interrupt", "progress"]),
     ("probe", &["site", "ledger", "layout", "sys", "record", "error", "units", "text", "interrupt"]),
     ("scenario", &["probe", "site", "age_cache", "ledger", "layout", "sys", "record", "error", "units", "text", "interrupt"]),
     ("age", &["scenario", "probe", "site", "ledger", "layout", "sys", "record", "error", "units", "text", "interrupt"]),
@@ -31,7 +32,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "harness",
         &[
-            "age", "vm", "scenario", "probe", "site", "age_cache", "ledger", "layout", "sys", "store", "record", "error", "units",
+            "age", "vm", "scenario", "probe", "site", "crash", "age_cache", "ledger", "layout", "sys", "store", "record", "error", "units",
             "text", "interrupt", "progress",
         ],
     ),

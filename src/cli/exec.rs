@@ -69,6 +69,10 @@ pub(super) fn print_run(done: Finished, args: &TargetArgs, wide: bool) -> Result
         eprintln!("fslab: {e}");
         return Ok(e.exit_code());
     }
+    // A write log past its cap is a size to give, not a failure of the work.
+    if record.cases.iter().any(|c| c.crash.as_ref().is_some_and(|r| r.needed_bytes.is_some())) {
+        return Ok(ExitCode::from(ErrorKind::Usage.exit_code()));
+    }
     let failed = record.cases.iter().any(|c| c.status == Status::Failed);
     Ok(if failed || released.is_err() { ExitCode::from(ErrorKind::Failed.exit_code()) } else { ExitCode::SUCCESS })
 }

@@ -269,6 +269,19 @@ pub struct TargetArgs {
     /// how many images it rests on and reads `mixed` when they disagree.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
     pub age_images: u32,
+    /// Record every write each scratch device completes (a
+    /// qemu-storage-daemon logs them between the loop device and the
+    /// image, in the dm-log-writes format) and keep each case's recording
+    /// in the scratch folder: RUN-LABEL-recN/ holds before.img (the image
+    /// before the work), writes.log and recording.json. Cases run as
+    /// FS@crash=record, and --json gives each its `crash` record.
+    #[arg(long, conflicts_with_all = ["dir", "device"])]
+    pub crash_record: bool,
+    /// The most a case's write log may take with --crash-record
+    /// [default: 4G]; a case whose log reaches it fails, saying the size
+    /// needed, and the run exits 2.
+    #[arg(long, value_name = "SIZE", value_parser = crate::units::parse_bytes, requires = "crash_record")]
+    pub crash_log_cap: Option<u64>,
     /// Timeline sampling interval in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
     pub interval: f64,

@@ -69,6 +69,8 @@ impl TargetArgs {
                 vm_timeout: vm.vm_timeout,
                 kernel_cache: vm.kernel_cache.clone(),
             },
+            crash_record: self.crash_record,
+            crash_log_cap: self.crash_log_cap,
         }
     }
 }

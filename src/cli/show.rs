@@ -191,6 +191,51 @@ pub(super) fn render_text(record: &RunRecord, wide: bool) -> String {
     s.push_str(&table::busy(&record.cases.iter().collect::<Vec<_>>()));
     // Once too: what the mark on emulated cases' timings means.
     s.push_str(&table::emulated(&record.cases.iter().collect::<Vec<_>>()));
+    s.push_str(&recordings(&record.cases));
     s.push_str(&super::verdicts::render(&record.verdicts));
     s
+}
+
+/// Where each recorded case's recording is kept (`--crash-record`), with
+/// what its log holds; nothing for a run that recorded none.
+fn recordings(cases: &[Case]) -> String {
+    let mut s = String::new();
+    for case in cases {
+        let Some(crash) = case.crash.as_ref().filter(|c| c.kept) else { continue };
+        if s.is_empty() {
+            s.push_str("\nrecorded writes (writes.log replayed onto before.img rebuilds the device; recording.json says how):\n");
+        }
+        let _ = writeln!(
+            s,
+            "  {} r{}: {} entries, {} flushes, {} of log, kept in {}",
+            crate::text::escape(&case.place()),
+            case.repeat,
+            crash.entries,
+            crash.flushes,
+            crate::units::bytes_short(crash.log_bytes),
+            crate::text::path(std::path::Path::new(&crash.folder))
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_recording_is_named_under_the_tables_and_an_unkept_one_is_not() {
+        let mut kept = Case::new("exec", "ext4", serde_json::Map::new(), 2);
+        kept.conditions.insert("crash".into(), "record".into());
+        let record = crate::record::CrashRecord { folder: "/s/r-ext4-rec1".into(), kept: true, entries: 186, flushes: 72, log_bytes: 1 << 20, ..Default::default() };
+        kept.crash = Some(record.clone());
+        let mut given_back = kept.clone();
+        given_back.crash = Some(crate::record::CrashRecord { kept: false, ..record });
+        assert_eq!(
+            recordings(&[kept, given_back.clone()]),
+            "\nrecorded writes (writes.log replayed onto before.img rebuilds the device; recording.json says how):\n  \
+             ext4@crash=record r2: 186 entries, 72 flushes, 1 MiB of log, kept in /s/r-ext4-rec1\n"
+        );
+        assert_eq!(recordings(&[given_back]), "");
+    }
 }

@@ -68,6 +68,11 @@ pub struct Condition {
     /// A guest's memory when the run varies it (`--vm-memory 512M,4G`):
     /// as given, and in bytes.
     pub vm_memory: Option<(String, u64)>,
+    /// What is done about crashes: `record` (`--crash-record`: every
+    /// write the device completes is logged). The device is slower for
+    /// it, so such a case is a place of its own (`ext4@crash=record`),
+    /// never compared with an unrecorded one.
+    pub crash: Option<String>,
 }
 
 impl Condition {
@@ -92,6 +97,9 @@ impl Condition {
         }
         if let Some((shown, _)) = &self.vm_memory {
             map.insert("vm_memory".to_string(), shown.clone());
+        }
+        if let Some(crash) = &self.crash {
+            map.insert("crash".to_string(), crash.clone());
         }
         map
     }

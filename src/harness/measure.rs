@@ -115,6 +115,9 @@ impl Lab {
         // Read once per case: a `git:` profile's identity runs git.
         let start = super::StartPlan::for_condition(self.plan.start.as_ref(), what.condition);
         let mut options = self.options_for(&*work, start.as_ref().ok().and_then(Option::as_ref));
+        if what.condition.crash.is_none() {
+            options.record = None;
+        }
         let made = set.and_then(|tokens| {
             held.extend(tokens);
             options.base_image = self.base_for(spec, &options, case, progress, start?.as_ref())?;
@@ -129,11 +132,16 @@ impl Lab {
             }
         };
         case.target = target.record();
-        let kernel_log = KernelLog::watch(device_names(target.as_ref()));
+        let mut kernel_log = KernelLog::watch(device_names(target.as_ref()));
         if let Err(e) = self.measure_on(target.as_mut(), what, case, work, held) {
             fail(case, e.to_string());
         }
-        if let Some(why) = kernel_log.and_then(|mut log| log.failure()) {
+        // Read before a recording ends: a case the kernel failed keeps none.
+        if let Some(why) = kernel_log.as_mut().and_then(KernelLog::failure) {
+            fail(case, why);
+        }
+        super::recording::end(target.as_mut(), case);
+        if let Some(why) = kernel_log.as_mut().and_then(KernelLog::failure) {
             fail(case, why);
         }
         progress(Phase::Release);
@@ -185,6 +193,7 @@ impl Lab {
         syncfs(&fs).map_err(|e| {
             Error::failed(format!("the syncfs after preparing the work failed ({e}): the target does not keep what is written to it"))
         })?;
+        super::recording::mark(target, "work_start")?;
 
         progress(Phase::Work);
         let n = self.cases_started.get() + 1;
@@ -239,6 +248,7 @@ impl Lab {
         let sync_started = std::time::Instant::now();
         let synced = syncfs(&fs);
         let sync_s = sync_started.elapsed().as_secs_f64();
+        let marked = super::recording::mark(target, "work_end");
         // Those that count deferred work go on until the first unmount.
         let mut laters = Vec::new();
         while let Some((i, probe)) = running.pop() {
@@ -278,6 +288,9 @@ impl Lab {
         }
         if let Err(e) = synced {
             fail(case, format!("the syncfs after the work failed ({e}): what the work wrote did not all reach the device"));
+        }
+        if let Err(e) = marked {
+            fail(case, e.to_string());
         }
 
         if self.plan.cold_read || work.wants_cold_read() {
@@ -369,7 +382,7 @@ fn make_cold(target: &mut dyn Made) -> Result<ColdMethod> {
 
 /// Mark `case` failed for `why`, after any reason it already has (the
 /// first failure is usually the cause of the next).
-fn fail(case: &mut Case, why: String) {
+pub(super) fn fail(case: &mut Case, why: String) {
     case.status = Status::Failed;
     case.error = Some(match case.error.take() {
         Some(first) => format!("{first}; {why}"),

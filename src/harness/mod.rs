@@ -26,6 +26,7 @@ mod lab;
 mod layout;
 mod measure;
 mod memory;
+mod recording;
 mod room;
 mod run;
 mod start;
@@ -57,6 +58,7 @@ pub fn catalog() -> Catalog {
     lists.extend(crate::probe::PROBES.iter().map(|probe| probe.deferred_figures()));
     lists.push(crate::probe::cold::FIGURES);
     lists.push(memory::FIGURES);
+    lists.push(recording::FIGURES);
     lists.push(layout::FIGURES);
     lists.push(start::FIGURES);
     crate::scenario::catalog(&lists)

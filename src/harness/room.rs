@@ -141,12 +141,21 @@ pub fn check_disk(spec: &TargetSpec, options: &TargetOptions, work: &dyn Work, l
         }
     };
     let free = vfs.f_bavail.saturating_mul(vfs.f_frsize);
-    if size <= free {
+    // A recording keeps a copy of the image from before the work and a
+    // log of up to its cap beside the image.
+    let (need, recording) = match &options.record {
+        Some(record) => (
+            size.saturating_mul(2).saturating_add(record.cap_bytes),
+            format!(", and with its recording (a copy of it and a log of up to {}) {}", bytes_short(record.cap_bytes), bytes_short(size.saturating_mul(2).saturating_add(record.cap_bytes))),
+        ),
+        None => (size, String::new()),
+    };
+    if need <= free {
         return Ok(());
     }
     Err(Error::usage(format!(
-        "the {} image would be {} ({how}), more than the {} free on the scratch folder's file system ({}): \
-         give a smaller --size or --set size, or a --scratch folder on a disk with room",
+        "the {} image would be {} ({how}){recording}, more than the {} free on the scratch folder's file system ({}): \
+         give a smaller --size or --set size (or --crash-log-cap), or a --scratch folder on a disk with room",
         spec.label(),
         bytes_short(size),
         bytes_short(free),

@@ -222,6 +222,8 @@ impl Lab {
     ) -> Result<CacheEntry> {
         let mut fresh = options.clone();
         fresh.base_image = None;
+        // Aging is not the work: the entry is made unrecorded.
+        fresh.record = None;
         let mut target = spec.make(self.ledger(), &fresh, &self.id)?;
         let started = Instant::now();
         let shaped = shape(target.as_mut(), start);

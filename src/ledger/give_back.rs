@@ -21,8 +21,9 @@ pub fn describe(resource: &Resource) -> String {
     match resource {
         Resource::RunDir(p) => format!("run folder {}", p.display()),
         Resource::Image(p) => format!("image {}", p.display()),
+        Resource::File(p) => format!("file {}", p.display()),
         Resource::Loop(p) => format!("loop device over {}", p.display()),
-        Resource::MountPoint(p) => format!("mount point {}", p.display()),
+        Resource::MountPoint(p) | Resource::MountFile(p) => format!("mount point {}", p.display()),
         Resource::Mount(p) => format!("mount on {}", p.display()),
         Resource::Sysctl { key, old, partner: None, .. } => format!("sysctl {key} (back to {old})"),
         Resource::Sysctl { key, old, partner: Some((other, was)), .. } => {
@@ -64,7 +65,8 @@ pub fn release(resource: &Resource, proof: Option<&Proof>, scratch: Option<&Owne
             }
             ignore_missing(fs::remove_dir(p), p, "remove").map(|()| None)
         }
-        Resource::Image(p) => proof::remove_image(scratch, p, proof),
+        Resource::Image(p) | Resource::File(p) => proof::remove_image(scratch, p, proof),
+        Resource::MountFile(p) => proof::remove_mount_file(scratch, p, proof),
         Resource::WorkDir(p) | Resource::GuestShare(p) => super::remove::remove_work_folder(p).map(|()| None),
         Resource::Loop(image) => proof::detach_loops(scratch, image, proof),
         Resource::Mount(p) => proof::unmount(scratch, p, proof),

@@ -67,11 +67,17 @@ pub enum Resource {
     RunDir(PathBuf),
     /// A sparse image file; deleted.
     Image(PathBuf),
+    /// Another file fslab wrote in a run folder (a guest's initramfs and
+    /// console, a recording's write log and manifest); deleted.
+    File(PathBuf),
     /// A loop device over this image; found by its backing file (its name
     /// is only known once attached) and detached.
     Loop(PathBuf),
     /// An empty directory made to mount on; removed.
     MountPoint(PathBuf),
+    /// An empty regular file made to mount on (a FUSE export of one
+    /// file is mounted on a file); removed if still empty and unmounted.
+    MountFile(PathBuf),
     /// A mount at this path; unmounted (lazily, as a last resort).
     Mount(PathBuf),
     /// A sysctl and the value it had before; the value is put back.
@@ -287,6 +293,19 @@ impl Ledger {
             None => Ok(()),
             Some(why) => Err(Error::failed(format!("{}: left alone, {why}", describe(&entry.resource)))),
         }
+    }
+
+    /// Keep the resource of `token` on purpose (a recording the user asked
+    /// to keep): written down as done without touching it, so neither this
+    /// run nor a cleanup ever releases it.
+    pub fn keep(&self, token: Token) -> Result<()> {
+        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        if inner.entries.get(token.0).is_none_or(|e| e.done) {
+            return Ok(());
+        }
+        write_line(&mut inner.file, &Line::Released(token.0)).map_err(|e| Error::io(&self.path, "write the run's ledger", e))?;
+        inner.entries[token.0].done = true;
+        Ok(())
     }
 
     /// Release everything still held, newest first; returns what could not
@@ -586,6 +605,27 @@ mod tests {
         assert_eq!(cleaned[0].released.len(), 3);
         assert!(!image.exists() && !made.exists());
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_kept_resource_outlives_its_run_and_any_cleanup() {
+        let (_dir, state, scratch) = folders();
+        let kept = scratch.path().join("kept");
+        let gone = scratch.path().join("gone");
+        let ledger = Ledger::create(&state, "test-keep").unwrap();
+        ledger.set_scratch(scratch).unwrap();
+        let mut tokens = Vec::new();
+        for path in [&kept, &gone] {
+            let token = ledger.record(Resource::File(path.clone())).unwrap();
+            fs::write(path, b"x").unwrap();
+            ledger.prove(token, Proof::File(FileId::of(File::open(path).unwrap()).unwrap())).unwrap();
+            tokens.push(token);
+        }
+        ledger.keep(tokens[0]).unwrap();
+        ledger.abandon();
+        let cleaned = cleanup_dead(&state).unwrap();
+        assert_eq!(cleaned[0].released.len(), 1, "{cleaned:?}");
+        assert!(kept.exists() && !gone.exists());
     }
 
     #[test]

@@ -28,6 +28,16 @@ pub enum Proof {
     File(FileId),
     /// A loop device: the device and inode of the image behind it.
     Backing(FileId),
+    /// A loop device once attached: the image behind it and the device's
+    /// disk sequence number, which names that attachment even when the
+    /// file behind it no longer answers a stat (a FUSE export whose daemon
+    /// died).
+    Loop {
+        /// The device and inode of the file behind it.
+        backing: FileId,
+        /// Its `BLKGETDISKSEQ`.
+        diskseq: u64,
+    },
     /// A mount: what mountinfo shows as its source and type, and for a loop
     /// device the image behind that device.
     Mount {
@@ -37,6 +47,10 @@ pub enum Proof {
         fs_type: String,
         /// The image behind the loop device `source`, when it is one.
         backing: Option<FileId>,
+        /// The loop device's disk sequence number, when recorded: it then
+        /// decides, the image behind it aside.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        diskseq: Option<u64>,
     },
 }
 
@@ -131,15 +145,42 @@ pub fn remove_image(scratch: Option<&OwnedDir>, path: &Path, proof: Option<&Proo
     }
 }
 
-/// Loop devices whose backing file is the one recorded (`want`), as each
-/// attached device says (`LOOP_GET_STATUS64`).
-fn loops_backed_by(image: &Path, want: FileId) -> Vec<(PathBuf, std::fs::File)> {
-    loops_at(image, want).0
+/// Delete the empty regular file at `path` made to mount on, if it is the
+/// one recorded and nothing is mounted on it any more.
+pub fn remove_mount_file(scratch: Option<&OwnedDir>, path: &Path, proof: Option<&Proof>) -> Outcome {
+    let (parent, name, id, kind) = match find(scratch, path) {
+        Ok(found) => found,
+        Err(outcome) => return outcome,
+    };
+    if id.dev != parent.id().dev {
+        return refuse(format!("{} has a mount on it that fslab did not release", path.display()));
+    }
+    match proof {
+        Some(Proof::File(want)) if *want == id && kind == FileType::RegularFile => {}
+        Some(_) => return refuse(format!("{} is another file than the mount point made", path.display())),
+        None => return refuse(format!("{}: no record of the mount point made", path.display())),
+    }
+    let size = rustix::fs::statat(parent.fd(), &name, AtFlags::SYMLINK_NOFOLLOW).map(|s| s.st_size);
+    if size.map_err(|e| Error::io(path, "stat", e.into()))? != 0 {
+        return refuse(format!("{} is not empty: not the mount point made", path.display()));
+    }
+    match rustix::fs::unlinkat(parent.fd(), &name, AtFlags::empty()) {
+        Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(None),
+        Err(e) => Err(Error::io(path, "delete the mount point", e.into())),
+    }
 }
 
-/// Loop devices whose backing file is at `image`: those backed by `want`,
-/// and the others (another file now at that path).
-fn loops_at(image: &Path, want: FileId) -> (Vec<(PathBuf, std::fs::File)>, Vec<PathBuf>) {
+/// Loop devices whose backing file is the one recorded (`want`), as each
+/// attached device says (`LOOP_GET_STATUS64`), or that are the attachment
+/// `seq` names.
+fn loops_backed_by(image: &Path, want: FileId, seq: Option<u64>) -> Vec<(PathBuf, std::fs::File)> {
+    loops_at(image, want, seq).0
+}
+
+/// Loop devices whose backing file is at `image`: those backed by `want`
+/// (or, with `seq`, the attachment of that disk sequence number), and the
+/// others (another file now at that path).
+fn loops_at(image: &Path, want: FileId, seq: Option<u64>) -> (Vec<(PathBuf, std::fs::File)>, Vec<PathBuf>) {
     let (mut found, mut others) = (Vec::new(), Vec::new());
     let Ok(entries) = std::fs::read_dir("/sys/block") else { return (found, others) };
     for entry in entries.flatten() {
@@ -157,7 +198,11 @@ fn loops_at(image: &Path, want: FileId) -> (Vec<(PathBuf, std::fs::File)>, Vec<P
         // decide.
         let device = Path::new("/dev").join(&name);
         let Ok(file) = std::fs::File::open(&device) else { continue };
-        if crate::sys::loop_dev::backing(&file).ok().flatten() == Some((want.dev, want.ino)) {
+        // The attachment recorded, still over the path recorded.
+        let attachment = seq.is_some()
+            && backing == image.as_os_str().as_bytes()
+            && crate::sys::loop_dev::diskseq(&file).ok() == seq;
+        if attachment || crate::sys::loop_dev::backing(&file).ok().flatten() == Some((want.dev, want.ino)) {
             found.push((device, file));
         } else if backing == image.as_os_str().as_bytes() {
             others.push(device);
@@ -169,13 +214,15 @@ fn loops_at(image: &Path, want: FileId) -> (Vec<(PathBuf, std::fs::File)>, Vec<P
 /// Detach every loop device over the recorded image, and wait until they
 /// are gone (one still open elsewhere only detaches on its last close).
 pub fn detach_loops(scratch: Option<&OwnedDir>, image: &Path, proof: Option<&Proof>) -> Outcome {
-    let Some(Proof::Backing(want)) = proof else {
-        return refuse(format!("loop device over {}: no record of the image behind it", image.display()));
+    let (want, seq) = match proof {
+        Some(Proof::Backing(want)) => (*want, None),
+        Some(Proof::Loop { backing, diskseq }) => (*backing, Some(*diskseq)),
+        _ => return refuse(format!("loop device over {}: no record of the image behind it", image.display())),
     };
     if let Err(why) = place(scratch, image) {
         return refuse(why);
     }
-    let (ours, others) = loops_at(image, *want);
+    let (ours, others) = loops_at(image, want, seq);
     if ours.is_empty() && !others.is_empty() {
         let names: Vec<String> = others.iter().map(|d| d.display().to_string()).collect();
         return refuse(format!("{} over {} is backed by another file than the image made", names.join(", "), image.display()));
@@ -187,7 +234,7 @@ pub fn detach_loops(scratch: Option<&OwnedDir>, image: &Path, proof: Option<&Pro
             Err(e) => return Err(Error::io(&device, "detach the loop device", e)),
         }
     }
-    wait_detached(image, || loops_backed_by(image, *want).into_iter().next().map(|(device, _)| device)).map(|()| None)
+    wait_detached(image, || loops_backed_by(image, want, seq).into_iter().next().map(|(device, _)| device)).map(|()| None)
 }
 
 /// Wait until `attached` finds no loop device over `image` any more: one
@@ -215,7 +262,7 @@ pub fn wait_detached(image: &Path, attached: impl Fn() -> Option<PathBuf>) -> Re
 /// have been renamed), and unmounted through the held parent folder.
 /// Busy, it is retried for five seconds, then detached lazily.
 pub fn unmount(scratch: Option<&OwnedDir>, path: &Path, proof: Option<&Proof>) -> Outcome {
-    let Some(Proof::Mount { source, fs_type, backing }) = proof else {
+    let Some(Proof::Mount { source, fs_type, backing, diskseq }) = proof else {
         return refuse(format!("mount on {}: no record of what was mounted", path.display()));
     };
     let (parent, name) = match place(scratch, path) {
@@ -223,13 +270,16 @@ pub fn unmount(scratch: Option<&OwnedDir>, path: &Path, proof: Option<&Proof>) -
         Err(why) => return refuse(why),
     };
     let Some(parent) = parent else { return Ok(None) };
+    // Not synced: a FUSE mount whose daemon died answers no getattr, and
+    // the mount id is the kernel's own.
     let mount_id = |fd: BorrowedFd| {
-        rustix::fs::statx(fd, "", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID)
+        rustix::fs::statx(fd, "", AtFlags::EMPTY_PATH | AtFlags::STATX_DONT_SYNC, StatxFlags::MNT_ID)
             .map(|s| s.stx_mnt_id)
             .map_err(|e| Error::io(path, "statx", e.into()))
     };
     let parent_mount = mount_id(parent.fd())?;
-    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    // A folder, or a file a FUSE export of one file is mounted on.
+    let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS;
     let fd = match rustix::fs::openat2(parent.fd(), &name, flags, Mode::empty(), resolve) {
         Ok(fd) => fd,
@@ -247,7 +297,11 @@ pub fn unmount(scratch: Option<&OwnedDir>, path: &Path, proof: Option<&Proof>) -
     if (mount.source != *source && !same_device) || mount.fs_type != *fs_type {
         return refuse(format!("{} has {} ({}) mounted on it, not {source}", path.display(), mount.source, mount.fs_type));
     }
-    if let Some(want) = backing {
+    if let Some(seq) = diskseq {
+        if std::fs::File::open(source).ok().and_then(|f| crate::sys::loop_dev::diskseq(&f).ok()) != Some(*seq) {
+            return refuse(format!("{source} mounted on {} is no longer the loop device attached for it", path.display()));
+        }
+    } else if let Some(want) = backing {
         let behind = std::fs::File::open(source).ok().and_then(|f| crate::sys::loop_dev::backing(&f).ok().flatten());
         if behind != Some((want.dev, want.ino)) {
             return refuse(format!("{source} mounted on {} is no longer the loop device over its image", path.display()));
@@ -370,6 +424,94 @@ mod tests {
         assert!(image.exists() && swapped.exists() && empty_outside.exists());
         // Refused entries are dropped: reported once, not at every start.
         assert!(cleanup_dead(&dir.path().join("state")).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_mount_file_is_removed_only_empty_and_as_made() {
+        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let scratch = OwnedDir::open_or_make(&dir.path().join("scratch"), FolderRole::Scratch).unwrap();
+        let file = scratch.path().join("device");
+        std::fs::write(&file, b"").unwrap();
+        let made = Proof::File(FileId::of(std::fs::File::open(&file).unwrap()).unwrap());
+        // Written into since: not the empty file a mount went on.
+        std::fs::write(&file, b"data").unwrap();
+        let why = remove_mount_file(Some(&scratch), &file, Some(&made)).unwrap().unwrap();
+        assert!(why.contains("is not empty"), "{why}");
+        std::fs::write(&file, b"").unwrap();
+        let other = Proof::File(FileId { dev: 0, ino: 1 });
+        let why = remove_mount_file(Some(&scratch), &file, Some(&other)).unwrap().unwrap();
+        assert!(why.contains("another file"), "{why}");
+        assert!(remove_mount_file(Some(&scratch), &file, None).unwrap().is_some(), "no record, no removal");
+        assert_eq!(remove_mount_file(Some(&scratch), &file, Some(&made)).unwrap(), None);
+        assert!(!file.exists());
+        // Gone already: released.
+        assert_eq!(remove_mount_file(Some(&scratch), &file, Some(&made)).unwrap(), None);
+    }
+
+    #[test]
+    fn a_mount_on_a_file_is_unmounted_as_one_on_a_folder() {
+        if !rustix::process::geteuid().is_root() {
+            return;
+        }
+        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let scratch = OwnedDir::open_or_make(&dir.path().join("scratch"), FolderRole::Scratch).unwrap();
+        let source = dir.path().join("source");
+        std::fs::write(&source, b"bound").unwrap();
+        let target = scratch.path().join("device");
+        std::fs::write(&target, b"").unwrap();
+        let bind = |from: &Path, to: &Path| rustix::mount::mount_bind(from, to).unwrap();
+        bind(&source, &target);
+        let mount = crate::layout::mounts::find_by_mount_point(&target).expect("the bind mount");
+        let proof = Proof::Mount { source: mount.source.clone(), fs_type: mount.fs_type.clone(), backing: None, diskseq: None };
+        let outcome = unmount(Some(&scratch), &target, Some(&proof));
+        let left = crate::layout::mounts::find_by_mount_point(&target).is_some();
+        if left {
+            let _ = rustix::mount::unmount(&target, rustix::mount::UnmountFlags::DETACH);
+        }
+        assert_eq!(outcome.unwrap(), None);
+        assert!(!left, "still mounted");
+        assert_eq!(std::fs::read(&target).unwrap(), b"", "the file under it is back");
+    }
+
+    #[test]
+    fn a_loop_device_is_known_by_its_attachment_over_the_path_recorded() {
+        if !rustix::process::geteuid().is_root() {
+            return;
+        }
+        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let scratch = OwnedDir::open_or_make(&dir.path().join("scratch"), FolderRole::Scratch).unwrap();
+        let image = scratch.path().join("image");
+        std::fs::File::create(&image).unwrap().set_len(1 << 20).unwrap();
+        let out = std::process::Command::new("losetup").args(["--find", "--show"]).arg(&image).output().unwrap();
+        let device = String::from_utf8(out.stdout).unwrap().trim().to_string();
+        let name = device.trim_start_matches("/dev/");
+        let seq: u64 = std::fs::read_to_string(format!("/sys/block/{name}/diskseq")).unwrap().trim().parse().unwrap();
+        // Detached at the end whatever the test found, if still this
+        // attachment (the number may be another test's by then).
+        struct Detach(String, u64);
+        impl Drop for Detach {
+            fn drop(&mut self) {
+                let Ok(file) = std::fs::File::open(&self.0) else { return };
+                if crate::sys::loop_dev::diskseq(&file).ok() == Some(self.1) {
+                    let _ = crate::sys::loop_dev::detach(&file);
+                }
+            }
+        }
+        let _detach = Detach(device.clone(), seq);
+        let attached = || std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")).is_ok();
+        // Neither the file (a stat that fails, as a dead FUSE export's
+        // does) nor the attachment: refused, and left alone.
+        let nobody = FileId { dev: 0, ino: 1 };
+        let why = detach_loops(Some(&scratch), &image, Some(&Proof::Loop { backing: nobody, diskseq: seq + 1000 })).unwrap();
+        assert!(why.is_some_and(|w| w.contains("backed by another file")));
+        // The attachment, but recorded over another path: not this one.
+        let elsewhere = scratch.path().join("elsewhere");
+        assert_eq!(detach_loops(Some(&scratch), &elsewhere, Some(&Proof::Loop { backing: nobody, diskseq: seq })).unwrap(), None);
+        assert!(attached(), "a loop device over another path was detached");
+        // The attachment over the path recorded: detached, whatever its
+        // file says.
+        assert_eq!(detach_loops(Some(&scratch), &image, Some(&Proof::Loop { backing: nobody, diskseq: seq })).unwrap(), None);
+        assert!(!attached(), "{device} is still attached");
     }
 
     #[test]

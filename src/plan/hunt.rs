@@ -109,6 +109,9 @@ pub fn plan(request: &HuntRequest, machine: &dyn Machine) -> Result<HuntPlan> {
     if !request.target.vm.kernel.is_empty() {
         return Err(Error::usage("--kernel with hunt: a hunt measures this machine's kernel; run the scenario with --kernel"));
     }
+    if request.target.crash_record {
+        return Err(Error::usage("--crash-record with hunt: record the cases of one value with run or exec instead"));
+    }
     let mut harness = super::harness_plan(&request.target, false)?;
     super::check_images_repeated(&request.target, request.repeat)?;
     if harness.targets.len() != 1 {

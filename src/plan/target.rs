@@ -51,6 +51,10 @@ pub struct TargetRequest {
     pub interval: f64,
     /// `--kernel` and the guests' sizing.
     pub vm: GuestRequest,
+    /// `--crash-record`: record every write each scratch device completes.
+    pub crash_record: bool,
+    /// `--crash-log-cap`: the most a case's write log may take, in bytes.
+    pub crash_log_cap: Option<u64>,
 }
 
 /// Turn the target flags into the harness's plan, refusing
@@ -118,11 +122,24 @@ pub fn harness_plan(args: &TargetRequest, cold_read: bool) -> Result<Plan> {
     }
     let start = start_plan(args)?;
     let (kernels, guest) = super::guest::kernels(args, &fs_list)?;
+    if args.crash_record {
+        if kernels.iter().any(|k| matches!(k, crate::harness::KernelChoice::Guest(_))) {
+            return Err(Error::usage(
+                "--crash-record with --kernel: writes are recorded on the host's kernel only, so far; leave one of them out",
+            ));
+        }
+        target_options.record = Some(record_options(args)?);
+    }
     // A run with guests only changes no sysctl of the host: each guest's
     // fslab sets them in its own kernel.
     let host_too = kernels.is_empty() || kernels.iter().any(|k| matches!(k, crate::harness::KernelChoice::Host(_)));
     let sysctls = if host_too { sysctls } else { Vec::new() };
-    let conditions = crate::harness::with_fills(crate::harness::matrix(&args.memory, &axes), &fill_axis(args));
+    let mut conditions = crate::harness::with_fills(crate::harness::matrix(&args.memory, &axes), &fill_axis(args));
+    if args.crash_record {
+        for c in &mut conditions {
+            c.crash = Some("record".to_string());
+        }
+    }
     Ok(Plan {
         start,
         targets,
@@ -134,6 +151,25 @@ pub fn harness_plan(args: &TargetRequest, cold_read: bool) -> Result<Plan> {
         guest,
     })
 }
+
+/// How writes are recorded (`--crash-record`): the recorder's program,
+/// found and checked (exit 3 when it cannot run here), and the log's cap
+/// (exit 2 below the smallest that holds a request).
+fn record_options(args: &TargetRequest) -> Result<site::RecordOptions> {
+    let cap_bytes = args.crash_log_cap.unwrap_or(site::DEFAULT_LOG_CAP_BYTES);
+    if cap_bytes < MIN_LOG_CAP_BYTES {
+        return Err(Error::usage(format!(
+            "--crash-log-cap {}: below the smallest log fslab records into (16M, room for the mount's writes and a \
+             request past them); give 16M or more",
+            crate::units::bytes_short(cap_bytes)
+        )));
+    }
+    let daemon = site::recorder::find_daemon()?;
+    Ok(site::RecordOptions { daemon, cap_bytes, keep: true })
+}
+
+/// The smallest `--crash-log-cap`.
+const MIN_LOG_CAP_BYTES: u64 = 16 << 20;
 
 /// The fill levels a run varies, as given: none unless `--fill` is a list.
 fn fill_axis(args: &TargetRequest) -> Vec<String> {

@@ -53,6 +53,8 @@ fn target(fs: &[FsType]) -> TargetRequest {
             vm_timeout: 1800,
             kernel_cache: PathBuf::from(crate::vm::prepare::DEFAULT_KERNEL_CACHE),
         },
+        crash_record: false,
+        crash_log_cap: None,
     }
 }
 

@@ -10,6 +10,7 @@
 pub mod busy;
 pub mod catalog;
 mod command;
+pub mod crash;
 mod environment;
 pub mod extent;
 mod figures;
@@ -24,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 pub use catalog::{Catalog, FigureSpec, ScenarioInfo, UNITS};
 pub use command::CommandOutput;
+pub use crash::{CrashMark, CrashRecord};
 pub use environment::{Disk, Environment};
 pub use extent::Extent;
 pub use figures::{Better, Figure, Figures, Kind};
@@ -134,6 +136,11 @@ pub struct Case {
     /// The guest the case ran in (`--kernel IMAGE`); none on the host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guest: Option<GuestRecord>,
+    /// What the case's device kept, when it was recorded
+    /// (`--crash-record`): in `--json` output and the recording's own
+    /// folder; the store keeps its figures (`log_*`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crash: Option<CrashRecord>,
 }
 
 /// An aged or filled target's starting point: which cache entry the image
@@ -268,6 +275,7 @@ impl Case {
             start: None,
             busy: None,
             guest: None,
+            crash: None,
         }
     }
 }

@@ -48,7 +48,8 @@ impl TargetKind for Device {
         let mut held = Held::new(ledger);
         let folder = mounted::make_folder(&mut held, run_id, &self.label())?;
         let mkfs_extra = options.mkfs_args.get(&self.fs).cloned().unwrap_or_default();
-        let format = Format { fs: self.fs, mkfs_extra: &mkfs_extra, mount_opts: options.mount_opts.get(&self.fs).cloned(), image_copy: None };
+        let mount_opts = options.mount_opts.get(&self.fs).cloned();
+        let format = Format { fs: self.fs, mkfs_extra: &mkfs_extra, mount_opts, image_copy: None, formatted: false };
         // Its canonical name, as mountinfo will show it after the mount.
         let device = fs::canonicalize(&self.device).map_err(|e| Error::io(&self.device, "--device", e))?;
         Ok(Box::new(MountedFs::make(held, &device, None, &folder, format)?))

@@ -15,7 +15,7 @@ use super::held::Held;
 use crate::ledger::{Ledger, Resource};
 use super::mounted;
 use crate::ledger::proof::Proof;
-use super::scratch::make_image;
+use super::scratch::make_file;
 use crate::error::{Error, Result};
 
 /// The files of one guest, held in the ledger until released.
@@ -42,9 +42,9 @@ impl<'l> GuestFiles<'l> {
         let mut held = Held::new(ledger);
         let label: String = label.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.@".contains(c) { c } else { '_' }).collect();
         let folder = mounted::make_folder(&mut held, run_id, &format!("{label}-vm"))?;
-        let (disk, _, _) = make_image(&mut held, &folder, "disk.img", disk_bytes)?;
-        let (initramfs, initramfs_file, _) = make_image(&mut held, &folder, "initramfs.cpio", 0)?;
-        let (console, _, _) = make_image(&mut held, &folder, "console.log", 0)?;
+        let (disk, _, _) = make_file(&mut held, &folder, "disk.img", disk_bytes, Resource::Image)?;
+        let (initramfs, initramfs_file, _) = make_file(&mut held, &folder, "initramfs.cpio", 0, Resource::File)?;
+        let (console, _, _) = make_file(&mut held, &folder, "console.log", 0, Resource::File)?;
         let share = make_share(&mut held, &folder)?;
         Ok(GuestFiles {
             held,

@@ -40,6 +40,33 @@ impl<'l> Held<'l> {
         self.open.push(file);
     }
 
+    /// The entry recorded last.
+    pub(super) fn newest(&self) -> Token {
+        *self.tokens.last().expect("something recorded")
+    }
+
+    /// Close what [`keep_open`](Held::keep_open) kept (a loop device then
+    /// detaches itself).
+    pub(super) fn close_open(&mut self) {
+        self.open.clear();
+    }
+
+    /// Release one resource now, out of turn (the caller knows nothing
+    /// made after it still needs it); what fails stays held.
+    pub(super) fn release_one(&mut self, token: Token) -> Result<()> {
+        self.ledger.release(token)?;
+        self.tokens.retain(|t| *t != token);
+        Ok(())
+    }
+
+    /// Keep one resource after the target is released: written down as
+    /// done, never touched (`Ledger::keep`).
+    pub(super) fn keep(&mut self, token: Token) -> Result<()> {
+        self.ledger.keep(token)?;
+        self.tokens.retain(|t| *t != token);
+        Ok(())
+    }
+
     /// Release everything, newest first; what fails stays in the ledger.
     pub(super) fn release(&mut self) -> Result<()> {
         self.open.clear();

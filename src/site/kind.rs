@@ -115,6 +115,22 @@ pub trait Made: Debug {
         Ok(None)
     }
 
+    /// Where the work's durability points are marked, for a target whose
+    /// device's writes are recorded (`--crash-record`); `None` for the
+    /// rest.
+    fn marker(&self) -> Option<std::sync::Arc<crate::crash::Marker>> {
+        None
+    }
+
+    /// End the recording of a recorded target, after the work and its
+    /// unmount: the device detached, the recorder stopped, its log read
+    /// and checked, the recording kept (when `keep` and the target was
+    /// asked to keep it) or given back; what it holds. `None` for a target
+    /// that records nothing.
+    fn end_recording(&mut self, _keep: bool) -> Result<Option<crate::record::CrashRecord>> {
+        Ok(None)
+    }
+
     /// Release everything it made, newest first.
     fn release(self: Box<Self>) -> Result<()>;
 }

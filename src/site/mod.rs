@@ -21,6 +21,8 @@ mod held;
 pub mod kind;
 mod mounted;
 pub mod options;
+mod recorded;
+pub mod recorder;
 mod scratch;
 
 use std::collections::BTreeMap;
@@ -52,7 +54,27 @@ pub struct TargetOptions {
     /// cloned single-device file system with a temporary fsid by itself).
     /// Its size is the entry's; `size_bytes` is not used.
     pub base_image: Option<std::sync::Arc<crate::age_cache::CacheEntry>>,
+    /// Record every write the scratch device completes
+    /// (`--crash-record`); `None` for a plain scratch target.
+    pub record: Option<RecordOptions>,
 }
+
+/// How a scratch target's writes are recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordOptions {
+    /// The recorder's program, checked ([`recorder::find_daemon`]).
+    pub daemon: recorder::Daemon,
+    /// The most bytes the write log may take; a case whose log reaches it
+    /// fails, and the run exits 2.
+    pub cap_bytes: u64,
+    /// Keep each case's recording (the image before the work, the log and
+    /// its manifest) in the scratch folder after the case.
+    pub keep: bool,
+}
+
+/// The write log's cap when none is given: 4 GiB, twice the default
+/// image.
+pub const DEFAULT_LOG_CAP_BYTES: u64 = 4 << 30;
 
 /// The default scratch folder.
 pub const DEFAULT_SCRATCH: &str = "/var/tmp/fslab";

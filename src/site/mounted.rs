@@ -60,7 +60,8 @@ pub fn mount_tracefs(ledger: &Ledger, run_id: &str) -> Result<PathBuf> {
     let dir = scratch.make_child(&name).map_err(|e| Error::io(&path, "create the tracefs mount point", e))?;
     ledger.prove(token, Proof::File(dir.id()))?;
     let token = ledger.record(Resource::Mount(path.clone()))?;
-    ledger.prove(token, Proof::Mount { source: "nodev".into(), fs_type: "tracefs".into(), backing: None })?;
+    let proof = Proof::Mount { source: "nodev".into(), fs_type: "tracefs".into(), backing: None, diskseq: None };
+    ledger.prove(token, proof)?;
     let argv = [os("--no-canonicalize"), os("-t"), os("tracefs"), os("nodev"), on_fd(&dir)];
     run_tool(mount_command(ledger, &dir), "mount", argv)?;
     Ok(path)
@@ -89,6 +90,9 @@ pub(super) struct Format<'a> {
     pub mkfs_extra: &'a [String],
     pub mount_opts: Option<String>,
     pub image_copy: Option<String>,
+    /// mkfs already ran over the image, on another device (a recorded
+    /// target formats through a plain loop device first).
+    pub formatted: bool,
 }
 
 impl<'l> MountedFs<'l> {
@@ -103,23 +107,30 @@ impl<'l> MountedFs<'l> {
         format: Format,
     ) -> Result<MountedFs<'l>> {
         let fs = format.fs;
-        let mut args = fs.base_mkfs_args();
-        args.extend(format.mkfs_extra.iter().cloned());
-        let mut argv: Vec<OsString> = args.iter().map(OsString::from).collect();
-        argv.push(device.into());
-        if format.image_copy.is_none() {
-            let mkfs = fs.mkfs_path().ok_or_else(|| Error::environment(format!("{} is not installed", fs.mkfs())))?;
-            tool(held.ledger, mkfs.as_os_str(), argv)?;
+        let args = mkfs_args(fs, format.mkfs_extra);
+        if format.image_copy.is_none() && !format.formatted {
+            mkfs(held.ledger, fs, &args, device)?;
         }
 
         let work_dir = folder.path().join("mnt");
         let token = held.record(Resource::MountPoint(work_dir.clone()))?;
         let mount_point = folder.make_child("mnt").map_err(|e| Error::io(&work_dir, "create the mount point", e))?;
         held.prove(token, Proof::File(mount_point.id()))?;
+        // A loop device fslab attached is known again by its attachment,
+        // even if the file behind it stops answering (a dead FUSE export).
+        let diskseq = match image {
+            Some(_) => Some(
+                std::fs::File::open(device)
+                    .and_then(crate::sys::loop_dev::diskseq)
+                    .map_err(|e| Error::io(device, "read the loop device's disk sequence number", e))?,
+            ),
+            None => None,
+        };
         let mount_proof = Proof::Mount {
             source: device.to_string_lossy().into_owned(),
             fs_type: fs.name().to_string(),
             backing: image.as_ref().map(|(_, id)| *id),
+            diskseq,
         };
         let token = held.record(Resource::Mount(work_dir.clone()))?;
         held.prove(token, mount_proof.clone())?;
@@ -138,6 +149,12 @@ impl<'l> MountedFs<'l> {
         };
         made.mount()?;
         Ok(made)
+    }
+
+    /// What the target holds, for a kind built on this one to release
+    /// out of turn or keep.
+    pub(super) fn held(&mut self) -> &mut Held<'l> {
+        &mut self.held
     }
 
     fn mount(&mut self) -> Result<()> {
@@ -243,6 +260,22 @@ impl Made for MountedFs<'_> {
     fn release(mut self: Box<Self>) -> Result<()> {
         self.held.release()
     }
+}
+
+/// fslab's mkfs arguments for `fs`, then `extra` (the run's and the
+/// target's own).
+pub(super) fn mkfs_args(fs: FsType, extra: &[String]) -> Vec<String> {
+    let mut args = fs.base_mkfs_args();
+    args.extend(extra.iter().cloned());
+    args
+}
+
+/// Make `fs` on `device` with `args` ([`mkfs_args`]).
+pub(super) fn mkfs(ledger: &Ledger, fs: FsType, args: &[String], device: &Path) -> Result<()> {
+    let mkfs = fs.mkfs_path().ok_or_else(|| Error::environment(format!("{} is not installed", fs.mkfs())))?;
+    let mut argv: Vec<OsString> = args.iter().map(OsString::from).collect();
+    argv.push(device.into());
+    tool(ledger, mkfs.as_os_str(), argv).map(drop)
 }
 
 /// An `OsString` of a `&str`.

@@ -68,6 +68,36 @@ impl TargetKind for Scratch {
     }
 
     fn make<'l>(&self, ledger: &'l Ledger, options: &TargetOptions, run_id: &str) -> Result<Box<dyn Made + 'l>> {
+        let started = self.start(ledger, options, run_id)?;
+        if let Some(record) = &options.record {
+            return super::recorded::make(started, self.fs, record, run_id, &self.label());
+        }
+        let Started { mut held, folder, image, file, id, mkfs_extra, mount_opts, image_copy } = started;
+        let (device, open, _) = attach(&mut held, &image, &file, id, true)?;
+        held.keep_open(open);
+        let format = Format { fs: self.fs, mkfs_extra: &mkfs_extra, mount_opts, image_copy, formatted: false };
+        Ok(Box::new(MountedFs::make(held, &device, Some((image, id)), &folder, format)?))
+    }
+}
+
+/// A scratch image made in its run folder (fresh, or a copy of a cache
+/// entry), with no device yet, and how it is to be formatted and mounted:
+/// what the plain and the recorded scratch kinds both start from.
+pub(super) struct Started<'l> {
+    pub held: Held<'l>,
+    pub folder: OwnedDir,
+    pub image: PathBuf,
+    pub file: File,
+    pub id: FileId,
+    pub mkfs_extra: Vec<String>,
+    pub mount_opts: Option<String>,
+    pub image_copy: Option<String>,
+}
+
+impl Scratch {
+    /// Make the run folder and the image (a copy of `options`'s cache
+    /// entry when it names one), every step in the ledger first.
+    fn start<'l>(&self, ledger: &'l Ledger, options: &TargetOptions, run_id: &str) -> Result<Started<'l>> {
         let base = options.base_image.as_deref();
         if let Some(base) = base {
             check_base(base, self.fs)?;
@@ -76,9 +106,8 @@ impl TargetKind for Scratch {
         let folder = mounted::make_folder(&mut held, run_id, &self.label())?;
         let name = format!("{}.img", self.fs.name());
         let size = base.map_or(options.size_bytes.unwrap_or(DEFAULT_SIZE_BYTES), |b| b.meta.image_bytes);
-        let (image, file, id) = make_image(&mut held, &folder, &name, size)?;
+        let (image, file, id) = make_file(&mut held, &folder, &name, size, Resource::Image)?;
         let image_copy = base.map(|base| copy_base(base, &file, &image)).transpose()?;
-        let device = attach(&mut held, &image, &file, id)?;
         let mut mkfs_extra = options.mkfs_args.get(&self.fs).cloned().unwrap_or_default();
         mkfs_extra.extend(self.mkfs_args.iter().cloned());
         let mut mount_opts = self.mount_opts.clone().or_else(|| options.mount_opts.get(&self.fs).cloned());
@@ -90,8 +119,7 @@ impl TargetKind for Scratch {
                 None => "nouuid".to_string(),
             });
         }
-        let format = Format { fs: self.fs, mkfs_extra: &mkfs_extra, mount_opts, image_copy };
-        Ok(Box::new(MountedFs::make(held, &device, Some((image, id)), &folder, format)?))
+        Ok(Started { held, folder, image, file, id, mkfs_extra, mount_opts, image_copy })
     }
 }
 
@@ -130,57 +158,76 @@ fn copy_base(base: &CacheEntry, file: &File, image: &std::path::Path) -> Result<
     })
 }
 
-/// Make the sparse image `name` in the run folder, once: unnamed first
-/// (`O_TMPFILE`), recorded with its device and inode, then given its name
-/// (`linkat`, which fails if the name exists), so no kill leaves an image
+/// Make the sparse file `name` (an image, a log, a mount point) of `size`
+/// bytes in `folder`, once: recorded as `resource` first, made unnamed
+/// (`O_TMPFILE`), proved by its device and inode, then given its name
+/// (`linkat`, which fails if the name exists), so no kill leaves a file
 /// the ledger cannot prove. File systems without `O_TMPFILE` get
-/// `O_CREAT | O_EXCL | O_NOFOLLOW`. The same descriptor is what the loop
-/// device is attached to.
-pub(super) fn make_image(held: &mut Held, folder: &OwnedDir, name: &str, size: u64) -> Result<(PathBuf, File, FileId)> {
+/// `O_CREAT | O_EXCL | O_NOFOLLOW`. For an image, the same descriptor is
+/// what the loop device is attached to.
+pub(super) fn make_file(
+    held: &mut Held,
+    folder: &OwnedDir,
+    name: &str,
+    size: u64,
+    resource: fn(PathBuf) -> Resource,
+) -> Result<(PathBuf, File, FileId)> {
     let path = folder.path().join(name);
-    let token = held.record(Resource::Image(path.clone()))?;
+    let token = held.record(resource(path.clone()))?;
     let fail = |what: &str, e: rustix::io::Errno| Error::io(&path, what, e.into());
     let mode = Mode::from_raw_mode(0o600);
     let unnamed = rustix::fs::openat(folder.fd(), ".", OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC, mode);
     let fd = match unnamed {
         Ok(fd) => {
-            let id = FileId::of(&fd).map_err(|e| Error::io(&path, "stat the image", e))?;
+            let id = FileId::of(&fd).map_err(|e| Error::io(&path, "stat the file made", e))?;
             held.prove(token, Proof::File(id))?;
-            rustix::fs::linkat(&fd, "", folder.fd(), name, AtFlags::EMPTY_PATH).map_err(|e| fail("name the image", e))?;
+            rustix::fs::linkat(&fd, "", folder.fd(), name, AtFlags::EMPTY_PATH).map_err(|e| fail("name the file made", e))?;
             // Opened again by its name, so the loop device shows it (an
             // unnamed file's descriptor keeps showing `#INODE (deleted)`):
             // the same inode, or nothing.
             let named = rustix::fs::openat(folder.fd(), name, OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC, mode)
-                .map_err(|e| fail("open the image", e))?;
+                .map_err(|e| fail("open the file made", e))?;
             if FileId::of(&named).ok() != Some(id) {
-                return Err(Error::failed(format!("{}: not the image just made", path.display())));
+                return Err(Error::failed(format!("{}: not the file just made", path.display())));
             }
             named
         }
         Err(rustix::io::Errno::OPNOTSUPP | rustix::io::Errno::ISDIR | rustix::io::Errno::INVAL) => {
             let flags = OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::RDWR | OFlags::CLOEXEC;
-            let fd = rustix::fs::openat(folder.fd(), name, flags, mode).map_err(|e| fail("create the image", e))?;
-            let id = FileId::of(&fd).map_err(|e| Error::io(&path, "stat the image", e))?;
+            let fd = rustix::fs::openat(folder.fd(), name, flags, mode).map_err(|e| fail("create the file", e))?;
+            let id = FileId::of(&fd).map_err(|e| Error::io(&path, "stat the file made", e))?;
             held.prove(token, Proof::File(id))?;
             fd
         }
-        Err(e) => return Err(fail("create the image", e)),
+        Err(e) => return Err(fail("create the file", e)),
     };
     let file = File::from(fd);
-    file.set_len(size).map_err(|e| Error::io(&path, "size the image", e))?;
-    let id = FileId::of(&file).map_err(|e| Error::io(&path, "stat the image", e))?;
+    file.set_len(size).map_err(|e| Error::io(&path, "size the file made", e))?;
+    let id = FileId::of(&file).map_err(|e| Error::io(&path, "stat the file made", e))?;
     Ok((path, file, id))
 }
 
-/// Attach the image open as `file` to a free loop device, with direct I/O
-/// (its reads and writes reach the disk, not the page cache of the image,
-/// so a cold read is cold), recorded with the image's device and inode
-/// first. The device is held open until release: it detaches itself on
-/// its last close, so a killed run leaves it no longer than its mount.
-fn attach(held: &mut Held, image: &std::path::Path, file: &File, id: FileId) -> Result<PathBuf> {
+/// Attach the image open as `file` to a free loop device (with direct
+/// I/O when `direct_io`: its reads and writes reach the disk, not the page
+/// cache of the image, so a cold read is cold), recorded with the image's
+/// device and inode first: the device's path, its open descriptor, and its
+/// ledger entry. It detaches itself on the descriptor's last close, so a
+/// killed run leaves it no longer than its mount.
+pub(super) fn attach(
+    held: &mut Held,
+    image: &std::path::Path,
+    file: &File,
+    id: FileId,
+    direct_io: bool,
+) -> Result<(PathBuf, File, crate::ledger::Token)> {
     let token = held.record(Resource::Loop(image.to_path_buf()))?;
     held.prove(token, Proof::Backing(id))?;
-    let attached = crate::sys::loop_dev::attach(file).map_err(|e| Error::io(image, "attach a loop device to the image", e))?;
-    held.keep_open(attached.device);
-    Ok(PathBuf::from(format!("/dev/loop{}", attached.number)))
+    let attached =
+        crate::sys::loop_dev::attach(file, direct_io).map_err(|e| Error::io(image, "attach a loop device to the image", e))?;
+    // Known from now on by its attachment too, which a release can check
+    // when the file behind it no longer answers a stat.
+    let diskseq = crate::sys::loop_dev::diskseq(&attached.device)
+        .map_err(|e| Error::io(image, "read the loop device's disk sequence number", e))?;
+    held.prove(token, Proof::Loop { backing: id, diskseq })?;
+    Ok((PathBuf::from(format!("/dev/loop{}", attached.number)), attached.device, token))
 }

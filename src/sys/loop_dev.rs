@@ -4,7 +4,8 @@
 //! The image is attached by its descriptor (`LOOP_CONFIGURE`), never by a
 //! path that could be swapped between its creation and the attach; the
 //! free device comes from `/dev/loop-control` (`LOOP_CTL_GET_FREE`). This is
-//! what `losetup --find --direct-io=on` does, minus the path.
+//! what `losetup --find --direct-io=on` does, minus the path (or, without
+//! direct I/O, `losetup --find`).
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -15,6 +16,8 @@ const LOOP_CLR_FD: libc::c_ulong = 0x4C01;
 const LOOP_GET_STATUS64: libc::c_ulong = 0x4C05;
 const LOOP_CONFIGURE: libc::c_ulong = 0x4C0A;
 const LOOP_CTL_GET_FREE: libc::c_ulong = 0x4C82;
+/// `BLKGETDISKSEQ`, `_IOR(0x12, 128, __u64)`.
+const BLKGETDISKSEQ: libc::c_ulong = 0x8008_1280;
 /// Detach when the last opener closes the device.
 const LO_FLAGS_AUTOCLEAR: u32 = 4;
 /// The device reads and writes its backing file with O_DIRECT.
@@ -80,10 +83,12 @@ pub struct AttachedLoop {
     pub device: File,
 }
 
-/// Attach the file behind `backing` to a free loop device, with direct I/O
-/// and autoclear. A device another process takes between "which is free"
-/// and the attach is skipped for the next free one.
-pub fn attach(backing: impl AsFd) -> io::Result<AttachedLoop> {
+/// Attach the file behind `backing` to a free loop device, with autoclear,
+/// and with direct I/O when `direct_io` (else the device reads and writes
+/// its file through the page cache, one request at a time). A device
+/// another process takes between "which is free" and the attach is skipped
+/// for the next free one.
+pub fn attach(backing: impl AsFd, direct_io: bool) -> io::Result<AttachedLoop> {
     let control = OpenOptions::new().read(true).write(true).custom_flags(libc::O_CLOEXEC).open("/dev/loop-control")?;
     let mut last = io::Error::other("no free loop device");
     for _ in 0..16 {
@@ -100,7 +105,7 @@ pub fn attach(backing: impl AsFd) -> io::Result<AttachedLoop> {
             info: zeroed_info(),
             reserved: [0; 8],
         };
-        config.info.lo_flags = LO_FLAGS_AUTOCLEAR | LO_FLAGS_DIRECT_IO;
+        config.info.lo_flags = LO_FLAGS_AUTOCLEAR | if direct_io { LO_FLAGS_DIRECT_IO } else { 0 };
         // SAFETY: LOOP_CONFIGURE reads one struct loop_config, which lives
         // for the call; both descriptors are open for its whole length.
         let rc = unsafe { libc::ioctl(device.as_raw_fd(), LOOP_CONFIGURE as _, &config as *const LoopConfig) };
@@ -127,6 +132,18 @@ pub fn backing(device: impl AsFd) -> io::Result<Option<(u64, u64)>> {
         return if e.raw_os_error() == Some(libc::ENXIO) { Ok(None) } else { Err(e) };
     }
     Ok(Some((info.lo_device, info.lo_inode)))
+}
+
+/// The disk sequence number of the block device open as `device`
+/// (`BLKGETDISKSEQ`): unique for the machine's uptime, and new each time a
+/// loop device is attached, so it names one attachment whatever becomes of
+/// the file behind it.
+pub fn diskseq(device: impl AsFd) -> io::Result<u64> {
+    let mut seq: u64 = 0;
+    // SAFETY: BLKGETDISKSEQ writes one u64 through the pointer, which
+    // points at a live u64.
+    let rc = unsafe { libc::ioctl(device.as_fd().as_raw_fd(), BLKGETDISKSEQ as _, &mut seq as *mut u64) };
+    if rc < 0 { Err(io::Error::last_os_error()) } else { Ok(seq) }
 }
 
 /// Detach the loop device open as `device` (`LOOP_CLR_FD`). A device still
@@ -157,11 +174,15 @@ mod tests {
         let image = OpenOptions::new().read(true).write(true).create_new(true).open(dir.path().join("i")).unwrap();
         image.set_len(1 << 20).unwrap();
         let meta = image.metadata().unwrap();
-        let lo = attach(&image).unwrap();
-        assert_eq!(backing(&lo.device).unwrap(), Some((meta.dev(), meta.ino())));
-        let dio = std::fs::read_to_string(format!("/sys/block/loop{}/loop/dio", lo.number)).unwrap();
-        assert_eq!(dio.trim(), "1", "direct I/O as losetup --direct-io=on");
-        detach(&lo.device).unwrap();
-        drop(lo);
+        for direct_io in [true, false] {
+            let lo = attach(&image, direct_io).unwrap();
+            assert_eq!(backing(&lo.device).unwrap(), Some((meta.dev(), meta.ino())));
+            let dio = std::fs::read_to_string(format!("/sys/block/loop{}/loop/dio", lo.number)).unwrap();
+            let seq = std::fs::read_to_string(format!("/sys/block/loop{}/diskseq", lo.number)).unwrap();
+            assert_eq!(diskseq(&lo.device).unwrap().to_string(), seq.trim());
+            assert_eq!(dio.trim(), if direct_io { "1" } else { "0" }, "direct I/O as losetup --direct-io=on, or not");
+            detach(&lo.device).unwrap();
+            drop(lo);
+        }
     }
 }

@@ -14,6 +14,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use super::accel::Accel;
+use crate::site::recorder::qemu_path;
 
 /// A folder of the host the guest mounts over 9p.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,10 +77,10 @@ impl GuestSpec {
         args.push("-append".into());
         args.push(cmdline.join(" ").into());
         args.push("-chardev".into());
-        args.push(with_path("file,id=console,path=", &self.console));
+        args.push(qemu_path("file,id=console,path=", &self.console));
         args.extend(["-serial".into(), "chardev:console".into()]);
         for (i, share) in self.shares.iter().enumerate() {
-            let mut fsdev = with_path(&format!("local,id=share{i},path="), &share.path);
+            let mut fsdev = qemu_path(&format!("local,id=share{i},path="), &share.path);
             // A share the guest writes keeps the guest's owners and modes
             // in xattrs: its root makes plain files on the host, never a
             // device node or a setuid file. The read-only root shows the
@@ -90,27 +91,13 @@ impl GuestSpec {
             args.extend(["-device".into(), format!("virtio-9p-pci,fsdev=share{i},mount_tag={}", share.tag).into()]);
         }
         for (i, disk) in self.disks.iter().enumerate() {
-            let mut drive = with_path("file=", disk);
+            let mut drive = qemu_path("file=", disk);
             drive.push(format!(",format=raw,if=none,id=disk{i},cache=none,aio=threads"));
             args.extend(["-drive".into(), drive]);
             args.extend(["-device".into(), format!("virtio-blk-pci,drive=disk{i}").into()]);
         }
         args
     }
-}
-
-/// `prefix` then the path, with every `,` doubled (QEMU's option syntax
-/// reads a single comma as the start of the next option).
-fn with_path(prefix: &str, path: &std::path::Path) -> OsString {
-    use std::os::unix::ffi::{OsStrExt, OsStringExt};
-    let mut bytes = prefix.as_bytes().to_vec();
-    for b in path.as_os_str().as_bytes() {
-        bytes.push(*b);
-        if *b == b',' {
-            bytes.push(b',');
-        }
-    }
-    OsString::from_vec(bytes)
 }
 
 #[cfg(test)]

@@ -1,0 +1,90 @@
+//! A recorded case (`--crash-record`): the marks the harness takes around
+//! the work, and what the write log holds once the recording ends, as the
+//! case's figures and its `crash` record.
+//!
+//! The figures count what the device was sent from the first mount to
+//! the recorder's stop (the work's window lies between the `work_start`
+//! and `work_end` marks). They are timings: how many writes and flushes a
+//! file system issues follows its journal's timer and when writeback ran,
+//! as `journal_commits` and `flushes` do.
+
+use crate::record::{Better, Case, FigureSpec, Kind, Status};
+use crate::site::Made;
+
+const ENTRIES: FigureSpec = FigureSpec::new("log_entries", "count", Better::Lower, Kind::Timing)
+    .heading("log entries")
+    .about("entries of the recorded write log: every write, discard and flush the device completed, mount to stop");
+const FLUSHES: FigureSpec = FigureSpec::new("log_flushes", "count", Better::Lower, Kind::Timing)
+    .heading("log flushes")
+    .about("flush entries of the recorded write log (a FUA write is logged as the write and a flush)");
+const BYTES: FigureSpec = FigureSpec::new("log_bytes", "bytes", Better::Lower, Kind::Timing)
+    .heading("log MiB")
+    .about("length of the recorded write log: the writes' data and a 512-byte header per entry");
+
+/// The figures, declared once.
+pub const FIGURES: &[FigureSpec] = &[ENTRIES, FLUSHES, BYTES];
+
+/// Mark that `what` has just returned, for a recorded target; nothing for
+/// the rest.
+pub(super) fn mark(target: &dyn Made, what: &str) -> crate::error::Result<()> {
+    let Some(marker) = target.marker() else { return Ok(()) };
+    marker.mark(what).map(drop).map_err(|e| {
+        crate::error::Error::failed(format!("reading the write log's count for the mark {what}: {e}"))
+    })
+}
+
+/// End a recorded target's recording, whatever the case's outcome so far,
+/// and put what it holds into `case`: its figures and its `crash` record.
+/// It is kept only for a case that is ok and was not interrupted. A log
+/// that reached its cap fails the case, first of its reasons (the errors
+/// the refused writes caused come after it), saying the size needed.
+pub(super) fn end(target: &mut dyn Made, case: &mut Case) {
+    let keep = case.status == Status::Ok && crate::interrupt::pending().is_none();
+    let record = match target.end_recording(keep) {
+        Ok(Some(record)) => record,
+        Ok(None) => return,
+        Err(e) => {
+            super::measure::fail(case, format!("ending the recording: {e}"));
+            return;
+        }
+    };
+    if let Some(needed) = record.needed_bytes {
+        let others = case.error.take();
+        super::measure::fail(
+            case,
+            format!(
+                "the write log reached its cap of {} (--crash-log-cap): the device was sent at least {} to log, so \
+                 give --crash-log-cap {} or more; the recording was not kept",
+                crate::units::bytes_short(record.cap_bytes),
+                crate::units::bytes_short(needed),
+                suggested_cap(needed)
+            ),
+        );
+        if let Some(others) = others {
+            super::measure::fail(case, others);
+        }
+    } else {
+        let figures = &mut case.figures;
+        figures.put(&ENTRIES, Some(record.entries as f64), "");
+        figures.put(&FLUSHES, Some(record.flushes as f64), "");
+        figures.put(&BYTES, Some(record.log_bytes as f64), "");
+    }
+    case.crash = Some(record);
+}
+
+/// A cap to give for a log that needed at least `needed` bytes: a quarter
+/// more, in whole GiB.
+fn suggested_cap(needed: u64) -> String {
+    let gib = (needed + needed / 4).div_ceil(1 << 30);
+    format!("{gib}G")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_cap_suggested_leaves_a_quarter_more_in_whole_gib() {
+        assert_eq!(super::suggested_cap(1 << 30), "2G");
+        assert_eq!(super::suggested_cap((4 << 30) + 1), "6G");
+        assert_eq!(super::suggested_cap(100 << 20), "1G");
+    }
+}

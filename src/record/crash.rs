@@ -1,0 +1,57 @@
+//! What a recorded case's device kept (`--crash-record`), for the case's
+//! record: where the recording is, what its write log holds, and the
+//! marks taken while it was written.
+
+use serde::{Deserialize, Serialize};
+
+/// One mark: what had just returned, and how many entries the write log
+/// counted then (its super block's count, which the driver rewrites at
+/// every flush it logs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CrashMark {
+    /// What returned (`work_start`: the syncfs after the work was
+    /// prepared; `work_end`: the syncfs after the work).
+    pub what: String,
+    /// The entries the log counted just after it returned.
+    pub entries: u64,
+    /// Seconds since the recording started.
+    pub at_s: f64,
+}
+
+/// A case's recording: the image from before the work and the write log
+/// that rebuild its device at any point, and what the log holds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CrashRecord {
+    /// The folder holding `before.img`, `writes.log` and
+    /// `recording.json`, when kept (`--crash-record`); else where it was.
+    pub folder: String,
+    /// Whether the folder was kept after the case.
+    pub kept: bool,
+    /// The recorder (`qemu-storage-daemon version 7.2.22 ...`).
+    pub recorder: String,
+    /// The cap on the log's size, in bytes.
+    pub cap_bytes: u64,
+    /// Set when the log reached its cap: at least this many bytes of log
+    /// were needed (the case is failed, and the run exits 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needed_bytes: Option<u64>,
+    /// Entries in the log.
+    pub entries: u64,
+    /// Flush entries.
+    pub flushes: u64,
+    /// Discard entries.
+    pub discards: u64,
+    /// Bytes of data the logged writes carried.
+    pub write_bytes: u64,
+    /// The log's length, from its start to the end of its last entry.
+    pub log_bytes: u64,
+    /// The content hash of the image before the work (SHA-256 over its
+    /// length and every 1 MiB block that is not all zeros, with its
+    /// index: equal images, and only they, share it).
+    pub before_sha256: String,
+    /// The content hash of the image when the recorder stopped, after the
+    /// unmount: what replaying the whole log onto the image before gives.
+    pub end_sha256: String,
+    /// The marks, in the order taken.
+    pub marks: Vec<CrashMark>,
+}
