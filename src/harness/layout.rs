@@ -88,7 +88,7 @@ fn spec(name: &str, decided: Decided) -> FigureSpec {
 /// and the maps of its most fragmented files to keep; `decided` says which
 /// figures are exact.
 pub(super) fn add_layout_figures(dir: &Path, decided: Decided, figures: &mut Figures) -> Result<Vec<KeptMap>> {
-    let options = TreeOptions { threads: 2, top: KEPT_MAPS, largest: KEPT_MAPS, cross_mounts: false };
+    let options = TreeOptions { threads: 2, top: KEPT_MAPS, largest: KEPT_MAPS, cross_mounts: false, disk: None };
     let report = tree::scan(&[dir.to_path_buf()], &options).map_err(|e| Error::io(dir, "map the layout", e))?;
     let s = &report.summary;
     let mut put = |name: &str, value: Option<f64>, why: &str| figures.put(&spec(name, decided), value, why);

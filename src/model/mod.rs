@@ -42,7 +42,7 @@ mod engine_tests;
 
 pub use modelled::Modelled;
 pub use profile::{DiskSpec, Drive, Profile, SsdSpec};
-pub use reader::{LayoutCost, LayoutReader, Span, read_layout};
+pub use reader::{LayoutCost, LayoutReader, Span, check_span, read_layout};
 
 use crate::error::{Error, Result};
 

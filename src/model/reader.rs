@@ -196,6 +196,12 @@ fn too_much(profile: &Profile) -> Error {
     ))
 }
 
+/// Whether a drive of `profile` holds `span`: data past its end is bad
+/// input (exit 2), said as a replay says it.
+pub fn check_span(profile: &Profile, span: Span) -> Result<()> {
+    super::check_within(profile, &Request::read(span.physical, span.length))
+}
+
 /// Model reading `files` (each its spans in file order), one after another,
 /// on a fresh drive of `profile`, and the same bytes in one piece starting
 /// where the first file's data does (moved back only if it would run off

@@ -45,6 +45,8 @@ fn target(fs: &[FsType]) -> TargetRequest {
         age_cache: None,
         age_images: 1,
         interval: 1.0,
+        disk: None,
+        disk_profile: None,
         vm: GuestRequest {
             kernel: Vec::new(),
             kernel_modules: None,

@@ -415,7 +415,7 @@ fn open(path: &Path, create: bool) -> Result<File> {
 /// Extents of everything under `dir`, counted as the harness's `extents`
 /// figure counts them.
 fn extents_under(dir: &Path) -> Result<u64> {
-    let options = crate::layout::tree::TreeOptions { threads: 1, top: 0, largest: 0, cross_mounts: false };
+    let options = crate::layout::tree::TreeOptions { threads: 1, top: 0, largest: 0, cross_mounts: false, disk: None };
     let report = crate::layout::tree::scan(&[dir.to_path_buf()], &options)
         .map_err(|e| Error::io(dir, "map the laid-down file", e))?;
     Ok(report.summary.extents)
