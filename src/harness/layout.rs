@@ -70,6 +70,12 @@ pub(super) struct Decided {
     pub amount_timed: bool,
 }
 
+/// The kind of the figures where a case's blocks went (`extents`): exact
+/// when the work placed them, and a clock did not decide how much it wrote.
+pub(super) fn placement_kind(decided: Decided) -> Kind {
+    spec("extents", decided).kind
+}
+
 /// Figure `name` as this case measures it: [`PLACED`] ones exact when the
 /// work placed its blocks; all but `files` timings when a clock decided
 /// the amount.
