@@ -264,7 +264,8 @@ fn crafted_layouts_read_in_the_order_and_ratios_the_equations_give_and_repeat_to
 /// `--disk` changes it, and the figures are exact where the case's layout
 /// is (create-file's O_DIRECT file on xfs, placed by the work) and
 /// timings where writeback placed the blocks; a file in one extent reads
-/// as one piece.
+/// as one piece; the seeds preset reads a seed's cases on its own kind of
+/// disk (seed 002's 5400 rpm laptop drive) unless the run names one.
 #[test]
 fn a_case_times_its_layout_on_the_runs_disk_exactly_where_the_layout_is_exact() {
     if !common::root_or_skip("a_case_times_its_layout_on_the_runs_disk") {
@@ -300,6 +301,11 @@ fn a_case_times_its_layout_on_the_runs_disk_exactly_where_the_layout_is_exact() 
     assert_eq!(case["target"]["disk"], "laptop-5400");
     assert_ne!(case["figures"]["modelled_read_s"]["value"].to_string(), direct[0], "another drive, other seconds: {case}");
 
+    // The preset: seed 002 reported from a 5400 rpm laptop drive.
+    let json = lab.run_json(&["--preset", "seeds", "replace-files", "--fs", "ext4"], 0);
+    assert!(common::cases(&json).iter().all(|c| c["target"]["disk"] == "laptop-5400"), "{json}");
+    let json = lab.run_json(&["--preset", "seeds", "replace-files", "--fs", "ext4", "--disk", "ssd-plp"], 0);
+    assert!(common::cases(&json).iter().all(|c| c["target"]["disk"] == "ssd-plp"), "the run's --disk wins: {json}");
     let out = lab.expect(&["run", "--no-store", "replace-files", "--fs", "ext4", "--disk", "floppy"], 2);
     assert!(String::from_utf8_lossy(&out.stderr).contains("--disk floppy: no disk profile"), "{out:?}");
     lab.assert_nothing_left("after modelled cases");

@@ -28,7 +28,7 @@ impl Machine for Roomy {
 }
 
 /// The target flags' defaults, as clap gives them, on `fs`.
-fn target(fs: &[FsType]) -> TargetRequest {
+pub(super) fn target(fs: &[FsType]) -> TargetRequest {
     TargetRequest {
         fs: fs.to_vec(),
         dir: None,

@@ -32,6 +32,10 @@ pub struct Preset {
     /// a place of its own beside the run's conditions, for this scenario
     /// alone, so it does not multiply the other scenarios' cases.
     pub conditions: &'static [PresetCondition],
+    /// The modelled drive (a built-in disk profile's name) of the kind the
+    /// seed's report ran on, where it names one: the preset times reading
+    /// the layout there, unless the run names a `--disk`.
+    pub disk: Option<&'static str>,
 }
 
 /// One condition a preset adds: a memory limit, sysctls set for the case,
@@ -395,6 +399,31 @@ pub fn median(cases: &[&Case], name: &str) -> Option<f64> {
     Some(if values.len() % 2 == 1 { values[mid] } else { (values[mid - 1] + values[mid]) / 2.0 })
 }
 
+/// How many times a reference's time `ratio` is, as a reader says it:
+/// `82× slower` from twice on, `19% slower` below that, `as fast` within
+/// half a percent, `4% faster`.
+pub fn slower(ratio: f64) -> String {
+    let pct = (ratio - 1.0) * 100.0;
+    if ratio >= 2.0 {
+        format!("{} slower", Shown::Times.print(ratio))
+    } else if pct.abs() < 0.5 {
+        "as fast".to_string()
+    } else if pct > 0.0 {
+        format!("{pct:.0}% slower")
+    } else {
+        format!("{:.0}% faster", -pct)
+    }
+}
+
+/// `reads 82× slower on hdd-7200-2009 (modelled)`: a modelled read time
+/// `ratio` times a reference's, on the drive `cases` were modelled on
+/// (`target.disk`); `None` without a ratio or a drive (a run stored
+/// before the model).
+pub fn modelled_read(cases: &[&Case], ratio: Option<f64>) -> Option<String> {
+    let disk = cases.iter().find_map(|c| c.target.disk.as_deref())?;
+    Some(format!("reads {} on {disk} (modelled)", slower(ratio?)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -496,6 +525,18 @@ mod tests {
         let one = [aged(30.0, "a", 1)];
         let v = judge_places("replace-files", "002", "", &one.iter().collect::<Vec<_>>(), predicate);
         assert!(v.places[0].details().ends_with("1 aged image"), "{}", v.places[0].details());
+    }
+
+    #[test]
+    fn a_modelled_read_is_said_beside_the_drive_it_was_modelled_on() {
+        let words: Vec<String> = [82.0, 2.0, 1.19, 1.004, 0.96].iter().map(|r| slower(*r)).collect();
+        assert_eq!(words, ["82× slower", "2× slower", "19% slower", "as fast", "4% faster"]);
+        let mut modelled = case("ext3", "fsync-each", 3.0);
+        let before = case("ext3", "fsync-each", 3.0);
+        assert_eq!(modelled_read(&[&before], Some(82.4)), None, "a run stored before the model says nothing");
+        modelled.target.disk = Some("hdd-7200-2009".into());
+        assert_eq!(modelled_read(&[&modelled], Some(82.4)).as_deref(), Some("reads 82.4× slower on hdd-7200-2009 (modelled)"));
+        assert_eq!(modelled_read(&[&modelled], None), None);
     }
 
     #[test]
