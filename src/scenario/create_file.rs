@@ -259,8 +259,8 @@ fn shows_at(cases: &[&Case]) -> Judged {
     let read = |way| seeds::median(&seeds::with_params(cases, &[("method", way)]), "modelled_read_s");
     let (worst_way, _) = dd.iter().copied().fold(dd[0], |a, b| if b.1 > a.1 { b } else { a });
     let ratio = read("mkfile").zip(read(worst_way)).filter(|(_, dd)| *dd > 0.0).map(|(m, dd)| m / dd);
-    if let Some(cost) = seeds::modelled_read(cases, ratio) {
-        evidence = format!("mkfile's file {cost} than {worst_way}'s: {evidence}");
+    if let Some(cost) = seeds::modelled_read(cases, ratio, &format!("{worst_way}'s")) {
+        evidence = format!("mkfile's file {cost}: {evidence}");
     }
     Judged::by(tests, false, "extents", mkfile, Some(worst_dd), evidence)
 }

@@ -282,8 +282,8 @@ fn shows_at(cases: &[&Case]) -> Judged {
     let noun = if extents == 1.0 { "extent" } else { "extents" };
     let mut evidence = format!("{} {noun} where {} would do, {each} each", short_number(extents), short_number(perfection));
     // What the extents cost a reader, on the seed's kind of disk.
-    if let Some(read) = seeds::modelled_read(&seed_way("none"), figure("none", "modelled_read_ratio")) {
-        evidence = format!("the file {read} than in one piece: {evidence}");
+    if let Some(read) = seeds::modelled_read(&seed_way("none"), figure("none", "modelled_read_ratio"), "in one piece") {
+        evidence = format!("the file {read}: {evidence}");
     }
     if let Some(with) = figure("posix_fallocate", "extents") {
         evidence += &format!("; {} with posix_fallocate", short_number(with));

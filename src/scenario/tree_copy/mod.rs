@@ -268,8 +268,8 @@ fn shows_at(cases: &[&Case], best: &Best) -> Judged {
         said.push(format!("{:.0}% of files contiguous (best {:.0}%, {place})", share * 100.0, b * 100.0));
     }
     // What the layout costs the read-back, on a modelled disk.
-    if let (Some(read), Some((place, b))) = (seeds::modelled_read(cases, modelled_ratio(cases)), &best.modelled) {
-        said.push(format!("the copy {read} than in one piece (best {}, {place})", seeds::slower(*b)));
+    if let (Some(read), Some((place, b))) = (seeds::modelled_read(cases, modelled_ratio(cases), "in one piece"), &best.modelled) {
+        said.push(format!("the copy {read} (best {}, {place})", seeds::slower(*b).0));
     }
     if let (Some(ios), Some((place, b))) = (ios, &best.read_ios) {
         said.push(format!("{ios:.1} read I/Os per MiB (best {b:.1}, {place})"));
