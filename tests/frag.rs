@@ -270,3 +270,61 @@ fn a_tree_on_a_file_system_without_fiemap_is_exit_3() {
     let out = fslab_expect(&["frag", "/proc/self/net"], 3);
     assert!(!out.stderr.is_empty());
 }
+
+/// `frag --disk`: the tree read on a modelled drive, each directory's
+/// files one after another in directory order. The same bits whatever the
+/// thread count; a directory of one file reads as `map --disk` reads that
+/// file; each of the worst files says its own read, `map`'s; data not yet
+/// placed is counted, not timed; without `--disk` nothing changes.
+#[test]
+fn a_named_disk_times_the_tree_in_directory_order() {
+    let Some(fs) = ScratchFs::new("frag_disk", "ext4", 256, &["-b", "4096"]) else { return };
+    let root = fs.path("tree");
+    // 300 files a directory: three batches each, joined in order.
+    build_tree(&root, 3, 300);
+    let alone = root.join("alone");
+    std::fs::create_dir(&alone).unwrap();
+    std::fs::write(alone.join("file"), vec![1u8; 200 << 10]).unwrap();
+    run("sync", &[]);
+    let r = root.to_str().unwrap();
+    let one = fslab_json(&["frag", "--json", "--top", "3", "--threads", "1", "--disk", "hdd-7200", r]);
+    let four = fslab_json(&["frag", "--json", "--top", "3", "--threads", "4", "--disk", "hdd-7200", r]);
+    assert_eq!(one, four, "the same bits on any thread count");
+    assert_eq!(one["disk"], "hdd-7200");
+    let s = &one["summary"];
+    let with_data = files_in_directory_order(&root).values().flatten().filter(|p| std::fs::metadata(p).unwrap().len() > 0).count();
+    assert_eq!((s["modelled_files"].as_u64().unwrap(), s["unmodelled_files"].as_u64().unwrap()), (with_data as u64, 0), "{s}");
+    let (read, ideal) = (s["modelled_read_s"].as_f64().unwrap(), s["modelled_ideal_s"].as_f64().unwrap());
+    assert!(read >= ideal && ideal > 0.0, "{s}");
+    // (serde_json reads a float to within a unit in the last place.)
+    assert!((s["modelled_read_ratio"].as_f64().unwrap() - read / ideal).abs() < 1e-12, "{s}");
+
+    let map_read = |path: &str| fslab_json(&["map", "--json", "--no-list", "--disk", "hdd-7200", path])["files"][0]["modelled_read_s"].clone();
+    for w in one["worst"].as_array().unwrap() {
+        assert_eq!(w["modelled_read_s"], map_read(w["path"].as_str().unwrap()), "{w}");
+    }
+    let a = fslab_json(&["frag", "--json", "--disk", "hdd-7200", alone.to_str().unwrap()]);
+    assert_eq!(a["summary"]["modelled_read_s"], map_read(alone.join("file").to_str().unwrap()), "{a}");
+
+    // A file written and not yet synced has no place to read from.
+    std::fs::write(root.join("d00").join("late"), vec![2u8; 64 << 10]).unwrap();
+    let late = fslab_json(&["frag", "--json", "--disk", "hdd-7200", r]);
+    let delalloc = fslab_json(&["map", "--json", "--no-list", root.join("d00/late").to_str().unwrap()])["files"][0]["flags"]["delalloc"].clone();
+    if delalloc.as_u64().unwrap() > 0 {
+        assert_eq!(late["summary"]["unmodelled_files"], 1, "{}", late["summary"]);
+        assert!(late["summary"]["unmodelled_why"][0].as_str().unwrap().contains("not yet placed"), "{}", late["summary"]);
+    }
+
+    // Without --disk the output is what it always was.
+    let plain = fslab_json(&["frag", "--json", r]);
+    assert!(plain.get("disk").is_none() && plain["summary"].get("modelled_read_s").is_none(), "{plain}");
+    assert!(plain["worst"].as_array().unwrap().iter().all(|w| w.get("modelled_read_s").is_none()), "{plain}");
+    // The text: a line for the tree, two columns for the worst files.
+    let text = String::from_utf8(fslab_expect(&["frag", "--top", "2", "--disk", "hdd-7200", r], 0).stdout).unwrap();
+    let line = text.lines().find(|l| l.starts_with("modelled read ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains(" on hdd-7200 (directory order); ") && line.contains(" in one piece, ratio "), "{line}");
+    assert!(line.chars().count() <= 120, "{line}");
+    assert!(text.contains("     extents  perfection  layout       size       read    ratio  path\n"), "{text}");
+    let out = fslab_expect(&["frag", "--disk", "floppy", r], 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--disk floppy: no disk profile"), "{out:?}");
+}

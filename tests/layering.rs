@@ -16,8 +16,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("interrupt", &["error", "sys"]),
     ("progress", &["text"]),
     ("record", &["error", "units", "text"]),
-    ("layout", &["sys", "record", "error", "units", "text"]),
     ("model", &["error", "units", "text"]),
+    ("layout", &["model", "sys", "record", "error", "units", "text"]),
     ("ledger", &["layout", "sys", "record", "error", "units", "text", "interrupt", "progress"]),
     ("age_cache", &["ledger", "sys", "record", "error", "units", "text", "interrupt"]),
     ("crash", &["age_cache", "record", "error", "units", "text"]),
@@ -32,13 +32,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "harness",
         &[
-            "age", "vm", "scenario", "probe", "site", "crash", "age_cache", "ledger", "layout", "sys", "store", "record", "error", "units",
-            "text", "interrupt", "progress",
+            "age", "vm", "scenario", "probe", "site", "crash", "age_cache", "ledger", "layout", "model", "sys", "store", "record",
+            "error", "units", "text", "interrupt", "progress",
         ],
     ),
     // The plan: requests the command line fills, turned into the harness's
     // plan and the list of cases; it never names `cli`.
-    ("plan", &["harness", "age", "vm", "scenario", "site", "age_cache", "ledger", "record", "error", "units", "text"]),
+    ("plan", &["harness", "age", "vm", "scenario", "site", "age_cache", "ledger", "model", "record", "error", "units", "text"]),
 ];
 
 /// The modules `crate::X` names in one file's code (comments skipped).

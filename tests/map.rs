@@ -524,3 +524,83 @@ fn ag_columns_are_for_xfs_only() {
     // A file that ends exactly at its last block: filefrag marks that row eof.
     assert!(flag_names(record).contains(&"eof") && !flag_names(record).contains(&"past_eof"), "{record}");
 }
+
+/// `map --disk` on every crafted kind of layout on ext4: a file in one
+/// extent reads at the media rate (ratio exactly 1), interleaved blocks
+/// cost more, what a reader never touches (holes, unwritten extents,
+/// blocks past EOF) costs nothing, and data not yet placed is said, never
+/// timed; without `--disk` nothing of the model is printed.
+#[test]
+fn a_named_disk_times_each_file_read_front_to_back() {
+    let Some(fs) = ScratchFs::new("map_disk", "ext4", 256, &["-b", "4096"]) else { return };
+    craft(&fs);
+    let contiguous = fs.path("contiguous");
+    std::fs::write(&contiguous, vec![9u8; 256 * BS as usize]).unwrap();
+    run("sync", &[]);
+    let names = ["contiguous", "alt-a", "punched", "unwritten", "keep-size", "hole-only", "empty"];
+    let paths: Vec<String> = names.iter().map(|n| fs.path(n).to_str().unwrap().to_string()).collect();
+    let mut args = vec!["map", "--json", "--no-list", "--disk", "hdd-7200-2009"];
+    args.extend(paths.iter().map(String::as_str));
+    let v = fslab_json(&args);
+    assert_eq!(v["disk"], "hdd-7200-2009", "{v}");
+    let file = |name: &str| v["files"].as_array().unwrap().iter().find(|f| f["path"].as_str().unwrap().ends_with(&format!("/{name}"))).unwrap().clone();
+    let read = |name: &str| file(name)["modelled_read_s"].as_f64().unwrap();
+    let ratio = |name: &str| file(name)["modelled_read_ratio"].as_f64();
+    // One extent: exactly its bytes at the media rate.
+    assert_eq!(file("contiguous")["extents"], 1);
+    assert_eq!(ratio("contiguous"), Some(1.0), "{}", file("contiguous"));
+    // 32 blocks each a block apart from the next: read through, or sought.
+    assert!(ratio("alt-a").unwrap() > 1.0, "{}", file("alt-a"));
+    assert!(read("alt-a") > 0.0);
+    // Holes and unwritten blocks are never read (fallocated, then punched:
+    // nothing but unwritten blocks), nor is anything past EOF.
+    assert_eq!(read("punched"), 0.0, "{}", file("punched"));
+    let unwritten = file("unwritten");
+    let keep = file("keep-size");
+    for (f, blocks) in [(&unwritten, 16u64), (&keep, 8)] {
+        // As much time as those blocks alone in one piece take: a ratio
+        // of 1, the rest of the file costing nothing.
+        assert_eq!(f["modelled_read_ratio"].as_f64(), Some(1.0), "{f} ({blocks} blocks read)");
+    }
+    for nothing in ["hole-only", "empty"] {
+        let f = file(nothing);
+        assert_eq!((f["modelled_read_s"].as_f64(), f["modelled_ideal_s"].as_f64()), (Some(0.0), Some(0.0)), "{f}");
+        assert!(f["modelled_read_ratio"].is_null(), "nothing read, no ratio: {f}");
+    }
+
+    // Without --disk, the output is what it always was.
+    let plain = fslab_json(&["map", "--json", "--no-list", &paths[0]]);
+    assert!(plain.get("disk").is_none() && plain["files"][0].get("modelled_read_s").is_none(), "{plain}");
+    // The text says it once per file, after the figures.
+    let out = fslab_expect(&["map", "--no-list", "--disk", "hdd-7200", &paths[0], &paths[1]], 0);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("  modelled read ")).collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(lines[0].contains(" on hdd-7200; ") && lines[0].ends_with(" in one piece, ratio 1.000"), "{text}");
+}
+
+#[test]
+fn data_not_yet_placed_is_not_timed_and_a_bad_disk_is_refused() {
+    let Some(fs) = ScratchFs::new("map_disk_unplaced", "ext4", 256, &["-b", "4096"]) else { return };
+    let path = fs.path("delalloc");
+    std::fs::write(&path, vec![3u8; 64 * BS as usize]).unwrap();
+    let p = path.to_str().unwrap();
+    let before = fslab_json(&["map", "--json", "--no-list", "--disk", "laptop-5400", p])["files"][0].clone();
+    if before["flags"]["delalloc"].as_u64().unwrap() > 0 {
+        assert!(before["modelled_read_s"].is_null(), "{before}");
+        assert!(before["modelled_missing"].as_str().unwrap().contains("--sync"), "{before}");
+    }
+    let after = fslab_json(&["map", "--json", "--no-list", "--sync", "--disk", "laptop-5400", p])["files"][0].clone();
+    assert!(after["modelled_read_s"].as_f64().unwrap() > 0.0, "{after}");
+    assert!(after.get("modelled_missing").is_none(), "{after}");
+
+    let out = fslab_expect(&["map", "--disk", "hdd-7201", p], 2);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--disk hdd-7201: no disk profile") && stderr.contains("hdd-7200-2009"), "{stderr}");
+    assert!(out.stdout.is_empty(), "refused before anything is mapped");
+    // A profile file alone is the disk.
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/disk-profile.json");
+    let mine = fslab_json(&["map", "--json", "--no-list", "--disk-profile", example, p]);
+    assert_eq!(mine["disk"], "barracuda-7200.12", "{mine}");
+    assert!(mine["files"][0]["modelled_read_s"].as_f64().unwrap() > 0.0, "{mine}");
+}

@@ -310,7 +310,7 @@ fn a_store_of_the_schema_before_conditions_still_reads_and_migrates_on_write() {
     let path = dir.path().join("old.db");
     let location = path.to_str().unwrap();
     let old = tiny_run("20261121T000001Z-2-00000002");
-    store_of_version(&path, &old, 1, &["conditions", "memory_cgroup", "start", "image_copy", "busy", "guest"]);
+    store_of_version(&path, &old, 1, &["conditions", "memory_cgroup", "start", "image_copy", "busy", "guest", "disk"]);
     let mut store = fslab::store::Store::open_existing(&path).unwrap();
     let back = store.load(&old.id).unwrap().expect("the old run is there");
     assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&old).unwrap());
@@ -333,7 +333,7 @@ fn a_store_of_the_schema_before_aged_starts_still_reads_and_migrates_on_write() 
     let path = dir.path().join("v2.db");
     let location = path.to_str().unwrap();
     let old = tiny_run("20261121T000001Z-2-00000004");
-    store_of_version(&path, &old, 2, &["start", "image_copy", "busy", "guest"]);
+    store_of_version(&path, &old, 2, &["start", "image_copy", "busy", "guest", "disk"]);
     let mut store = fslab::store::Store::open_existing(&path).unwrap();
     let back = store.load(&old.id).unwrap().expect("the old run is there");
     assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&old).unwrap());
@@ -359,7 +359,7 @@ fn a_busy_note_is_kept_and_a_store_from_before_busy_notes_reads_without_them() {
     let path = dir.path().join("v3.db");
     let location = path.to_str().unwrap();
     let old = tiny_run("20261121T000001Z-2-00000006");
-    store_of_version(&path, &old, 3, &["busy", "guest"]);
+    store_of_version(&path, &old, 3, &["busy", "guest", "disk"]);
     let mut store = fslab::store::Store::open_existing(&path).unwrap();
     let back = store.load(&old.id).unwrap().expect("the old run is there");
     assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&old).unwrap());
@@ -383,7 +383,7 @@ fn a_guest_is_kept_and_a_store_from_before_guests_reads_its_cases_as_run_on_the_
     let path = dir.path().join("v4.db");
     let location = path.to_str().unwrap();
     let old = tiny_run("20261121T000001Z-2-00000008");
-    store_of_version(&path, &old, 4, &["guest"]);
+    store_of_version(&path, &old, 4, &["guest", "disk"]);
     let mut store = fslab::store::Store::open_existing(&path).unwrap();
     let back = store.load(&old.id).unwrap().expect("the old run is there");
     assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&old).unwrap());
@@ -409,7 +409,31 @@ fn a_guest_is_kept_and_a_store_from_before_guests_reads_its_cases_as_run_on_the_
     let conn = rusqlite::Connection::open(&path).unwrap();
     let version: i64 = conn.query_row("SELECT version FROM fslab_schema", [], |r| r.get(0)).unwrap();
     let nulls: i64 = conn.query_row("SELECT COUNT(*) FROM cases WHERE guest IS NULL", [], |r| r.get(0)).unwrap();
-    assert_eq!((version, nulls), (5, 2), "the old run's two host cases are NULL");
+    assert_eq!((version, nulls), (6, 2), "the old run's two host cases are NULL");
+}
+
+#[test]
+fn a_cases_modelled_disk_is_kept_and_a_store_from_before_reads_as_none() {
+    // Version 5 kept no disk: its cases read back without one; a run
+    // stored there migrates it and keeps each case's.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v5.db");
+    let old = tiny_run("20261121T000001Z-2-0000000a");
+    store_of_version(&path, &old, 5, &["disk"]);
+    let mut store = fslab::store::Store::open_existing(&path).unwrap();
+    let back = store.load(&old.id).unwrap().expect("the old run is there");
+    assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&old).unwrap());
+    drop(store);
+    let mut store = fslab::store::Store::open(path.to_str().unwrap()).unwrap();
+    let mut new = tiny_run("20261121T000002Z-3-0000000b");
+    new.cases[0].target.disk = Some("hdd-7200-2009".into());
+    store.put_run(&new).unwrap();
+    let again = store.load(&new.id).unwrap().unwrap();
+    assert_eq!((again.cases[0].target.disk.as_deref(), again.cases[1].target.disk.as_deref()), (Some("hdd-7200-2009"), None));
+    let json = serde_json::to_value(&again).unwrap();
+    assert_eq!(json["cases"][0]["target"]["disk"], "hdd-7200-2009");
+    assert!(json["cases"][1]["target"].get("disk").is_none(), "{json}");
+    assert!(store.load(&old.id).unwrap().unwrap().cases.iter().all(|c| c.target.disk.is_none()));
 }
 
 /// A store at `path` holding `run`, made as schema `version` made it: the

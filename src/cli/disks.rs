@@ -13,29 +13,21 @@ use std::process::ExitCode;
 
 use super::ListArgs;
 use super::verdicts::{WIDTH, wrap};
-use crate::error::{Error, Result};
-use crate::model::{Drive, Profile, builtin, profile_file};
+use crate::error::Result;
+use crate::model::{Drive, Profile, builtin};
 use crate::text::escape;
 use crate::units::{bytes_short, short_number};
 
 /// Run `fslab list --disks`.
 pub(super) fn run(args: &ListArgs) -> Result<ExitCode> {
     let added = match &args.disk_profile {
-        Some(path) => vec![load(path)?],
+        Some(path) => vec![crate::plan::disk::profile_file(path)?],
         None => Vec::new(),
     };
     let listed = Listed { profiles: builtin::all(&added), file: args.disk_profile.as_deref() };
     let rendered = if args.json { listed.json() } else { listed.text().into_bytes() };
     super::print(&rendered)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The profile in the file `path` names, by the rule for named files.
-fn load(path: &Path) -> Result<Profile> {
-    let shown = crate::text::path(path);
-    let found = super::store_place::named_file(path)?
-        .ok_or_else(|| Error::usage(format!("disk profile {shown}: no such file; give the path of a JSON profile file")))?;
-    profile_file::load(&found, path)
 }
 
 /// What is listed: the built-in profiles, then the one the file added.

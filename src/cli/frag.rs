@@ -47,11 +47,13 @@ pub fn run(args: &FragArgs) -> Result<ExitCode> {
         eprintln!("fslab: --threads {threads}: using {MAX_THREADS}, the most a walk uses");
         threads = MAX_THREADS;
     }
-    let options = TreeOptions { threads, top: args.top, largest: 0, cross_mounts: args.cross_mounts };
+    let disk = crate::plan::disk::named(args.disk.disk.as_deref(), args.disk.disk_profile.as_deref())?;
+    let options = TreeOptions { threads, top: args.top, largest: 0, cross_mounts: args.cross_mounts, disk };
     let report = tree::scan(&args.paths, &options).map_err(|e| Error::failed(format!("starting the walk: {e}")))?;
 
     let mut out = Out::stdout();
-    let written = if args.json { print_json(&mut out, &report) } else { print_text(&mut out, &report, args) };
+    let disk = options.disk.as_ref().map(|d| d.name.as_str());
+    let written = if args.json { print_json(&mut out, &report, disk) } else { print_text(&mut out, &report, args, disk) };
     if let Err(e) = written.and_then(|_| out.flush()) {
         write_error(e)?;
         return Ok(ExitCode::SUCCESS);
@@ -73,19 +75,22 @@ pub fn run(args: &FragArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_json(out: &mut Out, report: &TreeReport) -> std::io::Result<()> {
-    let value = json!({
+fn print_json(out: &mut Out, report: &TreeReport, disk: Option<&str>) -> std::io::Result<()> {
+    let mut value = json!({
         "schema": SCHEMA,
         "summary": report.summary,
         "histogram": report.histogram,
         "worst": report.worst,
         "errors": report.errors,
     });
+    if let Some(disk) = disk {
+        value["disk"] = json!(disk);
+    }
     serde_json::to_writer(out.writer(), &value).map_err(std::io::Error::other)?;
     out.writer().write_all(b"\n")
 }
 
-fn print_text(out: &mut Out, report: &TreeReport, args: &FragArgs) -> std::io::Result<()> {
+fn print_text(out: &mut Out, report: &TreeReport, args: &FragArgs, disk: Option<&str>) -> std::io::Result<()> {
     let s = &report.summary;
     let w = out.writer();
     writeln!(w, "files              {}", s.files)?;
@@ -108,6 +113,15 @@ fn print_text(out: &mut Out, report: &TreeReport, args: &FragArgs) -> std::io::R
         s.next_file_pairs,
         s.next_file_seeks,
     )?;
+    if let (Some(m), Some(disk)) = (&s.modelled, disk) {
+        let how = " (directory order)";
+        write!(w, "modelled read      {}", super::map::modelled_words(&m.figures, disk, how))?;
+        writeln!(w)?;
+        if m.unmodelled_files > 0 {
+            let files = if m.unmodelled_files == 1 { "file" } else { "files" };
+            writeln!(w, "{:19}{} {files} not modelled: {}", "", m.unmodelled_files, m.unmodelled_why.join("; "))?;
+        }
+    }
     writeln!(w, "errors             {}", s.errors)?;
     if !report.histogram.is_empty() {
         writeln!(w, "\nextents per file        files")?;
@@ -124,15 +138,25 @@ fn print_text(out: &mut Out, report: &TreeReport, args: &FragArgs) -> std::io::R
         // The headings over their columns: right-aligned over the
         // figures, the path left-aligned over the paths.
         writeln!(w, "\nworst {} files:", args.top.min(report.worst.len()))?;
-        writeln!(w, "{:>12}  {:>10}  {:>6}  {:>9}  path", "extents", "perfection", "layout", "size")?;
+        // With --disk, each file's own modelled read and its ratio to the
+        // same bytes in one piece, before the path.
+        let modelled = |f: &crate::layout::tree::WorstFile| {
+            let m = f.modelled.as_ref()?;
+            let read = m.modelled_read_s.map_or_else(|| "-".to_string(), |s| crate::compare::format::value(s, "s"));
+            let ratio = m.modelled_read_ratio.map_or_else(|| "-".to_string(), super::map::ratio_words);
+            Some(format!("{read:>9}  {ratio:>7}  "))
+        };
+        let heads = if disk.is_some() { format!("{:>9}  {:>7}  ", "read", "ratio") } else { String::new() };
+        writeln!(w, "{:>12}  {:>10}  {:>6}  {:>9}  {heads}path", "extents", "perfection", "layout", "size")?;
         for f in &report.worst {
             writeln!(
                 w,
-                "{:>12}  {:>10}  {:>6}  {:>9}  {}",
+                "{:>12}  {:>10}  {:>6}  {:>9}  {}{}",
                 f.extents,
                 format::opt(f.perfection),
                 format::score(f.layout_score),
                 format::bytes(f.size),
+                modelled(f).unwrap_or_default(),
                 text::escape(&f.path)
             )?;
         }

@@ -139,6 +139,27 @@ pub struct MapArgs {
     /// JSON is always in bytes.
     #[arg(long, value_enum, default_value_t = MapUnits::Blocks)]
     pub units: MapUnits,
+    /// The modelled drive to read each file on.
+    #[command(flatten)]
+    pub disk: DiskArgs,
+}
+
+/// Which modelled drive reading a layout is timed on: shared by `map`,
+/// `frag`, `run`, `exec` and `hunt`.
+#[derive(Debug, Args)]
+pub struct DiskArgs {
+    /// Time reading the layout on this modelled drive (`fslab list
+    /// --disks`): a built-in profile, or the one --disk-profile adds. run,
+    /// exec and hunt use hdd-7200 unless told (the seeds preset: each
+    /// seed's own disk, where its report names one); map and frag model
+    /// only when told.
+    #[arg(long, value_name = "PROFILE")]
+    pub disk: Option<String>,
+    /// Add the drive a JSON profile file describes
+    /// (examples/disk-profile.json); given alone, it is the disk. Read
+    /// only when named: a regular file of at most 64 KiB, root's or yours.
+    #[arg(long, value_name = "FILE")]
+    pub disk_profile: Option<PathBuf>,
 }
 
 /// The unit `fslab map` prints offsets and lengths in.
@@ -171,6 +192,9 @@ pub struct FragArgs {
     /// Descend into other file systems mounted below PATH.
     #[arg(long)]
     pub cross_mounts: bool,
+    /// The modelled drive to read the tree on.
+    #[command(flatten)]
+    pub disk: DiskArgs,
 }
 
 /// Arguments of `fslab kernels`.
@@ -285,6 +309,9 @@ pub struct TargetArgs {
     /// Timeline sampling interval in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
     pub interval: f64,
+    /// The modelled drive the layout's read time is for.
+    #[command(flatten)]
+    pub disk: DiskArgs,
     /// A name for this run, to compare by later; repeatable.
     #[arg(long, value_name = "NAME")]
     pub tag: Vec<String>,

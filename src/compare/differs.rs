@@ -29,8 +29,8 @@ type Aspect<'a> = (&'a str, &'a dyn Fn(&Case) -> String);
 
 /// The settings in which `base` and `new` differ, machine and software
 /// first, then sysctls, then per target (in the order the base ran them,
-/// those both sides ran): mkfs arguments, mount options, conditions and
-/// how the file system started.
+/// those both sides ran): mkfs arguments, mount options, conditions, how
+/// the file system started and the drive its reads were modelled on.
 pub fn differences(base: &[RunRecord], new: &[RunRecord]) -> Vec<Difference> {
     let mut out = Vec::new();
     let mut add = |what: String, b: Values, n: Values| {
@@ -65,7 +65,8 @@ pub fn differences(base: &[RunRecord], new: &[RunRecord]) -> Vec<Difference> {
         let per_case = |runs: &[RunRecord], f: &dyn Fn(&Case) -> String| {
             distinct(runs.iter().flat_map(|r| &r.cases).filter(|c| c.fs == target).map(f))
         };
-        let aspects: [Aspect<'_>; 4] = [("mkfs", &mkfs), ("mount", &mount), ("conditions", &conditions), ("start", &start)];
+        let aspects: [Aspect<'_>; 5] =
+            [("mkfs", &mkfs), ("mount", &mount), ("conditions", &conditions), ("start", &start), ("modelled disk", &modelled_disk)];
         for (aspect, f) in aspects {
             add(format!("{target} {aspect}"), per_case(base, f), per_case(new, f));
         }
@@ -142,6 +143,12 @@ fn disk(r: &RunRecord) -> String {
     if about.is_empty() { d.name.clone() } else { format!("{} ({})", d.name, about.join(", ")) }
 }
 
+/// The drive the case's `modelled_*` figures are for, `none` in a run
+/// stored before the model: on another drive they are other figures.
+fn modelled_disk(c: &Case) -> String {
+    c.target.disk.clone().unwrap_or_else(|| "none".into())
+}
+
 fn mkfs(c: &Case) -> String {
     if c.target.mkfs_args.is_empty() { "none".into() } else { c.target.mkfs_args.join(" ") }
 }
@@ -203,6 +210,18 @@ mod tests {
         let d = differences(&base, &[new]);
         let said: Vec<String> = d.iter().map(|d| format!("{}: {} → {}", d.what, d.base, d.new)).collect();
         assert_eq!(said, ["kernel: 6.1 → 6.2", "sysctl vm.dirty_ratio: as the machine had it → 5", "ext4 mount: defaults → sync"]);
+    }
+
+    #[test]
+    fn the_modelled_disk_is_named_when_the_sides_read_on_different_ones() {
+        let on = |disk: &str| {
+            let mut c = ext4(None);
+            c.target.disk = Some(disk.into());
+            c
+        };
+        let d = differences(&[run("a", vec![on("hdd-7200")])], &[run("b", vec![on("hdd-7200-2009")])]);
+        assert_eq!(d, [Difference { what: "ext4 modelled disk".into(), base: "hdd-7200".into(), new: "hdd-7200-2009".into() }]);
+        assert_eq!(differences(&[run("a", vec![on("hdd-7200")])], &[run("b", vec![on("hdd-7200")])]), []);
     }
 
     #[test]

@@ -35,9 +35,20 @@ pub struct Plan {
     /// How guests are sized, when a condition boots a kernel in one
     /// (`--kernel IMAGE`).
     pub guest: Option<super::GuestPlan>,
+    /// The modelled drive the layout's read time is for (`--disk`).
+    pub disk: crate::model::Profile,
+    /// Drives some scenarios are modelled on instead of `disk`, by
+    /// scenario name: with `--preset seeds` and no `--disk`, each seed's
+    /// own, where its report names one.
+    pub scenario_disks: Vec<(String, crate::model::Profile)>,
 }
 
 impl Plan {
+    /// The modelled drive `scenario`'s cases are read on.
+    pub fn disk_for(&self, scenario: &str) -> &crate::model::Profile {
+        self.scenario_disks.iter().find(|(name, _)| name == scenario).map_or(&self.disk, |(_, p)| p)
+    }
+
     /// Whether the run sets any sysctl, run-wide or per case (and so takes
     /// the sysctl lock for its whole life).
     pub fn sets_sysctls(&self) -> bool {

@@ -70,6 +70,12 @@ pub(super) struct Decided {
     pub amount_timed: bool,
 }
 
+/// The kind of the figures where a case's blocks went (`extents`): exact
+/// when the work placed them, and a clock did not decide how much it wrote.
+pub(super) fn placement_kind(decided: Decided) -> Kind {
+    spec("extents", decided).kind
+}
+
 /// Figure `name` as this case measures it: [`PLACED`] ones exact when the
 /// work placed its blocks; all but `files` timings when a clock decided
 /// the amount.
@@ -88,7 +94,7 @@ fn spec(name: &str, decided: Decided) -> FigureSpec {
 /// and the maps of its most fragmented files to keep; `decided` says which
 /// figures are exact.
 pub(super) fn add_layout_figures(dir: &Path, decided: Decided, figures: &mut Figures) -> Result<Vec<KeptMap>> {
-    let options = TreeOptions { threads: 2, top: KEPT_MAPS, largest: KEPT_MAPS, cross_mounts: false };
+    let options = TreeOptions { threads: 2, top: KEPT_MAPS, largest: KEPT_MAPS, cross_mounts: false, disk: None };
     let report = tree::scan(&[dir.to_path_buf()], &options).map_err(|e| Error::io(dir, "map the layout", e))?;
     let s = &report.summary;
     let mut put = |name: &str, value: Option<f64>, why: &str| figures.put(&spec(name, decided), value, why);

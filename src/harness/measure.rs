@@ -318,6 +318,9 @@ impl Lab {
             amount_timed: work.amount_timed(),
         };
         case.maps = add_layout_figures(&dir, decided, &mut case.figures)?;
+        let disk = self.plan.disk_for(&case.scenario);
+        super::modelled::add_figures(&dir, decided, disk, &mut case.figures);
+        case.target.disk = Some(disk.name.clone());
         if let Some(deferred) = deferred.take() {
             deferred.settle(target, &mut case.figures)?;
         }

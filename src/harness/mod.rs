@@ -26,6 +26,7 @@ mod lab;
 mod layout;
 mod measure;
 mod memory;
+mod modelled;
 mod recording;
 mod room;
 mod run;
@@ -44,8 +45,8 @@ pub use start::StartPlan;
 use crate::record::Catalog;
 
 /// Every scenario and every figure this fslab declares: the probes', the
-/// harness's own, the deferred work's, the cold read's, the layout's, and
-/// each scenario's.
+/// harness's own, the deferred work's, the cold read's, the layout's and
+/// its modelled read's, and each scenario's.
 pub fn catalog() -> Catalog {
     let mut lists: Vec<&'static [crate::record::FigureSpec]> = Vec::new();
     for probe in crate::probe::PROBES {
@@ -60,6 +61,7 @@ pub fn catalog() -> Catalog {
     lists.push(memory::FIGURES);
     lists.push(recording::FIGURES);
     lists.push(layout::FIGURES);
+    lists.push(modelled::FIGURES);
     lists.push(start::FIGURES);
     crate::scenario::catalog(&lists)
 }

@@ -355,7 +355,7 @@ pub(super) fn measure_and_make_work_folder(root: &Path, case: &mut Case) -> Resu
         figures.put(spec("start_files"), Some(0.0), "");
         figures.put(spec("start_layout_score"), None, "no file before the work");
     } else {
-        let options = TreeOptions { threads: 2, top: 0, largest: 0, cross_mounts: false };
+        let options = TreeOptions { threads: 2, top: 0, largest: 0, cross_mounts: false, disk: None };
         let report = tree::scan(&shaped, &options).map_err(|e| Error::io(root, "map the starting files", e))?;
         figures.put(spec("start_files"), Some(report.summary.files as f64), "");
         figures.put(spec("start_layout_score"), report.summary.layout_score_bytes, "no file with data");

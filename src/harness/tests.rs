@@ -29,6 +29,8 @@ fn lab(parent: &std::path::Path, fail_make: Option<&'static str>) -> (Lab, Targe
         cold_read: false,
         guest: None,
         start: None,
+        disk: crate::model::builtin::find("hdd-7200").unwrap(),
+        scenario_disks: Vec::new(),
     };
     (Lab::open_in(plan, &parent.join("state")).unwrap(), spec)
 }

@@ -37,6 +37,9 @@ pub struct RecordStep {
     /// The record starts at or past the end of the file: none of its
     /// bytes are the file's data (preallocation beyond EOF).
     pub past_eof: bool,
+    /// Bytes of the record a reader of the file reads: all of it, or up to
+    /// the end of the block that holds EOF; 0 past EOF.
+    pub file_bytes: u64,
 }
 
 /// Accumulates the figures of one file from its records in logical order.
@@ -212,7 +215,7 @@ impl LayoutAccumulator {
         self.records += 1;
         self.flags.add(e.flags);
         self.previous = Some(*e);
-        RecordStep { starts_extent: starts_extent && self.records > 1, jump, eof, past_eof }
+        RecordStep { starts_extent: starts_extent && self.records > 1, jump, eof, past_eof, file_bytes: in_file_bytes }
     }
 
     /// The figures. `size` is the file's size now; the trailing hole runs

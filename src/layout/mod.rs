@@ -11,6 +11,7 @@ pub mod extent_map;
 pub mod figures;
 pub mod freespace;
 pub mod fsinfo;
+pub mod modelled;
 pub mod mounts;
 pub mod tar_order;
 pub mod tree;
@@ -53,6 +54,9 @@ pub struct FileMap {
     /// Everything counted from the records.
     #[serde(flatten)]
     pub figures: LayoutFigures,
+    /// Its read on a modelled drive (`--disk`).
+    #[serde(flatten)]
+    pub modelled: Option<modelled::ModelledFigures>,
 }
 
 /// Open `path` for mapping: it must be a regular file. Devices, FIFOs and

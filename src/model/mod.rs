@@ -42,7 +42,7 @@ mod engine_tests;
 
 pub use modelled::Modelled;
 pub use profile::{DiskSpec, Drive, Profile, SsdSpec};
-pub use reader::{LayoutCost, Span, read_layout};
+pub use reader::{LayoutCost, LayoutReader, Span, check_span, read_layout};
 
 use crate::error::{Error, Result};
 
@@ -124,7 +124,7 @@ pub trait Device {
 }
 
 /// A fresh drive for `profile`: head at byte 0, caches empty.
-pub fn device(profile: &Profile) -> Box<dyn Device> {
+pub fn device(profile: &Profile) -> Box<dyn Device + Send> {
     match &profile.drive {
         Drive::Disk(spec) => Box::new(disk::Disk::new(spec)),
         Drive::Ssd(spec) => Box::new(ssd::Ssd::new(spec)),

@@ -131,6 +131,8 @@ pub fn plan(request: &HuntRequest, machine: &dyn Machine) -> Result<HuntPlan> {
         return Err(Error::usage(format!("--vary {0} and --sysctl {0} both set it: leave --sysctl out", vary.name)));
     }
     let target = harness.targets[0].clone();
+    // The seed's comparison on the seed's own kind of disk, as the preset.
+    harness.scenario_disks = preset::seed_disks(&[scenario], &request.target);
     // Each point measures the seed's comparison (the preset's settings
     // with several values, such as replace-files' two strategies), since
     // the claim is judged across it; the user's --set of the same key wins.

@@ -21,6 +21,7 @@
 //! test as on the host.
 
 mod case;
+pub mod disk;
 pub mod exec;
 mod guest;
 pub mod hunt;

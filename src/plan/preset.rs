@@ -106,6 +106,19 @@ fn read_preset_conditions(
     Ok(out)
 }
 
+/// The drives `scenarios` are modelled on instead of the run's: each
+/// seed's own (where its report names one), unless the user named a drive
+/// (`--disk`, `--disk-profile`), whose word wins as `--set`'s does.
+pub(super) fn seed_disks(scenarios: &[&dyn Scenario], target: &super::TargetRequest) -> Vec<(String, crate::model::Profile)> {
+    if target.disk.is_some() || target.disk_profile.is_some() {
+        return Vec::new();
+    }
+    scenarios
+        .iter()
+        .filter_map(|s| Some((s.name().to_string(), super::disk::seed_disk(s.seeded()?.preset().disk?))))
+        .collect()
+}
+
 /// The run's targets with the preset's variants of a file system placed
 /// right after it (only for file systems the run makes scratch).
 pub(super) fn with_variants(targets: &[TargetSpec], scenario: &dyn Scenario) -> Vec<TargetSpec> {
@@ -153,5 +166,19 @@ mod tests {
             let conditions = s.seeded().map(|seeded| seeded.preset().conditions).unwrap_or(&[]);
             assert!(conditions.is_empty(), "{}", s.name());
         }
+    }
+
+    #[test]
+    fn each_seed_is_modelled_on_the_disk_its_report_names_unless_the_run_names_one() {
+        let all: Vec<&dyn Scenario> = SCENARIOS.to_vec();
+        let mut target = crate::plan::tests::target(&[]);
+        let disks: Vec<(String, String)> = seed_disks(&all, &target).into_iter().map(|(s, p)| (s, p.name)).collect();
+        let named = |s: &str, d: &str| (s.to_string(), d.to_string());
+        assert_eq!(
+            disks,
+            [named("mmap-fill", "hdd-7200-2009"), named("replace-files", "laptop-5400"), named("direct-stream", "scsi-15k-2004")]
+        );
+        target.disk = Some("ssd-plp".into());
+        assert!(seed_disks(&all, &target).is_empty(), "the run's --disk wins");
     }
 }

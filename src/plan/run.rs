@@ -142,6 +142,9 @@ pub fn plan(request: &RunRequest, machine: &dyn Machine) -> Result<RunPlan> {
             }
         }
     }
+    if request.preset.is_some() {
+        harness.scenario_disks = preset::seed_disks(&scenarios, &request.target);
+    }
     let mut targets = harness.targets.clone();
     let mut cases = Vec::new();
     for job in &jobs {

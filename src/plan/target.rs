@@ -49,6 +49,10 @@ pub struct TargetRequest {
     pub age_images: u32,
     /// `--interval`: the timeline's sampling interval, in seconds.
     pub interval: f64,
+    /// `--disk`: the modelled drive, by name (none: [`super::disk::DEFAULT_DISK`]).
+    pub disk: Option<String>,
+    /// `--disk-profile`: a profile file adding a drive.
+    pub disk_profile: Option<PathBuf>,
     /// `--kernel` and the guests' sizing.
     pub vm: GuestRequest,
     /// `--crash-record`: record every write each scratch device completes.
@@ -149,6 +153,8 @@ pub fn harness_plan(args: &TargetRequest, cold_read: bool) -> Result<Plan> {
         interval: Duration::from_secs_f64(args.interval),
         cold_read,
         guest,
+        disk: super::disk::for_run(args.disk.as_deref(), args.disk_profile.as_deref())?,
+        scenario_disks: Vec::new(),
     })
 }
 

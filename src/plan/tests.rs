@@ -28,7 +28,7 @@ impl Machine for Roomy {
 }
 
 /// The target flags' defaults, as clap gives them, on `fs`.
-fn target(fs: &[FsType]) -> TargetRequest {
+pub(super) fn target(fs: &[FsType]) -> TargetRequest {
     TargetRequest {
         fs: fs.to_vec(),
         dir: None,
@@ -45,6 +45,8 @@ fn target(fs: &[FsType]) -> TargetRequest {
         age_cache: None,
         age_images: 1,
         interval: 1.0,
+        disk: None,
+        disk_profile: None,
         vm: GuestRequest {
             kernel: Vec::new(),
             kernel_modules: None,
@@ -216,4 +218,29 @@ fn contradictions_are_refused_with_the_flag_named() {
     assert!(refused(&images).contains("give --repeat 3 or more"), "{}", refused(&images));
     let unknown = request("replace-files", &[FsType::Ext4], &["sise=1M"], 1);
     assert!(refused(&unknown).starts_with("--set sise: no parameter `sise` in replace-files"), "{}", refused(&unknown));
+}
+
+#[test]
+fn the_preset_and_a_hunt_read_a_seeds_cases_on_its_disk_and_a_plain_run_on_the_runs() {
+    let mut preset = request("mmap-fill", &[FsType::Xfs], &[], 1);
+    preset.preset = Some(PresetName::Seeds);
+    let plan = run::plan(&preset, &Roomy).unwrap();
+    assert_eq!(plan.harness.disk_for("mmap-fill").name, "hdd-7200-2009");
+    let plain = run::plan(&request("mmap-fill", &[FsType::Xfs], &[], 1), &Roomy).unwrap();
+    assert_eq!(plain.harness.disk_for("mmap-fill").name, "hdd-7200", "a seed's disk is the preset's");
+    let hunt = |disk: Option<&str>| {
+        let mut target = target(&[FsType::Xfs]);
+        target.disk = disk.map(String::from);
+        let request = HuntRequest {
+            scenario: "replace-files".into(),
+            target,
+            vary: "files=20..200".into(),
+            set: Vec::new(),
+            repeat: 1,
+            steps: 4,
+            scale: Scale::Small,
+        };
+        hunt::plan(&request, &Roomy).unwrap().harness.disk_for("replace-files").name.clone()
+    };
+    assert_eq!((hunt(None), hunt(Some("ssd-no-plp"))), ("laptop-5400".to_string(), "ssd-no-plp".to_string()));
 }

@@ -302,6 +302,10 @@ pub struct TargetRecord {
     /// KEY` / `sparse copy of cache entry KEY (N MiB of data)`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_copy: Option<String>,
+    /// The modelled drive (`--disk`) the case's `modelled_*` figures are
+    /// for: a disk profile's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk: Option<String>,
 }
 
 impl Case {

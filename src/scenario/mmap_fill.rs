@@ -213,7 +213,9 @@ impl Seeded for MmapFill {
         &["extents", "touch_s", "msync_s", "total_mbps", "cold_read_mbps"]
     }
     fn preset(&self) -> Preset {
-        Preset { settings: &[("prealloc", "none,posix_fallocate")], variants: &[], conditions: PRESET_CONDITIONS }
+        // "a 7200rpm disk that can do 70MB/s sequential".
+        let disk = Some("hdd-7200-2009");
+        Preset { settings: &[("prealloc", "none,posix_fallocate")], variants: &[], conditions: PRESET_CONDITIONS, disk }
     }
     /// Judged on every place by [`shows_at`].
     fn verdict(&self, cases: &[&Case]) -> Verdict {
@@ -264,10 +266,8 @@ const MEAN_EXTENT_BYTES: f64 = 1024.0 * 1024.0;
 /// preallocated file's extents are evidence (the seed's workaround), not
 /// part of the claim.
 fn shows_at(cases: &[&Case]) -> Judged {
-    let figure = |prealloc: &str, name: &str| {
-        let seed_way = [("order", "seed"), ("pretouch", "none"), ("prealloc", prealloc)];
-        seeds::median(&seeds::with_params(cases, &seed_way), name)
-    };
+    let seed_way = |prealloc: &'static str| seeds::with_params(cases, &[("order", "seed"), ("pretouch", "none"), ("prealloc", prealloc)]);
+    let figure = |prealloc: &'static str, name: &str| seeds::median(&seed_way(prealloc), name);
     let (Some(extents), Some(perfection), Some(bytes)) =
         (figure("none", "extents"), figure("none", "perfection"), figure("none", "bytes"))
     else {
@@ -281,6 +281,10 @@ fn shows_at(cases: &[&Case]) -> Judged {
     let each = if mean < MEAN_EXTENT_BYTES { format!("{:.0} KiB", mean / 1024.0) } else { bytes_short(mean as u64) };
     let noun = if extents == 1.0 { "extent" } else { "extents" };
     let mut evidence = format!("{} {noun} where {} would do, {each} each", short_number(extents), short_number(perfection));
+    // What the extents cost a reader, on the seed's kind of disk.
+    if let Some(read) = seeds::modelled_read(&seed_way("none"), figure("none", "modelled_read_ratio"), "in one piece") {
+        evidence = format!("the file {read}: {evidence}");
+    }
     if let Some(with) = figure("posix_fallocate", "extents") {
         evidence += &format!("; {} with posix_fallocate", short_number(with));
     }
@@ -720,6 +724,20 @@ mod tests {
         assert_eq!((whole.shows, whole.evidence.as_str()), (Some(false), "1 extent where 1 would do, 128 MiB each"));
         let unknown = judge(&[case("ext4", "posix_fallocate", 10.0, 8.0, gib)]);
         assert_eq!(unknown.shows, None);
+    }
+
+    #[test]
+    fn the_verdict_says_what_the_extents_cost_on_the_seeds_disk_beside_them() {
+        let mut btrfs = case("btrfs", "none", 31_493.0, 1.0, 128.0 * 1024.0 * 1024.0);
+        btrfs.figures.set("modelled_read_ratio", 82.0, "ratio", Better::Lower, Kind::Timing);
+        btrfs.target.disk = Some("hdd-7200-2009".into());
+        let judged = shows_at(&[&btrfs]);
+        assert_eq!(
+            judged.evidence,
+            "the file reads 82× slower on hdd-7200-2009 (modelled) than in one piece: 31,493 extents where 1 would do, 4 KiB each"
+        );
+        // The deciding value stays beside its threshold.
+        assert_eq!(judged.deciding().unwrap().0.describe(), "mean extent 4.16 KiB (shows at < 1 MiB)");
     }
 
     #[test]

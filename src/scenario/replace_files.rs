@@ -98,7 +98,9 @@ impl Seeded for ReplaceFiles {
         &["journal_commits", "wall_s", "user_s", "sys_s"]
     }
     fn preset(&self) -> Preset {
-        Preset { settings: &[("strategy", "fsync-each,writeback-batch")], variants: &[], conditions: &[] }
+        // "a 5400rpm laptop drive running LVM and LUKS".
+        let disk = Some("laptop-5400");
+        Preset { settings: &[("strategy", "fsync-each,writeback-batch")], variants: &[], conditions: &[], disk }
     }
     /// Judged on every place by [`shows_at`].
     fn verdict(&self, cases: &[&Case]) -> Verdict {

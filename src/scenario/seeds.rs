@@ -32,6 +32,10 @@ pub struct Preset {
     /// a place of its own beside the run's conditions, for this scenario
     /// alone, so it does not multiply the other scenarios' cases.
     pub conditions: &'static [PresetCondition],
+    /// The modelled drive (a built-in disk profile's name) of the kind the
+    /// seed's report ran on, where it names one: the preset times reading
+    /// the layout there, unless the run names a `--disk`.
+    pub disk: Option<&'static str>,
 }
 
 /// One condition a preset adds: a memory limit, sysctls set for the case,
@@ -395,6 +399,33 @@ pub fn median(cases: &[&Case], name: &str) -> Option<f64> {
     Some(if values.len() % 2 == 1 { values[mid] } else { (values[mid - 1] + values[mid]) / 2.0 })
 }
 
+/// How many times a reference's time `ratio` is, as a reader says it,
+/// with the word that joins the reference: `82× slower` (than) from twice
+/// on, `19% slower` below that, `as fast` (as) within half a percent, `4%
+/// faster` (than).
+pub fn slower(ratio: f64) -> (String, &'static str) {
+    let pct = (ratio - 1.0) * 100.0;
+    if ratio >= 2.0 {
+        (format!("{} slower", Shown::Times.print(ratio)), "than")
+    } else if pct.abs() < 0.5 {
+        ("as fast".to_string(), "as")
+    } else if pct > 0.0 {
+        (format!("{pct:.0}% slower"), "than")
+    } else {
+        (format!("{:.0}% faster", -pct), "than")
+    }
+}
+
+/// `reads 82× slower on hdd-7200-2009 (modelled) than in one piece`: a
+/// modelled read time `ratio` times that of `reference`, on the drive
+/// `cases` were modelled on (`target.disk`); `None` without a ratio or a
+/// drive (a run stored before the model).
+pub fn modelled_read(cases: &[&Case], ratio: Option<f64>, reference: &str) -> Option<String> {
+    let disk = cases.iter().find_map(|c| c.target.disk.as_deref())?;
+    let (slower, joined) = slower(ratio?);
+    Some(format!("reads {slower} on {disk} (modelled) {joined} {reference}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -496,6 +527,21 @@ mod tests {
         let one = [aged(30.0, "a", 1)];
         let v = judge_places("replace-files", "002", "", &one.iter().collect::<Vec<_>>(), predicate);
         assert!(v.places[0].details().ends_with("1 aged image"), "{}", v.places[0].details());
+    }
+
+    #[test]
+    fn a_modelled_read_is_said_beside_the_drive_it_was_modelled_on() {
+        let words: Vec<(String, &str)> = [82.0, 2.0, 1.19, 1.004, 0.96].iter().map(|r| slower(*r)).collect();
+        let said: Vec<String> = words.iter().map(|(w, j)| format!("{w} {j}")).collect();
+        assert_eq!(said, ["82× slower than", "2× slower than", "19% slower than", "as fast as", "4% faster than"]);
+        let mut modelled = case("ext3", "fsync-each", 3.0);
+        let before = case("ext3", "fsync-each", 3.0);
+        assert_eq!(modelled_read(&[&before], Some(82.4), "in one piece"), None, "a run stored before the model says nothing");
+        modelled.target.disk = Some("hdd-7200-2009".into());
+        let said = |ratio| modelled_read(&[&modelled], Some(ratio), "in one piece");
+        assert_eq!(said(82.4).as_deref(), Some("reads 82.4× slower on hdd-7200-2009 (modelled) than in one piece"));
+        assert_eq!(said(1.0).as_deref(), Some("reads as fast on hdd-7200-2009 (modelled) as in one piece"));
+        assert_eq!(modelled_read(&[&modelled], None, "in one piece"), None);
     }
 
     #[test]

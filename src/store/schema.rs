@@ -15,7 +15,7 @@ use super::{Backend, Value};
 use crate::error::{Error, Result};
 
 /// The schema version this fslab writes and reads.
-pub const CURRENT: i64 = 5;
+pub const CURRENT: i64 = 6;
 
 /// Each version's DDL, in order; index `i` makes version `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -103,6 +103,10 @@ const MIGRATIONS: &[&str] = &[
     // VM's size; NULL for cases run on the host, and in cases stored
     // before, which all ran there.
     "ALTER TABLE cases ADD COLUMN guest TEXT",
+    // 6: the modelled drive (`--disk`) the case's `modelled_*` figures are
+    // for, a disk profile's name; NULL in cases stored before, which had
+    // none.
+    "ALTER TABLE cases ADD COLUMN disk TEXT",
 ];
 
 /// The words a backend puts into the DDL.

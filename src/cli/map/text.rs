@@ -137,7 +137,7 @@ mod tests {
         String::from_utf8(out).unwrap()
     }
 
-    const STEP: RecordStep = RecordStep { starts_extent: false, jump: None, eof: false, past_eof: false };
+    const STEP: RecordStep = RecordStep { starts_extent: false, jump: None, eof: false, past_eof: false, file_bytes: 4096 };
 
     #[test]
     fn units_scale_offsets_and_lengths() {
@@ -167,7 +167,7 @@ mod tests {
         let ag = AgGeometry { ag_blocks: 32_768, ag_count: 4, block_size: 4096 };
         let r = row(MapUnits::Blocks, Some(ag));
         let e = Extent { logical: 1 << 20, physical: 400 << 20, length: 1 << 20, flags: 0x801 };
-        let step = RecordStep { starts_extent: true, jump: Some(-(300 << 20)), eof: true, past_eof: true };
+        let step = RecordStep { starts_extent: true, jump: Some(-(300 << 20)), eof: true, past_eof: true, file_bytes: 0 };
         let mut header = Vec::new();
         r.write_header(&mut header).unwrap();
         for line in [text(&r, &e, step), String::from_utf8(header).unwrap()] {

@@ -15,10 +15,12 @@ use std::sync::Arc;
 use rustix::fs::{FileType, Mode, OFlags};
 
 use super::chain::{Edges, PairCounts};
+use super::modelled::{BatchData, file_figures};
 use super::totals::Totals;
 use super::walk::{DirNode, NameBatch, Shared, os_name};
 use crate::error::describe_io;
 use crate::layout::extent_map::DEFAULT_BATCH;
+use crate::layout::modelled::{ModelledFigures, Readable, readable};
 use crate::layout::{FsInfo, LayoutFigures, map_open_file};
 use crate::sys::fiemap::FiemapBuffer;
 
@@ -33,6 +35,15 @@ impl FileError {
     fn new(what: String) -> Self {
         FileError { what, unsupported: false }
     }
+}
+
+/// One regular file, mapped.
+struct Mapped {
+    size: u64,
+    figures: LayoutFigures,
+    perfection: Option<u64>,
+    /// Why its data cannot be modelled (`--disk`), if so.
+    unplaced: Option<&'static str>,
 }
 
 impl Shared {
@@ -59,33 +70,51 @@ impl Shared {
         let mut counts = PairCounts::default();
         let mut edges: Option<Edges> = None;
         let mut fs: Option<(u64, Arc<FsInfo>)> = None;
+        let profile = self.options.disk.as_ref();
+        let mut data = BatchData::default();
         for name in names.iter() {
-            match self.map_one(node, name, buffer, &mut fs) {
-                Ok(Some((size, figures, perfection))) => {
+            let mark = data.mark();
+            match self.map_one(node, name, buffer, &mut fs, profile.map(|_| &mut data)) {
+                Ok(Some(Mapped { size, figures, perfection, unplaced })) => {
                     if figures.records > 0 {
                         Edges::add_file(&mut edges, figures.first_physical, figures.last_physical_end, &mut counts);
                     }
-                    local.file(size, &figures, perfection, || node.path.join(os_name(name)));
+                    let read = profile.map(|p| (data.end_file(mark, unplaced, p), p));
+                    // A file's own modelled read only for the worst list.
+                    let modelled = || {
+                        read.map(|(spans, p)| match spans {
+                            Ok(spans) => file_figures(spans, p),
+                            Err(why) => ModelledFigures { modelled_missing: Some(why), ..ModelledFigures::default() },
+                        })
+                    };
+                    local.file(size, &figures, perfection, || node.path.join(os_name(name)), modelled);
                 }
-                Ok(None) => {}
-                Err(e) => local.error(&node.path.join(os_name(name)), &e.what, e.unsupported),
+                Ok(None) => data.forget(mark),
+                Err(e) => {
+                    data.forget(mark);
+                    local.error(&node.path.join(os_name(name)), &e.what, e.unsupported);
+                }
             }
         }
-        node.chain.lock().unwrap_or_else(|e| e.into_inner()).finish_batch(index, edges, &mut counts);
+        let dir = node.chain.lock().unwrap_or_else(|e| e.into_inner()).finish_batch(index, edges, data, &mut counts, profile);
         local.pairs.add(&counts);
+        if let Some(dir) = dir {
+            local.directory(dir);
+        }
         self.totals.lock().unwrap_or_else(|e| e.into_inner()).merge(local);
     }
 
-    /// Map one file; `Ok(None)` for entries that turned out not to be
-    /// regular files on this file system.
-    #[allow(clippy::type_complexity)]
+    /// Map one file, its data for the model going to `data` when given;
+    /// `Ok(None)` for entries that turned out not to be regular files on
+    /// this file system.
     fn map_one(
         &self,
         node: &DirNode,
         name: &CStr,
         buffer: &mut FiemapBuffer,
         fs: &mut Option<(u64, Arc<FsInfo>)>,
-    ) -> Result<Option<(u64, LayoutFigures, Option<u64>)>, FileError> {
+        mut data: Option<&mut BatchData>,
+    ) -> Result<Option<Mapped>, FileError> {
         let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
         let fd = rustix::fs::openat(&node.fd, name, flags, Mode::empty()).map_err(|e| match e {
             rustix::io::Errno::NOENT => FileError::new("vanished during the walk".to_string()),
@@ -118,7 +147,20 @@ impl Shared {
                 info
             }
         };
-        let acc = map_open_file(&fd, info.block_size, buffer, false, |_, _| Ok(())).map_err(|e| FileError {
+        let mut unplaced = None;
+        let acc = map_open_file(&fd, info.block_size, buffer, false, |e, step| {
+            if let Some(data) = data.as_deref_mut() {
+                match readable(e, &step) {
+                    Readable::Read(span) => data.push(span),
+                    Readable::Nothing => {}
+                    Readable::Unplaced(why) => {
+                        unplaced.get_or_insert(why);
+                    }
+                }
+            }
+            Ok(())
+        })
+        .map_err(|e| FileError {
             unsupported: matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::ENOTTY)),
             what: format!("FIEMAP: {}", describe_io(&e)),
         })?;
@@ -133,6 +175,6 @@ impl Shared {
         };
         let perfection = info.rule_for_size(&fd, Some(size)).perfection(size);
         let figures = acc.finish(size);
-        Ok(Some((size, figures, perfection)))
+        Ok(Some(Mapped { size, figures, perfection, unplaced }))
     }
 }

@@ -5,16 +5,26 @@
 //! data file starts, where its last one ends), and a per-directory chain
 //! joins batches strictly by index as they finish, whatever order that
 //! is; so the pairs counted are those a single reader in directory order
-//! would see, and no per-file state outlives its batch.
+//! would see, and no per-file state outlives its batch. With `--disk`, a
+//! batch's data is read on the directory's modelled drive in the same
+//! order (`modelled`), and kept only until its turn comes.
 
 use std::collections::BTreeMap;
+
+use super::modelled::{BatchData, DirCost, DirRead};
+use crate::model::Profile;
 
 /// Joins per-batch edges in directory order.
 #[derive(Default)]
 pub(super) struct Chain {
     next: u64,
-    ready: BTreeMap<u64, Option<Edges>>,
+    ready: BTreeMap<u64, (Option<Edges>, BatchData)>,
     carry_end: Option<u64>,
+    /// The directory's files read so far on the model's drive.
+    read: DirRead,
+    /// How many batches the directory has, once its reader has counted.
+    batches: Option<u64>,
+    finished: bool,
 }
 
 /// The first data file's start and the last data file's end in a batch.
@@ -86,17 +96,45 @@ impl Edges {
 }
 
 impl Chain {
-    /// Record batch `index`'s edges (None: no file with data) and fold all
-    /// batches now in order into `counts`.
-    pub(super) fn finish_batch(&mut self, index: u64, edges: Option<Edges>, counts: &mut PairCounts) {
-        self.ready.insert(index, edges);
-        while let Some(edges) = self.ready.remove(&self.next) {
+    /// Record batch `index`'s edges (None: no file with data) and its
+    /// data for the model, and fold all batches now in order into
+    /// `counts`, reading their data on `profile`'s drive when given. The
+    /// directory's modelled read once its last batch is in.
+    pub(super) fn finish_batch(
+        &mut self,
+        index: u64,
+        edges: Option<Edges>,
+        data: BatchData,
+        counts: &mut PairCounts,
+        profile: Option<&Profile>,
+    ) -> Option<DirCost> {
+        self.ready.insert(index, (edges, data));
+        while let Some((edges, data)) = self.ready.remove(&self.next) {
             if let Some(edges) = edges {
                 counts.pair(self.carry_end, edges.first_start);
                 self.carry_end = edges.last_end;
             }
+            if let Some(profile) = profile {
+                self.read.read(data, profile);
+            }
             self.next += 1;
         }
+        self.done(profile)
+    }
+
+    /// The directory has `batches` batches in all: its modelled read, if
+    /// they are all in.
+    pub(super) fn close(&mut self, batches: u64, profile: Option<&Profile>) -> Option<DirCost> {
+        self.batches = Some(batches);
+        self.done(profile)
+    }
+
+    fn done(&mut self, profile: Option<&Profile>) -> Option<DirCost> {
+        if profile.is_none() || self.finished || self.batches != Some(self.next) {
+            return None;
+        }
+        self.finished = true;
+        Some(std::mem::take(&mut self.read).finish())
     }
 }
 
@@ -110,14 +148,14 @@ mod tests {
         let mut counts = PairCounts::default();
         let e = |s, l| Some(Edges { first_start: Some(s), last_end: Some(l) });
         // Batch 2 finishes first; nothing can be joined yet.
-        chain.finish_batch(2, e(300, 400), &mut counts);
+        chain.finish_batch(2, e(300, 400), BatchData::default(), &mut counts, None);
         assert_eq!(counts.pairs, 0);
-        chain.finish_batch(0, e(0, 100), &mut counts);
+        chain.finish_batch(0, e(0, 100), BatchData::default(), &mut counts, None);
         assert_eq!(counts.pairs, 0, "batch 0 has no predecessor");
         // Batch 1 has no data: 0's end meets 2's start (100 vs 300).
-        chain.finish_batch(1, None, &mut counts);
+        chain.finish_batch(1, None, BatchData::default(), &mut counts, None);
         assert_eq!((counts.pairs, counts.contiguous, counts.seek_bytes), (1, 0, 200));
-        chain.finish_batch(3, e(400, 500), &mut counts);
+        chain.finish_batch(3, e(400, 500), BatchData::default(), &mut counts, None);
         assert_eq!((counts.pairs, counts.contiguous), (2, 1));
     }
 

@@ -20,8 +20,11 @@
 
 mod batch;
 mod chain;
+mod modelled;
 mod totals;
 mod walk;
+
+pub use modelled::TreeModelled;
 
 use std::path::PathBuf;
 
@@ -41,6 +44,9 @@ pub struct TreeOptions {
     pub largest: usize,
     /// Descend into other file systems.
     pub cross_mounts: bool,
+    /// Read the tree on this modelled drive (`--disk`): each directory's
+    /// files one after another in directory order.
+    pub disk: Option<crate::model::Profile>,
 }
 
 /// Totals over the tree (`frag --json`'s `summary`).
@@ -80,6 +86,9 @@ pub struct TreeSummary {
     pub next_file_seek_median_bytes: Option<u64>,
     /// Entries that could not be mapped (vanished, permission, ...).
     pub errors: u64,
+    /// The tree read on a modelled drive (`--disk`).
+    #[serde(flatten)]
+    pub modelled: Option<TreeModelled>,
 }
 
 /// Files whose extent count falls in `[extents_min, extents_max]`.
@@ -106,6 +115,9 @@ pub struct WorstFile {
     pub perfection: Option<u64>,
     /// Its layout score.
     pub layout_score: Option<f64>,
+    /// Its own modelled read on a fresh drive (`--disk`).
+    #[serde(flatten)]
+    pub modelled: Option<crate::layout::modelled::ModelledFigures>,
 }
 
 /// One of the largest files.

@@ -10,8 +10,10 @@
 use std::path::{Path, PathBuf};
 
 use super::chain::PairCounts;
+use super::modelled::{DirCost, ModelTotals};
 use super::{HistogramBucket, LISTED_ERRORS, LargeFile, TreeOptions, TreeReport, TreeSummary, WalkError, WorstFile};
 use crate::layout::LayoutFigures;
+use crate::layout::modelled::ModelledFigures;
 
 /// 1.0 in the fixed point layout scores are summed in: 2^48, finer than
 /// any score (a ratio of block counts below 2^40) needs.
@@ -35,6 +37,8 @@ pub(super) struct Totals {
     largest_top: usize,
     largest: Vec<LargeFile>,
     errors: Vec<WalkError>,
+    /// Directories' modelled reads (`--disk`).
+    modelled: Option<ModelTotals>,
 }
 
 impl Totals {
@@ -52,6 +56,14 @@ impl Totals {
             largest_top: options.largest,
             largest: Vec::new(),
             errors: Vec::new(),
+            modelled: options.disk.as_ref().map(|_| ModelTotals::default()),
+        }
+    }
+
+    /// Add a directory's modelled read.
+    pub(super) fn directory(&mut self, dir: DirCost) {
+        if let Some(m) = self.modelled.as_mut() {
+            m.directory(dir);
         }
     }
 
@@ -62,7 +74,16 @@ impl Totals {
         }
     }
 
-    pub(super) fn file(&mut self, size: u64, f: &LayoutFigures, perfection: Option<u64>, path: impl FnOnce() -> PathBuf) {
+    /// Count a file; `path` and its own `modelled` read are asked for only
+    /// when it enters a list.
+    pub(super) fn file(
+        &mut self,
+        size: u64,
+        f: &LayoutFigures,
+        perfection: Option<u64>,
+        path: impl FnOnce() -> PathBuf,
+        modelled: impl FnOnce() -> Option<ModelledFigures>,
+    ) {
         let s = &mut self.summary;
         s.files += 1;
         s.bytes += size;
@@ -99,7 +120,7 @@ impl Totals {
             self.offer_large(LargeFile { path: path.clone(), size });
         }
         if worst {
-            self.offer(WorstFile { path, size, extents: f.extents, perfection, layout_score: f.layout_score });
+            self.offer(WorstFile { path, size, extents: f.extents, perfection, layout_score: f.layout_score, modelled: modelled() });
         }
     }
 
@@ -147,6 +168,9 @@ impl Totals {
         let room = LISTED_ERRORS.saturating_sub(self.errors.len());
         self.errors.extend(other.errors.into_iter().take(room));
         self.summary.errors += other.summary.errors;
+        if let (Some(m), Some(o)) = (self.modelled.as_mut(), other.modelled) {
+            m.merge(o);
+        }
     }
 
     pub(super) fn report(mut self) -> TreeReport {
@@ -161,6 +185,7 @@ impl Totals {
         s.next_file_seek_median_bytes = self.pairs.median_seek();
         s.next_file_contiguous =
             (self.pairs.pairs > 0).then(|| self.pairs.contiguous as f64 / self.pairs.pairs as f64);
+        s.modelled = self.modelled.take().map(ModelTotals::report);
         let histogram = self
             .histogram
             .iter()
@@ -246,7 +271,7 @@ mod tests {
 
     #[test]
     fn the_worst_list_keeps_the_top_n_in_order() {
-        let mut t = Totals::new(&TreeOptions { threads: 1, top: 2, largest: 2, cross_mounts: false });
+        let mut t = Totals::new(&TreeOptions { threads: 1, top: 2, largest: 2, cross_mounts: false, disk: None });
         let fig = |extents| LayoutFigures {
             extents,
             records: extents,
@@ -264,7 +289,7 @@ mod tests {
             last_physical_end: None,
         };
         for (name, n, size) in [("a", 3, 4096), ("b", 9, 4096), ("c", 1, 8192), ("d", 9, 4096), ("e", 5, 8192), ("f", 9, 4096)] {
-            t.file(size, &fig(n), Some(1), || PathBuf::from(name));
+            t.file(size, &fig(n), Some(1), || PathBuf::from(name), || None);
         }
         let names: Vec<_> = t.worst.iter().map(|w| (w.path.as_str(), w.extents)).collect();
         assert_eq!(names, vec![("b", 9), ("d", 9)]);

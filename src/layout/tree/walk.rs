@@ -144,6 +144,7 @@ impl Shared {
                     });
                     let mut batch = NameBatch::with_capacity(1);
                     batch.push(&name);
+                    self.close_dir(&node, 1);
                     self.map_batch(&node, 0, batch);
                 }
                 (Err(e), _) => self.error(parent, &describe_io(&e.into())),
@@ -172,6 +173,15 @@ impl Shared {
 
     fn error(&self, path: &Path, what: &str) {
         self.totals.lock().unwrap_or_else(|e| e.into_inner()).error(path, what, false);
+    }
+
+    /// Directory `node` has `batches` batches in all: its modelled read is
+    /// added once the last of them is in (`--disk`).
+    fn close_dir(&self, node: &DirNode, batches: u64) {
+        let dir = node.chain.lock().unwrap_or_else(|e| e.into_inner()).close(batches, self.options.disk.as_ref());
+        if let Some(dir) = dir {
+            self.totals.lock().unwrap_or_else(|e| e.into_inner()).directory(dir);
+        }
     }
 
     /// Read one directory in order; spawn its subdirectories and batches.
@@ -221,6 +231,7 @@ impl Shared {
                 _ => {}
             }
         }
+        self.close_dir(&node, batch_index + u64::from(batch.len() > 0));
         if batch.len() > 0 {
             self.map_batch(&node, batch_index, batch);
         }

@@ -206,7 +206,10 @@ impl Seeded for DirectStream {
     /// can hold. A fixed 8 GiB ended in 4.5 s on a fast disk, too short to
     /// judge.
     fn preset(&self) -> Preset {
-        Preset { settings: &[("file", "new"), ("seconds", "20")], variants: &[], conditions: &[] }
+        // "a megaraid hardware raid-5 on 5x15000RPM scsi 320 disks", 2004:
+        // one disk of its array.
+        let disk = Some("scsi-15k-2004");
+        Preset { settings: &[("file", "new"), ("seconds", "20")], variants: &[], conditions: &[], disk }
     }
     /// The byte limit: 40% of what the scratch disk has free (its image is
     /// sized for it and must fit), at most [`PRESET_MAX_BYTES`], in whole
@@ -415,7 +418,7 @@ fn open(path: &Path, create: bool) -> Result<File> {
 /// Extents of everything under `dir`, counted as the harness's `extents`
 /// figure counts them.
 fn extents_under(dir: &Path) -> Result<u64> {
-    let options = crate::layout::tree::TreeOptions { threads: 1, top: 0, largest: 0, cross_mounts: false };
+    let options = crate::layout::tree::TreeOptions { threads: 1, top: 0, largest: 0, cross_mounts: false, disk: None };
     let report = crate::layout::tree::scan(&[dir.to_path_buf()], &options)
         .map_err(|e| Error::io(dir, "map the laid-down file", e))?;
     Ok(report.summary.extents)

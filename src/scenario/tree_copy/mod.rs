@@ -170,6 +170,8 @@ impl Seeded for TreeCopy {
             settings: &[],
             variants: &[Variant { label: "ext2-1k", fs: FsType::Ext2, mkfs_args: &["-b", "1024"], mount_opts: None }],
             conditions: &[],
+            // Its drive is only "very slow for even small seeks".
+            disk: None,
         }
     }
     /// Judged on every place by [`shows_at`], against the best place of
@@ -200,6 +202,8 @@ const CONTIGUOUS: &str = "contiguous_files";
 struct Best {
     contiguous: Option<(String, f64)>,
     read_ios: Option<(String, f64)>,
+    /// The least modelled read time over the same bytes in one piece.
+    modelled: Option<(String, f64)>,
 }
 
 impl Best {
@@ -216,6 +220,11 @@ impl Best {
                     best.read_ios = Some((place.label.clone(), ios));
                 }
             }
+            if let Some(ratio) = modelled_ratio(&place.cases) {
+                if best.modelled.as_ref().is_none_or(|(_, b)| ratio < *b) {
+                    best.modelled = Some((place.label.clone(), ratio));
+                }
+            }
         }
         best
     }
@@ -230,6 +239,11 @@ fn contiguous_share(cases: &[&Case]) -> Option<f64> {
 
 fn read_ios(cases: &[&Case]) -> Option<f64> {
     seeds::median(&seeds::with_params(cases, &[]), "cold_read_ios_per_mib")
+}
+
+/// The copy's modelled read in tar order over the same bytes in one piece.
+fn modelled_ratio(cases: &[&Case]) -> Option<f64> {
+    seeds::median(&seeds::with_params(cases, &[]), "modelled_read_ratio")
 }
 
 /// The seed's claim on one place's cases: its share of contiguous files
@@ -252,6 +266,10 @@ fn shows_at(cases: &[&Case], best: &Best) -> Judged {
     let mut said = Vec::new();
     if let (Some(share), Some((place, b))) = (share, &best.contiguous) {
         said.push(format!("{:.0}% of files contiguous (best {:.0}%, {place})", share * 100.0, b * 100.0));
+    }
+    // What the layout costs the read-back, on a modelled disk.
+    if let (Some(read), Some((place, b))) = (seeds::modelled_read(cases, modelled_ratio(cases), "in one piece"), &best.modelled) {
+        said.push(format!("the copy {read} (best {}, {place})", seeds::slower(*b).0));
     }
     if let (Some(ios), Some((place, b))) = (ios, &best.read_ios) {
         said.push(format!("{ios:.1} read I/Os per MiB (best {b:.1}, {place})"));
@@ -590,6 +608,23 @@ mod tests {
         figures.set("fragmented_files", fragmented, "count", Better::Lower, Kind::Exact);
         figures.set("cold_read_ios_per_mib", ios, "count", Better::Lower, Kind::Exact);
         Case { figures, ..Case::new("tree-copy", fs, serde_json::Map::new(), 1) }
+    }
+
+    #[test]
+    fn the_verdict_says_what_the_layout_costs_the_read_back_beside_it() {
+        let modelled = |mut c: Case, ratio: f64| {
+            c.figures.set("modelled_read_ratio", ratio, "ratio", Better::Lower, Kind::Timing);
+            c.target.disk = Some("hdd-7200".into());
+            c
+        };
+        let cases = [modelled(case("xfs", 1000.0, 0.0, 4.0), 1.05), modelled(case("ext2", 1000.0, 600.0, 9.0), 21.0)];
+        let v = TreeCopy.verdict(&cases.iter().collect::<Vec<_>>());
+        assert_eq!(
+            v.places[1].evidence,
+            "40% of files contiguous (best 100%, xfs), the copy reads 21× slower on hdd-7200 (modelled) than in one piece \
+             (best 5% slower, xfs), 9.0 read I/Os per MiB (best 4.0, xfs)"
+        );
+        assert_eq!(v.places[1].rule.as_ref().unwrap().shown, "best/this share of contiguous files 2.5× (shows at ≥ 2×)");
     }
 
     #[test]
