@@ -21,7 +21,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("ledger", &["layout", "sys", "record", "error", "units", "text", "interrupt", "progress"]),
     ("age_cache", &["ledger", "sys", "record", "error", "units", "text", "interrupt"]),
     ("site", &["age_cache", "ledger", "layout", "sys", "record", "error", "units", "text", "interrupt", "progress"]),
-    ("probe", &["site", "ledger", "layout", "sys", "record", "error", "units", "text", "interrupt"]),
+    ("probe", &["site", "ledger", "layout", "model", "sys", "record", "error", "units", "text", "interrupt"]),
     ("scenario", &["probe", "site", "age_cache", "ledger", "layout", "sys", "record", "error", "units", "text", "interrupt"]),
     ("age", &["scenario", "probe", "site", "ledger", "layout", "sys", "record", "error", "units", "text", "interrupt"]),
     ("vm", &["site", "age_cache", "ledger", "sys", "record", "error", "units", "text", "interrupt"]),
@@ -31,13 +31,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "harness",
         &[
-            "age", "vm", "scenario", "probe", "site", "age_cache", "ledger", "layout", "sys", "store", "record", "error", "units",
-            "text", "interrupt", "progress",
+            "age", "vm", "scenario", "probe", "site", "age_cache", "ledger", "layout", "model", "sys", "store", "record", "error",
+            "units", "text", "interrupt", "progress",
         ],
     ),
     // The plan: requests the command line fills, turned into the harness's
     // plan and the list of cases; it never names `cli`.
-    ("plan", &["harness", "age", "vm", "scenario", "site", "age_cache", "ledger", "record", "error", "units", "text"]),
+    ("plan", &["harness", "age", "vm", "scenario", "site", "age_cache", "ledger", "model", "record", "error", "units", "text"]),
 ];
 
 /// The modules `crate::X` names in one file's code (comments skipped).

@@ -272,6 +272,16 @@ pub struct TargetArgs {
     /// Timeline sampling interval in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
     pub interval: f64,
+    /// The drive the disk model replays each case's block requests on
+    /// (`fslab list --disks`): a built-in name, or one --disk-profile adds
+    /// [default: hdd-7200, or the file's drive with --disk-profile].
+    #[arg(long, value_name = "PROFILE")]
+    pub disk: Option<String>,
+    /// Add the drive a JSON profile file describes
+    /// (examples/disk-profile.json): read only when named, a regular file
+    /// of root's or yours.
+    #[arg(long, value_name = "FILE")]
+    pub disk_profile: Option<PathBuf>,
     /// A name for this run, to compare by later; repeatable.
     #[arg(long, value_name = "NAME")]
     pub tag: Vec<String>,

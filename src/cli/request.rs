@@ -61,6 +61,8 @@ impl TargetArgs {
             age_cache: self.age_cache.clone(),
             age_images: self.age_images,
             interval: self.interval,
+            disk: self.disk.clone(),
+            disk_profile: self.disk_profile.clone(),
             vm: GuestRequest {
                 kernel: vm.kernel.clone(),
                 kernel_modules: vm.kernel_modules.clone(),

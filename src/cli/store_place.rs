@@ -21,7 +21,6 @@ use crate::error::Result;
 use crate::store::Selection;
 use crate::store::location::is_default;
 use crate::ledger::folder::{FolderRole, OwnedDir};
-use crate::ledger::walk::{Rules, walk};
 
 impl StoreArgs {
     /// Where to read runs from: a PostgreSQL URL as given; the default
@@ -53,14 +52,4 @@ impl StoreArgs {
     }
 }
 
-/// The path a file named on the command line is read by: every symlink
-/// on the way followed by the rules (another user's refused, exit 2), none
-/// left in it. `None` when nothing is there.
-pub(super) fn named_file(path: &Path) -> Result<Option<std::path::PathBuf>> {
-    let rules = Rules::for_named_files();
-    match walk(path, rules) {
-        Ok(walked) => Ok(Some(walked.path)),
-        Err(e) if e.is_not_found() => Ok(None),
-        Err(e) => Err(e.into_error(path, "read", rules.trusted)),
-    }
-}
+pub(super) use crate::ledger::walk::named_file;

@@ -35,6 +35,9 @@ pub struct Plan {
     /// How guests are sized, when a condition boots a kernel in one
     /// (`--kernel IMAGE`).
     pub guest: Option<super::GuestPlan>,
+    /// The drive the disk model replays each case's block requests on
+    /// (`--disk`).
+    pub disk: crate::model::Profile,
 }
 
 impl Plan {

@@ -29,6 +29,7 @@ fn lab(parent: &std::path::Path, fail_make: Option<&'static str>) -> (Lab, Targe
         cold_read: false,
         guest: None,
         start: None,
+        disk: crate::model::builtin::find(crate::model::builtin::DEFAULT).unwrap(),
     };
     (Lab::open_in(plan, &parent.join("state")).unwrap(), spec)
 }

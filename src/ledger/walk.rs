@@ -157,6 +157,18 @@ pub struct Walked {
     pub open: Option<OpenFolder>,
 }
 
+/// The path a file named on the command line is read by: every symlink
+/// on the way followed by the rules (another user's refused, exit 2), none
+/// left in it. `None` when nothing is there.
+pub fn named_file(path: &Path) -> crate::error::Result<Option<PathBuf>> {
+    let rules = Rules::for_named_files();
+    match walk(path, rules) {
+        Ok(walked) => Ok(Some(walked.path)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(e.into_error(path, "read", rules.trusted)),
+    }
+}
+
 /// Walk `path` from `/` (a relative one from the current folder), as the
 /// module doc says. Every symlink, the last component's too, is followed by
 /// the rules, read through the descriptor that was checked.

@@ -105,6 +105,7 @@ fn refuse_with_guests(args: &TargetRequest, guests: usize) -> Result<()> {
         (args.age.is_some(), "--age", "aged starts are not made in guests yet: leave --age out"),
         (!args.fill.is_empty(), "--fill", "filled starts are not made in guests yet: leave --fill out"),
         (args.vm.kernel_modules.is_some() && guests > 1, "--kernel-modules", "it names one tree: give one guest kernel"),
+        (args.disk_profile.is_some(), "--disk-profile", "a guest knows the built-in drives alone: name one with --disk"),
     ];
     match refused.iter().find(|(given, _, _)| *given) {
         Some((_, flag, why)) => Err(Error::usage(format!("{flag} with --kernel IMAGE: {why}"))),
@@ -113,7 +114,8 @@ fn refuse_with_guests(args: &TargetRequest, guests: usize) -> Result<()> {
 }
 
 /// The flags every guest's fslab gets as the host's run was given them:
-/// mkfs and mount options, run-wide sysctls, the interval, the size.
+/// mkfs and mount options, run-wide sysctls, the interval, the size, the
+/// modelled drive.
 fn forwarded(args: &TargetRequest) -> Vec<String> {
     let mut out = Vec::new();
     for (fs, value) in &args.mkfs_opt {
@@ -127,6 +129,9 @@ fn forwarded(args: &TargetRequest) -> Vec<String> {
         out.push(format!("--sysctl={}={}", s.key, s.value));
     }
     out.push(format!("--interval={}", args.interval));
+    if let Some(disk) = &args.disk {
+        out.push(format!("--disk={disk}"));
+    }
     out
 }
 

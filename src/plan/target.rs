@@ -49,6 +49,11 @@ pub struct TargetRequest {
     pub age_images: u32,
     /// `--interval`: the timeline's sampling interval, in seconds.
     pub interval: f64,
+    /// `--disk`: the disk model's drive, by name (none: `hdd-7200`, or
+    /// the profile file's drive).
+    pub disk: Option<String>,
+    /// `--disk-profile`: a JSON profile file adding a drive, as given.
+    pub disk_profile: Option<PathBuf>,
     /// `--kernel` and the guests' sizing.
     pub vm: GuestRequest,
 }
@@ -132,7 +137,33 @@ pub fn harness_plan(args: &TargetRequest, cold_read: bool) -> Result<Plan> {
         interval: Duration::from_secs_f64(args.interval),
         cold_read,
         guest,
+        disk: disk_profile(args)?,
     })
+}
+
+/// The drive the model replays on (`--disk`, `--disk-profile`): the named
+/// one among the built-in drives and the file's, the file's when only it is
+/// given, else [`builtin::DEFAULT`]. The file is read only when named, by
+/// the rule for named files; any fault is bad input (exit 2).
+fn disk_profile(args: &TargetRequest) -> Result<crate::model::Profile> {
+    use crate::model::{builtin, profile_file};
+    let added = match &args.disk_profile {
+        Some(path) => {
+            let found = crate::ledger::walk::named_file(path)?.ok_or_else(|| {
+                Error::usage(format!(
+                    "--disk-profile {}: no such file; give the path of a JSON profile file",
+                    crate::text::path(path)
+                ))
+            })?;
+            vec![profile_file::load(&found, path)?]
+        }
+        None => Vec::new(),
+    };
+    match (&args.disk, added.first()) {
+        (Some(name), _) => builtin::by_name(name, &added),
+        (None, Some(file)) => Ok(file.clone()),
+        (None, None) => builtin::by_name(builtin::DEFAULT, &[]),
+    }
 }
 
 /// The fill levels a run varies, as given: none unless `--fill` is a list.

@@ -45,6 +45,8 @@ fn target(fs: &[FsType]) -> TargetRequest {
         age_cache: None,
         age_images: 1,
         interval: 1.0,
+        disk: None,
+        disk_profile: None,
         vm: GuestRequest {
             kernel: Vec::new(),
             kernel_modules: None,
@@ -214,4 +216,36 @@ fn contradictions_are_refused_with_the_flag_named() {
     assert!(refused(&images).contains("give --repeat 3 or more"), "{}", refused(&images));
     let unknown = request("replace-files", &[FsType::Ext4], &["sise=1M"], 1);
     assert!(refused(&unknown).starts_with("--set sise: no parameter `sise` in replace-files"), "{}", refused(&unknown));
+}
+
+#[test]
+fn the_modelled_drive_is_the_default_a_named_one_or_the_profile_file_s() {
+    let plan = |target: &TargetRequest| super::harness_plan(target, false).map(|p| p.disk.name);
+    let mut asked = target(&[FsType::Ext4]);
+    assert_eq!(plan(&asked).unwrap(), "hdd-7200");
+    asked.disk = Some("ssd-no-plp".into());
+    assert_eq!(plan(&asked).unwrap(), "ssd-no-plp");
+    asked.disk = Some("floppy".into());
+    let err = plan(&asked).unwrap_err();
+    assert_eq!(err.kind, crate::error::ErrorKind::Usage);
+    assert!(err.message.contains("no disk profile `floppy`") && err.message.contains("hdd-7200-2009"), "{}", err.message);
+
+    // A profile file adds a drive: used alone, or named beside the others.
+    let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+    let file = dir.path().join("disk.json");
+    std::fs::write(&file, include_str!("../../examples/disk-profile.json")).unwrap();
+    asked.disk = None;
+    asked.disk_profile = Some(file.clone());
+    assert_eq!(plan(&asked).unwrap(), "barracuda-7200.12");
+    asked.disk = Some("laptop-5400".into());
+    assert_eq!(plan(&asked).unwrap(), "laptop-5400");
+    asked.disk_profile = Some(dir.path().join("absent.json"));
+    assert!(plan(&asked).unwrap_err().message.starts_with("--disk-profile "), "a missing file is named");
+
+    // A guest has the built-in drives alone; the name is passed on.
+    let mut guests = request("replace-files", &[FsType::Ext4], &[], 1);
+    guests.target.vm.kernel = vec!["/nonexistent/vmlinuz".into()];
+    guests.target.disk_profile = Some(file);
+    let err = run::plan(&guests, &Roomy).err().map(|e| e.message).unwrap_or_default();
+    assert!(err.starts_with("--disk-profile with --kernel IMAGE"), "{err}");
 }
