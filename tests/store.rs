@@ -198,8 +198,11 @@ fn whole_runs_round_trip_through_both_backends_alike() {
             "scenario": "mmap-fill", "fs": "ext4", "params": {"size": 16777216, "order": "seed"}, "repeat": 2,
             "status": "ok", "error": null,
             "target": {"fs_type": "ext4", "device": "/dev/loop9", "mkfs_args": ["-q"], "mount_opts": "sync", "cold_method": "remount",
-                       "memory_cgroup": "v1 memory.limit_in_bytes /sys/fs/cgroup/memory/fslab-20261121T000000Z-1-00000001-1"},
+                       "memory_cgroup": "v1 memory.limit_in_bytes /sys/fs/cgroup/memory/fslab-20261121T000000Z-1-00000001-1",
+                       "disk": "ssd-plp"},
             "conditions": {"memory": "192M", "vm.dirty_ratio": "5", "kernel": "6.1.0-56-amd64", "vm_memory": "512M"},
+            "requests": [{"phase": "work", "disk": "ssd-plp", "queue_depth": 1, "requests": 1, "flushes": 0, "not_modelled": 0,
+                          "every": 1, "measured_s": 0.0, "modelled_s": 1.5e-4, "points": [[0.0, 1.5e-4, 40960, 4096, "W"]]}],
             "guest": {"kernel": "/var/cache/fslab/kernels/6.1.0-56/boot/vmlinux-6.1.0-56-amd64", "release": "6.1.0-56-amd64",
                       "accel": "tcg", "emulated": true, "why_emulated": "/dev/kvm is PVM, which cannot boot a stock kernel",
                       "memory": "512M", "memory_bytes": 536870912, "cpus": 2, "boot_s": 3.4, "wall_s": 41.5,
@@ -310,7 +313,7 @@ fn a_store_of_the_schema_before_conditions_still_reads_and_migrates_on_write() {
     let path = dir.path().join("old.db");
     let location = path.to_str().unwrap();
     let old = tiny_run("20261121T000001Z-2-00000002");
-    store_of_version(&path, &old, 1, &["conditions", "memory_cgroup", "start", "image_copy", "busy", "guest"]);
+    store_of_version(&path, &old, 1, &["conditions", "memory_cgroup", "start", "image_copy", "busy", "guest", "disk"]);
     let mut store = fslab::store::Store::open_existing(&path).unwrap();
     let back = store.load(&old.id).unwrap().expect("the old run is there");
     assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&old).unwrap());
@@ -333,7 +336,7 @@ fn a_store_of_the_schema_before_aged_starts_still_reads_and_migrates_on_write() 
     let path = dir.path().join("v2.db");
     let location = path.to_str().unwrap();
     let old = tiny_run("20261121T000001Z-2-00000004");
-    store_of_version(&path, &old, 2, &["start", "image_copy", "busy", "guest"]);
+    store_of_version(&path, &old, 2, &["start", "image_copy", "busy", "guest", "disk"]);
     let mut store = fslab::store::Store::open_existing(&path).unwrap();
     let back = store.load(&old.id).unwrap().expect("the old run is there");
     assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&old).unwrap());
@@ -359,7 +362,7 @@ fn a_busy_note_is_kept_and_a_store_from_before_busy_notes_reads_without_them() {
     let path = dir.path().join("v3.db");
     let location = path.to_str().unwrap();
     let old = tiny_run("20261121T000001Z-2-00000006");
-    store_of_version(&path, &old, 3, &["busy", "guest"]);
+    store_of_version(&path, &old, 3, &["busy", "guest", "disk"]);
     let mut store = fslab::store::Store::open_existing(&path).unwrap();
     let back = store.load(&old.id).unwrap().expect("the old run is there");
     assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&old).unwrap());
@@ -383,7 +386,7 @@ fn a_guest_is_kept_and_a_store_from_before_guests_reads_its_cases_as_run_on_the_
     let path = dir.path().join("v4.db");
     let location = path.to_str().unwrap();
     let old = tiny_run("20261121T000001Z-2-00000008");
-    store_of_version(&path, &old, 4, &["guest"]);
+    store_of_version(&path, &old, 4, &["guest", "disk"]);
     let mut store = fslab::store::Store::open_existing(&path).unwrap();
     let back = store.load(&old.id).unwrap().expect("the old run is there");
     assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&old).unwrap());
@@ -409,7 +412,43 @@ fn a_guest_is_kept_and_a_store_from_before_guests_reads_its_cases_as_run_on_the_
     let conn = rusqlite::Connection::open(&path).unwrap();
     let version: i64 = conn.query_row("SELECT version FROM fslab_schema", [], |r| r.get(0)).unwrap();
     let nulls: i64 = conn.query_row("SELECT COUNT(*) FROM cases WHERE guest IS NULL", [], |r| r.get(0)).unwrap();
-    assert_eq!((version, nulls), (5, 2), "the old run's two host cases are NULL");
+    assert_eq!((version, nulls), (6, 2), "the old run's two host cases are NULL");
+}
+
+#[test]
+fn a_case_s_modelled_drive_and_requests_are_kept_and_a_store_from_before_reads_without_them() {
+    // Version 5 kept neither: its cases read back with no drive and no
+    // request streams; a run stored there migrates it and keeps both.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v5.db");
+    let old = tiny_run("20261121T000001Z-2-0000000a");
+    store_of_version(&path, &old, 5, &["disk"]);
+    let mut store = fslab::store::Store::open_existing(&path).unwrap();
+    let back = store.load(&old.id).unwrap().expect("the old run is there");
+    assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&old).unwrap());
+    assert!(back.cases.iter().all(|c| c.requests.is_empty() && c.target.disk.is_none()));
+    drop(store);
+    let mut store = fslab::store::Store::open(path.to_str().unwrap()).unwrap();
+    let mut new = tiny_run("20261121T000002Z-3-0000000b");
+    new.cases[0].target.disk = Some("hdd-7200-2009".into());
+    new.cases[0].requests = serde_json::from_value(serde_json::json!([
+        {"phase": "work", "disk": "hdd-7200-2009", "queue_depth": 1, "requests": 3, "flushes": 1, "not_modelled": 0,
+         "every": 1, "measured_s": 0.002, "modelled_s": 0.0125,
+         "points": [[0.0, 0.004, 1048576, 4096, "W"], [0.001, 0.009, 0, 4096, "W"], [0.002, 0.0125, 8192, 512, "R"]]},
+        {"phase": "cold_read", "disk": "hdd-7200-2009", "queue_depth": 1, "requests": 0, "flushes": 0, "not_modelled": 2,
+         "every": 1, "measured_s": 0.0, "modelled_s": null, "points": []}
+    ]))
+    .unwrap();
+    store.put_run(&new).unwrap();
+    let again = store.load(&new.id).unwrap().unwrap();
+    assert_eq!(serde_json::to_value(&again).unwrap(), serde_json::to_value(&new).unwrap());
+    assert_eq!(again.cases[0].requests[0].points[2].offset, 8192);
+    assert_eq!(again.cases[0].target.disk.as_deref(), Some("hdd-7200-2009"));
+    assert!(again.cases[1].requests.is_empty());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn.query_row("SELECT version FROM fslab_schema", [], |r| r.get(0)).unwrap();
+    let streams: i64 = conn.query_row("SELECT COUNT(*) FROM request_streams", [], |r| r.get(0)).unwrap();
+    assert_eq!((version, streams), (6, 1), "one case had streams");
 }
 
 /// A store at `path` holding `run`, made as schema `version` made it: the
@@ -419,6 +458,9 @@ fn store_of_version(path: &std::path::Path, run: &fslab::record::RunRecord, vers
     let conn = rusqlite::Connection::open(path).unwrap();
     for column in dropped {
         conn.execute_batch(&format!("ALTER TABLE cases DROP COLUMN {column}")).unwrap();
+    }
+    if version < 6 {
+        conn.execute_batch("DROP TABLE request_streams").unwrap();
     }
     conn.execute_batch(&format!("UPDATE fslab_schema SET version = {version}")).unwrap();
 }

@@ -15,6 +15,7 @@ pub mod extent;
 mod figures;
 pub mod guest;
 mod ids;
+pub mod requests;
 mod timeline;
 mod verdict;
 
@@ -29,6 +30,7 @@ pub use extent::Extent;
 pub use figures::{Better, Figure, Figures, Kind};
 pub use guest::{EMULATED_MARK, GuestRecord};
 pub use ids::{run_id, utc_now};
+pub use requests::{RequestPoint, RequestStream};
 pub use timeline::TimelinePoint;
 pub use verdict::{PlaceVerdict, Rule, Samples, Verdict, verdict_word};
 
@@ -134,6 +136,11 @@ pub struct Case {
     /// The guest the case ran in (`--kernel IMAGE`); none on the host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guest: Option<GuestRecord>,
+    /// The block requests the work and the cold read-back issued, each a
+    /// bounded sample placed at its measured and modelled time; none where
+    /// they were not traced.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requests: Vec<RequestStream>,
 }
 
 /// An aged or filled target's starting point: which cache entry the image
@@ -268,6 +275,7 @@ impl Case {
             start: None,
             busy: None,
             guest: None,
+            requests: Vec::new(),
         }
     }
 }
@@ -294,6 +302,10 @@ pub struct TargetRecord {
     /// KEY` / `sparse copy of cache entry KEY (N MiB of data)`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_copy: Option<String>,
+    /// The drive the disk model stood in for (`--disk`): the `modelled_*`
+    /// figures are its seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk: Option<String>,
 }
 
 impl Case {

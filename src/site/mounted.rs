@@ -182,6 +182,7 @@ impl Made for MountedFs<'_> {
             cold_method: None,
             memory_cgroup: None,
             image_copy: self.image_copy.clone(),
+            disk: None,
         }
     }
 

@@ -10,7 +10,7 @@ pub(super) fn insert_case(sql: &mut dyn Sql, run_id: &str, ordinal: usize, case:
     let rows = sql.query(
         "INSERT INTO cases (run_id, ordinal, case_key, scenario, fs, params, repeat, status, error, fs_type, device, \
          mkfs_args, mount_opts, cold_method, command_output, conditions, memory_cgroup, start, image_copy, \
-         busy, guest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+         busy, guest, disk) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
          RETURNING id",
         &[
             Value::text(run_id),
@@ -34,6 +34,7 @@ pub(super) fn insert_case(sql: &mut dyn Sql, run_id: &str, ordinal: usize, case:
             Value::Text(case.target.image_copy.clone()),
             Value::Text(case.busy.clone()),
             Value::Text(case.guest.as_ref().map(to_json)),
+            Value::Text(case.target.disk.clone()),
         ],
     )?;
     let case_id = rows
@@ -60,6 +61,12 @@ pub(super) fn insert_case(sql: &mut dyn Sql, run_id: &str, ordinal: usize, case:
         "INSERT INTO timelines (case_id, points) VALUES (?, ?)",
         &[Value::Int(Some(case_id)), Value::text(&to_json(&case.timeline))],
     )?;
+    if !case.requests.is_empty() {
+        sql.execute(
+            "INSERT INTO request_streams (case_id, streams) VALUES (?, ?)",
+            &[Value::Int(Some(case_id)), Value::text(&to_json(&case.requests))],
+        )?;
+    }
     for (n, map) in case.maps.iter().enumerate() {
         sql.execute(
             "INSERT INTO extent_maps (case_id, ordinal, path, size, block_size, device_bytes, extents, truncated, \
@@ -110,10 +117,12 @@ pub(super) fn load_run(sql: &mut dyn Sql, id: &str, version: i64) -> Result<Opti
     let start = if version >= 3 { "start, image_copy" } else { "NULL, NULL" };
     let busy = if version >= 4 { "busy" } else { "NULL" };
     let guest = if version >= 5 { "guest" } else { "NULL" };
+    let disk = if version >= 6 { "disk" } else { "NULL" };
     let cases = sql.query(
         &format!(
             "SELECT id, scenario, fs, params, repeat, status, error, fs_type, device, mkfs_args, mount_opts, \
-             cold_method, command_output, {conditions}, {start}, {busy}, {guest} FROM cases WHERE run_id = ? ORDER BY ordinal"
+             cold_method, command_output, {conditions}, {start}, {busy}, {guest}, {disk} FROM cases WHERE run_id = ? \
+             ORDER BY ordinal"
         ),
         &[Value::text(id)],
     )?;
@@ -131,6 +140,7 @@ pub(super) fn load_run(sql: &mut dyn Sql, id: &str, version: i64) -> Result<Opti
             cold_method: c[11].as_str().map(str::to_string),
             memory_cgroup: c[14].as_str().map(str::to_string),
             image_copy: c[16].as_str().map(str::to_string),
+            disk: c[19].as_str().map(str::to_string),
         };
         if let Some(conditions) = c[13].as_str() {
             case.conditions = from_json(conditions, "case's conditions")?;
@@ -143,6 +153,12 @@ pub(super) fn load_run(sql: &mut dyn Sql, id: &str, version: i64) -> Result<Opti
         let points = sql.query("SELECT points FROM timelines WHERE case_id = ?", std::slice::from_ref(&case_id))?;
         if let Some(p) = points.first() {
             case.timeline = from_json(&text(&p[0]), "timeline")?;
+        }
+        if version >= 6 {
+            let streams = sql.query("SELECT streams FROM request_streams WHERE case_id = ?", std::slice::from_ref(&case_id))?;
+            if let Some(s) = streams.first() {
+                case.requests = from_json(&text(&s[0]), "request streams")?;
+            }
         }
         let maps = sql.query(
             "SELECT path, size, block_size, device_bytes, extents, truncated, extent_list FROM extent_maps \

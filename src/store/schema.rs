@@ -15,7 +15,7 @@ use super::{Backend, Value};
 use crate::error::{Error, Result};
 
 /// The schema version this fslab writes and reads.
-pub const CURRENT: i64 = 5;
+pub const CURRENT: i64 = 6;
 
 /// Each version's DDL, in order; index `i` makes version `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -103,6 +103,14 @@ const MIGRATIONS: &[&str] = &[
     // VM's size; NULL for cases run on the host, and in cases stored
     // before, which all ran there.
     "ALTER TABLE cases ADD COLUMN guest TEXT",
+    // 6: the drive the disk model stood in for (`--disk`), and a case's
+    // sampled block requests (work, cold read-back) as a JSON list; NULL
+    // and none in cases stored before, which modelled nothing.
+    "ALTER TABLE cases ADD COLUMN disk TEXT;
+    CREATE TABLE request_streams (
+        case_id {int} PRIMARY KEY REFERENCES cases(id) ON DELETE CASCADE,
+        streams TEXT NOT NULL
+    )",
 ];
 
 /// The words a backend puts into the DDL.
