@@ -31,10 +31,11 @@ fn stream<'c>(case: &'c Value, phase: &str) -> &'c Value {
     case["requests"].as_array().unwrap().iter().find(|s| s["phase"] == phase).unwrap_or_else(|| panic!("no {phase} stream: {case}"))
 }
 
-/// `(offset, length, write)` of a stream's kept requests.
+/// `(offset, length, write)` of a stream's kept reads and writes (its
+/// flushes left out).
 fn points(stream: &Value) -> Vec<(u64, u64, bool)> {
     let points = stream["points"].as_array().unwrap();
-    points.iter().map(|p| (p[2].as_u64().unwrap(), p[3].as_u64().unwrap(), p[4] == "W")).collect()
+    points.iter().filter(|p| p[4] != "F").map(|p| (p[2].as_u64().unwrap(), p[3].as_u64().unwrap(), p[4] == "W")).collect()
 }
 
 fn disk_spec(name: &str) -> DiskSpec {

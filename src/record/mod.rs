@@ -30,7 +30,7 @@ pub use extent::Extent;
 pub use figures::{Better, Figure, Figures, Kind};
 pub use guest::{EMULATED_MARK, GuestRecord};
 pub use ids::{run_id, utc_now};
-pub use requests::{RequestPoint, RequestStream};
+pub use requests::{RequestOp, RequestPoint, RequestStream};
 pub use timeline::TimelinePoint;
 pub use verdict::{PlaceVerdict, Rule, Samples, Verdict, verdict_word};
 

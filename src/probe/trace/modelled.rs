@@ -15,10 +15,11 @@
 //!   the stream.
 //! - Memory is bounded: the replay holds at most two requests
 //!   ([`model::Replay`](crate::model::Replay)), the sample
-//!   [`KEPT_REQUESTS`] (see [`crate::record::requests`]).
+//!   [`KEPT_REQUESTS`] and [`KEPT_FLUSHES`] (see
+//!   [`crate::record::requests`]).
 
-use crate::model::{Modelled, Profile, Replay, Request, Served};
-use crate::record::requests::{KEPT_REQUESTS, RequestPoint, RequestStream};
+use crate::model::{Modelled, Op, Profile, Replay, Request, Served};
+use crate::record::requests::{KEPT_FLUSHES, KEPT_REQUESTS, RequestOp, RequestPoint, RequestStream};
 
 /// Requests outstanding in a trace's replay.
 pub const QUEUE_DEPTH: u32 = 1;
@@ -57,28 +58,75 @@ fn ops(rwbs: &str, offset: u64, length: u64) -> (bool, Option<Request>) {
 /// A kept request, with its place in the stream while the sample grows.
 #[derive(Debug)]
 struct Kept {
-    /// Its number among the stream's requests with data, from 0.
+    /// Its number among the stream's requests of its kind (with data, or
+    /// flushes), from 0.
     index: u64,
+    /// Its number among all the stream's requests, from 0.
+    order: u64,
     /// Its issue number in the replay; `None` once the replay failed.
     seq: Option<u64>,
     point: RequestPoint,
 }
 
+/// Every `every`-th request of one kind, at most `cap` of them: when full,
+/// every other one kept goes and the step doubles.
+#[derive(Debug)]
+struct Sample {
+    cap: usize,
+    every: u64,
+    seen: u64,
+    kept: Vec<Kept>,
+}
+
+impl Sample {
+    fn new(cap: usize) -> Sample {
+        Sample { cap, every: 1, seen: 0, kept: Vec::new() }
+    }
+
+    /// The next request of its kind: kept when its turn comes.
+    fn offer(&mut self, order: u64, seq: Option<u64>, point: RequestPoint) {
+        let index = self.seen;
+        self.seen += 1;
+        if index % self.every != 0 {
+            return;
+        }
+        if self.kept.len() == self.cap {
+            self.every *= 2;
+            let every = self.every;
+            self.kept.retain(|k| k.index % every == 0);
+            if index % every != 0 {
+                return;
+            }
+        }
+        self.kept.push(Kept { index, order, seq, point });
+    }
+
+    /// Put a served request's completion on its point, if it was kept.
+    fn place(&mut self, served: &Served) {
+        if let Ok(at) = self.kept.binary_search_by_key(&Some(served.seq), |k| k.seq) {
+            self.kept[at].point.modelled_s = Some(micro(served.done));
+        }
+    }
+}
+
 /// The replay of one trace's requests, running as they are read.
 #[derive(Debug)]
 pub struct Modelling {
-    /// `None` once it failed (then `error` says why) or before it starts.
+    /// `None` once it failed (then `error` says why).
     replay: Option<Replay>,
     error: Option<String>,
     disk: String,
     phase: &'static str,
     first_ts: Option<f64>,
     last_ts: f64,
-    requests: u64,
-    flushes: u64,
+    /// Requests given to the replay, flushes included.
+    given: u64,
     not_modelled: u64,
-    every: u64,
-    kept: Vec<Kept>,
+    /// Reads and writes, kept at most [`KEPT_REQUESTS`].
+    data: Sample,
+    /// Flushes, kept apart (at most [`KEPT_FLUSHES`]): there are few, and
+    /// a drive with a write cache spends its time in them.
+    flushes: Sample,
 }
 
 impl Modelling {
@@ -91,11 +139,10 @@ impl Modelling {
             phase,
             first_ts: None,
             last_ts: 0.0,
-            requests: 0,
-            flushes: 0,
+            given: 0,
             not_modelled: 0,
-            every: 1,
-            kept: Vec::new(),
+            data: Sample::new(KEPT_REQUESTS),
+            flushes: Sample::new(KEPT_FLUSHES),
         }
     }
 
@@ -104,47 +151,48 @@ impl Modelling {
     /// time seen when the line had none).
     pub fn request(&mut self, rwbs: &str, sector: u64, nr_sector: u64, ts: Option<f64>) {
         let ts = ts.unwrap_or(self.last_ts);
-        let first = *self.first_ts.get_or_insert(ts);
+        self.first_ts.get_or_insert(ts);
         self.last_ts = ts;
         let (offset, length) = (sector.saturating_mul(512), nr_sector.saturating_mul(512));
         let (flush, request) = ops(rwbs, offset, length);
         if flush {
-            self.flushes += 1;
-            self.push(Request::flush());
+            self.give(Request::flush(), ts);
         }
         let Some(request) = request.filter(|r| r.length > 0) else {
             self.not_modelled += u64::from(request.is_none() && !flush);
             return;
         };
-        let index = self.requests;
-        self.requests += 1;
-        if index == 0 {
+        if self.data.seen == 0 {
             if let Some(replay) = self.replay.as_mut() {
                 replay.park(offset);
             }
         }
-        let seq = self.push(request);
-        if index % self.every != 0 {
-            return;
-        }
-        if self.kept.len() == KEPT_REQUESTS {
-            self.every *= 2;
-            let every = self.every;
-            self.kept.retain(|k| k.index % every == 0);
-            if index % every != 0 {
-                return;
-            }
-        }
-        let point = RequestPoint { t_s: micro(ts - first), modelled_s: None, offset, length, write: request.op == crate::model::Op::Write };
-        self.kept.push(Kept { index, seq, point });
+        self.give(request, ts);
     }
 
-    /// Give `request` to the replay, placing what it serves; its issue
+    /// Give `request`, issued at `ts`, to the replay, and offer it to its
+    /// sample.
+    fn give(&mut self, request: Request, ts: f64) {
+        let order = self.given;
+        self.given += 1;
+        let seq = self.push(request);
+        let op = match request.op {
+            Op::Read => RequestOp::Read,
+            Op::Write => RequestOp::Write,
+            Op::Flush => RequestOp::Flush,
+        };
+        let t_s = micro(ts - self.first_ts.unwrap_or(ts));
+        let point = RequestPoint { t_s, modelled_s: None, offset: request.offset, length: request.length, op };
+        let sample = if op == RequestOp::Flush { &mut self.flushes } else { &mut self.data };
+        sample.offer(order, seq, point);
+    }
+
+    /// Push `request` into the replay, placing what it serves; its issue
     /// number, or `None` once the replay has failed.
     fn push(&mut self, request: Request) -> Option<u64> {
         let replay = self.replay.as_mut()?;
-        let kept = &mut self.kept;
-        match replay.push(request, &mut |served| place(kept, served)) {
+        let (data, flushes) = (&mut self.data, &mut self.flushes);
+        match replay.push(request, &mut |served| place(data, flushes, served)) {
             Ok(seq) => seq,
             Err(e) => {
                 self.error = Some(e.message);
@@ -156,32 +204,36 @@ impl Modelling {
 
     /// Serve what is left: the stream's cost and its sample.
     pub fn finish(mut self) -> TraceModel {
-        let kept = &mut self.kept;
+        let (data, flushes) = (&mut self.data, &mut self.flushes);
         let modelled = match (self.replay.take(), self.error.take()) {
-            (Some(replay), _) => replay.finish(&mut |served| place(kept, served)).map_err(|e| e.message),
+            (Some(replay), _) => replay.finish(&mut |served| place(data, flushes, served)).map_err(|e| e.message),
             (None, Some(error)) => Err(error),
             (None, None) => Err("the model was not run".to_string()),
         };
+        let mut kept: Vec<Kept> = self.data.kept.into_iter().chain(self.flushes.kept).collect();
+        kept.sort_by_key(|k| k.order);
         let stream = RequestStream {
             phase: self.phase.to_string(),
             disk: self.disk,
             queue_depth: QUEUE_DEPTH,
-            requests: self.requests,
-            flushes: self.flushes,
+            requests: self.data.seen,
+            flushes: self.flushes.seen,
             not_modelled: self.not_modelled,
-            every: self.every,
+            every: self.data.every,
+            flushes_every: self.flushes.every,
             measured_s: self.first_ts.map_or(0.0, |first| self.last_ts - first),
             modelled_s: modelled.as_ref().ok().map(|m| m.seconds),
-            points: self.kept.into_iter().map(|k| k.point).collect(),
+            points: kept.into_iter().map(|k| k.point).collect(),
         };
         TraceModel { modelled, stream }
     }
 }
 
 /// Put a served request's completion on its kept point, if it was kept.
-fn place(kept: &mut [Kept], served: &Served) {
-    if let Ok(at) = kept.binary_search_by_key(&Some(served.seq), |k| k.seq) {
-        kept[at].point.modelled_s = Some(micro(served.done));
+fn place(data: &mut Sample, flushes: &mut Sample, served: &Served) {
+    match served.request.op {
+        Op::Flush => flushes.place(served),
+        _ => data.place(served),
     }
 }
 
@@ -241,10 +293,15 @@ mod tests {
         let s = &model.stream;
         assert_eq!((s.requests, s.flushes, s.not_modelled), (3000, 31, 1));
         assert_eq!((s.phase.as_str(), s.disk.as_str(), s.queue_depth), ("work", "hdd-7200", 1));
-        // 3,000 kept evenly: every 4th, 750 of them, the first at 0.
-        assert_eq!((s.every, s.points.len()), (4, 750));
-        assert!(s.points.len() <= KEPT_REQUESTS);
+        // 3,000 writes kept evenly: every 4th, 750 of them, the first at
+        // 0; every flush kept, between the writes it came between (the
+        // first after the 25th write kept, the 100th made).
+        assert_eq!((s.every, s.flushes_every, s.points.len()), (4, 1, 750 + 31));
+        let ops = |op| s.points.iter().filter(|p| p.op == op).count();
+        assert_eq!((ops(RequestOp::Write), ops(RequestOp::Flush)), (750, 31));
         assert_eq!((s.points[0].t_s, s.points[1].t_s, s.points[1].offset), (0.0, 0.004, (1_000 + 4 * 8) * 512));
+        assert_eq!((s.points[24].op, s.points[25].op, s.points[26].op), (RequestOp::Write, RequestOp::Flush, RequestOp::Write));
+        assert_eq!((s.points[25].t_s, s.points[25].length, s.points[26].t_s), (0.099, 0, 0.1));
         assert_eq!(s.measured_s, 103.5 - 100.0);
         // Each at its modelled completion, in order, none past the end.
         let ends: Vec<f64> = s.points.iter().map(|p| p.modelled_s.unwrap()).collect();

@@ -346,7 +346,8 @@ mod tests {
         let model = window.model.expect("the window's replay").finish();
         let stream = &model.stream;
         assert_eq!((stream.requests, stream.measured_s, stream.points.len()), (2, 0.25, 2), "{stream:?}");
-        assert_eq!((stream.points[1].t_s, stream.points[1].offset, stream.points[1].write), (0.25, 5000 * 512, false));
+        let read = stream.points[1];
+        assert_eq!((read.t_s, read.offset, read.op), (0.25, 5000 * 512, crate::record::RequestOp::Read));
         assert_eq!(model.modelled.unwrap().requests, 2);
     }
 

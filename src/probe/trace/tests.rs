@@ -344,11 +344,15 @@ fn direct_requests_on_a_bare_device_cost_what_the_model_says_of_them_and_random_
         let want = expected(&disk, offsets, write);
         assert_eq!(model.modelled.as_ref().unwrap(), &want, "write {write}: the traced stream is the one made");
         let stream = &model.stream;
-        assert_eq!((stream.requests, stream.every, stream.points.len()), (64, 1, 64));
-        let traced: Vec<(u64, u64, bool)> = stream.points.iter().map(|p| (p.offset, p.length, p.write)).collect();
-        let made: Vec<(u64, u64, bool)> = offsets.iter().map(|&o| (o, 64 << 10, write)).collect();
+        use crate::record::RequestOp;
+        let op = if write { RequestOp::Write } else { RequestOp::Read };
+        let mut made: Vec<(u64, u64, RequestOp)> = offsets.iter().map(|&o| (o, 64 << 10, op)).collect();
+        if write {
+            made.push((0, 0, RequestOp::Flush));
+        }
+        let traced: Vec<(u64, u64, RequestOp)> = stream.points.iter().map(|p| (p.offset, p.length, p.op)).collect();
+        assert_eq!((stream.requests, stream.every, stream.flushes), (64, 1, u64::from(write)));
         assert_eq!(traced, made);
-        assert_eq!(stream.flushes, u64::from(write));
         let figures = window_reading(Some(&counts), "raw", "").figures;
         assert_eq!(figures.value("modelled_work_s"), Some(want.seconds));
         assert_eq!(figures.value("modelled_seeks"), Some(want.seeks as f64));
