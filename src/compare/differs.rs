@@ -29,8 +29,8 @@ type Aspect<'a> = (&'a str, &'a dyn Fn(&Case) -> String);
 
 /// The settings in which `base` and `new` differ, machine and software
 /// first, then sysctls, then per target (in the order the base ran them,
-/// those both sides ran): mkfs arguments, mount options, conditions and
-/// how the file system started.
+/// those both sides ran): mkfs arguments, mount options, conditions, how
+/// the file system started and the drive its requests were modelled on.
 pub fn differences(base: &[RunRecord], new: &[RunRecord]) -> Vec<Difference> {
     let mut out = Vec::new();
     let mut add = |what: String, b: Values, n: Values| {
@@ -65,7 +65,8 @@ pub fn differences(base: &[RunRecord], new: &[RunRecord]) -> Vec<Difference> {
         let per_case = |runs: &[RunRecord], f: &dyn Fn(&Case) -> String| {
             distinct(runs.iter().flat_map(|r| &r.cases).filter(|c| c.fs == target).map(f))
         };
-        let aspects: [Aspect<'_>; 4] = [("mkfs", &mkfs), ("mount", &mount), ("conditions", &conditions), ("start", &start)];
+        let aspects: [Aspect<'_>; 5] =
+            [("mkfs", &mkfs), ("mount", &mount), ("conditions", &conditions), ("start", &start), ("modelled on", &modelled_on)];
         for (aspect, f) in aspects {
             add(format!("{target} {aspect}"), per_case(base, f), per_case(new, f));
         }
@@ -149,6 +150,13 @@ fn mkfs(c: &Case) -> String {
 /// Mount options, `defaults` when none were given.
 fn mount(c: &Case) -> String {
     c.target.mount_opts.clone().filter(|o| !o.is_empty()).unwrap_or_else(|| "defaults".into())
+}
+
+/// The drive the disk model stood in for (`--disk`), or `none` for a case
+/// that modelled nothing (run before the model, or where nothing could be
+/// traced).
+fn modelled_on(c: &Case) -> String {
+    c.target.disk.clone().unwrap_or_else(|| "none".into())
 }
 
 /// `memory=256M, vm.dirty_ratio=5`, or `none`; the kernel and the
@@ -264,5 +272,18 @@ mod tests {
                 "ext4 start: fresh → aged churn:delete=50%, then filled to 80% (image 3fa2c1d09b7e)",
             ]
         );
+    }
+
+    #[test]
+    fn the_drive_a_side_modelled_on_is_named() {
+        let on = |disk: Option<&str>| {
+            let mut c = ext4(None);
+            c.target.disk = disk.map(String::from);
+            run("x", vec![c])
+        };
+        let d = differences(&[on(Some("ssd-plp"))], &[on(Some("hdd-7200"))]);
+        assert_eq!(d, [Difference { what: "ext4 modelled on".into(), base: "ssd-plp".into(), new: "hdd-7200".into() }]);
+        assert_eq!(differences(&[on(None)], &[on(Some("hdd-7200"))])[0].base, "none", "a run from before the model");
+        assert_eq!(differences(&[on(Some("hdd-7200"))], &[on(Some("hdd-7200"))]), []);
     }
 }
