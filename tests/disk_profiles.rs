@@ -150,14 +150,25 @@ fn a_profile_file_is_read_only_where_root_or_the_user_points() {
     let shared = common::Sticky::new(dir.path());
     let link = |name: &str, uid: u32| shared.link(name, &file, uid);
     let list_with = |file: &str| common::finish(common::fslab_command().args(["list", "--disks", "--disk-profile", file]));
+    // A run reads its --disk-profile by the same rule, before it makes
+    // anything.
+    let run_with = |file: &str| {
+        let mut c = common::fslab_command();
+        c.args(["exec", "--no-store", "--dir", "/var/tmp", "--disk-profile", file, "--", "true"]);
+        common::finish(&mut c)
+    };
     // nobody's link in a sticky folder chooses nothing root reads.
     let (code, err) = list_with(&link("theirs", 65534));
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("belongs to uid 65534"), "{err}");
+    let (code, err) = run_with(&link("theirs-too", 65534));
+    assert!(code == Some(2) && err.contains("belongs to uid 65534"), "{code:?} {err}");
     assert_eq!(list_with(&link("ours", 0)).0, Some(0), "root's own link is followed");
     // A profile decides modelled figures: nobody's own file is refused.
     std::os::unix::fs::chown(&file, Some(65534), Some(65534)).unwrap();
     let (code, err) = list_with(&file.to_string_lossy());
+    assert!(code == Some(2) && err.contains("owned by uid 65534, neither root nor you"), "{code:?} {err}");
+    let (code, err) = run_with(&file.to_string_lossy());
     assert!(code == Some(2) && err.contains("owned by uid 65534, neither root nor you"), "{code:?} {err}");
     // Unless nobody is who ran sudo.
     let (code, err) = common::finish(common::fslab_command().env("SUDO_UID", "65534").args(["list", "--disks", "--disk-profile", &file.to_string_lossy()]));

@@ -233,10 +233,11 @@ fn dir_works_without_root_and_marks_root_figures_missing() {
     assert_eq!(case["status"], "ok", "{case}");
     assert_eq!(case["command"]["stdout"], "65534\n");
     assert_eq!(case["target"]["cold_method"], "fadvise");
+    assert!(case.get("requests").is_none(), "no stream was traced: {case}");
     assert_eq!(figure(case, "files"), Some(1.0));
     assert_eq!(figure(case, "cold_read_bytes"), Some(MIB));
     assert!(figure(case, "wall_s").is_some());
-    for name in ["journal_commits", "seeks", "block_requests"] {
+    for name in ["journal_commits", "seeks", "block_requests", "modelled_work_s", "modelled_seeks", "modelled_cold_read_s", "modelled_cold_read_seeks"] {
         assert_eq!(figure(case, name), None, "{name} needs root");
         assert!(case["figures"][name]["missing"].as_str().unwrap().contains("root"), "{}", case["figures"][name]);
     }

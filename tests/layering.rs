@@ -22,7 +22,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("age_cache", &["ledger", "sys", "record", "error", "units", "text", "interrupt"]),
     ("crash", &["age_cache", "record", "error", "units", "text"]),
     ("site", &["crash", "age_cache", "ledger", "layout", "sys", "record", "error", "units", "text", "interrupt", "progress"]),
-    ("probe", &["site", "ledger", "layout", "sys", "record", "error", "units", "text", "interrupt"]),
+    ("probe", &["site", "ledger", "layout", "model", "sys", "record", "error", "units", "text", "interrupt"]),
     ("scenario", &["probe", "site", "age_cache", "ledger", "layout", "sys", "record", "error", "units", "text", "interrupt"]),
     ("age", &["scenario", "probe", "site", "ledger", "layout", "sys", "record", "error", "units", "text", "interrupt"]),
     ("vm", &["site", "age_cache", "ledger", "sys", "record", "error", "units", "text", "interrupt"]),

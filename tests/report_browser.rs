@@ -89,6 +89,7 @@ fn the_report_renders_every_chart_in_a_browser_without_errors() {
     check_bars(&dom, &runs);
     check_strips(&dom, &runs);
     check_timelines(&dom, &runs);
+    check_requests(&dom, &runs);
     check_matrix(&dom, &runs, None);
     check_differs_on_top(&dom, false);
     check_judged_page(&lab, &browser, dir.path());
@@ -404,6 +405,28 @@ fn check_strips(dom: &str, runs: &[RunRecord]) {
 /// case with two points or more is a line in them, carrying its point
 /// count; direct-stream's lines say what the drop detector found, and a
 /// mark is drawn where it found one.
+/// The block requests as the browser built them: per scenario the
+/// modelled time beside the measured, and streams drawn at both clocks,
+/// each one of a case's, with every request it kept counted.
+fn check_requests(dom: &str, runs: &[RunRecord]) {
+    let charts = elements(dom, r#"class="chart requests""#, "</svg>");
+    for scenario in ["mmap-fill", "direct-stream"] {
+        let traced: Vec<&Case> = all_cases(runs).filter(|c| c.scenario == scenario && !c.requests.is_empty()).collect();
+        assert!(!traced.is_empty(), "{scenario}: its cases traced their requests");
+        let beside = format!(r#"class="chart bars beside" data-scenario="{scenario}" data-figure="modelled_work_s""#);
+        assert!(dom.contains(&beside), "{scenario}: no modelled time beside the measured");
+        let mine: Vec<_> = charts.iter().filter(|(a, _)| a["data-scenario"] == scenario).collect();
+        assert!(!mine.is_empty(), "{scenario}: no stream drawn");
+        for (chart, body) in mine {
+            let of_a_case = traced.iter().flat_map(|c| &c.requests).any(|s| {
+                chart["data-phase"] == s.phase && chart["data-requests"] == s.requests.to_string() && chart["data-kept"] == s.points.len().to_string()
+            });
+            assert!(of_a_case, "{scenario}: a stream of no case: {chart:?}");
+            assert!(body.contains(r#"data-clock="measured""#) && body.contains(r#"data-clock="modelled""#), "{scenario}: {chart:?}");
+        }
+    }
+}
+
 fn check_timelines(dom: &str, runs: &[RunRecord]) {
     let charts = elements(dom, r#"class="chart timeline""#, "</svg>");
     let drawn: Vec<&Case> = all_cases(runs).filter(|c| c.timeline.len() >= 2).collect();

@@ -198,8 +198,11 @@ fn whole_runs_round_trip_through_both_backends_alike() {
             "scenario": "mmap-fill", "fs": "ext4", "params": {"size": 16777216, "order": "seed"}, "repeat": 2,
             "status": "ok", "error": null,
             "target": {"fs_type": "ext4", "device": "/dev/loop9", "mkfs_args": ["-q"], "mount_opts": "sync", "cold_method": "remount",
-                       "memory_cgroup": "v1 memory.limit_in_bytes /sys/fs/cgroup/memory/fslab-20261121T000000Z-1-00000001-1"},
+                       "memory_cgroup": "v1 memory.limit_in_bytes /sys/fs/cgroup/memory/fslab-20261121T000000Z-1-00000001-1",
+                       "disk": "ssd-plp"},
             "conditions": {"memory": "192M", "vm.dirty_ratio": "5", "kernel": "6.1.0-56-amd64", "vm_memory": "512M"},
+            "requests": [{"phase": "work", "disk": "ssd-plp", "queue_depth": 1, "requests": 1, "flushes": 0, "not_modelled": 0,
+                          "every": 1, "measured_s": 0.0, "modelled_s": 1.5e-4, "points": [[0.0, 1.5e-4, 40960, 4096, "W"]]}],
             "guest": {"kernel": "/var/cache/fslab/kernels/6.1.0-56/boot/vmlinux-6.1.0-56-amd64", "release": "6.1.0-56-amd64",
                       "accel": "tcg", "emulated": true, "why_emulated": "/dev/kvm is PVM, which cannot boot a stock kernel",
                       "memory": "512M", "memory_bytes": 536870912, "cpus": 2, "boot_s": 3.4, "wall_s": 41.5,
@@ -413,9 +416,9 @@ fn a_guest_is_kept_and_a_store_from_before_guests_reads_its_cases_as_run_on_the_
 }
 
 #[test]
-fn a_cases_modelled_disk_is_kept_and_a_store_from_before_reads_as_none() {
-    // Version 5 kept no disk: its cases read back without one; a run
-    // stored there migrates it and keeps each case's.
+fn a_case_s_modelled_drive_and_requests_are_kept_and_a_store_from_before_reads_without_them() {
+    // Version 5 kept neither: its cases read back with no drive and no
+    // request streams; a run stored there migrates it and keeps both.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v5.db");
     let old = tiny_run("20261121T000001Z-2-0000000a");
@@ -423,10 +426,19 @@ fn a_cases_modelled_disk_is_kept_and_a_store_from_before_reads_as_none() {
     let mut store = fslab::store::Store::open_existing(&path).unwrap();
     let back = store.load(&old.id).unwrap().expect("the old run is there");
     assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&old).unwrap());
+    assert!(back.cases.iter().all(|c| c.requests.is_empty() && c.target.disk.is_none()));
     drop(store);
     let mut store = fslab::store::Store::open(path.to_str().unwrap()).unwrap();
     let mut new = tiny_run("20261121T000002Z-3-0000000b");
     new.cases[0].target.disk = Some("hdd-7200-2009".into());
+    new.cases[0].requests = serde_json::from_value(serde_json::json!([
+        {"phase": "work", "disk": "hdd-7200-2009", "queue_depth": 1, "requests": 3, "flushes": 1, "not_modelled": 0,
+         "every": 1, "measured_s": 0.002, "modelled_s": 0.0125,
+         "points": [[0.0, 0.004, 1048576, 4096, "W"], [0.001, 0.009, 0, 4096, "W"], [0.002, 0.0125, 8192, 512, "R"]]},
+        {"phase": "cold_read", "disk": "hdd-7200-2009", "queue_depth": 1, "requests": 0, "flushes": 0, "not_modelled": 2,
+         "every": 1, "measured_s": 0.0, "modelled_s": null, "points": []}
+    ]))
+    .unwrap();
     store.put_run(&new).unwrap();
     let again = store.load(&new.id).unwrap().unwrap();
     assert_eq!((again.cases[0].target.disk.as_deref(), again.cases[1].target.disk.as_deref()), (Some("hdd-7200-2009"), None));
@@ -434,6 +446,14 @@ fn a_cases_modelled_disk_is_kept_and_a_store_from_before_reads_as_none() {
     assert_eq!(json["cases"][0]["target"]["disk"], "hdd-7200-2009");
     assert!(json["cases"][1]["target"].get("disk").is_none(), "{json}");
     assert!(store.load(&old.id).unwrap().unwrap().cases.iter().all(|c| c.target.disk.is_none()));
+    assert_eq!(serde_json::to_value(&again).unwrap(), serde_json::to_value(&new).unwrap());
+    assert_eq!(again.cases[0].requests[0].points[2].offset, 8192);
+    assert_eq!(again.cases[0].target.disk.as_deref(), Some("hdd-7200-2009"));
+    assert!(again.cases[1].requests.is_empty());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn.query_row("SELECT MAX(version) FROM fslab_schema", [], |r| r.get(0)).unwrap();
+    let streams: i64 = conn.query_row("SELECT COUNT(*) FROM request_streams", [], |r| r.get(0)).unwrap();
+    assert_eq!((version, streams), (7, 1), "one case had streams");
 }
 
 /// A store at `path` holding `run`, made as schema `version` made it: the
@@ -443,6 +463,9 @@ fn store_of_version(path: &std::path::Path, run: &fslab::record::RunRecord, vers
     let conn = rusqlite::Connection::open(path).unwrap();
     for column in dropped {
         conn.execute_batch(&format!("ALTER TABLE cases DROP COLUMN {column}")).unwrap();
+    }
+    if version < 7 {
+        conn.execute_batch("DROP TABLE request_streams").unwrap();
     }
     conn.execute_batch(&format!("UPDATE fslab_schema SET version = {version}")).unwrap();
 }

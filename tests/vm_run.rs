@@ -35,7 +35,8 @@ fn replace_files_in_a_guest_and_on_the_host_shows_the_same_commits() {
     let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
     let lab = Lab::new();
     let kernels = format!("{},host", image.display());
-    let args = ["replace-files", "--kernel", &kernels, "--fs", "ext4", "--set", "strategy=fsync-each,writeback-batch"];
+    let args =
+        ["replace-files", "--kernel", &kernels, "--fs", "ext4", "--set", "strategy=fsync-each,writeback-batch", "--disk", "hdd-7200-2009"];
     let json = lab.run_json(&args, 0);
     let all = cases(&json);
     assert_eq!(all.len(), 4, "two strategies under two kernels");
@@ -49,6 +50,10 @@ fn replace_files_in_a_guest_and_on_the_host_shows_the_same_commits() {
             "fsync-each" => assert!(commits >= 20.0, "fsync-each under {release}: {commits} commits"),
             _ => assert!(commits <= 3.0, "writeback-batch under {release}: {commits} commits"),
         }
+        // The guest is told the drive, and models its own requests on it.
+        assert_eq!(case["target"]["disk"], "hdd-7200-2009", "{release}");
+        assert!(figure(case, "modelled_work_s").unwrap() > 0.0, "{release}: {}", case["figures"]["modelled_work_s"]);
+        assert!(case["requests"].as_array().unwrap().iter().any(|s| s["phase"] == "work" && s["disk"] == "hdd-7200-2009"), "{release}");
         if release == host {
             assert!(case.get("guest").is_none(), "a host case has no guest: {case}");
             continue;

@@ -274,8 +274,8 @@ pub struct Comparison {
     /// when none is undecided or none could be.
     pub repeats_needed: Option<usize>,
     /// What differs between the two sides' setups (kernel, fslab, tools,
-    /// per target mkfs arguments, mount options, conditions and start,
-    /// sysctls): empty when they are the same.
+    /// per target mkfs arguments, mount options, conditions, start and the
+    /// drive modelled on, sysctls): empty when they are the same.
     pub differs: Vec<Difference>,
     /// The sample sizes the statistics met, with the smallest p each
     /// allows: said once per comparison, not on every row.

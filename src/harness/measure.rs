@@ -26,7 +26,7 @@ use super::layout::{Decided, add_layout_figures};
 use crate::error::{Error, Result};
 use crate::probe::blockstat::BlockDevice;
 use crate::probe::cold::{self, ColdMethod};
-use crate::probe::{PROBES, ProbeCtx, Reading, Window};
+use crate::probe::{PROBES, ProbeCtx, ReadBackTrace, Reading, Window};
 use crate::record::{Better, Case, FigureSpec, Kind, Status};
 use crate::scenario::WorkSpec;
 use crate::scenario::Work;
@@ -132,6 +132,7 @@ impl Lab {
             }
         };
         case.target = target.record();
+        case.target.disk = Some(self.plan.disk_for(&case.scenario).name.clone());
         let mut kernel_log = KernelLog::watch(device_names(target.as_ref()));
         if let Err(e) = self.measure_on(target.as_mut(), what, case, work, held) {
             fail(case, e.to_string());
@@ -218,6 +219,7 @@ impl Lab {
             tracefs: self.tracefs.as_deref().map_err(|why| *why),
             interval: work.timeline_interval().map_or(self.plan.interval, |i| i.min(self.plan.interval)),
             cgroup: cgroup.as_ref().map(|(cgroup, _)| cgroup.at()),
+            disk: self.plan.disk_for(&case.scenario),
         };
         // The probes of the work alone start last and stop first.
         let order: Vec<usize> = (0..PROBES.len())
@@ -273,6 +275,7 @@ impl Lab {
             let reading = reading.expect("every probe was stopped");
             figures.extend(reading.figures);
             case.busy = case.busy.take().or(reading.busy);
+            case.requests.extend(reading.requests);
             if Some(i) == last_of_work {
                 figures.put(&SYNC_FIGURE, Some(sync_s), "");
             }
@@ -304,11 +307,15 @@ impl Lab {
             }
             let method = make_cold(target)?;
             case.target.cold_method = Some(method.as_str().to_string());
+            let traced = ReadBackTrace::start(&ctx);
             let before = devices.scratch.as_ref().and_then(|d| d.read().ok());
-            let read_back = cold::read_tree(&dir, work.cold_read_bytes())?;
+            let read_back = cold::read_tree(&dir, work.cold_read_bytes());
             let after = devices.scratch.as_ref().and_then(|d| d.read().ok());
+            let modelled = traced.stop();
             let read_ios = before.zip(after).map(|(b, a)| a.since(&b).read_ios);
-            cold::add_figures(&read_back, method, read_ios, &mut case.figures);
+            cold::add_figures(&read_back?, method, read_ios, &mut case.figures);
+            case.figures.extend(modelled.figures);
+            case.requests.extend(modelled.requests);
         }
 
         crate::interrupt::check()?;

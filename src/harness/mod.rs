@@ -58,6 +58,7 @@ pub fn catalog() -> Catalog {
     lists.push(crate::probe::blockstat::BACKING_FIGURES);
     lists.extend(crate::probe::PROBES.iter().map(|probe| probe.deferred_figures()));
     lists.push(crate::probe::cold::FIGURES);
+    lists.push(crate::probe::trace::COLD_FIGURES);
     lists.push(memory::FIGURES);
     lists.push(recording::FIGURES);
     lists.push(layout::FIGURES);

@@ -32,6 +32,9 @@ fn ssd(name: &str, about: &str, source: &str, spec: SsdSpec) -> Profile {
     Profile { name: name.into(), about: about.into(), source: source.into(), drive: Drive::Ssd(spec) }
 }
 
+/// The drive a run models when not told (`--disk`).
+pub const DEFAULT: &str = "hdd-7200";
+
 /// Every built-in profile, in the order a listing shows them.
 pub fn builtin() -> Vec<Profile> {
     vec![

@@ -41,6 +41,7 @@ mod calibration_tests;
 mod engine_tests;
 
 pub use modelled::Modelled;
+pub use queue::{Replay, Served};
 pub use profile::{DiskSpec, Drive, Profile, SsdSpec};
 pub use reader::{LayoutCost, LayoutReader, Span, check_span, read_layout};
 
@@ -105,8 +106,9 @@ impl Request {
 
 /// A drive being modelled: its state, and how it serves one request at a
 /// time. The queue ([`queue::replay`]) decides which request it serves next
-/// and when; the drive says what each costs.
-pub trait Device {
+/// and when; the drive says what each costs. A drive is plain data, so a
+/// replay can run on another thread than the one that made it.
+pub trait Device: Send {
     /// The earliest time it can start another request.
     fn ready_at(&self) -> f64;
     /// How long from `now` until `request` would start moving data (0 for

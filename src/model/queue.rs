@@ -7,8 +7,15 @@
 //! earlier issued on a tie), so at depth 1 requests go in issue order. A
 //! flush is issued only once every earlier request has completed, and
 //! nothing after it until it has.
+//!
+//! A stream can be replayed as it arrives ([`Replay`]): the queue holds at
+//! most `depth + 1` requests not yet issued, the most one step of the loop
+//! can issue plus the one it may look at, so it serves each request exactly
+//! when a replay of the whole stream would, in bounded memory.
 
-use super::{Device, Modelled, Op, Profile, Request, check_within};
+use std::collections::VecDeque;
+
+use super::{Device, Modelled, Op, Profile, Request, check_within, device};
 use crate::error::Result;
 
 /// An issued request waiting for the drive, with its issue number.
@@ -17,35 +24,81 @@ struct Waiting {
     request: Request,
 }
 
-/// The requests issued and not yet completed.
-struct Outstanding<'a, I: Iterator<Item = Request>> {
-    trace: std::iter::Peekable<I>,
-    profile: &'a Profile,
+/// One request the drive served, on the replay's clock (seconds from the
+/// first issue).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Served {
+    /// Its place in issue order, from 0, among the requests that reach the
+    /// drive (a read or write of no bytes does not).
+    pub seq: u64,
+    /// The request.
+    pub request: Request,
+    /// When the drive started it.
+    pub start: f64,
+    /// When it completed.
+    pub done: f64,
+}
+
+/// The loop's state between two requests given to it.
+struct Queue {
     depth: usize,
+    /// Given and not yet issued, in order.
+    pending: VecDeque<Request>,
+    /// No more will be given.
+    ended: bool,
     waiting: Vec<Waiting>,
     running: Vec<f64>,
     flushing: bool,
     issued: u64,
+    now: f64,
+    end: f64,
+    tally: Modelled,
 }
 
-impl<I: Iterator<Item = Request>> Outstanding<'_, I> {
+impl Queue {
+    fn new(depth: u32) -> Queue {
+        Queue {
+            depth: depth.max(1) as usize,
+            pending: VecDeque::new(),
+            ended: false,
+            waiting: Vec::new(),
+            running: Vec::new(),
+            flushing: false,
+            issued: 0,
+            now: 0.0,
+            end: 0.0,
+            tally: Modelled::default(),
+        }
+    }
+
+    /// The issue number the next request given will carry.
+    fn next_seq(&self) -> u64 {
+        self.issued + self.pending.len() as u64
+    }
+
+    /// Take `request` in, after those given before; a read or write of no
+    /// bytes is dropped (`false`).
+    fn give(&mut self, request: Request) -> bool {
+        if request.op != Op::Flush && request.length == 0 {
+            return false;
+        }
+        self.pending.push_back(request);
+        true
+    }
+
     /// Issue requests while there is room: none past a flush until it is
     /// done, and a flush only alone.
-    fn issue(&mut self) -> Result<()> {
+    fn issue(&mut self, profile: &Profile) -> Result<()> {
         while !self.flushing && self.waiting.len() + self.running.len() < self.depth {
-            let Some(next) = self.trace.peek() else { return Ok(()) };
-            if next.op != Op::Flush && next.length == 0 {
-                self.trace.next();
-                continue;
-            }
+            let Some(next) = self.pending.front() else { return Ok(()) };
             if next.op == Op::Flush {
                 if !(self.waiting.is_empty() && self.running.is_empty()) {
                     return Ok(());
                 }
                 self.flushing = true;
             }
-            let request = self.trace.next().expect("peeked");
-            check_within(self.profile, &request)?;
+            let request = self.pending.pop_front().expect("looked at");
+            check_within(profile, &request)?;
             self.waiting.push(Waiting { seq: self.issued, request });
             self.issued += 1;
         }
@@ -64,104 +117,139 @@ impl<I: Iterator<Item = Request>> Outstanding<'_, I> {
     }
 
     /// Retire the completion at `i`, then issue what it makes room for.
-    fn retire(&mut self, i: usize) -> Result<()> {
+    fn retire(&mut self, i: usize, profile: &Profile) -> Result<()> {
         self.running.swap_remove(i);
         if self.running.is_empty() {
             self.flushing = false;
         }
-        self.issue()
+        self.issue(profile)
     }
-}
 
-/// Replay `requests` on `drive` (of `profile`) at `depth` outstanding.
-pub fn replay(drive: &mut dyn Device, profile: &Profile, requests: impl IntoIterator<Item = Request>, depth: u32) -> Result<Modelled> {
-    let mut tally = Modelled::default();
-    let mut q = Outstanding {
-        trace: requests.into_iter().peekable(),
-        profile,
-        depth: depth.max(1) as usize,
-        waiting: Vec::new(),
-        running: Vec::new(),
-        flushing: false,
-        issued: 0,
-    };
-    let mut now = 0.0_f64;
-    let mut end = 0.0_f64;
-    q.issue()?;
-    loop {
-        if q.waiting.is_empty() {
-            let Some((i, done)) = q.first_done() else { break };
-            now = now.max(done);
-            q.retire(i)?;
-            continue;
+    /// Run the loop as far as what was given allows: to the end once
+    /// [`ended`](Self::ended), else while more than `depth` wait to be
+    /// issued. One step issues at most `depth` (the room the requests
+    /// outstanding at its start leave, plus one for each it retires) and
+    /// looks at one more, so it never finds the stream short where the
+    /// whole stream would have had a request.
+    fn run(&mut self, drive: &mut dyn Device, profile: &Profile, served: &mut dyn FnMut(&Served)) -> Result<()> {
+        while self.ended || self.pending.len() > self.depth {
+            if !self.step(drive, profile, served)? {
+                break;
+            }
         }
-        let start = now.max(drive.ready_at());
-        while let Some((i, _)) = q.first_done().filter(|&(_, done)| done <= start) {
-            q.retire(i)?;
+        Ok(())
+    }
+
+    /// One retirement, or one request started; `false` when nothing is
+    /// left to do.
+    fn step(&mut self, drive: &mut dyn Device, profile: &Profile, served: &mut dyn FnMut(&Served)) -> Result<bool> {
+        self.issue(profile)?;
+        if self.waiting.is_empty() {
+            let Some((i, done)) = self.first_done() else { return Ok(false) };
+            self.now = self.now.max(done);
+            self.retire(i, profile)?;
+            return Ok(true);
+        }
+        let start = self.now.max(drive.ready_at());
+        while let Some((i, _)) = self.first_done().filter(|&(_, done)| done <= start) {
+            self.retire(i, profile)?;
         }
         let mut best = 0;
         let mut best_key = (f64::INFINITY, u64::MAX);
-        for (i, w) in q.waiting.iter().enumerate() {
+        for (i, w) in self.waiting.iter().enumerate() {
             let key = (drive.positioning(start, &w.request), w.seq);
             if key.0 < best_key.0 || (key.0 == best_key.0 && key.1 < best_key.1) {
                 best = i;
                 best_key = key;
             }
         }
-        let Waiting { request, .. } = q.waiting.swap_remove(best);
-        let done = drive.serve(start, &request, &mut tally);
-        count(&mut tally, &request);
-        q.running.push(done);
-        end = end.max(done);
-        now = start;
-    }
-    tally.seconds = end;
-    tally.dirty_left_bytes = drive.dirty_bytes();
-    Ok(tally)
-}
-
-/// A replay at depth 1 fed one request at a time, so a stream too long to
-/// hold (a tree's reads, file after file) is modelled as it comes: each
-/// request starts when the one before completes, or when the drive is
-/// free, as [`replay`] at depth 1 starts it, so the two give the same
-/// figures to the bit.
-pub struct Serial {
-    drive: Box<dyn Device + Send>,
-    done: f64,
-    end: f64,
-    tally: Modelled,
-}
-
-impl Serial {
-    /// A replay on `drive`, nothing served yet.
-    pub fn new(drive: Box<dyn Device + Send>) -> Serial {
-        Serial { drive, done: 0.0, end: 0.0, tally: Modelled::default() }
-    }
-
-    /// Serve `request` (of a drive of `profile`) once the one before it
-    /// has completed. A request past the drive's end is bad input; a read
-    /// or write of no bytes is skipped.
-    pub fn serve(&mut self, profile: &Profile, request: Request) -> Result<()> {
-        if request.op != Op::Flush && request.length == 0 {
-            return Ok(());
-        }
-        check_within(profile, &request)?;
-        let start = self.done.max(self.drive.ready_at());
-        let done = self.drive.serve(start, &request, &mut self.tally);
+        let Waiting { seq, request } = self.waiting.swap_remove(best);
+        let done = drive.serve(start, &request, &mut self.tally);
         count(&mut self.tally, &request);
+        served(&Served { seq, request, start, done });
+        self.running.push(done);
         self.end = self.end.max(done);
-        self.done = done;
-        Ok(())
+        self.now = start;
+        Ok(true)
     }
 
-    /// Seconds from the first issue to the last completion so far.
-    pub fn seconds(&self) -> f64 {
-        self.end
+    /// Serve what is left and say what it all cost.
+    fn finish(mut self, drive: &mut dyn Device, profile: &Profile, served: &mut dyn FnMut(&Served)) -> Result<Modelled> {
+        self.ended = true;
+        self.run(drive, profile, served)?;
+        self.tally.seconds = self.end;
+        self.tally.dirty_left_bytes = drive.dirty_bytes();
+        Ok(self.tally)
+    }
+}
+
+/// Replay `requests` on `drive` (of `profile`) at `depth` outstanding.
+pub fn replay(drive: &mut dyn Device, profile: &Profile, requests: impl IntoIterator<Item = Request>, depth: u32) -> Result<Modelled> {
+    let mut queue = Queue::new(depth);
+    let ignore = &mut |_: &Served| {};
+    for request in requests {
+        if queue.give(request) {
+            queue.run(drive, profile, ignore)?;
+        }
+    }
+    queue.finish(drive, profile, ignore)
+}
+
+/// A replay fed one request at a time, as a trace delivers them, on a
+/// fresh drive of its own: what [`super::replay`] computes for the whole
+/// stream, in memory bounded by the queue depth. Each request the drive
+/// serves is handed to the caller's `served` as it is (its start and
+/// completion); at depth 1 that is the request before the one just given.
+pub struct Replay {
+    profile: Profile,
+    drive: Box<dyn Device>,
+    queue: Queue,
+}
+
+impl std::fmt::Debug for Replay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Replay").field("profile", &self.profile.name).field("issued", &self.queue.issued).finish_non_exhaustive()
+    }
+}
+
+impl Replay {
+    /// A replay on a fresh drive of `profile` (head over byte 0, caches
+    /// empty), at most `queue_depth` outstanding and at most the drive's
+    /// own queue depth.
+    pub fn new(profile: &Profile, queue_depth: u32) -> Replay {
+        let depth = queue_depth.clamp(1, profile.queue_depth());
+        Replay { profile: profile.clone(), drive: device(profile), queue: Queue::new(depth) }
     }
 
-    /// What the requests served cost.
-    pub fn finish(self) -> Modelled {
-        Modelled { seconds: self.end, dirty_left_bytes: self.drive.dirty_bytes(), ..self.tally }
+    /// Rest the head over byte `at`, the platter turned so that `at` is
+    /// under it (as if a read had just ended there): for before the first
+    /// request, so that it costs no seek from an arbitrary place.
+    pub fn park(&mut self, at: u64) {
+        self.drive.park(at);
+    }
+
+    /// The drive replayed on.
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    /// Give the next request in issue order, and serve what can be served
+    /// before the next one comes. Its issue number ([`Served::seq`]), or
+    /// `None` for a read or write of no bytes, which is skipped. A request
+    /// past the drive's end is bad input (exit 2), naming the profile; the
+    /// replay is of no further use then.
+    pub fn push(&mut self, request: Request, served: &mut dyn FnMut(&Served)) -> Result<Option<u64>> {
+        let seq = self.queue.next_seq();
+        if !self.queue.give(request) {
+            return Ok(None);
+        }
+        self.queue.run(self.drive.as_mut(), &self.profile, served)?;
+        Ok(Some(seq))
+    }
+
+    /// No more requests: serve the rest and say what the stream cost.
+    pub fn finish(mut self, served: &mut dyn FnMut(&Served)) -> Result<Modelled> {
+        self.queue.finish(self.drive.as_mut(), &self.profile, served)
     }
 }
 

@@ -17,11 +17,11 @@
 //!
 //! The design decision: a [`LayoutReader`] takes the data a stretch at a
 //! time and serves each window's reads as soon as the window is full
-//! ([`Serial`]), so what it holds is one window, never a file's or a
+//! ([`Replay`] at depth 1), so what it holds is one window, never a file's or a
 //! tree's extents: a walk can feed it as it maps.
 
-use super::queue::Serial;
-use super::{Modelled, Profile, Request, device};
+use super::queue::Replay;
+use super::{Modelled, Profile, Request};
 use crate::error::{Error, Result};
 
 /// The bytes of file data a read window covers: Linux's default
@@ -110,7 +110,7 @@ impl LayoutCost {
 /// [`finish`](Self::finish).
 pub struct LayoutReader {
     profile: Profile,
-    serial: Option<Serial>,
+    serial: Option<Replay>,
     windows: Windows,
     first: Option<u64>,
     bytes: u64,
@@ -135,14 +135,14 @@ impl LayoutReader {
             *first = Some(span.physical);
             parked(profile, span.physical)
         });
-        windows.push(span, &mut |read| serial.serve(profile, read))
+        windows.push(span, &mut |read| serial.push(read, &mut |_| {}).map(drop))
     }
 
     /// The current file ends: its last window is read.
     pub fn end_file(&mut self) -> Result<()> {
-        let LayoutReader { profile, serial, windows, .. } = self;
+        let LayoutReader { serial, windows, .. } = self;
         match serial {
-            Some(serial) => windows.close(&mut |read| serial.serve(profile, read)),
+            Some(serial) => windows.close(&mut |read| serial.push(read, &mut |_| {}).map(drop)),
             None => Ok(()),
         }
     }
@@ -150,12 +150,6 @@ impl LayoutReader {
     /// Bytes taken so far.
     pub fn bytes(&self) -> u64 {
         self.bytes
-    }
-
-    /// Modelled seconds of the reads served so far (a window still being
-    /// filled is not yet read).
-    pub fn seconds(&self) -> f64 {
-        self.serial.as_ref().map_or(0.0, Serial::seconds)
     }
 
     /// What reading it all took (the current file's last window read
@@ -173,18 +167,18 @@ impl LayoutReader {
         let start = first.min(capacity - self.bytes);
         let mut whole = parked(&self.profile, start);
         let mut windows = Windows::new();
-        let mut read = |r| whole.serve(&self.profile, r);
+        let mut read = |r| whole.push(r, &mut |_| {}).map(drop);
         windows.push(Span { physical: start, length: self.bytes }, &mut read)?;
         windows.close(&mut read)?;
-        Ok(LayoutCost { read: serial.finish(), ideal: whole.finish() })
+        Ok(LayoutCost { read: serial.finish(&mut |_| {})?, ideal: whole.finish(&mut |_| {})? })
     }
 }
 
 /// A replay on a fresh drive of `profile` parked over byte `at`.
-fn parked(profile: &Profile, at: u64) -> Serial {
-    let mut drive = device(profile);
-    drive.park(at);
-    Serial::new(drive)
+fn parked(profile: &Profile, at: u64) -> Replay {
+    let mut replay = Replay::new(profile, 1);
+    replay.park(at);
+    replay
 }
 
 /// More data than the drive holds.
@@ -267,7 +261,7 @@ mod tests {
     }
 
     #[test]
-    fn the_serial_replay_is_the_queue_at_depth_1_to_the_bit() {
+    fn a_replay_fed_a_request_at_a_time_is_the_whole_queue_at_depth_1_to_the_bit() {
         for name in ["hdd-7200-2009", "scsi-15k-2004", "ssd-no-plp"] {
             let profile = find(name).unwrap();
             let mut rng = Seeded::new(3);
@@ -280,12 +274,12 @@ mod tests {
                     _ => Request::read(rng.block(profile.capacity_bytes()), 4096 * (1 + rng.next() % 32)),
                 })
                 .collect();
-            let queued = queue::replay(device(&profile).as_mut(), &profile, stream.iter().copied(), 1).unwrap();
-            let mut serial = Serial::new(device(&profile));
+            let queued = queue::replay(crate::model::device(&profile).as_mut(), &profile, stream.iter().copied(), 1).unwrap();
+            let mut fed = Replay::new(&profile, 1);
             for r in &stream {
-                serial.serve(&profile, *r).unwrap();
+                fed.push(*r, &mut |_| {}).unwrap();
             }
-            assert_eq!(serial.finish(), queued, "{name}");
+            assert_eq!(fed.finish(&mut |_| {}).unwrap(), queued, "{name}");
         }
     }
 

@@ -108,6 +108,7 @@ mod tests {
             tracefs: Err("not asked"),
             interval: Duration::from_secs(1),
             cgroup: None,
+            disk: &crate::model::builtin::find(crate::model::builtin::DEFAULT).unwrap(),
         };
         let running = DirtyPeak.start(&ctx);
         let mut file = std::fs::File::create(dir.path().join("dirty")).unwrap();

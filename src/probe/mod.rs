@@ -35,7 +35,7 @@ pub use blockstat::{BlockDevice, BlockStat};
 pub use cold::{ColdMethod, ReadBack};
 pub use cpu::{CpuClock, CpuSpan};
 pub use timeline::{Sampler, TimelinePoint};
-pub use trace::{TraceCounts, TraceRequest, TraceSession};
+pub use trace::{ReadBackTrace, TraceCounts, TraceRequest, TraceSession};
 
 use crate::record::{FigureSpec, Figures};
 use crate::ledger::Ledger;
@@ -64,6 +64,9 @@ pub struct ProbeCtx<'a> {
     /// The case's memory cgroup (`--memory`), whose page cache the
     /// timeline samples as the work's own.
     pub cgroup: Option<CgroupAt<'a>>,
+    /// The drive the disk model replays the case's block requests on
+    /// (`--disk`).
+    pub disk: &'a crate::model::Profile,
 }
 
 /// Which part of a case a probe covers.
@@ -85,6 +88,9 @@ pub struct Reading {
     /// Why the case counts as measured on a busy machine, from the probe
     /// that watches the rest of it (`load`).
     pub busy: Option<String>,
+    /// The block requests sampled and modelled, from the probe that
+    /// traces them.
+    pub requests: Vec<crate::record::RequestStream>,
 }
 
 /// Something that measures a case from outside the work.

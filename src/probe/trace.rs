@@ -25,7 +25,10 @@ use super::{Probe, ProbeCtx, Reading, Running};
 use crate::record::{Better, FigureSpec, Figures, Kind};
 use crate::ledger::{Ledger, Resource, Token};
 
+mod modelled;
 mod parse;
+
+pub use modelled::{QUEUE_DEPTH, TraceModel};
 
 use parse::{
     BLOCK_RQ_ISSUE, Counter, EVENTS, JBD2_END, JBD2_START, WINDOW_END, XFS_LOG_FORCE, XLOG_ICLOG_SYNC, feed,
@@ -59,7 +62,7 @@ pub fn find_tracefs() -> Option<PathBuf> {
 }
 
 /// What to trace, and where.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TraceRequest {
     /// A mounted tracefs.
     pub tracefs: PathBuf,
@@ -70,6 +73,9 @@ pub struct TraceRequest {
     /// the scratch file system's device, which is also the disk its block
     /// requests go to for a loop device.
     pub dev_t_kernel: u64,
+    /// The drive to replay the block requests on, and what to call their
+    /// stream (`work`, `cold_read`); none to count them only.
+    pub model: Option<(crate::model::Profile, &'static str)>,
 }
 
 impl TraceRequest {
@@ -80,7 +86,7 @@ impl TraceRequest {
 }
 
 /// What a session counted.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct TraceCounts {
     /// jbd2 commits finished (`jbd2_end_commit`); `None` when the kernel
     /// has no jbd2 events (jbd2 not loaded).
@@ -108,6 +114,8 @@ pub struct TraceCounts {
     /// Why the counts cannot be trusted beyond lost events (the reader
     /// failed), if they cannot.
     pub error: Option<String>,
+    /// The block requests replayed through the disk model, when asked.
+    pub model: Option<TraceModel>,
 }
 
 /// Stream `trace_pipe` into a counter until `stop` is set, then drain it;
@@ -116,7 +124,6 @@ fn read_pipe(pipe: &Path, stop: &AtomicBool, mut counter: Counter, window: &mpsc
     let mut file = fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(pipe)?;
     let mut buf = vec![0u8; 64 * 1024];
     let mut carry = Vec::new();
-    let mut sent = false;
     loop {
         // Read the flag before draining: set after tracing was turned off,
         // so the drain that follows sees every event there will be.
@@ -129,9 +136,8 @@ fn read_pipe(pipe: &Path, stop: &AtomicBool, mut counter: Counter, window: &mpsc
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
-            if let Some(w) = counter.window.as_deref().filter(|_| !sent) {
-                sent = true;
-                let _ = window.send(w.clone());
+            if let Some(w) = counter.window.take() {
+                let _ = window.send(*w);
             }
         }
         if stopping {
@@ -149,7 +155,8 @@ pub struct TraceSession {
     enabled: Vec<&'static str>,
     stop: Arc<AtomicBool>,
     reader: Option<JoinHandle<io::Result<Counter>>>,
-    /// The counts up to the window's end, from the reader.
+    /// The counts up to the window's end, from the reader (waiting there
+    /// when [`split`](Self::split) gave up on them).
     window: mpsc::Receiver<Counter>,
     /// Events lost before the window's end, once [`split`](Self::split).
     lost_in_window: Option<u64>,
@@ -205,7 +212,8 @@ impl TraceSession {
                 req.tracefs.display()
             )));
         }
-        let (pipe, stop, counter) = (dir.join("trace_pipe"), session.stop.clone(), Counter::new(req.dev_t_kernel));
+        let model = req.model.as_ref().map(|(disk, phase)| modelled::Modelling::new(disk, phase));
+        let (pipe, stop, counter) = (dir.join("trace_pipe"), session.stop.clone(), Counter::new(req.dev_t_kernel, model));
         let reader = std::thread::Builder::new()
             .name("fslab-trace".into())
             .spawn(move || read_pipe(&pipe, &stop, counter, &window_tx))
@@ -226,37 +234,40 @@ impl TraceSession {
     pub fn split(&mut self) -> std::result::Result<TraceCounts, String> {
         let marker = self.dir.join("trace_marker");
         fs::write(&marker, WINDOW_END).map_err(|e| format!("{}: {e}", marker.display()))?;
-        let counter = self
+        let mut counter = self
             .window
             .recv_timeout(SPLIT_WAIT)
             .map_err(|_| format!("the window's end, marked in the trace, was not read back within {} s", SPLIT_WAIT.as_secs()))?;
         let lost = overruns(&self.dir);
         self.lost_in_window = Some(lost);
-        Ok(self.counts(&counter, counter.lost.max(lost), None))
+        let lost = counter.lost.max(lost);
+        Ok(self.counts(&mut counter, lost, None))
     }
 
     /// Stop tracing, count what is left (since the [`split`](Self::split),
     /// when there was one), remove the instance.
     pub fn stop(mut self) -> TraceCounts {
-        let (counter, error) = match self.shut_down() {
+        let (mut counter, error) = match self.shut_down() {
             // A mark that came through after `split` gave up: the window
-            // was never handed out, so this is all of it.
-            Some(Ok(mut counter)) if self.lost_in_window.is_none() => match counter.window.take() {
-                Some(window) => (window.merged(counter), None),
-                None => (counter, None),
+            // was never taken, so this is all of it.
+            Some(Ok(counter)) if self.lost_in_window.is_none() => match self.window.try_recv() {
+                Ok(window) => (window.merged(counter), None),
+                Err(_) => (counter, None),
             },
             Some(Ok(counter)) => (counter, None),
             Some(Err(e)) => (Counter::default(), Some(format!("reading trace_pipe failed: {e}"))),
             None => (Counter::default(), Some("the trace reader thread panicked".to_string())),
         };
         let overrun = overruns(&self.dir).saturating_sub(self.lost_in_window.unwrap_or(0));
-        let counts = self.counts(&counter, counter.lost.max(overrun), error);
+        let lost = counter.lost.max(overrun);
+        let counts = self.counts(&mut counter, lost, error);
         self.release();
         counts
     }
 
-    /// `counter`'s counts of the events this session enabled.
-    fn counts(&self, counter: &Counter, lost: u64, error: Option<String>) -> TraceCounts {
+    /// `counter`'s counts of the events this session enabled, and what
+    /// the model made of its requests.
+    fn counts(&self, counter: &mut Counter, lost: u64, error: Option<String>) -> TraceCounts {
         let opt = |event: &str, n: u64| self.has(event).then_some(n);
         TraceCounts {
             journal_commits: opt(JBD2_END, counter.journal_ends),
@@ -271,6 +282,7 @@ impl TraceSession {
             seek_distance_bytes: counter.seek_sectors * 512,
             lost_events: lost,
             error,
+            model: counter.model.take().map(modelled::Modelling::finish),
         }
     }
 
@@ -356,6 +368,25 @@ pub const FIGURES: &[FigureSpec] = &[
         .about("total distance between consecutive requests"),
     FigureSpec::new("trace_lost_events", "count", Better::Lower, Kind::Timing)
         .about("trace events the kernel dropped (the counts are missing when any were)"),
+    FigureSpec::new("modelled_work_s", "s", Better::Lower, Kind::Timing).heading("model s").about(
+        "the block requests of the work and its syncfs replayed by the disk model in issue order, one at a time, on the \
+         run's --disk drive (the case's target.disk): its seconds from the first issue to the last completion; a timing, \
+         since the requests follow when writeback ran",
+    ),
+    FigureSpec::new("modelled_seeks", "count", Better::Lower, Kind::Timing)
+        .heading("model seeks")
+        .about("the arm's moves to another cylinder in that replay"),
+];
+
+/// The cold read-back's requests replayed as the work's are, declared once.
+pub const COLD_FIGURES: &[FigureSpec] = &[
+    FigureSpec::new("modelled_cold_read_s", "s", Better::Lower, Kind::Timing).heading("cold model s").about(
+        "the cold read-back's block requests replayed by the disk model in issue order, one at a time, on the run's \
+         --disk drive: its seconds; a timing, since readahead decides the requests",
+    ),
+    FigureSpec::new("modelled_cold_read_seeks", "count", Better::Lower, Kind::Timing)
+        .heading("cold model seeks")
+        .about("the arm's moves to another cylinder in that replay"),
 ];
 
 /// The journal commits the file system made after the window, up to and
@@ -421,6 +452,36 @@ pub fn add_figures(counts: Option<&TraceCounts>, fs_type: &str, why_missing: &st
     put("trace_lost_events", lost);
 }
 
+/// Put the model's seconds and seeks for `counts`' requests into `figures`
+/// as `seconds` and `seeks`, or why they are missing: no counts, counts
+/// with holes (a stream with requests lost has no cost), no drive asked
+/// for, or a request the drive cannot hold.
+fn add_modelled(counts: Option<&TraceCounts>, why_missing: &str, [seconds, seeks]: [&FigureSpec; 2], figures: &mut Figures) {
+    let (modelled, why) = match (unusable(counts, why_missing), counts.and_then(|c| c.model.as_ref())) {
+        (Some(reason), _) => (None, reason),
+        (None, None) => (None, "no drive was given to model".to_string()),
+        (None, Some(TraceModel { modelled: Err(e), .. })) => (None, format!("the disk model cannot replay the requests: {e}")),
+        (None, Some(TraceModel { modelled: Ok(m), .. })) => (Some(m), String::new()),
+    };
+    figures.put(seconds, modelled.map(|m| m.seconds), &why);
+    figures.put(seeks, modelled.map(|m| m.seeks as f64), &why);
+}
+
+/// What a stopped trace of the work's window reads: the trace figures,
+/// the model's, and the sampled requests when the counts can be used.
+fn window_reading(counts: Option<&TraceCounts>, fs_type: &str, why_missing: &str) -> Reading {
+    let mut reading = Reading::default();
+    add_figures(counts, fs_type, why_missing, &mut reading.figures);
+    add_modelled(counts, why_missing, [spec("modelled_work_s"), spec("modelled_seeks")], &mut reading.figures);
+    reading.requests.extend(stream(counts));
+    reading
+}
+
+/// The sampled requests of `counts`, unless lost events left holes in them.
+fn stream(counts: Option<&TraceCounts>) -> Option<crate::record::RequestStream> {
+    counts.filter(|c| unusable(Some(c), "").is_none()).and_then(|c| c.model.as_ref()).map(|m| m.stream.clone())
+}
+
 /// A tracefs for a run: the system's, or a private mount made (and
 /// recorded in `ledger`) under `scratch` as `RUNID-tracefs`. The error
 /// says why there is none.
@@ -462,6 +523,15 @@ impl Probe for Trace {
     }
 
     fn start<'a>(&self, ctx: &ProbeCtx<'a>) -> Box<dyn Running + 'a> {
+        Box::new(Tracing::begin(ctx, "", "work"))
+    }
+}
+
+impl<'a> Tracing<'a> {
+    /// A session on the case's device in the instance `fslab-CASE` +
+    /// `suffix`, its requests replayed on the run's drive as the stream
+    /// `phase`; or why there is none.
+    fn begin(ctx: &ProbeCtx<'a>, suffix: &str, phase: &'static str) -> Tracing<'a> {
         let mut tracing = Tracing { session: Err(String::new()), fs_type: ctx.fs_type.to_string(), ledger: ctx.ledger, token: None };
         tracing.session = match (ctx.tracefs, ctx.scratch.filter(|_| ctx.caps.trace)) {
             (Err(why), _) => Err(why.to_string()),
@@ -469,8 +539,9 @@ impl Probe for Trace {
             (Ok(root), Some(device)) => {
                 let request = TraceRequest {
                     tracefs: root.to_path_buf(),
-                    instance: format!("fslab-{}", ctx.case_id),
+                    instance: format!("fslab-{}{suffix}", ctx.case_id),
                     dev_t_kernel: device.dev_t_kernel(),
+                    model: Some((ctx.disk.clone(), phase)),
                 };
                 match ctx.ledger.record(Resource::TraceInstance(request.instance_dir())) {
                     Err(e) => Err(e.to_string()),
@@ -481,17 +552,46 @@ impl Probe for Trace {
                 }
             }
         };
-        Box::new(tracing)
+        tracing
+    }
+}
+
+/// The cold read-back, traced on its own: its block requests replayed on
+/// the run's drive (`modelled_cold_read_*`) and sampled as the stream
+/// `cold_read`. The case's own session may still be counting what the
+/// window deferred (a target fslab cannot remount); this one has an
+/// instance of its own, `fslab-CASE-cold`.
+pub struct ReadBackTrace<'a>(Tracing<'a>);
+
+impl<'a> ReadBackTrace<'a> {
+    /// Start tracing before the read-back; never fails (what cannot be
+    /// traced is said in the figures).
+    pub fn start(ctx: &ProbeCtx<'a>) -> ReadBackTrace<'a> {
+        ReadBackTrace(Tracing::begin(ctx, "-cold", "cold_read"))
+    }
+
+    /// Stop after the read-back: its modelled figures, measured or missing
+    /// with why, and its sampled requests.
+    pub fn stop(self) -> Reading {
+        let Tracing { session, ledger, token, .. } = self.0;
+        let mut reading = Reading::default();
+        let (counts, why) = match session {
+            Ok(session) => (Some(session.stop()), String::new()),
+            Err(why) => (None, why),
+        };
+        add_modelled(counts.as_ref(), &why, [&COLD_FIGURES[0], &COLD_FIGURES[1]], &mut reading.figures);
+        reading.requests.extend(stream(counts.as_ref()));
+        release(ledger, token);
+        reading
     }
 }
 
 impl Running for Tracing<'_> {
     fn stop(self: Box<Self>) -> Reading {
-        let mut reading = Reading::default();
-        match self.session {
-            Ok(session) => add_figures(Some(&session.stop()), &self.fs_type, "", &mut reading.figures),
-            Err(why) => add_figures(None, &self.fs_type, &why, &mut reading.figures),
-        }
+        let reading = match self.session {
+            Ok(session) => window_reading(Some(&session.stop()), &self.fs_type, ""),
+            Err(why) => window_reading(None, &self.fs_type, &why),
+        };
         release(self.ledger, self.token);
         reading
     }
@@ -504,22 +604,12 @@ impl Running for Tracing<'_> {
         Self: 's,
     {
         let Tracing { session, fs_type, ledger, token } = *self;
-        let mut reading = Reading::default();
-        let later = match session {
+        let (reading, later) = match session {
             Ok(mut session) => match session.split() {
-                Ok(window) => {
-                    add_figures(Some(&window), &fs_type, "", &mut reading.figures);
-                    Ok(session)
-                }
-                Err(why) => {
-                    add_figures(Some(&session.stop()), &fs_type, "", &mut reading.figures);
-                    Err(why)
-                }
+                Ok(window) => (window_reading(Some(&window), &fs_type, ""), Ok(session)),
+                Err(why) => (window_reading(Some(&session.stop()), &fs_type, ""), Err(why)),
             },
-            Err(why) => {
-                add_figures(None, &fs_type, &why, &mut reading.figures);
-                Err(why)
-            }
+            Err(why) => (window_reading(None, &fs_type, &why), Err(why)),
         };
         (reading, Some(Box::new(Tracing { session: later, fs_type, ledger, token })))
     }

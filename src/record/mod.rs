@@ -16,6 +16,7 @@ pub mod extent;
 mod figures;
 pub mod guest;
 mod ids;
+pub mod requests;
 mod timeline;
 mod verdict;
 
@@ -31,6 +32,7 @@ pub use extent::Extent;
 pub use figures::{Better, Figure, Figures, Kind};
 pub use guest::{EMULATED_MARK, GuestRecord};
 pub use ids::{run_id, utc_now};
+pub use requests::{RequestOp, RequestPoint, RequestStream};
 pub use timeline::TimelinePoint;
 pub use verdict::{PlaceVerdict, Rule, Samples, Verdict, verdict_word};
 
@@ -141,6 +143,11 @@ pub struct Case {
     /// folder; the store keeps its figures (`log_*`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub crash: Option<CrashRecord>,
+    /// The block requests the work and the cold read-back issued, each a
+    /// bounded sample placed at its measured and modelled time; none where
+    /// they were not traced.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requests: Vec<RequestStream>,
 }
 
 /// An aged or filled target's starting point: which cache entry the image
@@ -276,6 +283,7 @@ impl Case {
             busy: None,
             guest: None,
             crash: None,
+            requests: Vec::new(),
         }
     }
 }

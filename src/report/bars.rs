@@ -86,14 +86,38 @@ pub struct Sides<'a> {
     pub base: &'a str,
     /// The new side's label.
     pub new: &'a str,
+    /// What the legend and tooltips call the two sides, base first:
+    /// `base` and `new` in a comparison; another pair of one figure's
+    /// (`measured`, `modelled`) beside its counterpart.
+    pub words: [&'a str; 2],
 }
 
-impl Sides<'_> {
+impl<'a> Sides<'a> {
+    /// The sides of a comparison, labelled `base` and `new`.
+    pub fn compared(base: &'a str, new: &'a str) -> Sides<'a> {
+        Sides { base, new, words: [Side::Base.as_str(), Side::New.as_str()] }
+    }
+
     /// A side's label.
     pub fn label(&self, side: Side) -> &str {
         match side {
             Side::Base => self.base,
             Side::New => self.new,
+        }
+    }
+
+    /// Whether the sides are a comparison's (`base`, `new`), not a
+    /// figure's beside its counterpart (then the chart's class is `chart
+    /// bars beside`).
+    pub fn is_comparison(&self) -> bool {
+        self.words == [Side::Base.as_str(), Side::New.as_str()]
+    }
+
+    /// What a side is called.
+    pub fn word(&self, side: Side) -> &str {
+        match side {
+            Side::Base => self.words[0],
+            Side::New => self.words[1],
         }
     }
 }
@@ -152,7 +176,7 @@ impl Bar {
     fn label(&self, sides: Option<&Sides>) -> String {
         let mut label = self.whole();
         if let (Some(side), Some(sides)) = (self.side, sides) {
-            let _ = write!(label, " · {}: {}", side.as_str(), sides.label(side));
+            let _ = write!(label, " · {}: {}", sides.word(side), sides.label(side));
         }
         label
     }
@@ -184,9 +208,11 @@ impl Bar {
         self.emulated && kind == Kind::Timing
     }
 
-    /// ` data-side="base"` with a comparison, else nothing.
-    fn side_attr(&self) -> String {
-        self.side.map(|s| format!(r#" data-side="{}""#, s.as_str())).unwrap_or_default()
+    /// ` data-side="base"` with a comparison (the side's word, `measured`,
+    /// beside a counterpart), else nothing.
+    fn side_attr(&self, sides: Option<&Sides>) -> String {
+        let word = |s: Side| sides.map_or(s.as_str(), |sides| sides.word(s)).to_string();
+        self.side.map(|s| format!(r#" data-side="{}""#, escape_xml(&word(s)))).unwrap_or_default()
     }
 }
 
@@ -345,7 +371,8 @@ impl BarChart<'_> {
 
         writeln!(
             out,
-            r#"<svg class="chart bars" data-scenario="{s}" data-figure="{f}" data-unit="{u}" data-better="{b}" data-kind="{k}" data-bars="{n}" data-scale="{scale}" viewBox="0 0 {w} {h}" role="img" aria-label="{f}">"#,
+            r#"<svg class="{class}" data-scenario="{s}" data-figure="{f}" data-unit="{u}" data-better="{b}" data-kind="{k}" data-bars="{n}" data-scale="{scale}" viewBox="0 0 {w} {h}" role="img" aria-label="{f}">"#,
+            class = if self.sides.is_some_and(|s| !s.is_comparison()) { "chart bars beside" } else { "chart bars" },
             s = escape_xml(self.scenario),
             f = escape_xml(self.figure),
             u = escape_xml(self.unit),
@@ -475,7 +502,7 @@ impl BarChart<'_> {
             fs = escape_xml(&bar.fs),
             p = escape_xml(&bar.params),
             r = escape_xml(&bar.run),
-            side = bar.side_attr(),
+            side = bar.side_attr(self.sides.as_ref()),
             v = s.median,
             lo = s.min,
             hi = s.max,
@@ -590,7 +617,7 @@ fn write_legend(out: &mut String, sides: &Sides, middle: f64) -> fmt::Result {
             Side::Base => format!(r#"fill="{SWATCH}" fill-opacity="{BASE_OPACITY}" stroke="{SWATCH}" stroke-width="1.3""#),
             Side::New => format!(r#"fill="{SWATCH}""#),
         };
-        let text = format!("{}: {}", side.as_str(), shorten(sides.label(side), 24));
+        let text = format!("{}: {}", sides.word(side), shorten(sides.label(side), 24));
         write!(
             out,
             r##"<rect data-side="{s}" x="{x}" y="{y}" width="16" height="10" {paint}/><text x="{tx}" y="{ty}" font-size="10.5" fill="#1b1f24">{t}</text>"##,
@@ -638,7 +665,7 @@ fn write_label(out: &mut String, bar: &Bar, params: bool, right: f64, middle: f6
 fn write_missing(out: &mut String, bar: &Bar, sides: Option<&Sides>, left: f64, slot: &Slot, room: f64) -> fmt::Result {
     let reason = bar.missing_reason();
     let chars = ((room - 8.0) / 5.6) as usize;
-    let word = bar.side.filter(|_| sides.is_some()).map(|s| format!("{}: ", s.as_str())).unwrap_or_default();
+    let word = bar.side.zip(sides).map(|(s, sides)| format!("{}: ", sides.word(s))).unwrap_or_default();
     writeln!(
         out,
         r##"<g class="{class}" data-fs="{fs}" data-params="{p}" data-run="{r}"{side} data-repeats="{n}" data-missing="{why}"><title>{tip}</title><rect x="{x}" y="{y}" width="{w}" height="{h}" fill="#f4f5f7" stroke="#9aa1aa" stroke-dasharray="3 2"/><text x="{tx}" y="{ty}" font-size="10" font-style="italic" fill="#5b6470">{text}</text></g>"##,
@@ -646,7 +673,7 @@ fn write_missing(out: &mut String, bar: &Bar, sides: Option<&Sides>, left: f64, 
         fs = escape_xml(&bar.fs),
         p = escape_xml(&bar.params),
         r = escape_xml(&bar.run),
-        side = bar.side_attr(),
+        side = bar.side_attr(sides),
         n = bar.repeats,
         why = escape_xml(&reason),
         tip = escape_xml(&format!("{}: missing: {reason}", bar.label(sides))),

@@ -12,5 +12,6 @@ pub mod bars;
 pub mod html;
 pub mod hunt;
 mod markup;
+pub mod seekwatch;
 pub mod strip;
 pub mod timeline;

@@ -191,11 +191,16 @@ impl Metric {
     /// Whether `lines` give this metric a chart: some it draws (see
     /// [`Metric::draws`]) reach its [`Metric::floor`].
     pub fn charted(self, lines: &[Line]) -> bool {
-        let mut known = lines.iter().filter(|l| self.draws(l)).flat_map(|l| l.points.iter().filter_map(|p| self.value(p))).peekable();
-        match self.floor() {
-            None => known.peek().is_some(),
-            Some(floor) => known.any(|v| v >= floor),
-        }
+        // Written as one `any` with the floor read first: the shape before
+        // (a `peek` in one arm of a match on the floor) was miscompiled by
+        // rustc 1.95's optimiser, which indexed a jump table by a 32-bit
+        // negative number and crashed the release build on `write`.
+        let floor = self.floor();
+        lines
+            .iter()
+            .filter(|l| self.draws(l))
+            .flat_map(|l| l.points.iter().filter_map(|p| self.value(p)))
+            .any(|v| floor.is_none_or(|f| v >= f))
     }
 }
 

@@ -61,6 +61,12 @@ pub(super) fn insert_case(sql: &mut dyn Sql, run_id: &str, ordinal: usize, case:
         "INSERT INTO timelines (case_id, points) VALUES (?, ?)",
         &[Value::Int(Some(case_id)), Value::text(&to_json(&case.timeline))],
     )?;
+    if !case.requests.is_empty() {
+        sql.execute(
+            "INSERT INTO request_streams (case_id, streams) VALUES (?, ?)",
+            &[Value::Int(Some(case_id)), Value::text(&to_json(&case.requests))],
+        )?;
+    }
     for (n, map) in case.maps.iter().enumerate() {
         sql.execute(
             "INSERT INTO extent_maps (case_id, ordinal, path, size, block_size, device_bytes, extents, truncated, \
@@ -146,6 +152,12 @@ pub(super) fn load_run(sql: &mut dyn Sql, id: &str, version: i64) -> Result<Opti
         let points = sql.query("SELECT points FROM timelines WHERE case_id = ?", std::slice::from_ref(&case_id))?;
         if let Some(p) = points.first() {
             case.timeline = from_json(&text(&p[0]), "timeline")?;
+        }
+        if version >= 6 {
+            let streams = sql.query("SELECT streams FROM request_streams WHERE case_id = ?", std::slice::from_ref(&case_id))?;
+            if let Some(s) = streams.first() {
+                case.requests = from_json(&text(&s[0]), "request streams")?;
+            }
         }
         let maps = sql.query(
             "SELECT path, size, block_size, device_bytes, extents, truncated, extent_list FROM extent_maps \

@@ -15,7 +15,7 @@ use super::{Backend, Value};
 use crate::error::{Error, Result};
 
 /// The schema version this fslab writes and reads.
-pub const CURRENT: i64 = 6;
+pub const CURRENT: i64 = 7;
 
 /// Each version's DDL, in order; index `i` makes version `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -107,6 +107,12 @@ const MIGRATIONS: &[&str] = &[
     // for, a disk profile's name; NULL in cases stored before, which had
     // none.
     "ALTER TABLE cases ADD COLUMN disk TEXT",
+    // 7: a case's sampled block requests (work, cold read-back) as a JSON
+    // list; none in cases stored before, which traced none.
+    "CREATE TABLE request_streams (
+        case_id {int} PRIMARY KEY REFERENCES cases(id) ON DELETE CASCADE,
+        streams TEXT NOT NULL
+    )",
 ];
 
 /// The words a backend puts into the DDL.

@@ -11,6 +11,8 @@
 /// runaway line cannot grow memory.
 const MAX_LINE: usize = 4096;
 
+use super::modelled::Modelling;
+
 pub(super) const JBD2_START: &str = "jbd2_start_commit";
 pub(super) const JBD2_END: &str = "jbd2_end_commit";
 pub(super) const XFS_LOG_FORCE: &str = "xfs_log_force";
@@ -31,18 +33,18 @@ pub(super) const EVENTS: [(&str, &str); 5] = [
 ];
 
 /// One parsed event of interest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 enum Event<'a> {
     JournalStart { dev: (u32, u32) },
     JournalEnd { dev: (u32, u32) },
     LogForce { dev: (u32, u32) },
     LogWrite { dev: (u32, u32) },
-    Request { dev: (u32, u32), rwbs: &'a str, sector: u64, nr_sector: u64 },
+    Request { dev: (u32, u32), rwbs: &'a str, sector: u64, nr_sector: u64, ts: Option<f64> },
 }
 
 /// Parse one line of `trace_pipe`; `None` for anything else.
 fn parse_line(line: &str) -> Option<Event<'_>> {
-    let (name, rest) = split_event(line)?;
+    let (name, rest, ts) = split_event(line)?;
     let dev_after = |key: &str| rest.strip_prefix(key).and_then(|r| parse_dev(r.split_whitespace().next()?));
     match name {
         JBD2_START => Some(Event::JournalStart { dev: dev_after("dev ")? }),
@@ -60,22 +62,24 @@ fn parse_line(line: &str) -> Option<Event<'_>> {
             let sector = words.next()?.parse().ok()?;
             (words.next()? == "+").then_some(())?;
             let nr_sector = words.next()?.parse().ok()?;
-            Some(Event::Request { dev, rwbs, sector, nr_sector })
+            Some(Event::Request { dev, rwbs, sector, nr_sector, ts })
         }
         _ => None,
     }
 }
 
-/// The event name and its text, found as the first `NAME: ` whose NAME
-/// is one of ours; trace_pipe puts `task-pid [cpu] flags ts: ` before it.
-fn split_event(line: &str) -> Option<(&str, &str)> {
+/// The event name, its text and the time stamped before it (seconds),
+/// found as the first `NAME: ` whose NAME is one of ours; trace_pipe puts
+/// `task-pid [cpu] flags ts: ` before it.
+fn split_event(line: &str) -> Option<(&str, &str, Option<f64>)> {
     let mut from = 0;
     while let Some(i) = line[from..].find(": ") {
         let at = from + i;
         let start = line[..at].rfind(char::is_whitespace).map_or(0, |p| p + 1);
         let name = &line[start..at];
         if EVENTS.iter().any(|(_, e)| *e == name) {
-            return Some((name, &line[at + 2..]));
+            let ts = line[..start].trim_end().strip_suffix(':').and_then(|h| h.rsplit(char::is_whitespace).next()?.parse().ok());
+            return Some((name, &line[at + 2..], ts));
         }
         from = at + 2;
     }
@@ -88,8 +92,9 @@ fn parse_dev(word: &str) -> Option<(u32, u32)> {
     Some((major.parse().ok()?, minor.parse().ok()?))
 }
 
-/// Counts events of one device, line by line.
-#[derive(Debug, Default, Clone)]
+/// Counts events of one device, line by line, and replays its block
+/// requests through the disk model when asked.
+#[derive(Debug, Default)]
 pub(super) struct Counter {
     pub(super) dev: (u32, u32),
     pub(super) journal_starts: u64,
@@ -105,16 +110,22 @@ pub(super) struct Counter {
     pub(super) prev_end: Option<u64>,
     /// From trace_pipe's own `CPU:N [LOST M EVENTS]` lines.
     pub(super) lost: u64,
-    /// The counts up to the [`WINDOW_END`] marker, once it was read; the
-    /// counts above then start again from it.
+    /// The counts up to the [`WINDOW_END`] marker, once it was read and
+    /// until it is handed on; the counts above then start again from it.
     pub(super) window: Option<Box<Counter>>,
+    /// Whether the marker was read (it splits the counts once).
+    pub(super) split: bool,
+    /// The replay of the requests counted here: of the window's alone
+    /// when it was split off.
+    pub(super) model: Option<Modelling>,
 }
 
 impl Counter {
-    /// A counter of the device the kernel numbers `dev_t_kernel`.
-    pub(super) fn new(dev_t_kernel: u64) -> Counter {
+    /// A counter of the device the kernel numbers `dev_t_kernel`, its
+    /// requests replayed by `model` when given.
+    pub(super) fn new(dev_t_kernel: u64, model: Option<Modelling>) -> Counter {
         let dev = ((dev_t_kernel >> 20) as u32, (dev_t_kernel & 0xf_ffff) as u32);
-        Counter { dev, ..Counter::default() }
+        Counter { dev, model, ..Counter::default() }
     }
 
     /// The counts of `self` and of `after` (counted from where `self`
@@ -135,6 +146,8 @@ impl Counter {
             prev_end: after.prev_end,
             lost: self.lost + after.lost,
             window: None,
+            split: true,
+            model: self.model,
         }
     }
 
@@ -143,8 +156,8 @@ impl Counter {
             self.lost += n;
             return;
         }
-        if self.window.is_none() && is_window_end(line) {
-            let after = Counter { dev: self.dev, ..Counter::default() };
+        if !self.split && is_window_end(line) {
+            let after = Counter { dev: self.dev, split: true, ..Counter::default() };
             self.window = Some(Box::new(std::mem::replace(self, after)));
             return;
         }
@@ -155,8 +168,11 @@ impl Counter {
             Some(Event::JournalEnd { dev }) if dev == self.dev => self.journal_ends += 1,
             Some(Event::LogForce { dev }) if dev == self.dev => self.log_forces += 1,
             Some(Event::LogWrite { dev }) if dev == self.dev => self.log_writes += 1,
-            Some(Event::Request { dev, rwbs, sector, nr_sector }) if dev == self.dev => {
-                self.request(rwbs, sector, nr_sector)
+            Some(Event::Request { dev, rwbs, sector, nr_sector, ts }) if dev == self.dev => {
+                self.request(rwbs, sector, nr_sector);
+                if let Some(model) = self.model.as_mut() {
+                    model.request(rwbs, sector, nr_sector, ts);
+                }
             }
             _ => {}
         }
@@ -237,12 +253,12 @@ mod tests {
         );
         assert_eq!(
             parse_line("block_rq_issue: 7,3 WS 4096 () 123456 + 8 be,0,4 [dd]"),
-            Some(Event::Request { dev: (7, 3), rwbs: "WS", sector: 123456, nr_sector: 8 })
+            Some(Event::Request { dev: (7, 3), rwbs: "WS", sector: 123456, nr_sector: 8, ts: None })
         );
         // Older kernels: no ioprio; a header with a comm holding ": ".
         assert_eq!(
             parse_line("   kworker/u4:2-91  [000] d..1.  12.5: block_rq_issue: 254,0 FF 0 () 0 + 0 [kworker/u4:2]"),
-            Some(Event::Request { dev: (254, 0), rwbs: "FF", sector: 0, nr_sector: 0 })
+            Some(Event::Request { dev: (254, 0), rwbs: "FF", sector: 0, nr_sector: 0, ts: Some(12.5) })
         );
         assert_eq!(
             parse_line("xfs_log_force: dev 7:3 lsn 0x100000002 caller xfs_file_fsync+0x1a4/0x2a0 [xfs]"),
@@ -262,7 +278,7 @@ mod tests {
 
     #[test]
     fn seeks_over_requests_in_issue_order() {
-        let mut c = Counter::new(7 << 20 | 3);
+        let mut c = Counter::new(7 << 20 | 3, None);
         // 100+8 ends at 108, where the next starts; it ends at 116, so
         // 200 seeks 84 sectors forward; the flush has no position; the
         // read at 0 seeks 216 back from 216.
@@ -282,7 +298,7 @@ mod tests {
 
     #[test]
     fn lines_split_across_reads_are_joined_and_runaways_dropped() {
-        let mut c = Counter::new(7 << 20 | 3);
+        let mut c = Counter::new(7 << 20 | 3, None);
         let mut carry = Vec::new();
         let text = b"jbd2_end_commit: dev 7,3 transaction 1 sync 0 head 1\nCPU:0 [LOST 3 EVENTS]\njbd2_end_commit: dev 7,3 trans";
         feed(&mut c, &mut carry, &text[..20]);
@@ -297,7 +313,7 @@ mod tests {
 
     #[test]
     fn the_window_s_end_splits_the_counts() {
-        let mut c = Counter::new(7 << 20 | 3);
+        let mut c = Counter::new(7 << 20 | 3, None);
         c.line("jbd2_end_commit: dev 7,3 transaction 1 sync 0 head 1");
         c.line("block_rq_issue: 7,3 W 4096 () 100 + 8 [dd]");
         // Another marker text is nobody's window end.
@@ -314,6 +330,25 @@ mod tests {
         // A session whose split was not waited for counts both parts.
         let whole = window.merged(c);
         assert_eq!((whole.journal_ends, whole.requests), (3, 1));
+    }
+
+    #[test]
+    fn the_window_s_requests_are_modelled_with_their_times_and_what_follows_is_not() {
+        let disk = crate::model::builtin::find("hdd-7200").unwrap();
+        let mut c = Counter::new(7 << 20 | 3, Some(Modelling::new(&disk, "work")));
+        c.line("   dd-77  [001] ..... 2525.500000: block_rq_issue: 7,3 W 4096 () 1000 + 8 be,0,4 [dd]");
+        c.line("   dd-77  [001] ..... 2525.750000: block_rq_issue: 7,3 R 4096 () 5000 + 8 be,0,4 [dd]");
+        c.line("   dd-77  [001] ..... 2525.800000: block_rq_issue: 7,4 R 4096 () 9000 + 8 be,0,4 [dd]");
+        c.line(&format!("fslab-1 [000] ..... 2526.0: tracing_mark_write: {WINDOW_END}"));
+        c.line("   kworker-9  [000] ..... 2527.000000: block_rq_issue: 7,3 W 4096 () 2000 + 8 be,0,4 [kworker]");
+        assert!(c.model.is_none(), "after the window nothing is modelled");
+        let window = c.window.take().expect("split");
+        let model = window.model.expect("the window's replay").finish();
+        let stream = &model.stream;
+        assert_eq!((stream.requests, stream.measured_s, stream.points.len()), (2, 0.25, 2), "{stream:?}");
+        let read = stream.points[1];
+        assert_eq!((read.t_s, read.offset, read.op), (0.25, 5000 * 512, crate::record::RequestOp::Read));
+        assert_eq!(model.modelled.unwrap().requests, 2);
     }
 
     #[test]

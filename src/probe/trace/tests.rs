@@ -55,6 +55,36 @@ fn figures_by_file_system_and_missing_not_zero() {
     assert_eq!(f.value("trace_lost_events"), Some(12.0));
 }
 
+#[test]
+fn the_modelled_figures_are_the_replay_s_or_missing_with_why() {
+    let disk = crate::model::builtin::find("ssd-plp").unwrap();
+    let mut model = modelled::Modelling::new(&disk, "work");
+    model.request("W", 2048, 8, Some(1.0));
+    model.request("FF", 0, 0, Some(1.001));
+    let traced = TraceCounts { model: Some(model.finish()), ..counts() };
+    let reading = window_reading(Some(&traced), "ext4", "");
+    let seconds = reading.figures.value("modelled_work_s").unwrap();
+    assert!(seconds > 0.0 && seconds < 1e-3, "a 4 KiB write and a flush on an SSD: {seconds} s");
+    assert_eq!(reading.figures.value("modelled_seeks"), Some(0.0));
+    assert_eq!(reading.figures.get("modelled_work_s").unwrap().kind, Kind::Timing);
+    assert_eq!(reading.requests.len(), 1);
+    assert_eq!((reading.requests[0].phase.as_str(), reading.requests[0].disk.as_str()), ("work", "ssd-plp"));
+    // Requests lost: no cost and no sample, as no count.
+    let lossy = TraceCounts { lost_events: 3, ..traced.clone() };
+    let reading = window_reading(Some(&lossy), "ext4", "");
+    assert!(reading.figures.get("modelled_work_s").unwrap().missing.as_deref().unwrap().contains("3 events lost"));
+    assert!(reading.requests.is_empty());
+    let reading = window_reading(None, "ext4", "tracepoints need root");
+    assert_eq!(reading.figures.get("modelled_seeks").unwrap().missing.as_deref(), Some("tracepoints need root"));
+    let reading = window_reading(Some(&counts()), "ext4", "");
+    assert_eq!(reading.figures.get("modelled_work_s").unwrap().missing.as_deref(), Some("no drive was given to model"));
+    let mut past = modelled::Modelling::new(&disk, "work");
+    past.request("R", disk.capacity_bytes() / 512, 8, None);
+    let refused = TraceCounts { model: Some(past.finish()), ..counts() };
+    let why = window_reading(Some(&refused), "ext4", "").figures.get("modelled_work_s").unwrap().missing.clone().unwrap();
+    assert!(why.starts_with("the disk model cannot replay the requests: a read of 4096 bytes"), "{why}");
+}
+
 /// A tracefs to use: the mounted one, or one mounted for the test.
 struct Tracefs {
     path: PathBuf,
@@ -106,6 +136,7 @@ fn traced(tracefs: &Path, dev: &BlockDevice, work: impl FnOnce()) -> TraceCounts
         tracefs: tracefs.to_path_buf(),
         instance: instance_name(),
         dev_t_kernel: dev.dev_t_kernel(),
+        model: None,
     };
     let session = TraceSession::start(&req).unwrap();
     assert!(req.instance_dir().is_dir());
@@ -204,7 +235,7 @@ fn a_leftover_instance_is_removed_and_a_clash_is_refused() {
         return;
     }
     let tracefs = Tracefs::get();
-    let req = TraceRequest { tracefs: tracefs.path.clone(), instance: instance_name(), dev_t_kernel: 7 << 20 };
+    let req = TraceRequest { tracefs: tracefs.path.clone(), instance: instance_name(), dev_t_kernel: 7 << 20, model: None };
     let dir = req.instance_dir();
     fs::create_dir(&dir).unwrap();
     fs::write(dir.join("events/block/block_rq_issue/enable"), "1").unwrap();
@@ -227,7 +258,7 @@ fn a_split_session_counts_the_window_and_what_the_unmount_commits_apart() {
     let tracefs = Tracefs::get();
     let mut lo = LoopDevice::new(256);
     let (mnt, dev) = ext4_on(&mut lo, Some("data=journal"));
-    let req = TraceRequest { tracefs: tracefs.path.clone(), instance: instance_name(), dev_t_kernel: dev.dev_t_kernel() };
+    let req = TraceRequest { tracefs: tracefs.path.clone(), instance: instance_name(), dev_t_kernel: dev.dev_t_kernel(), model: None };
     let mut session = TraceSession::start(&req).unwrap();
     appends(&mnt.join("f"), true);
     let window = session.split().unwrap();
@@ -245,4 +276,93 @@ fn a_split_session_counts_the_window_and_what_the_unmount_commits_apart() {
     let (value, _) = journal_commits(Some(&later), "ext4", "");
     f.put(&DEFERRED_FIGURES[0], value, "");
     assert_eq!(f.value("deferred_journal_commits"), later.journal_commits.map(|n| n as f64));
+}
+
+/// 64 KiB O_DIRECT reads or writes of the bare device at each of
+/// `offsets`, one after another; writes end with an fsync, which the
+/// device gets as a flush.
+fn direct(device: &str, offsets: &[u64], write: bool) {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let file = fs::OpenOptions::new().read(true).write(write).custom_flags(libc::O_DIRECT).open(device).unwrap();
+    let mut buf = crate::sys::aligned::AlignedBuf::zeroed(64 << 10);
+    for &offset in offsets {
+        if write {
+            file.write_all_at(buf.as_slice(), offset).unwrap();
+        } else {
+            file.read_exact_at(buf.as_mut_slice(), offset).unwrap();
+        }
+    }
+    if write {
+        file.sync_all().unwrap();
+    }
+}
+
+/// What the model says of the requests `direct` makes, computed here
+/// from the offsets: a replay parked over the first, one at a time.
+fn expected(disk: &crate::model::Profile, offsets: &[u64], write: bool) -> crate::model::Modelled {
+    use crate::model::{Replay, Request};
+    let mut replay = Replay::new(disk, 1);
+    replay.park(offsets[0]);
+    for &offset in offsets {
+        let request = if write { Request::write(offset, 64 << 10) } else { Request::read(offset, 64 << 10) };
+        replay.push(request, &mut |_| {}).unwrap();
+    }
+    if write {
+        replay.push(Request::flush(), &mut |_| {}).unwrap();
+    }
+    replay.finish(&mut |_| {}).unwrap()
+}
+
+#[test]
+fn direct_requests_on_a_bare_device_cost_what_the_model_says_of_them_and_random_ones_more() {
+    if !root_or_skip("direct_requests_cost_what_the_model_says") {
+        return;
+    }
+    let tracefs = Tracefs::get();
+    let lo = LoopDevice::new(1024);
+    // Whatever udev reads of a new device, before the trace starts.
+    let _ = std::process::Command::new("udevadm").arg("settle").status();
+    let dev = BlockDevice::from_dev(lo.major, lo.minor).unwrap();
+    let disk = crate::model::builtin::find("hdd-7200").unwrap();
+    let sequential: Vec<u64> = (0..64).map(|k| (1 << 20) + k * (64 << 10)).collect();
+    // 64 places spread over the device, in no order (a multiplicative
+    // walk over its 16,384 slots of 64 KiB).
+    let random: Vec<u64> = (1..=64u64).map(|k| (k * 7919 % 16_381 + 1) * (64 << 10)).collect();
+    let mut seconds = Vec::new();
+    for (offsets, write) in [(&sequential, false), (&random, false), (&sequential, true), (&random, true)] {
+        let req = TraceRequest {
+            tracefs: tracefs.path.clone(),
+            instance: instance_name(),
+            dev_t_kernel: dev.dev_t_kernel(),
+            model: Some((disk.clone(), "work")),
+        };
+        let session = TraceSession::start(&req).unwrap();
+        direct(&lo.device, offsets, write);
+        let counts = session.stop();
+        assert_eq!(counts.lost_events, 0);
+        let model = counts.model.as_ref().expect("modelled");
+        let want = expected(&disk, offsets, write);
+        assert_eq!(model.modelled.as_ref().unwrap(), &want, "write {write}: the traced stream is the one made");
+        let stream = &model.stream;
+        use crate::record::RequestOp;
+        let op = if write { RequestOp::Write } else { RequestOp::Read };
+        let mut made: Vec<(u64, u64, RequestOp)> = offsets.iter().map(|&o| (o, 64 << 10, op)).collect();
+        if write {
+            made.push((0, 0, RequestOp::Flush));
+        }
+        let traced: Vec<(u64, u64, RequestOp)> = stream.points.iter().map(|p| (p.offset, p.length, p.op)).collect();
+        assert_eq!((stream.requests, stream.every, stream.flushes), (64, 1, u64::from(write)));
+        assert_eq!(traced, made);
+        let figures = window_reading(Some(&counts), "raw", "").figures;
+        assert_eq!(figures.value("modelled_work_s"), Some(want.seconds));
+        assert_eq!(figures.value("modelled_seeks"), Some(want.seeks as f64));
+        seconds.push(want.seconds);
+    }
+    // Random reads pay a seek and a turn each, sequential ones their
+    // transfer alone: the model's ratio, well past 10 on a 7200 rpm disk.
+    let reads = seconds[1] / seconds[0];
+    assert!(reads > 10.0, "random reads {} s, sequential {} s", seconds[1], seconds[0]);
+    // Writes land in the drive's cache; the flush writes them in one
+    // sweep, which still costs the random ones more.
+    assert!(seconds[3] > seconds[2], "{seconds:?}");
 }

@@ -150,7 +150,7 @@ fn sided(fs: &str, side: Side, values: &[f64]) -> Bar {
 }
 
 fn compared(bars: Vec<Bar>) -> String {
-    let sides = Sides { base: "tag before", new: "tag after" };
+    let sides = Sides::compared("tag before", "tag after");
     BarChart { scenario: "s", figure: "extents", unit: "count", better: Better::Lower, kind: Kind::Exact, about: None, sides: Some(sides), bars, mark: None }
         .render()
 }

@@ -18,13 +18,15 @@
 //! This file writes the page around the sections and its header; `matrix`
 //! the verdict matrix; `runs` the runs and the machines they ran on; `section` one scenario's
 //! section, with its bar charts from `figures` and its extent strips from
-//! `maps`; `style.css` is the style sheet, inlined.
+//! `maps`, its timelines from `timelines` and its block requests from
+//! `requests`; `style.css` is the style sheet, inlined.
 
 mod figures;
 mod maps;
 mod matrix;
 mod numbers;
 mod regressed;
+mod requests;
 mod runs;
 mod start;
 mod section;

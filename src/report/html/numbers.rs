@@ -183,7 +183,7 @@ mod tests {
                 bars: vec![bar("dir", Some(Side::Base), &[], 1), bar("dir", Some(Side::New), &[12.0], 2)],
             },
         ];
-        let sides = Sides { base: "tag a", new: "tag b" };
+        let sides = Sides::compared("tag a", "tag b");
         let html = table(&charted, Some(&sides));
         assert!(html.starts_with(r#"<details class="numbers"><summary>"#) && html.trim_end().ends_with("</details>"));
         assert!(html.contains("4 rows; base = tag a, new = tag b"));

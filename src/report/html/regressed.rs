@@ -76,7 +76,7 @@ impl Page<'_> {
             escape(compared.new_label)
         )?;
         writeln!(out, r#"<div class="grid">"#)?;
-        let sides = Some(Sides { base: compared.base_label, new: compared.new_label });
+        let sides = Some(Sides::compared(compared.base_label, compared.new_label));
         for (scenario, figure) in charts {
             let rows: Vec<&Regressed> = compared.regressed.iter().filter(|r| r.scenario == scenario && r.figure == figure).collect();
             let cases = self.scenario_cases(scenario);

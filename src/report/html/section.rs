@@ -1,6 +1,7 @@
 //! One scenario's section of the page: what the scenario is, its
 //! parameters, verdicts and failures, then its bar charts (`figures`), its
-//! extent strips (`maps`) and each case's timeline.
+//! extent strips (`maps`), each case's timeline and its block requests
+//! (`requests`).
 //!
 //! The design decision: the section's cases are grouped by run, target and
 //! the parameters that vary within the scenario. A group is what one bar
@@ -18,6 +19,7 @@
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
+use super::requests::write_requests;
 use super::timelines::write_timelines;
 use super::{Page, escape, figures, plural, section_id, unique};
 use crate::record::{Case, RunRecord, Status};
@@ -84,7 +86,7 @@ impl<'a> Page<'a> {
         let scenario = self.catalog.scenario(name);
         let ScenarioCases { cases, base_cases, varying, constant, groups, base_groups } = self.scenario_cases(name);
         // The legend, when there is a base side to tell apart.
-        let sides = self.compared.filter(|_| !base_cases.is_empty()).map(|c| Sides { base: c.base_label, new: c.new_label });
+        let sides = self.compared.filter(|_| !base_cases.is_empty()).map(|c| Sides::compared(c.base_label, c.new_label));
 
         writeln!(out, r#"<section class="scenario" id="{}" data-scenario="{}">"#, section_id(name), escape(name))?;
         match scenario.and_then(|s| s.seed) {
@@ -133,6 +135,7 @@ impl<'a> Page<'a> {
         figures::write_figures(out, self.catalog, name, &all_cases, &chart_order(&groups, &base_groups), sides, &weighed)?;
         self.write_maps(out, &groups)?;
         write_timelines(out, name, &groups)?;
+        write_requests(out, name, &groups)?;
         writeln!(out, "</section>")
     }
 

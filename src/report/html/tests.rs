@@ -580,3 +580,4 @@ fn varying_parameters_label_the_bars() {
 }
 
 mod choice;
+mod requests;
