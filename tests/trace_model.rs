@@ -169,7 +169,7 @@ fn compare_judges_the_modelled_time_as_a_timing_and_names_the_drive_that_changed
     let c: Value = serde_json::from_slice(&out.stdout).unwrap();
     let differs = c["compare"]["differs"].as_array().unwrap();
     assert!(
-        differs.iter().any(|d| d["what"] == "ext4 modelled on" && d["base"] == "ssd-plp" && d["new"] == "scsi-15k-2004"),
+        differs.iter().any(|d| d["what"] == "ext4 modelled disk" && d["base"] == "ssd-plp" && d["new"] == "scsi-15k-2004"),
         "{differs:?}"
     );
     // Eight repeats a side, far apart: a regression the rank-sum test
@@ -192,6 +192,6 @@ fn compare_judges_the_modelled_time_as_a_timing_and_names_the_drive_that_changed
     assert_ne!(written["outcome"], "regression", "{written}");
     let out = lab.command().args(["compare", "ssd", "scsi"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("\n  ext4 modelled on: ssd-plp → scsi-15k-2004\n"), "{text}");
+    assert!(text.contains("\n  ext4 modelled disk: ssd-plp → scsi-15k-2004\n"), "{text}");
     assert!(text.lines().any(|l| l.trim_start().starts_with("modelled_work_s ") && l.contains("x slower")), "{text}");
 }
