@@ -194,6 +194,7 @@ impl Lab {
             Error::failed(format!("the syncfs after preparing the work failed ({e}): the target does not keep what is written to it"))
         })?;
         super::recording::mark(target, "work_start")?;
+        super::recording::hand_marker(target, work);
 
         progress(Phase::Work);
         let n = self.cases_started.get() + 1;

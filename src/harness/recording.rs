@@ -27,10 +27,24 @@ pub const FIGURES: &[FigureSpec] = &[ENTRIES, FLUSHES, BYTES];
 /// Mark that `what` has just returned, for a recorded target; nothing for
 /// the rest.
 pub(super) fn mark(target: &dyn Made, what: &str) -> crate::error::Result<()> {
-    let Some(marker) = target.marker() else { return Ok(()) };
+    target.marker().map_or(Ok(()), |marker| mark_on(&marker, what))
+}
+
+/// Mark that `what` has just returned on `marker`.
+fn mark_on(marker: &crate::crash::Marker, what: &str) -> crate::error::Result<()> {
     marker.mark(what).map(drop).map_err(|e| {
         crate::error::Error::failed(format!("reading the write log's count for the mark {what}: {e}"))
     })
+}
+
+/// What the work marks as durable is marked `durable:NAME`.
+pub const DURABLE_PREFIX: &str = "durable:";
+
+/// Hand a recorded target's marker to the work, for its durability
+/// points (`durable:NAME`); nothing for the rest.
+pub(super) fn hand_marker(target: &dyn Made, work: &mut dyn crate::scenario::Work) {
+    let Some(marker) = target.marker() else { return };
+    work.mark_durable_with(std::sync::Arc::new(move |what: &str| mark_on(&marker, &format!("{DURABLE_PREFIX}{what}"))));
 }
 
 /// End a recorded target's recording, whatever the case's outcome so far,
