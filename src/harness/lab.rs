@@ -35,6 +35,8 @@ pub struct Plan {
     /// How guests are sized, when a condition boots a kernel in one
     /// (`--kernel IMAGE`).
     pub guest: Option<super::GuestPlan>,
+    /// How each recorded case's crash states are judged (`--crash`).
+    pub crash: Option<super::crash_states::CrashPlan>,
 }
 
 impl Plan {

@@ -15,6 +15,7 @@
 //! but its progress on stderr (`crate::progress`).
 
 mod condition;
+pub mod crash_states;
 pub mod conditions;
 mod deferred;
 mod environment;
@@ -59,6 +60,7 @@ pub fn catalog() -> Catalog {
     lists.push(crate::probe::cold::FIGURES);
     lists.push(memory::FIGURES);
     lists.push(recording::FIGURES);
+    lists.push(crash_states::FIGURES);
     lists.push(layout::FIGURES);
     lists.push(start::FIGURES);
     crate::scenario::catalog(&lists)
