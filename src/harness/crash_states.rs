@@ -23,7 +23,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use crate::crash::marks::durable_from;
-use crate::crash::states::{Model, epoch_of, states};
+pub use crate::crash::states::Model;
+use crate::crash::states::{epoch_of, states};
 use crate::crash::WriteLog;
 use crate::error::{Error, Result};
 use crate::record::{BadState, Better, Case, CrashRecord, CrashStates, FigureSpec, Kind};

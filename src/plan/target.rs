@@ -56,7 +56,7 @@ pub struct TargetRequest {
     /// `--crash-log-cap`: the most a case's write log may take, in bytes.
     pub crash_log_cap: Option<u64>,
     /// `--crash`: judge each case's crash states under this model.
-    pub crash: Option<crate::crash::Model>,
+    pub crash: Option<crate::harness::crash_states::Model>,
     /// `--crash-seed`.
     pub crash_seed: Option<u64>,
     /// `--crash-max-states`.
