@@ -13,25 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Lab, cases, figure, root_or_skip};
+use common::{Lab, cases, figure, recorder_or_skip};
 use fslab::age_cache::image_copy::content_hash;
 use fslab::crash::replay::{apply, materialise};
 use fslab::crash::{Entry, WriteLog};
-
-/// Whether recording can run here: root, and qemu-storage-daemon.
-fn recorder_or_skip(test: &str) -> bool {
-    if !root_or_skip(test) {
-        return false;
-    }
-    if common::have("qemu-storage-daemon") {
-        return true;
-    }
-    if std::env::var_os("FSLAB_REQUIRE_ROOT_TESTS").is_some() {
-        panic!("{test}: no qemu-storage-daemon (apt-get install qemu-system-common), and FSLAB_REQUIRE_ROOT_TESTS is set");
-    }
-    eprintln!("skipping {test}: no qemu-storage-daemon");
-    false
-}
 
 /// A new, empty file `name` in `dir`, open for reading and writing.
 fn new_file(dir: &Path, name: &str) -> File {

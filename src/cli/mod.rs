@@ -11,6 +11,7 @@
 
 mod cleanup;
 mod compare;
+mod crash_table;
 mod examples;
 mod exec;
 mod export;
@@ -301,11 +302,26 @@ pub struct TargetArgs {
     /// FS@crash=record, and --json gives each its `crash` record.
     #[arg(long, conflicts_with_all = ["dir", "device"])]
     pub crash_record: bool,
-    /// The most a case's write log may take with --crash-record
-    /// [default: 4G]; a case whose log reaches it fails, saying the size
-    /// needed, and the run exits 2.
-    #[arg(long, value_name = "SIZE", value_parser = crate::units::parse_bytes, requires = "crash_record")]
+    /// The most a case's write log may take with --crash-record or
+    /// --crash [default: 4G]; a case whose log reaches it fails, saying the
+    /// size needed, and the run exits 2.
+    #[arg(long, value_name = "SIZE", value_parser = crate::units::parse_bytes)]
     pub crash_log_cap: Option<u64>,
+    /// Record every write (as --crash-record, kept only with it too), then
+    /// judge each case's crash states: `flush` (the device after each
+    /// flush), `prefix` (after each write) or `subset:K` (each epoch's
+    /// start and K subsets of its unflushed writes). Each state is
+    /// rebuilt, mounted, looked at by the work's checker and checked by
+    /// the file system's own; cases run as FS@crash=MODEL.
+    #[arg(long, value_name = "MODEL", conflicts_with_all = ["dir", "device"])]
+    pub crash: Option<crate::crash::Model>,
+    /// The seed subset:K draws its subsets with [default: 31].
+    #[arg(long, value_name = "N", requires = "crash")]
+    pub crash_seed: Option<u64>,
+    /// The most crash states judged per case [default: 300]; more are
+    /// thinned evenly over the log, and the output says so.
+    #[arg(long, value_name = "N", requires = "crash", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub crash_max_states: Option<u32>,
     /// Timeline sampling interval in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
     pub interval: f64,

@@ -73,6 +73,9 @@ impl TargetArgs {
             },
             crash_record: self.crash_record,
             crash_log_cap: self.crash_log_cap,
+            crash: self.crash,
+            crash_seed: self.crash_seed,
+            crash_max_states: self.crash_max_states,
         }
     }
 }

@@ -192,6 +192,7 @@ pub(super) fn render_text(record: &RunRecord, wide: bool) -> String {
     // Once too: what the mark on emulated cases' timings means.
     s.push_str(&table::emulated(&record.cases.iter().collect::<Vec<_>>()));
     s.push_str(&recordings(&record.cases));
+    s.push_str(&super::crash_table::render(&record.cases));
     s.push_str(&super::verdicts::render(&record.verdicts));
     s
 }

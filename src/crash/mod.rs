@@ -7,11 +7,14 @@
 //! sits between the loop device and the image) is a target in `site`;
 //! this room only reads what it left, so it names no file system under
 //! test: the log's format (`log.rs`), replay onto a copy of the image from
-//! before the work (`replay.rs`) and durability points (`marks.rs`).
+//! before the work (`replay.rs`), durability points (`marks.rs`) and the
+//! crash states a model picks from a log (`states.rs`).
 
 pub mod log;
 pub mod marks;
 pub mod replay;
+pub mod states;
 
 pub use log::{Entry, Summary, WriteLog};
 pub use marks::Marker;
+pub use states::{Model, State, States};

@@ -41,6 +41,8 @@ pub struct Plan {
     /// scenario name: with `--preset seeds` and no `--disk`, each seed's
     /// own, where its report names one.
     pub scenario_disks: Vec<(String, crate::model::Profile)>,
+    /// How each recorded case's crash states are judged (`--crash`).
+    pub crash: Option<super::crash_states::CrashPlan>,
 }
 
 impl Plan {

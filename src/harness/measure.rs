@@ -56,6 +56,8 @@ pub enum Phase {
     Layout,
     /// Booting a guest and running the case in it.
     Guest,
+    /// Judging the recording's crash states (`--crash`).
+    Crash,
     /// Releasing the target.
     Release,
 }
@@ -70,6 +72,7 @@ impl Phase {
             Phase::ColdRead => "cold read",
             Phase::Layout => "mapping layout",
             Phase::Guest => "in a guest (boot, work, power-off)",
+            Phase::Crash => "judging crash states",
             Phase::Release => "releasing",
         }
     }
@@ -141,9 +144,25 @@ impl Lab {
         if let Some(why) = kernel_log.as_mut().and_then(KernelLog::failure) {
             fail(case, why);
         }
-        super::recording::end(target.as_mut(), case);
+        let recording = super::recording::end(target.as_mut(), case);
         if let Some(why) = kernel_log.as_mut().and_then(KernelLog::failure) {
             fail(case, why);
+        }
+        if let Some(mut record) = recording {
+            // Judged after the kernel log's last read: a crash state's
+            // mount may complain about a device the case's once was.
+            if let Some(plan) = self.plan.crash.as_ref().filter(|_| case.status == Status::Ok) {
+                progress(Phase::Crash);
+                let checker = work.state_checker();
+                let rel = if case.start.is_some() { Path::new(super::start::WORK_FOLDER) } else { Path::new("") };
+                let judged = crate::interrupt::check().and_then(|()| {
+                    super::crash_states::judge(target.as_mut(), case, &mut record, plan, checker.as_deref(), rel)
+                });
+                if let Err(e) = judged {
+                    fail(case, format!("judging the crash states: {e}"));
+                }
+            }
+            super::recording::finish(target.as_mut(), case, record);
         }
         progress(Phase::Release);
         if let Err(e) = target.release() {
@@ -195,6 +214,7 @@ impl Lab {
             Error::failed(format!("the syncfs after preparing the work failed ({e}): the target does not keep what is written to it"))
         })?;
         super::recording::mark(target, "work_start")?;
+        super::recording::hand_marker(target, work);
 
         progress(Phase::Work);
         let n = self.cases_started.get() + 1;

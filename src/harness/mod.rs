@@ -15,6 +15,7 @@
 //! but its progress on stderr (`crate::progress`).
 
 mod condition;
+pub mod crash_states;
 pub mod conditions;
 mod deferred;
 mod environment;
@@ -61,6 +62,7 @@ pub fn catalog() -> Catalog {
     lists.push(crate::probe::trace::COLD_FIGURES);
     lists.push(memory::FIGURES);
     lists.push(recording::FIGURES);
+    lists.push(crash_states::FIGURES);
     lists.push(layout::FIGURES);
     lists.push(modelled::FIGURES);
     lists.push(start::FIGURES);

@@ -8,7 +8,7 @@
 //! file system issues follows its journal's timer and when writeback ran,
 //! as `journal_commits` and `flushes` do.
 
-use crate::record::{Better, Case, FigureSpec, Kind, Status};
+use crate::record::{Better, Case, CrashRecord, FigureSpec, Kind, Status};
 use crate::site::Made;
 
 const ENTRIES: FigureSpec = FigureSpec::new("log_entries", "count", Better::Lower, Kind::Timing)
@@ -27,25 +27,39 @@ pub const FIGURES: &[FigureSpec] = &[ENTRIES, FLUSHES, BYTES];
 /// Mark that `what` has just returned, for a recorded target; nothing for
 /// the rest.
 pub(super) fn mark(target: &dyn Made, what: &str) -> crate::error::Result<()> {
-    let Some(marker) = target.marker() else { return Ok(()) };
+    target.marker().map_or(Ok(()), |marker| mark_on(&marker, what))
+}
+
+/// Mark that `what` has just returned on `marker`.
+fn mark_on(marker: &crate::crash::Marker, what: &str) -> crate::error::Result<()> {
     marker.mark(what).map(drop).map_err(|e| {
         crate::error::Error::failed(format!("reading the write log's count for the mark {what}: {e}"))
     })
 }
 
+/// What the work marks as durable is marked `durable:NAME`.
+pub const DURABLE_PREFIX: &str = "durable:";
+
+/// Hand a recorded target's marker to the work, for its durability
+/// points (`durable:NAME`); nothing for the rest.
+pub(super) fn hand_marker(target: &dyn Made, work: &mut dyn crate::scenario::Work) {
+    let Some(marker) = target.marker() else { return };
+    work.mark_durable_with(std::sync::Arc::new(move |what: &str| mark_on(&marker, &format!("{DURABLE_PREFIX}{what}"))));
+}
+
 /// End a recorded target's recording, whatever the case's outcome so far,
-/// and put what it holds into `case`: its figures and its `crash` record.
-/// It is kept only for a case that is ok and was not interrupted. A log
-/// that reached its cap fails the case, first of its reasons (the errors
-/// the refused writes caused come after it), saying the size needed.
-pub(super) fn end(target: &mut dyn Made, case: &mut Case) {
-    let keep = case.status == Status::Ok && crate::interrupt::pending().is_none();
-    let record = match target.end_recording(keep) {
+/// and put its figures into `case`: the record, still held for
+/// [`finish`] (its crash states may be judged in between). A log that
+/// reached its cap fails the case, first of its reasons (the errors the
+/// refused writes caused come after it), saying the size needed; its
+/// recording is given back and its record put into the case at once.
+pub(super) fn end(target: &mut dyn Made, case: &mut Case) -> Option<CrashRecord> {
+    let record = match target.end_recording() {
         Ok(Some(record)) => record,
-        Ok(None) => return,
+        Ok(None) => return None,
         Err(e) => {
             super::measure::fail(case, format!("ending the recording: {e}"));
-            return;
+            return None;
         }
     };
     if let Some(needed) = record.needed_bytes {
@@ -63,11 +77,23 @@ pub(super) fn end(target: &mut dyn Made, case: &mut Case) {
         if let Some(others) = others {
             super::measure::fail(case, others);
         }
-    } else {
-        let figures = &mut case.figures;
-        figures.put(&ENTRIES, Some(record.entries as f64), "");
-        figures.put(&FLUSHES, Some(record.flushes as f64), "");
-        figures.put(&BYTES, Some(record.log_bytes as f64), "");
+        case.crash = Some(record);
+        return None;
+    }
+    let figures = &mut case.figures;
+    figures.put(&ENTRIES, Some(record.entries as f64), "");
+    figures.put(&FLUSHES, Some(record.flushes as f64), "");
+    figures.put(&BYTES, Some(record.log_bytes as f64), "");
+    Some(record)
+}
+
+/// Keep an ended recording (for a case that is ok and was not
+/// interrupted, when the run keeps recordings) or give it back, and put
+/// its record into `case`.
+pub(super) fn finish(target: &mut dyn Made, case: &mut Case, mut record: CrashRecord) {
+    let keep = case.status == Status::Ok && crate::interrupt::pending().is_none();
+    if let Err(e) = target.finish_recording(&mut record, keep) {
+        super::measure::fail(case, format!("ending the recording: {e}"));
     }
     case.crash = Some(record);
 }

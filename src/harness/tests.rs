@@ -28,6 +28,7 @@ fn lab(parent: &std::path::Path, fail_make: Option<&'static str>) -> (Lab, Targe
         interval: Duration::from_millis(100),
         cold_read: false,
         guest: None,
+        crash: None,
         start: None,
         disk: crate::model::builtin::find("hdd-7200").unwrap(),
         scenario_disks: Vec::new(),

@@ -112,6 +112,9 @@ pub fn plan(request: &HuntRequest, machine: &dyn Machine) -> Result<HuntPlan> {
     if request.target.crash_record {
         return Err(Error::usage("--crash-record with hunt: record the cases of one value with run or exec instead"));
     }
+    if request.target.crash.is_some() {
+        return Err(Error::usage("--crash with hunt: a hunt does not judge crash states yet; judge the cases of one value with run --crash"));
+    }
     let mut harness = super::harness_plan(&request.target, false)?;
     super::check_images_repeated(&request.target, request.repeat)?;
     if harness.targets.len() != 1 {

@@ -59,6 +59,12 @@ pub struct TargetRequest {
     pub crash_record: bool,
     /// `--crash-log-cap`: the most a case's write log may take, in bytes.
     pub crash_log_cap: Option<u64>,
+    /// `--crash`: judge each case's crash states under this model.
+    pub crash: Option<crate::harness::crash_states::Model>,
+    /// `--crash-seed`.
+    pub crash_seed: Option<u64>,
+    /// `--crash-max-states`.
+    pub crash_max_states: Option<u32>,
 }
 
 /// Turn the target flags into the harness's plan, refusing
@@ -126,24 +132,35 @@ pub fn harness_plan(args: &TargetRequest, cold_read: bool) -> Result<Plan> {
     }
     let start = start_plan(args)?;
     let (kernels, guest) = super::guest::kernels(args, &fs_list)?;
-    if args.crash_record {
+    let records = args.crash_record || args.crash.is_some();
+    if records {
         if kernels.iter().any(|k| matches!(k, crate::harness::KernelChoice::Guest(_))) {
-            return Err(Error::usage(
-                "--crash-record with --kernel: writes are recorded on the host's kernel only, so far; leave one of them out",
-            ));
+            let flag = if args.crash.is_some() { "--crash" } else { "--crash-record" };
+            return Err(Error::usage(format!(
+                "{flag} with --kernel: writes are recorded, and crash states judged, on the host's kernel only, so far \
+                 (a guest's states must be mounted by the guest's kernel); leave one of them out"
+            )));
         }
         target_options.record = Some(record_options(args)?);
+    } else if args.crash_log_cap.is_some() {
+        return Err(Error::usage("--crash-log-cap caps the write log of --crash-record or --crash: give one of them, or leave it out"));
     }
     // A run with guests only changes no sysctl of the host: each guest's
     // fslab sets them in its own kernel.
     let host_too = kernels.is_empty() || kernels.iter().any(|k| matches!(k, crate::harness::KernelChoice::Host(_)));
     let sysctls = if host_too { sysctls } else { Vec::new() };
     let mut conditions = crate::harness::with_fills(crate::harness::matrix(&args.memory, &axes), &fill_axis(args));
-    if args.crash_record {
+    if records {
+        let shown = args.crash.map_or_else(|| "record".to_string(), |m| m.to_string());
         for c in &mut conditions {
-            c.crash = Some("record".to_string());
+            c.crash = Some(shown.clone());
         }
     }
+    let crash = args.crash.map(|model| crate::harness::crash_states::CrashPlan {
+        model,
+        seed: args.crash_seed.unwrap_or(crate::harness::crash_states::DEFAULT_SEED),
+        max_states: args.crash_max_states.map_or(crate::harness::crash_states::DEFAULT_MAX_STATES, |n| n as usize),
+    });
     Ok(Plan {
         start,
         targets,
@@ -155,6 +172,7 @@ pub fn harness_plan(args: &TargetRequest, cold_read: bool) -> Result<Plan> {
         guest,
         disk: super::disk::for_run(args.disk.as_deref(), args.disk_profile.as_deref())?,
         scenario_disks: Vec::new(),
+        crash,
     })
 }
 
@@ -171,7 +189,7 @@ fn record_options(args: &TargetRequest) -> Result<site::RecordOptions> {
         )));
     }
     let daemon = site::recorder::find_daemon()?;
-    Ok(site::RecordOptions { daemon, cap_bytes, keep: true })
+    Ok(site::RecordOptions { daemon, cap_bytes, keep: args.crash_record })
 }
 
 /// The smallest `--crash-log-cap`.

@@ -57,6 +57,9 @@ pub(super) fn target(fs: &[FsType]) -> TargetRequest {
         },
         crash_record: false,
         crash_log_cap: None,
+        crash: None,
+        crash_seed: None,
+        crash_max_states: None,
     }
 }
 

@@ -54,4 +54,50 @@ pub struct CrashRecord {
     pub end_sha256: String,
     /// The marks, in the order taken.
     pub marks: Vec<CrashMark>,
+    /// The crash states judged (`--crash MODEL`), when they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub states: Option<CrashStates>,
+}
+
+/// The crash states of a recording, judged (`--crash MODEL`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CrashStates {
+    /// The model (`flush`, `prefix`, `subset:K`).
+    pub model: String,
+    /// The seed `subset` drew with (`--crash-seed`).
+    pub seed: u64,
+    /// The log entry the states start from: the work's start (everything
+    /// before it was synced).
+    pub from_entry: u64,
+    /// States the model gave.
+    pub total: u64,
+    /// States judged: all of them, or the cap's share spread evenly.
+    pub judged: u64,
+    /// The cap on states judged (`--crash-max-states`).
+    pub cap: u64,
+    /// The work's checker, or why there is none (then a state is judged by
+    /// mount and the file system's checker alone).
+    pub checker: String,
+    /// The first bad state (fewest log entries), when one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_bad: Option<BadState>,
+}
+
+/// A crash state judged bad.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BadState {
+    /// The last log entry it holds.
+    pub entry: u64,
+    /// Flushes before it: the epoch it is in.
+    pub epoch: u64,
+    /// The entries it holds whole (0..prefix).
+    pub prefix: u64,
+    /// Entries of its epoch it holds beyond them.
+    pub extra: u64,
+    /// What was wrong: `empty`, `torn`, `missing`, `unmountable`,
+    /// `fsck_failed`, `durability`.
+    pub classes: Vec<String>,
+    /// What was seen: the files and their states, or the mount's or the
+    /// checker's words.
+    pub detail: String,
 }

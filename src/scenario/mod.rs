@@ -12,6 +12,7 @@
 
 mod create_file;
 mod direct_stream;
+pub mod durable;
 pub mod exec;
 mod mmap_fill;
 pub mod params;
@@ -119,6 +120,20 @@ pub trait Work {
     /// Asked after [`run`](Work::run).
     fn amount_timed(&self) -> bool {
         false
+    }
+
+    /// Take the way to mark durability points, before [`run`](Work::run),
+    /// when the device's writes are recorded: the work calls it as each
+    /// sync call that makes one of its files durable returns. By default
+    /// it marks none (the harness's own syncfs after the work is the
+    /// durability point of everything).
+    fn mark_durable_with(&mut self, _mark: durable::Durable) {}
+
+    /// How a crash state of the work's files is judged; `None` for a work
+    /// with no checker (its states are judged by mount and the file
+    /// system's checker alone).
+    fn state_checker(&self) -> Option<Box<dyn durable::StateChecker>> {
+        None
     }
 }
 

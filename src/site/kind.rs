@@ -124,11 +124,35 @@ pub trait Made: Debug {
 
     /// End the recording of a recorded target, after the work and its
     /// unmount: the device detached, the recorder stopped, its log read
-    /// and checked, the recording kept (when `keep` and the target was
-    /// asked to keep it) or given back; what it holds. `None` for a target
-    /// that records nothing.
-    fn end_recording(&mut self, _keep: bool) -> Result<Option<crate::record::CrashRecord>> {
+    /// and checked; what it holds. The recording stays held until
+    /// [`finish_recording`](Made::finish_recording) (or the release, which
+    /// gives it back); a log that reached its cap is given back at once.
+    /// `None` for a target that records nothing.
+    fn end_recording(&mut self) -> Result<Option<crate::record::CrashRecord>> {
         Ok(None)
+    }
+
+    /// The ended recording's write log, read again.
+    fn recorded_log(&self) -> Result<crate::crash::WriteLog> {
+        Err(crate::error::Error::failed("this target recorded no writes"))
+    }
+
+    /// Judge each of `states` of the ended recording's `log` on this host
+    /// (`site::crash_states`): `look` is called with the state's index and
+    /// its mounted root while it is mounted. Interrupted between states.
+    fn judge_states(
+        &mut self,
+        _log: &crate::crash::WriteLog,
+        _states: &[crate::crash::State],
+        _look: &mut dyn FnMut(usize, &Path) -> Result<()>,
+    ) -> Result<Vec<super::StateSeen>> {
+        Err(crate::error::Error::failed("this target recorded no writes"))
+    }
+
+    /// Keep the ended recording (`recording.json` written beside the
+    /// image before and the log) when `keep`, else give it back.
+    fn finish_recording(&mut self, _record: &mut crate::record::CrashRecord, _keep: bool) -> Result<()> {
+        Ok(())
     }
 
     /// Release everything it made, newest first.

@@ -11,6 +11,7 @@
 //! External tools (losetup, mkfs, mount) get their arguments as argv,
 //! never through a shell.
 
+mod crash_states;
 mod device;
 mod dir;
 #[cfg(test)]
@@ -28,6 +29,7 @@ mod scratch;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+pub use crash_states::StateSeen;
 pub use fs_type::FsType;
 pub use device::Device;
 pub use dir::Dir;

@@ -69,14 +69,14 @@ pub fn mount_tracefs(ledger: &Ledger, run_id: &str) -> Result<PathBuf> {
 
 /// `mount` whose child inherits `dir`'s descriptor, to be named as
 /// [`on_fd`].
-fn mount_command(ledger: &Ledger, dir: &OwnedDir) -> Command {
+pub(super) fn mount_command(ledger: &Ledger, dir: &OwnedDir) -> Command {
     let mut command = ledger.tool_command("mount");
     crate::sys::process::inherit_fd(&mut command, dir.fd().as_raw_fd());
     command
 }
 
 /// `/proc/self/fd/N` of `dir`, which the mount's child inherited.
-fn on_fd(dir: &OwnedDir) -> OsString {
+pub(super) fn on_fd(dir: &OwnedDir) -> OsString {
     OsString::from(format!("/proc/self/fd/{}", dir.fd().as_raw_fd()))
 }
 
@@ -295,7 +295,7 @@ pub(super) fn tool(
 }
 
 /// Run `command` (made by [`Ledger::tool_command`]) with argv; as [`tool`].
-fn run_tool(
+pub(super) fn run_tool(
     mut command: Command,
     program: impl AsRef<std::ffi::OsStr>,
     args: impl IntoIterator<Item = OsString>,

@@ -33,6 +33,7 @@ use rustix::fs::{Mode, OFlags};
 use super::held::Held;
 use super::kind::{Caps, Made};
 use super::mounted::{self, Format, MountedFs};
+use super::crash_states::Bench;
 use super::recorder::{Files, Running};
 use super::scratch::{Started, attach, make_file};
 use super::{FsType, RecordOptions};
@@ -67,6 +68,9 @@ pub(super) struct Recorded<'l> {
     /// The loop device's counters when it was attached (a device's
     /// counters outlive a detach, and devices are reused).
     sent_before: (u64, u64),
+    /// The recording ended and its folder is still held, neither kept nor
+    /// given back yet.
+    ended: bool,
 }
 
 /// The ledger entries a recording ends out of turn, or keeps.
@@ -137,6 +141,7 @@ pub(super) fn make<'l>(
         options: options.clone(),
         before_sha256,
         sent_before,
+        ended: false,
     }))
 }
 
@@ -222,7 +227,7 @@ impl Made for Recorded<'_> {
         Some(self.marker.clone())
     }
 
-    fn end_recording(&mut self, keep: bool) -> Result<Option<CrashRecord>> {
+    fn end_recording(&mut self) -> Result<Option<CrashRecord>> {
         let Some(daemon) = self.daemon.take() else { return Ok(None) };
         self.fs.unmount()?;
         let (before_bytes, before_requests) = self.sent_before;
@@ -264,12 +269,42 @@ impl Made for Recorded<'_> {
         record.log_bytes = summary.log_bytes;
         let image_path = self.fs.backing_path().map(Path::to_path_buf).unwrap_or_default();
         record.end_sha256 = image_copy::content_hash(&self.image).map_err(|e| Error::io(&image_path, "hash the image", e))?.0;
-        if keep && self.options.keep {
-            self.keep(&mut record)?;
-        } else {
-            self.give_back()?;
-        }
+        self.ended = true;
         Ok(Some(record))
+    }
+
+    fn recorded_log(&self) -> Result<WriteLog> {
+        let path = self.path().join("writes.log");
+        WriteLog::read(&path, open_in(&self.folder, "writes.log", OFlags::RDONLY, &path)?)
+    }
+
+    fn judge_states(
+        &mut self,
+        log: &WriteLog,
+        states: &[crate::crash::State],
+        look: &mut dyn FnMut(usize, &Path) -> Result<()>,
+    ) -> Result<Vec<super::StateSeen>> {
+        if !self.ended {
+            return Err(Error::failed("crash states are judged only once the recording has ended"));
+        }
+        let fs: FsType = self.fs.fs_type().parse().map_err(Error::failed)?;
+        let before_path = self.path().join("before.img");
+        let before = open_in(&self.folder, "before.img", OFlags::RDONLY, &before_path)?;
+        let mut bench = Bench::new(self.fs.held(), &self.folder, fs, &before, log)?;
+        let mut seen = Vec::with_capacity(states.len());
+        for (i, state) in states.iter().enumerate() {
+            crate::interrupt::check()?;
+            seen.push(bench.judge(state, &mut |root| look(i, root))?);
+        }
+        bench.finish()?;
+        Ok(seen)
+    }
+
+    fn finish_recording(&mut self, record: &mut CrashRecord, keep: bool) -> Result<()> {
+        if !std::mem::take(&mut self.ended) {
+            return Ok(());
+        }
+        if keep && self.options.keep { self.keep(record) } else { self.give_back() }
     }
 
     fn release(self: Box<Self>) -> Result<()> {

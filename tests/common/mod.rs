@@ -552,3 +552,19 @@ impl Sticky {
         at.to_string_lossy().into_owned()
     }
 }
+
+/// Whether recording can run here (`--crash-record`, `--crash`): root,
+/// and qemu-storage-daemon.
+pub fn recorder_or_skip(test: &str) -> bool {
+    if !root_or_skip(test) {
+        return false;
+    }
+    if have("qemu-storage-daemon") {
+        return true;
+    }
+    if std::env::var_os("FSLAB_REQUIRE_ROOT_TESTS").is_some() {
+        panic!("{test}: no qemu-storage-daemon (apt-get install qemu-system-common), and FSLAB_REQUIRE_ROOT_TESTS is set");
+    }
+    eprintln!("skipping {test}: no qemu-storage-daemon");
+    false
+}

@@ -2,26 +2,25 @@
 //! fsync storm that makes it slow on ext4.
 //!
 //! The setup writes the existing files and fsyncs each (unmeasured, as in
-//! the seed). The measured part writes every file of the list as
-//! `NAME.dpkg-new` (16 writes of 1 KiB) and then makes it durable and
-//! renames it over NAME by the chosen strategy. The seed's own two are
-//! `fsync-each` (dpkg then: fsync and rename, file by file) and
-//! `writeback-batch` (its fix: start writeback of each file as it is
-//! written, wait for all, fdatasync all, rename all).
+//! the seed). The measured part writes every file of the list (16 writes
+//! of 1 KiB) and makes it durable and puts it in place by the chosen
+//! strategy (`work.rs`). The seed's own two are `fsync-each` (dpkg then:
+//! fsync and rename, file by file) and `writeback-batch` (its fix: start
+//! writeback of each file as it is written, wait for all, fdatasync all,
+//! rename all); the others are there to be judged on what survives a
+//! crash (`--crash`) as well as on cost: their contents say which
+//! generation they are (`contents.rs`), and their checker tells old, new,
+//! empty, torn and missing apart.
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
+mod contents;
+mod work;
 
 use super::params::{ParamKind, ParamSpec, Params};
 use super::seeds::{self, Judged, Preset, Shown, Test, Verdict};
-use super::{Case, Scenario, Seeded, Work, WorkOutcome};
-use crate::error::{Error, Result};
+use super::{Case, Scenario, Seeded, Work};
 use crate::units::short_number;
 use crate::record::{Better, FigureSpec, Kind};
-use crate::ledger::Ledger;
-use crate::sys::sync_range;
+use work::{Replace, STRATEGIES};
 
 /// The seed's package: which names exist before the upgrade, and the
 /// order dpkg writes them in (existing and new names interleaved).
@@ -30,7 +29,6 @@ const SEED_LIST: [&str; 20] = [
     "new_6", "exist_7", "exist_8", "exist_9", "exist_10", "new_7", "new_8", "new_9", "new_10",
 ];
 
-const STRATEGIES: [&str; 5] = ["fsync-each", "writeback-batch", "fdatasync-each", "syncfs", "none"];
 
 const PARAMS: [ParamSpec; 2] = [
     ParamSpec {
@@ -47,13 +45,10 @@ const PARAMS: [ParamSpec; 2] = [
         small: "fsync-each",
         full: "fsync-each",
         seed: "fsync-each (dpkg then), writeback-batch (the fix)",
-        about: "how each file is made durable before its rename",
+        about: "how each file is made durable and put in place: fsync-each, writeback-batch, fdatasync-each, syncfs, \
+                none (rename, no sync), rename-no-fsync (write and rename each), in-place (O_TRUNC, no sync), in-place-fsync",
     },
 ];
-
-/// Each file: 16 writes of 1 KiB, as the seed's write_file.
-const WRITES: usize = 16;
-const WRITE_BYTES: usize = 1024;
 
 /// The scenario.
 #[derive(Debug)]
@@ -85,7 +80,8 @@ impl Scenario for ReplaceFiles {
         &["wall_s", "user_s", "sys_s", "journal_commits", "flushes"]
     }
     fn work(&self, params: &Params) -> Box<dyn Work> {
-        Box::new(Replace { names: names(params.number("files") as usize), strategy: params.word("strategy").to_string() })
+        let names = names(params.number("files") as usize);
+        Box::new(Replace { names, strategy: params.word("strategy").to_string(), durable: None })
     }
 }
 
@@ -149,118 +145,6 @@ fn names(n: usize) -> Vec<String> {
         .collect()
 }
 
-struct Replace {
-    names: Vec<String>,
-    strategy: String,
-}
-
-fn io(path: &Path, what: &str) -> impl FnOnce(std::io::Error) -> Error {
-    let path = path.to_path_buf();
-    let what = what.to_string();
-    move |e| Error::io(&path, &what, e)
-}
-
-/// Create (truncating) and write one file as the seed does, optionally
-/// fsyncing or starting its writeback before closing.
-fn write_file(path: &Path, fsync: bool, start_writeback: bool) -> Result<()> {
-    let mut f = OpenOptions::new().write(true).create(true).truncate(true).mode(0o666).open(path).map_err(io(path, "create"))?;
-    let block = [0u8; WRITE_BYTES];
-    for _ in 0..WRITES {
-        f.write_all(&block).map_err(io(path, "write"))?;
-    }
-    if fsync {
-        f.sync_all().map_err(io(path, "fsync"))?;
-    }
-    if start_writeback {
-        sync_range::whole_file(&f, sync_range::WRITE).map_err(io(path, "sync_file_range"))?;
-    }
-    Ok(())
-}
-
-/// Open read-only (no atime update), as the seed's sync helpers do.
-fn open_quiet(path: &Path) -> Result<File> {
-    OpenOptions::new().read(true).custom_flags(libc::O_NOATIME).open(path).map_err(io(path, "open"))
-}
-
-impl Replace {
-    fn new_name(dir: &Path, name: &str) -> PathBuf {
-        dir.join(format!("{name}.dpkg-new"))
-    }
-
-    fn rename(dir: &Path, name: &str) -> Result<()> {
-        let from = Self::new_name(dir, name);
-        std::fs::rename(&from, dir.join(name)).map_err(io(&from, "rename"))
-    }
-}
-
-impl Work for Replace {
-    fn prepare(&mut self, dir: &Path) -> Result<()> {
-        for name in self.names.iter().filter(|n| n.starts_with("exist_")) {
-            let path = dir.join(name);
-            write_file(&path, true, false)?;
-            open_quiet(&path)?.sync_all().map_err(io(&path, "fsync"))?;
-        }
-        Ok(())
-    }
-
-    fn run(&mut self, dir: &Path, _ledger: &Ledger) -> Result<WorkOutcome> {
-        let batch = self.strategy == "writeback-batch";
-        for name in &self.names {
-            write_file(&Self::new_name(dir, name), false, batch)?;
-        }
-        match self.strategy.as_str() {
-            "fsync-each" | "fdatasync-each" => {
-                for name in &self.names {
-                    let path = Self::new_name(dir, name);
-                    let f = open_quiet(&path)?;
-                    if self.strategy == "fsync-each" {
-                        f.sync_all().map_err(io(&path, "fsync"))?;
-                    } else {
-                        f.sync_data().map_err(io(&path, "fdatasync"))?;
-                    }
-                    drop(f);
-                    Self::rename(dir, name)?;
-                }
-            }
-            "writeback-batch" => {
-                for name in &self.names {
-                    let path = Self::new_name(dir, name);
-                    sync_range::whole_file(open_quiet(&path)?, sync_range::WAIT_BEFORE)
-                        .map_err(io(&path, "sync_file_range"))?;
-                }
-                for name in &self.names {
-                    let path = Self::new_name(dir, name);
-                    open_quiet(&path)?.sync_data().map_err(io(&path, "fdatasync"))?;
-                }
-                for name in &self.names {
-                    Self::rename(dir, name)?;
-                }
-            }
-            "syncfs" => {
-                let d = File::open(dir).map_err(io(dir, "open"))?;
-                rustix::fs::syncfs(&d).map_err(|e| Error::io(dir, "syncfs", e.into()))?;
-                for name in &self.names {
-                    Self::rename(dir, name)?;
-                }
-            }
-            _ => {
-                for name in &self.names {
-                    Self::rename(dir, name)?;
-                }
-            }
-        }
-        let mut outcome = WorkOutcome::default();
-        outcome.figures.set(
-            "files_replaced",
-            self.names.len() as f64,
-            "count",
-            crate::record::Better::Higher,
-            crate::record::Kind::Exact,
-        );
-        Ok(outcome)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,23 +158,6 @@ mod tests {
         assert_eq!(n[39], "new_20");
         assert_eq!(n[41], "new_21");
         assert_eq!(names(42).iter().filter(|n| n.starts_with("exist_")).count(), 21);
-    }
-
-    #[test]
-    fn every_strategy_leaves_the_same_files() {
-        for strategy in STRATEGIES {
-            let dir = tempfile::tempdir().unwrap();
-            let mut work = Replace { names: names(20), strategy: strategy.to_string() };
-            work.prepare(dir.path()).unwrap();
-            work.run(dir.path(), &crate::ledger::Ledger::for_tests()).unwrap();
-            let mut left: Vec<String> =
-                std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
-            left.sort();
-            let mut want = names(20);
-            want.sort();
-            assert_eq!(left, want, "{strategy}");
-            assert_eq!(std::fs::metadata(dir.path().join("new_3")).unwrap().len(), 16 * 1024);
-        }
     }
 
     fn case(fs: &str, strategy: &str, commits: Option<f64>) -> Case {

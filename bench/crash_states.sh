@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Crash-state benchmark: what judging a replace-files case's crash states
+# costs, per state and per case, on ext4, xfs and btrfs (--crash, capped at
+# 100 states a case: the aim is 100 states in under a minute).
+#
+# Each run is one `fslab run replace-files --crash MODEL` case, timed whole
+# by /usr/bin/time (make, work, recording's end, every state judged,
+# release); crash_state_ms is fslab's own mean per state (rebuild, attach,
+# mount, the checker's look, unmount, the file system's checker, release).
+#
+# Usage: sudo bench/crash_states.sh [RUNS] [MODEL] [FSLAB]
+#   RUNS   runs per file system (default 3)
+#   MODEL  the crash model (default subset:8)
+#   FSLAB  the fslab binary (default: target/release/fslab, built here)
+# Needs root, qemu-storage-daemon, python3 and /usr/bin/time. Exit 0 when
+# every run's 100 states took under a minute, 1 when one did not, 3 when it
+# cannot run here.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+runs=${1:-3}
+model=${2:-subset:8}
+fslab=${3:-}
+[ "$(id -u)" -eq 0 ] || { echo "run as root: crash states are mounted on loop devices" >&2; exit 3; }
+command -v qemu-storage-daemon >/dev/null || { echo "qemu-storage-daemon is missing: apt-get install qemu-system-common" >&2; exit 3; }
+command -v python3 >/dev/null || { echo "python3 is missing: apt-get install python3" >&2; exit 3; }
+[ -x /usr/bin/time ] || { echo "/usr/bin/time is missing: apt-get install time" >&2; exit 3; }
+if [ -z "$fslab" ]; then
+    cargo build --release --locked -q
+    fslab=$PWD/target/release/fslab
+fi
+
+out=$(mktemp -d /var/tmp/fslab-crash-bench-XXXXXX)
+trap 'rm -rf "$out"' EXIT
+
+for fs in ext4 xfs btrfs; do
+    for run in $(seq "$runs"); do
+        /usr/bin/time -f %e -o "$out/$fs-$run.time" "$fslab" run replace-files --fs "$fs" --size 512M \
+            --crash "$model" --crash-max-states 100 --set strategy=fsync-each --set files=40 \
+            --no-store --json --scratch "$out/scratch" >"$out/$fs-$run.json" 2>"$out/$fs-$run.err" \
+            || { echo "$fs run $run failed:"; cat "$out/$fs-$run.err"; exit 1; }
+    done
+done
+
+python3 - "$out" "$runs" "$model" <<'PY'
+import json, sys, statistics
+out, runs, model = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+slow = False
+print(f"replace-files, 40 files, fsync-each, --crash {model}, at most 100 states a case; {runs} runs each")
+print(f"{'fs':6} {'states':>7} {'ms/state':>14} {'case s':>14} {'s per 100 states':>17}")
+for fs in ["ext4", "xfs", "btrfs"]:
+    states, ms, case_s = [], [], []
+    for run in range(1, runs + 1):
+        case = json.load(open(f"{out}/{fs}-{run}.json"))["run"]["cases"][0]
+        f = case["figures"]
+        if case["status"] != "ok":
+            sys.exit(f"{fs} run {run}: {case['error']}")
+        states.append(f["crash_states"]["value"])
+        ms.append(f["crash_state_ms"]["value"])
+        case_s.append(float(open(f"{out}/{fs}-{run}.time").read().split()[-1]))
+    per100 = [c / s * 100 for c, s in zip(case_s, states)]
+    slow |= max(per100) >= 60
+    rng = lambda xs, fmt: f"{fmt.format(min(xs))}-{fmt.format(max(xs))}"
+    print(f"{fs:6} {rng(states, '{:.0f}'):>7} {rng(ms, '{:.0f}'):>14} {rng(case_s, '{:.1f}'):>14} {rng(per100, '{:.1f}'):>17}")
+sys.exit(1 if slow else 0)
+PY

@@ -1,0 +1,96 @@
+//! The crash table under a run's tables (`--crash MODEL`): per case, the
+//! states judged, the bad ones by class, durability violations, and the
+//! first bad state.
+
+use std::fmt::Write;
+
+use crate::record::Case;
+
+/// The widest a first bad state's detail is shown.
+const DETAIL_CHARS: usize = 100;
+
+/// One line per case whose crash states were judged; nothing for a run
+/// that judged none.
+pub(super) fn render(cases: &[Case]) -> String {
+    let mut s = String::new();
+    for case in cases {
+        let Some(states) = case.crash.as_ref().and_then(|c| c.states.as_ref()) else { continue };
+        if s.is_empty() {
+            s.push_str("\ncrash states (each rebuilt from the write log, mounted, checked by the file system's checker and the work's):\n");
+        }
+        let figure = |name: &str| case.figures.get(name).and_then(|f| f.value);
+        let n = |name: &str| figure(name).map_or("-".to_string(), |v| format!("{v:.0}"));
+        let params: Vec<String> = case.params.iter().map(|(k, v)| format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_string))).collect();
+        let capped = if states.judged < states.total { format!(" (capped: {} of {})", states.judged, states.total) } else { String::new() };
+        let _ = write!(
+            s,
+            "  {} {} r{}: {} states{capped} ({}, seed {}, from entry {}), {} bad: {} empty, {} torn, {} missing, {} unmountable, \
+             {} fsck failed; {} durability violations",
+            crate::text::escape(&case.place()),
+            crate::text::escape(&params.join(" ")),
+            case.repeat,
+            states.judged,
+            states.model,
+            states.seed,
+            states.from_entry,
+            n("crash_bad"),
+            n("crash_empty"),
+            n("crash_torn"),
+            n("crash_missing"),
+            n("crash_unmountable"),
+            n("crash_fsck_failed"),
+            n("crash_durability_violations"),
+        );
+        match &states.first_bad {
+            Some(bad) => {
+                let detail: String = bad.detail.chars().take(DETAIL_CHARS).collect();
+                let more = if bad.detail.chars().count() > DETAIL_CHARS { "..." } else { "" };
+                let _ = writeln!(s, "; first bad: entry {} (epoch {}): {}{more}", bad.entry, bad.epoch, crate::text::escape(&detail));
+            }
+            None => s.push_str("; none bad\n"),
+        }
+        if states.checker.starts_with("none") {
+            let _ = writeln!(s, "    no checker: {}", crate::text::escape(&states.checker));
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{BadState, Better, CrashRecord, CrashStates, Kind};
+
+    #[test]
+    fn a_judged_case_gets_one_line_and_a_run_without_none() {
+        let mut case = Case::new("replace-files", "ext4", serde_json::Map::new(), 1);
+        case.conditions.insert("crash".into(), "prefix".into());
+        case.params.insert("strategy".into(), "in-place".into());
+        for (name, v) in [("crash_bad", 2.0), ("crash_empty", 0.0), ("crash_torn", 2.0), ("crash_missing", 0.0)] {
+            case.figures.set(name, v, "count", Better::Lower, Kind::Timing);
+        }
+        for name in ["crash_unmountable", "crash_fsck_failed", "crash_durability_violations"] {
+            case.figures.set(name, 0.0, "count", Better::Lower, Kind::Timing);
+        }
+        let bad = BadState { entry: 73, epoch: 24, prefix: 74, extra: 0, classes: vec!["torn".into()], detail: "exist_1 torn".into() };
+        let states = CrashStates {
+            model: "prefix".into(),
+            seed: 31,
+            from_entry: 59,
+            total: 28,
+            judged: 28,
+            cap: 300,
+            checker: "replace-files: ...".into(),
+            first_bad: Some(bad),
+        };
+        case.crash = Some(CrashRecord { states: Some(states), ..CrashRecord::default() });
+        assert_eq!(
+            render(std::slice::from_ref(&case)),
+            "\ncrash states (each rebuilt from the write log, mounted, checked by the file system's checker and the work's):\n  \
+             ext4@crash=prefix strategy=in-place r1: 28 states (prefix, seed 31, from entry 59), 2 bad: 0 empty, 2 torn, \
+             0 missing, 0 unmountable, 0 fsck failed; 0 durability violations; first bad: entry 73 (epoch 24): exist_1 torn\n"
+        );
+        case.crash = Some(CrashRecord::default());
+        assert_eq!(render(&[case]), "");
+    }
+}

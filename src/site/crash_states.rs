@@ -1,0 +1,190 @@
+//! Judging a recording's crash states on the host: each state rebuilt from
+//! the image before the work and the write log, attached, mounted (the
+//! file system's own journal recovery), looked at by the work's checker,
+//! unmounted, and checked by the file system's own read-only checker.
+//!
+//! The design decision: the image is rebuilt once per state, since the
+//! mount's recovery writes into it, but the log is replayed once per case:
+//! one image (`base.img`) is advanced along the log to each state's prefix
+//! (states come in prefix order), and each state is a copy of it (a
+//! reflink where the scratch folder's file system can, else a sparse copy
+//! of its data) plus the state's own entries past the prefix. The file
+//! system's checker runs after the mount's recovery, on the unmounted
+//! device: `xfs_repair -n` refuses a dirty log, and what a crash leaves
+//! for recovery is no damage. Every image, loop device, mount point and
+//! mount is in the ledger before it exists, and given back before the
+//! next state is made; a state that will not mount is `unmountable`, and
+//! the error is kept.
+//!
+//! Mounted with default options (xfs with `nouuid`: every state is a copy
+//! of one file system): recovery is the file system's, whatever options
+//! the work ran under.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use super::held::Held;
+use super::mounted::{self, os};
+use super::scratch::{attach, make_file};
+use super::FsType;
+use crate::age_cache::image_copy;
+use crate::crash::replay::apply;
+use crate::crash::{Entry, State, WriteLog};
+use crate::error::{Error, Result};
+use crate::ledger::folder::{FileId, OwnedDir};
+use crate::ledger::proof::Proof;
+use crate::ledger::{Resource, Token};
+
+/// What one crash state showed the host.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StateSeen {
+    /// Why it would not mount, when it did not (the mount's error).
+    pub unmountable: Option<String>,
+    /// What the file system's checker said, when it found damage (its
+    /// exit status and last lines); `None` when clean or not run.
+    pub fsck_failed: Option<String>,
+    /// Milliseconds from the first byte copied to the last thing given
+    /// back.
+    pub ms: f64,
+}
+
+/// The places one case's states are judged in: the recording's folder,
+/// the image advanced along the log, and the mount point.
+pub(super) struct Bench<'a, 'l> {
+    held: &'a mut Held<'l>,
+    folder: &'a OwnedDir,
+    fs: FsType,
+    log: &'a WriteLog,
+    base: File,
+    base_at: usize,
+    mount_point: OwnedDir,
+    /// The base image's and the mount point's entries, given back by
+    /// [`Bench::finish`].
+    tokens: [Token; 2],
+}
+
+/// The base image's and the mount point's names in the recording's folder.
+const BASE: &str = "base.img";
+const STATE: &str = "state.img";
+const MOUNT_POINT: &str = "state-mnt";
+
+impl<'a, 'l> Bench<'a, 'l> {
+    /// Make the base image (a copy of `before`) and the mount point in
+    /// `folder`, each in the ledger first.
+    pub(super) fn new(held: &'a mut Held<'l>, folder: &'a OwnedDir, fs: FsType, before: &File, log: &'a WriteLog) -> Result<Self> {
+        let (base_path, base, _) = make_file(held, folder, BASE, 0, Resource::Image)?;
+        let base_token = held.newest();
+        image_copy::copy_image(before, &base, false).map_err(|e| Error::io(&base_path, "copy the image before the work", e))?;
+        let path = folder.path().join(MOUNT_POINT);
+        let token = held.record(Resource::MountPoint(path.clone()))?;
+        let mount_point = folder.make_child(MOUNT_POINT).map_err(|e| Error::io(&path, "create the mount point", e))?;
+        held.prove(token, Proof::File(mount_point.id()))?;
+        Ok(Bench { held, folder, fs, log, base, base_at: 0, mount_point, tokens: [base_token, token] })
+    }
+
+    /// Give back the mount point and the base image.
+    pub(super) fn finish(self) -> Result<()> {
+        let Bench { held, tokens: [base, mount_point], .. } = self;
+        held.release_one(mount_point)?;
+        held.release_one(base)
+    }
+
+    /// Judge `state`: `look` is called with the mounted state's root while
+    /// it is mounted.
+    pub(super) fn judge(&mut self, state: &State, look: &mut dyn FnMut(&Path) -> Result<()>) -> Result<StateSeen> {
+        let started = Instant::now();
+        if state.prefix < self.base_at {
+            return Err(Error::failed(format!(
+                "crash states out of order: prefix {} after {} (the base image only moves forward)",
+                state.prefix, self.base_at
+            )));
+        }
+        let entries = self.log.entries();
+        apply(self.log, &entries[self.base_at..state.prefix], &self.base)?;
+        self.base_at = state.prefix;
+        let (path, image, id) = make_file(self.held, self.folder, STATE, 0, Resource::Image)?;
+        let image_token = self.held.newest();
+        image_copy::copy_image(&self.base, &image, false).map_err(|e| Error::io(&path, "copy the crash state's image", e))?;
+        let extra: Vec<Entry> = state.extra.iter().map(|&i| entries[i]).collect();
+        apply(self.log, &extra, &image)?;
+        let (device, open, loop_token) = attach(self.held, &path, &image, id, false)?;
+        let seen = self.mounted(&device, id, look);
+        drop(open);
+        let released = self.held.release_one(loop_token).and_then(|()| self.held.release_one(image_token));
+        let (unmountable, fsck_failed) = seen?;
+        released?;
+        Ok(StateSeen { unmountable, fsck_failed, ms: started.elapsed().as_secs_f64() * 1e3 })
+    }
+
+    /// Mount `device` (over the state image `id`), look, unmount, check:
+    /// why it would not mount, or what the checker found.
+    fn mounted(
+        &mut self,
+        device: &Path,
+        id: FileId,
+        look: &mut dyn FnMut(&Path) -> Result<()>,
+    ) -> Result<(Option<String>, Option<String>)> {
+        let diskseq = File::open(device)
+            .and_then(crate::sys::loop_dev::diskseq)
+            .map_err(|e| Error::io(device, "read the loop device's disk sequence number", e))?;
+        let at = self.mount_point_path();
+        let proof = Proof::Mount {
+            source: device.to_string_lossy().into_owned(),
+            fs_type: self.fs.name().to_string(),
+            backing: Some(id),
+            diskseq: Some(diskseq),
+        };
+        let token = self.held.record(Resource::Mount(at.clone()))?;
+        self.held.prove(token, proof)?;
+        let mut argv = vec![os("--no-canonicalize"), os("-t"), os(self.fs.name())];
+        if self.fs == FsType::Xfs {
+            argv.extend([os("-o"), os("nouuid")]);
+        }
+        argv.extend([device.as_os_str().to_owned(), mounted::on_fd(&self.mount_point)]);
+        if let Err(e) = mounted::run_tool(mounted::mount_command(self.held.ledger, &self.mount_point), "mount", argv) {
+            // Nothing mounted: its entry is given back at once.
+            self.held.release_one(token)?;
+            return Ok((Some(e.to_string()), None));
+        }
+        let looked = look(&at);
+        let unmounted = self.held.release_one(token);
+        looked?;
+        unmounted?;
+        Ok((None, fsck(self.held, self.fs, device)?))
+    }
+
+    fn mount_point_path(&self) -> PathBuf {
+        self.folder.path().join(MOUNT_POINT)
+    }
+}
+
+/// The read-only checker of `fs` and its arguments.
+fn checker(fs: FsType) -> (&'static str, &'static [&'static str]) {
+    match fs {
+        FsType::Xfs => ("xfs_repair", &["-n"]),
+        FsType::Btrfs => ("btrfs", &["check", "--readonly"]),
+        _ => ("e2fsck", &["-f", "-n"]),
+    }
+}
+
+/// Run `fs`'s read-only checker on `device`: `None` when it found the file
+/// system clean, else its exit status and last lines.
+fn fsck(held: &Held, fs: FsType, device: &Path) -> Result<Option<String>> {
+    let (program, args) = checker(fs);
+    let path = super::fs_type::find_program(program)
+        .ok_or_else(|| Error::environment(format!("{program} is not installed: install the {} package", fs.package())))?;
+    let mut command: Command = held.ledger.tool_command(&path);
+    let argv: Vec<OsString> = args.iter().map(|a| os(a)).chain([device.as_os_str().to_owned()]).collect();
+    let out = command.args(&argv).output().map_err(|e| Error::io(&path, "run", e))?;
+    if out.status.success() {
+        return Ok(None);
+    }
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let tail: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).rev().take(3).collect();
+    let shown: Vec<&str> = tail.into_iter().rev().collect();
+    let status = out.status.code().map_or_else(|| "a signal".to_string(), |c| format!("exit {c}"));
+    Ok(Some(format!("{program} {} ended with {status}: {}", args.join(" "), shown.join(" / "))))
+}
