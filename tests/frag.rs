@@ -328,3 +328,62 @@ fn a_named_disk_times_the_tree_in_directory_order() {
     let out = fslab_expect(&["frag", "--disk", "floppy", r], 2);
     assert!(String::from_utf8_lossy(&out.stderr).contains("--disk floppy: no disk profile"), "{out:?}");
 }
+
+#[test]
+fn a_file_costs_the_floor_and_one_stat_and_a_block_mapped_one_is_known_from_its_extents() {
+    // 1 KiB blocks without extents: a block group holds under 8 MiB of
+    // data, so a 10 MiB file's perfection is 2 by the block-mapped rule
+    // and 1 by the extents rule, and only knowing how it maps decides.
+    let Some(fs) = ScratchFs::new("frag_calls", "ext4", 128, &["-b", "1024", "-O", "^extent,^64bit"]) else { return };
+    let root = fs.path("tree");
+    for (dir, first) in [("a", 0), ("b", 150)] {
+        std::fs::create_dir_all(root.join(dir)).unwrap();
+        for i in first..first + 150 {
+            std::fs::write(root.join(dir).join(format!("f{i:03}")), vec![7u8; 100 + i * 10]).unwrap();
+        }
+    }
+    std::fs::write(root.join("b").join("big"), vec![9u8; 10 << 20]).unwrap();
+    run("sync", &[]);
+    let r = root.to_str().unwrap();
+    let frag = fslab_json(&["frag", "--json", r]);
+    let map = fslab_json(&["map", "--json", root.join("b").join("big").to_str().unwrap()]);
+    let by_map = map["files"][0]["perfection"].as_u64().unwrap();
+    assert_eq!(by_map, 2, "map reads the inode's flags: {map}");
+    // 300 small files of one extent at perfection, and the big one.
+    let summary = &frag["summary"];
+    assert_eq!(summary["perfection_extents"], 300 + by_map, "frag knows it from FIEMAP's merged extents: {summary}");
+
+    // What the 151 files of b cost beyond a's walk: openat, fstat, FIEMAP
+    // and close each (and b and the root folder, opened and stat'ed once
+    // each), no lseek and no inode-flags ioctl.
+    if std::process::Command::new("strace").arg("-V").output().is_err() {
+        assert!(std::env::var_os("FSLAB_REQUIRE_ROOT_TESTS").is_none(), "strace is missing: scripts/setup.sh --tests installs it");
+        return;
+    }
+    let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+    let calls_for = |path: &Path| -> BTreeMap<String, u64> {
+        let out = dir.path().join("calls");
+        let status = std::process::Command::new("strace")
+            .args(["-f", "-c", "-U", "name,calls", "-o", out.to_str().unwrap(), env!("CARGO_BIN_EXE_fslab"), "frag"])
+            .args(["--threads", "2", path.to_str().unwrap()])
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let table = std::fs::read_to_string(&out).unwrap();
+        table
+            .lines()
+            .filter_map(|l| {
+                let mut w = l.split_whitespace();
+                Some((w.next()?.to_string(), w.next()?.parse().ok()?))
+            })
+            .collect()
+    };
+    let (a, all) = (calls_for(&root.join("a")), calls_for(&root));
+    let more = |name: &str| all.get(name).copied().unwrap_or(0).saturating_sub(a.get(name).copied().unwrap_or(0));
+    assert_eq!(all.get("lseek"), None, "{all:?}");
+    assert_eq!(more("ioctl"), 151, "FIEMAP once a file, nothing else: {a:?} then {all:?}");
+    for name in ["openat", "fstat", "close"] {
+        assert!((151..=151 + 4).contains(&more(name)), "{name}: {a:?} then {all:?}");
+    }
+}

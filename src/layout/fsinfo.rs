@@ -169,13 +169,17 @@ impl FsInfo {
     /// On ext file systems it depends on whether that inode uses extents,
     /// as filefrag decides it (`EXT4_EXTENTS_FL`).
     pub fn rule_for(&self, fd: impl AsFd) -> &PerfectionRule {
-        self.rule_for_size(fd, None)
+        self.rule_for_size(fd, None, None)
     }
 
     /// As [`rule_for`](Self::rule_for), skipping the inode-flags ioctl when
     /// both rules give a file of `size` bytes the same perfection (any file
-    /// under ~126 MiB on 4 KiB blocks), which a tree walk cares about.
-    pub fn rule_for_size(&self, fd: impl AsFd, size: Option<u64>) -> &PerfectionRule {
+    /// under ~126 MiB on 4 KiB blocks), or when the file's extents already
+    /// said how it maps (`merged`: ext4 marks every extent of a block-mapped
+    /// inode `FIEMAP_EXTENT_MERGED` and none of an extent-mapped one's;
+    /// `None` when it had no extent). A tree walk gives both, and so reads
+    /// the flags almost never.
+    pub fn rule_for_size(&self, fd: impl AsFd, size: Option<u64>, merged: Option<bool>) -> &PerfectionRule {
         if self.magic != magic::EXT {
             return &self.extent_rule;
         }
@@ -186,6 +190,11 @@ impl FsInfo {
             && self.block_mapped_rule.perfection(size) == self.extent_rule.perfection(size)
         {
             return &self.extent_rule;
+        }
+        match merged {
+            Some(true) => return &self.block_mapped_rule,
+            Some(false) => return &self.extent_rule,
+            None => {}
         }
         match rustix::fs::ioctl_getflags(fd) {
             Ok(flags) if flags.bits() & EXT4_EXTENTS_FL != 0 => &self.extent_rule,

@@ -105,9 +105,22 @@ pub fn map_open_file(
     block_size: u32,
     buffer: &mut FiemapBuffer,
     sync: bool,
-    mut visit: impl FnMut(&Extent, RecordStep) -> io::Result<()>,
+    visit: impl FnMut(&Extent, RecordStep) -> io::Result<()>,
 ) -> io::Result<LayoutAccumulator> {
     let size = rustix::fs::fstat(fd.as_fd())?.st_size.max(0) as u64;
+    map_open_file_sized(fd, block_size, size, buffer, sync, visit)
+}
+
+/// As [`map_open_file`], for a caller that has just read the file's size
+/// itself (a tree walk's one `fstat` a file), so it is not read twice.
+pub fn map_open_file_sized(
+    fd: impl AsFd,
+    block_size: u32,
+    size: u64,
+    buffer: &mut FiemapBuffer,
+    sync: bool,
+    mut visit: impl FnMut(&Extent, RecordStep) -> io::Result<()>,
+) -> io::Result<LayoutAccumulator> {
     let mut acc = LayoutAccumulator::new(block_size, size);
     for record in ExtentStream::new(fd.as_fd(), buffer, sync) {
         let record = record?;

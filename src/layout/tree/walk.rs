@@ -65,7 +65,6 @@ pub(super) fn raise_open_file_limit() {
 /// What every task of one walk shares.
 pub(super) struct Shared {
     pub(super) options: TreeOptions,
-    file_mounts: Vec<(u64, u64, CString)>,
     pub(super) totals: Mutex<Totals>,
     pub(super) fs_cache: RwLock<Vec<(u64, Arc<FsInfo>)>>,
     queued_batches: AtomicUsize,
@@ -77,26 +76,7 @@ pub(super) struct DirNode {
     pub(super) path: PathBuf,
     pub(super) fd: OwnedFd,
     pub(super) dev: u64,
-    /// Names in this directory that are themselves mount points (a file
-    /// bind-mounted over a file); almost always empty.
-    pub(super) mounted_files: Vec<CString>,
     pub(super) chain: Mutex<Chain>,
-}
-
-/// Regular files that are mount points, by the directory holding them:
-/// (that directory's device, its inode, the file's name). Read once from
-/// mountinfo, so that the walk can take a file's device from its
-/// directory's — and skip an fstat per file — everywhere else.
-fn file_mount_points() -> Vec<(u64, u64, CString)> {
-    crate::layout::mounts::all()
-        .into_iter()
-        .filter(|m| std::fs::symlink_metadata(&m.mount_point).is_ok_and(|md| md.is_file()))
-        .filter_map(|m| {
-            let parent = std::fs::metadata(m.mount_point.parent()?).ok()?;
-            let name = CString::new(std::os::unix::ffi::OsStrExt::as_bytes(m.mount_point.file_name()?)).ok()?;
-            Some((std::os::unix::fs::MetadataExt::dev(&parent), std::os::unix::fs::MetadataExt::ino(&parent), name))
-        })
-        .collect()
 }
 
 impl Shared {
@@ -104,7 +84,6 @@ impl Shared {
     pub(super) fn new(options: &TreeOptions) -> Self {
         Shared {
             options: options.clone(),
-            file_mounts: file_mount_points(),
             totals: Mutex::new(Totals::new(options)),
             fs_cache: RwLock::new(Vec::new()),
             queued_batches: AtomicUsize::new(0),
@@ -139,7 +118,6 @@ impl Shared {
                         path: parent.to_path_buf(),
                         fd,
                         dev,
-                        mounted_files: Vec::new(),
                         chain: Mutex::default(),
                     });
                     let mut batch = NameBatch::with_capacity(1);
@@ -157,12 +135,10 @@ impl Shared {
         }
         match rustix::fs::open(path, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()) {
             Ok(fd) => {
-                let ino = std::os::unix::fs::MetadataExt::ino(&meta);
                 let node = Arc::new(DirNode {
                     path: path.to_path_buf(),
                     fd,
                     dev,
-                    mounted_files: self.mounted_files_in(dev, ino),
                     chain: Mutex::default(),
                 });
                 scope.spawn(move |scope| self.walk_dir(scope, node));
@@ -257,21 +233,15 @@ impl Shared {
             Ok(fd) => fd,
             Err(e) => return self.error(&path, &describe_io(&e.into())),
         };
-        let (dev, ino) = match rustix::fs::fstat(&fd) {
-            Ok(st) => (st.st_dev, st.st_ino),
+        let dev = match rustix::fs::fstat(&fd) {
+            Ok(st) => st.st_dev,
             Err(e) => return self.error(&path, &describe_io(&e.into())),
         };
         if dev != parent.dev && !self.options.cross_mounts {
             return;
         }
-        let mounted_files = self.mounted_files_in(dev, ino);
-        let node = Arc::new(DirNode { path, fd, dev, mounted_files, chain: Mutex::default() });
+        let node = Arc::new(DirNode { path, fd, dev, chain: Mutex::default() });
         self.walk_dir(scope, node);
-    }
-
-    /// Names of the files mounted over in directory (`dev`, `ino`).
-    fn mounted_files_in(&self, dev: u64, ino: u64) -> Vec<CString> {
-        self.file_mounts.iter().filter(|(d, i, _)| *d == dev && *i == ino).map(|(_, _, n)| n.clone()).collect()
     }
 }
 
