@@ -6,7 +6,8 @@
 //! back. Results go to stdout,
 //! errors to stderr as `fslab: PATH: what went wrong (what to do)`, and the
 //! exit code is the contract's (`docs/DESIGN.md`): 0 done, 2 usage, 3 environment,
-//! 4 failed; `compare` adds 1 (a regression) and 5 (undecided). A closed
+//! 4 failed; `compare` adds 1 (a regression) and 5 (undecided), `status` 6
+//! (a plan's cases missing). A closed
 //! stdout (`fslab ... | head`) is not an error.
 
 mod cleanup;

@@ -42,7 +42,7 @@ pub fn run(args: &PlanArgs, given: &ArgMatches) -> Result<ExitCode> {
     super::run::check_named(&args.run)?;
     let run_args = recorded(given)?;
     let planned = plan::run::plan(&args.run.request(), &Host)?;
-    let file = PlanFile::of(&planned, run_args)?;
+    let file = PlanFile::of(&planned, run_args, crate::VERSION)?;
     let document = crate::json_document("plan", &file);
     super::output::write_whole(&args.output, &document, "write plan")?;
     let rendered = if args.run.target.json {
@@ -114,7 +114,7 @@ fn first_given(given: &ArgMatches, sub: &str, pick: impl Fn(&str) -> bool) -> Op
 /// link), checked ([`PlanFile::parse`]).
 pub(super) fn read(path: &Path) -> Result<PlanFile> {
     let file = crate::ledger::given::open_file(path, "plan")?;
-    PlanFile::parse(&file.read(plan::MAX_PLAN_FILE)?, &crate::text::path(path))
+    PlanFile::parse(&file.read(plan::MAX_PLAN_FILE)?, &crate::text::path(path), crate::VERSION)
 }
 
 /// `run --plan`'s flags: the plan's own `run_args`, read by `fslab run`'s
@@ -149,8 +149,6 @@ pub(super) fn planned_args(file: &PlanFile, shown: &Path, current: &RunArgs, giv
 /// The id of the plan whose file is at `path` (a path with no link in
 /// it), or `None` when it is no plan's file (a store, a run's JSON).
 pub(super) fn id_in(path: &Path) -> Option<String> {
-    use std::io::Read as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
     #[derive(serde::Deserialize)]
     struct Document {
         plan: Id,
@@ -159,16 +157,26 @@ pub(super) fn id_in(path: &Path) -> Option<String> {
     struct Id {
         id: String,
     }
-    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path).ok()?;
-    if file.metadata().ok()?.len() > plan::MAX_PLAN_FILE {
-        return None;
-    }
-    let mut text = Vec::new();
-    file.take(plan::MAX_PLAN_FILE).read_to_end(&mut text).ok()?;
+    let text = read_bounded(path).ok()?;
     if !text.starts_with(b"{") {
         return None;
     }
     serde_json::from_slice::<Document>(&text).ok().map(|d| d.plan.id)
+}
+
+/// The text of a plan file at `path` (a path with no link in it, opened
+/// without following one), refused (exit 2) past the largest plan.
+pub(super) fn read_bounded(path: &Path) -> Result<Vec<u8>> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let open = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path);
+    let file = open.map_err(|e| Error::io(path, "open", e))?;
+    let mut text = Vec::new();
+    file.take(plan::MAX_PLAN_FILE + 1).read_to_end(&mut text).map_err(|e| Error::io(path, "read", e))?;
+    if text.len() as u64 > plan::MAX_PLAN_FILE {
+        return Err(Error::usage(format!("{}: larger than any plan ({} MiB)", crate::text::path(path), plan::MAX_PLAN_FILE >> 20)));
+    }
+    Ok(text)
 }
 
 /// `selection` as one run when it names a plan: every stored case of the

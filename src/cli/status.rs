@@ -89,7 +89,7 @@ pub fn run(args: &StatusArgs) -> Result<ExitCode> {
 fn plan_named(named: &str, location: &str) -> Result<PlanFile> {
     if std::fs::symlink_metadata(named).is_ok() {
         if let Some(path) = super::store_place::named_file(Path::new(named))?.filter(|f| f.is_file()) {
-            let text = read_bounded(&path)?;
+            let text = super::plan::read_bounded(&path)?;
             return PlanFile::read(&text, &crate::text::path(Path::new(named)));
         }
     }
@@ -101,18 +101,6 @@ fn plan_named(named: &str, location: &str) -> Result<PlanFile> {
             store.location()
         ))),
     }
-}
-
-fn read_bounded(path: &Path) -> Result<Vec<u8>> {
-    use std::io::Read as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path).map_err(|e| Error::io(path, "open", e))?;
-    let mut text = Vec::new();
-    file.take(crate::plan::MAX_PLAN_FILE + 1).read_to_end(&mut text).map_err(|e| Error::io(path, "read", e))?;
-    if text.len() as u64 > crate::plan::MAX_PLAN_FILE {
-        return Err(Error::usage(format!("{}: larger than any plan ({} MiB)", crate::text::path(path), crate::plan::MAX_PLAN_FILE >> 20)));
-    }
-    Ok(text)
 }
 
 fn status_of(file: &PlanFile, runs: &[PlanRunRow], stored: &[PlanCaseRow], shards: Option<u32>) -> PlanStatus {

@@ -27,7 +27,7 @@ use crate::scenario;
 pub struct PlanFile {
     /// The first 16 hex digits of SHA-256 over the rest ([`PlanFile::id_of`]).
     pub id: String,
-    /// The fslab that wrote it ([`crate::VERSION`]): only it reads it.
+    /// The fslab that wrote it (its version and commit): only it runs it.
     pub fslab: String,
     /// The flags of `fslab run` that decide the cases, canonical.
     pub run_args: Vec<String>,
@@ -53,8 +53,9 @@ pub struct FileCase {
 pub const MAX_PLAN_FILE: u64 = 16 << 20;
 
 impl PlanFile {
-    /// The file of `plan`, planned from `run_args`.
-    pub fn of(plan: &RunPlan, run_args: Vec<String>) -> Result<PlanFile> {
+    /// The file of `plan`, planned from `run_args` by fslab `fslab` (its
+    /// version and commit).
+    pub fn of(plan: &RunPlan, run_args: Vec<String>, fslab: &str) -> Result<PlanFile> {
         let mut cases = Vec::with_capacity(plan.cases.len());
         for case in &plan.cases {
             let work = plan.work(case)?;
@@ -62,7 +63,7 @@ impl PlanFile {
             cases.push(FileCase { shard_key: key.unwrap_or_else(|| case.key.clone()), case: case.clone() });
         }
         let verdicts = if plan.verdicts { plan.scenarios.iter().map(|s| s.to_string()).collect() } else { Vec::new() };
-        let mut file = PlanFile { id: String::new(), fslab: crate::VERSION.to_string(), run_args, verdicts, cases };
+        let mut file = PlanFile { id: String::new(), fslab: fslab.to_string(), run_args, verdicts, cases };
         file.id = file.id_of();
         Ok(file)
     }
@@ -76,17 +77,16 @@ impl PlanFile {
         hex
     }
 
-    /// Read a plan file's text to run it, `shown` naming it: refused (exit
-    /// 2) when it is no plan, another fslab's, or changed since it was
-    /// written.
-    pub fn parse(text: &[u8], shown: &str) -> Result<PlanFile> {
+    /// Read a plan file's text to run it with fslab `fslab` (its version
+    /// and commit), `shown` naming it: refused (exit 2) when it is no plan,
+    /// another fslab's, or changed since it was written.
+    pub fn parse(text: &[u8], shown: &str, fslab: &str) -> Result<PlanFile> {
         let plan = PlanFile::read(text, shown)?;
-        if plan.fslab != crate::VERSION {
+        if plan.fslab != fslab {
             return Err(Error::usage(format!(
                 "{shown}: a plan of fslab {}, and this is fslab {}: a plan is run by the fslab that wrote it (its \
                  flags are read by that build's parser); run it with that fslab, or plan again with this one",
-                plan.fslab,
-                crate::VERSION
+                plan.fslab, fslab
             )));
         }
         Ok(plan)
