@@ -1,7 +1,8 @@
 //! Files and folders a user names for fslab to read as root: a guest's
 //! kernel image and its module tree (`--kernel`, `--kernel-modules`,
 //! `fslab kernels`), which become code running in a guest QEMU starts as
-//! root.
+//! root; and a plan file (`run --plan`), which decides what root makes and
+//! sets.
 //!
 //! They are held to the folder rule (`folder.rs`): the path is resolved
 //! once, through no symlink but root's or the user's (the invoking user:
@@ -174,7 +175,7 @@ fn resolved(path: &Path, what: &str) -> Result<(PathBuf, OwnedFd)> {
         Err(Refusal::Io(at, e)) => Err(Error::io(&at, what, e)),
         Err(Refusal::OpenParent(folder) | Refusal::LinkBelowOpen(_, folder)) => Err(Error::environment(format!(
             "{what} {}: the folder {} above it belongs to uid {} (mode {:o}): whoever else can write there can \
-             put another {what} in its place, which fslab would boot as root; keep it below folders only root or you \
+             put another {what} in its place, which fslab would act on as root; keep it below folders only root or you \
              (uid {you}) can write (a sticky one like /var/tmp is fine)",
             path.display(),
             folder.path.display(),
@@ -197,14 +198,14 @@ fn checked(stat: &Stat, path: &Path, what: &str) -> Result<()> {
     if stat.st_uid != 0 && stat.st_uid != you {
         return Err(Error::environment(format!(
             "the {what} {shown} belongs to uid {}, not to root or you (uid {you}): its owner could change what \
-             fslab boots as root; `chown {you} {shown}` if it is meant to be yours, or use a copy of your own",
+             fslab does as root; `chown {you} {shown}` if it is meant to be yours, or use a copy of your own",
             stat.st_uid
         )));
     }
     if stat.st_mode & 0o022 != 0 {
         return Err(Error::environment(format!(
             "the {what} {shown} is writable by its group or by others (mode {:o}): whoever can write it can \
-             change what fslab boots as root; `chmod go-w {shown}`",
+             change what fslab does as root; `chmod go-w {shown}`",
             stat.st_mode & 0o7777
         )));
     }
