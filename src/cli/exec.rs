@@ -22,7 +22,7 @@ pub fn run(args: &ExecArgs) -> Result<ExitCode> {
     let plan = plan::exec::plan(&request, &Host)?;
     let mut work = request.work;
     let target = &args.target;
-    let mut run = Run::start(plan.harness.clone(), store(target), &target.tag, plan.cases.len(), target.progress)?;
+    let mut run = Run::start(plan.harness.clone(), store(target), &target.tag, plan.cases.len(), target.progress, None)?;
     'all: for case in &plan.cases {
         let (spec, condition, job) = (plan.target(case), plan.condition(case), case.work_spec());
         let place = condition.place(&spec.label());

@@ -14,7 +14,7 @@ use crate::record::{Case, RunRecord};
 
 /// Run `fslab export`.
 pub fn run(args: &ExportArgs) -> Result<ExitCode> {
-    let selection = args.store.resolve(&args.run)?;
+    let selection = args.store.resolve_one(&args.run)?;
     let rendered = if args.csv {
         render_csv(&selection.runs)
     } else {

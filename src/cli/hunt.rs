@@ -163,7 +163,7 @@ pub fn run(args: &HuntArgs) -> Result<ExitCode> {
     // Points are compared with each other: like every run, the hunt holds
     // the machine's sysctl lock, so no other run changes sysctls while its
     // points are measured.
-    let mut run = Run::start(harness, super::exec::store(&args.target), &args.target.tag, planned, args.target.progress)?;
+    let mut run = Run::start(harness, super::exec::store(&args.target), &args.target.tag, planned, args.target.progress, None)?;
     let fixed = fixed_params(scenario, &args.set);
     let head = format!("{} on {}{}", scenario.name(), target.label(), fixed);
     run.say(

@@ -31,14 +31,16 @@ mod free;
 mod kernels;
 mod map;
 mod output;
+mod plan;
 mod shell;
 mod shown;
+mod status;
 mod store_place;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory as _, FromArgMatches as _, Parser, Subcommand, ValueEnum};
 
 use crate::error::ErrorKind;
 
@@ -78,7 +80,15 @@ enum Command {
     /// Run scenarios on fresh file systems (or in a directory), across a
     /// matrix of file systems and parameter values.
     #[command(after_help = examples::RUN)]
-    Run(Box<RunArgs>),
+    Run(Box<RunCommandArgs>),
+    /// Write the cases `fslab run` would measure with these flags into a
+    /// plan file, each with a stable key, so shards of it can run on many
+    /// machines (`fslab run --plan PLAN --shard K/N`) into one store.
+    Plan(Box<PlanArgs>),
+    /// What a store holds of a plan: per machine the cases done and
+    /// failed, and the missing ones named. Exits 0 when every case is done,
+    /// 4 when one failed, 6 when some are missing.
+    Status(StatusArgs),
     /// Find where a seed's claim flips along one condition or parameter:
     /// measure both ends of `--vary KEY=LO..HI`, then bisect.
     Hunt(Box<HuntArgs>),
@@ -388,11 +398,65 @@ pub struct ExecArgs {
     pub command: Vec<std::ffi::OsString>,
 }
 
-/// Arguments of `fslab run`.
+/// Arguments of `fslab run`: the flags that decide its cases and how it
+/// runs them, and a plan to run instead.
+#[derive(Debug, Args)]
+pub struct RunCommandArgs {
+    /// The cases and how they run.
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Run the cases of this plan (`fslab plan`) instead of naming them:
+    /// the plan decides the cases, so only --shard and this machine's own
+    /// flags (--scratch, --age-cache, --kernel-cache, --store, --no-store,
+    /// --tag, --json, --progress, --wide) go with it. Each case is stored
+    /// under the plan's id and its key, replacing the same case stored
+    /// before.
+    #[arg(long, value_name = "PLAN")]
+    pub plan: Option<PathBuf>,
+    /// With --plan, run only shard K of N: the cases whose shard key
+    /// hashes to K (cases sharing an aged image share a shard). K from 1;
+    /// `slurm/N` reads K-1 from SLURM_ARRAY_TASK_ID, `k8s/N` from
+    /// JOB_COMPLETION_INDEX, `env:VAR/N` from VAR (0-based indexes, as the
+    /// engines number their tasks).
+    #[arg(long, value_name = "K/N", requires = "plan", value_parser = crate::plan::shard::parse_shard)]
+    pub shard: Option<crate::plan::shard::ShardSpec>,
+}
+
+/// Arguments of `fslab plan`.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// The flags `fslab run` would be given.
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// The plan file to write (whole or not at all).
+    #[arg(short, long, value_name = "PLAN")]
+    pub output: PathBuf,
+}
+
+/// Arguments of `fslab status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The plan: its file, or its id in the store.
+    #[arg(value_name = "PLAN")]
+    pub plan: String,
+    /// The store to read.
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Also say which of N shards each missing case is in (the N it was
+    /// run with), so the shard to run again is known.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub shards: Option<u32>,
+    /// Print JSON (schema fslab/1) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The flags of `fslab run` that decide its cases and how it runs them
+/// (shared by `run` and `plan`).
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Scenarios to run (see `fslab list`).
-    #[arg(value_name = "SCENARIO", required_unless_present = "preset")]
+    /// Scenarios to run (see `fslab list`); none with --preset: all.
+    #[arg(value_name = "SCENARIO")]
     pub scenarios: Vec<String>,
     /// Targets and measurement.
     #[command(flatten)]
@@ -627,13 +691,17 @@ pub struct CleanupArgs {
 
 /// Parse the command line, run, and turn the outcome into an exit code.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let parsed = Cli::command().try_get_matches().and_then(|matches| Ok((Cli::from_arg_matches(&matches)?, matches)));
+    let (cli, matches) = match parsed {
+        Ok(parsed) => parsed,
         Err(e) => {
             let _ = e.print();
             return ExitCode::from(if e.use_stderr() { ErrorKind::Usage.exit_code() } else { 0 });
         }
     };
+    // What each flag's value came from: `plan` keeps those given, `run
+    // --plan` refuses those that decide cases.
+    let given = matches.subcommand().map(|(_, m)| m).unwrap_or(&matches);
     // Only commands that make targets release dead runs first (`cleanup`
     // does nothing else); reading commands leave other runs' leftovers,
     // and what is said about them, to those.
@@ -647,7 +715,9 @@ pub fn main() -> ExitCode {
         Command::Kernels(args) => kernels::run(args),
         Command::Exec(args) => exec::run(args),
         Command::List(args) => list::run(args),
-        Command::Run(args) => run::run(args),
+        Command::Run(args) => run::run(args, given),
+        Command::Plan(args) => plan::run(args, given),
+        Command::Status(args) => status::run(args),
         Command::Hunt(args) => hunt::run(args),
         Command::Runs(args) => runs::run(args),
         Command::Show(args) => show::run(args),

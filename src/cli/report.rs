@@ -18,9 +18,9 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
         )));
     }
     let options = super::compare::options(&args.compare_options)?;
-    let selection = args.store.resolve(&args.run)?;
+    let selection = args.store.resolve_one(&args.run)?;
     let base = match &args.compare {
-        Some(base) => Some(args.store.resolve(base)?),
+        Some(base) => Some(args.store.resolve_one(base)?),
         None => None,
     };
     let compared = base.as_ref().map(|base| {

@@ -13,7 +13,7 @@ use crate::record::{Case, RunRecord};
 
 /// Run `fslab show`.
 pub fn run(args: &ShowArgs) -> Result<ExitCode> {
-    let selection = args.store.resolve(&args.run)?;
+    let selection = args.store.resolve_one(&args.run)?;
     let selection = if args.json { selection } else { super::shown::selection(selection)? };
     let mut rendered = Vec::new();
     for record in &selection.runs {

@@ -29,7 +29,7 @@ pub(super) fn selection(mut selection: Selection) -> Result<Selection> {
             (case.maps, case.timeline) = (maps, timeline);
         }
     }
-    Ok(Selection { label: crate::text::escape(&selection.label).into_owned(), runs })
+    Ok(Selection { label: crate::text::escape(&selection.label).into_owned(), runs, plan: selection.plan })
 }
 
 fn unreadable(e: &serde_json::Error) -> Error {

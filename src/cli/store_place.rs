@@ -41,14 +41,27 @@ impl StoreArgs {
 
     /// The runs `selector` names ([`crate::store::resolve`]): a file
     /// (a store, a run's --json) needs no store, so the default's folder
-    /// is looked at only when the selector is not one.
+    /// is looked at only when the selector is not one; a plan's file names
+    /// its plan in the store.
     pub(super) fn resolve(&self, selector: &str) -> Result<Selection> {
         if std::fs::symlink_metadata(selector).is_ok() {
             if let Some(file) = named_file(Path::new(selector))?.filter(|f| f.is_file()) {
+                // A plan's file names the plan, whose cases the store holds.
+                if let Some(id) = super::plan::id_in(&file) {
+                    return crate::store::resolve_plan(&self.for_reading()?, &id);
+                }
                 return crate::store::from_file(&file, selector);
             }
         }
         crate::store::resolve(&self.for_reading()?, selector)
+    }
+
+    /// As [`StoreArgs::resolve`], a plan read as one run
+    /// ([`super::plan::as_one`]): what `show`, `export` and `report` print.
+    /// (`compare` takes a plan's shards' runs as they are, each with the
+    /// machine it ran on.)
+    pub(super) fn resolve_one(&self, selector: &str) -> Result<Selection> {
+        super::plan::as_one(self.resolve(selector)?)
     }
 }
 

@@ -9,6 +9,7 @@ use crate::record::Environment;
 pub(super) fn run(id: &str, cases: Vec<Case>) -> RunRecord {
     let environment = Environment {
         fslab_version: "test".into(),
+        host: None,
         kernel: "6.1".into(),
         machine: "x86_64".into(),
         cpu: None,
@@ -28,6 +29,7 @@ pub(super) fn run(id: &str, cases: Vec<Case>) -> RunRecord {
         sysctls: Vec::new(),
         cases,
         verdicts: Vec::new(),
+        plan: None,
     }
 }
 

@@ -18,6 +18,7 @@ pub fn read_environment(scratch: &Path) -> Environment {
     }
     Environment {
         fslab_version: concat!(env!("CARGO_PKG_VERSION"), " (", env!("FSLAB_GIT_COMMIT"), ")").to_string(),
+        host: Some(uname.nodename().to_string_lossy().into_owned()),
         kernel: uname.release().to_string_lossy().into_owned(),
         machine: uname.machine().to_string_lossy().into_owned(),
         cpu: cpu_model(),

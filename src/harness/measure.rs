@@ -163,12 +163,7 @@ impl Lab {
     /// The target options for `work`: the plan's, with an image large
     /// enough for what the work writes when the user gave no `--size`.
     fn options_for(&self, work: &dyn Work, start: Option<&super::StartPlan>) -> TargetOptions {
-        let mut options = self.plan.target_options.clone();
-        if options.size_bytes.is_none() {
-            let level = start.map_or(0.0, super::StartPlan::level);
-            options.size_bytes = Some(image_size_for(work.space_needed(), level));
-        }
-        options
+        options_for(&self.plan, work, start)
     }
 
     fn measure_on(
@@ -368,6 +363,17 @@ impl Devices {
 /// filled to `level` (0 for a fresh one) before it: the default, or room
 /// for the data plus a quarter and 256 MiB for metadata and journal in
 /// the part left free, in whole MiB.
+/// The target options of `plan` for `work`: the plan's, with an image
+/// large enough for what the work writes when the user gave no `--size`.
+pub(super) fn options_for(plan: &super::Plan, work: &dyn Work, start: Option<&super::StartPlan>) -> TargetOptions {
+    let mut options = plan.target_options.clone();
+    if options.size_bytes.is_none() {
+        let level = start.map_or(0.0, super::StartPlan::level);
+        options.size_bytes = Some(image_size_for(work.space_needed(), level));
+    }
+    options
+}
+
 pub(super) fn image_size_for(needed: u64, level: f64) -> u64 {
     let wanted = needed + needed / 4 + (256 << 20);
     // In thousandths, so 80% full gives exactly five times the room.

@@ -40,7 +40,7 @@ pub use lab::{Lab, Plan, cleanup_dead_runs};
 pub use measure::{Phase, SYNC_FIGURE};
 pub use room::{check_disk, check_room, check_start_room};
 pub use run::{Finished, Run};
-pub use start::StartPlan;
+pub use start::{StartPlan, start_key};
 
 use crate::record::Catalog;
 

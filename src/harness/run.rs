@@ -12,7 +12,7 @@
 use super::{Condition, Keeper, Lab, Phase, Plan, read_environment};
 use crate::error::{Error, Result};
 use crate::progress::{CaseName, Mode, Progress};
-use crate::record::{Case, RunRecord, Status, Verdict};
+use crate::record::{Case, PlanRef, RunRecord, Status, Verdict};
 use crate::scenario::WorkSpec;
 use crate::scenario::Work;
 use crate::site::TargetSpec;
@@ -25,6 +25,8 @@ pub struct Run {
     cases: Vec<Case>,
     planned: usize,
     progress: Progress,
+    /// The plan key the next measured case is stored under (`run --plan`).
+    key: Option<String>,
 }
 
 /// A run ended: its whole record, and where it was stored (or why it was
@@ -43,8 +45,9 @@ pub struct Finished {
 impl Run {
     /// Start a run of `planned` cases, its progress said as `progress`
     /// says: check the targets, open the store (`None`: keep nothing),
-    /// then the lab, and record the header.
-    pub fn start(plan: Plan, store: Option<&str>, tags: &[String], planned: usize, progress: Mode) -> Result<Run> {
+    /// then the lab, and record the header; `from` is the plan file it
+    /// runs a share of, if any.
+    pub fn start(plan: Plan, store: Option<&str>, tags: &[String], planned: usize, progress: Mode, from: Option<PlanRef>) -> Result<Run> {
         // What the machine cannot do is said before any store is touched.
         Lab::check(&plan)?;
         // A wait for the machine's sysctl lock is said the run's way.
@@ -64,12 +67,13 @@ impl Run {
             sysctls: lab.plan().sysctls.iter().map(|s| (s.key.clone(), s.value.clone())).collect(),
             cases: Vec::new(),
             verdicts: Vec::new(),
+            plan: from,
         };
         if let Err(e) = keeper.begin(&header) {
             let _ = lab.close();
             return Err(e);
         }
-        Ok(Run { lab, keeper, header, cases: Vec::new(), planned, progress })
+        Ok(Run { lab, keeper, header, cases: Vec::new(), planned, progress, key: None })
     }
 
     /// The run's lab.
@@ -101,6 +105,13 @@ impl Run {
         crate::interrupt::pending().is_some()
     }
 
+    /// Store the next case measured under the plan key `key`, when the run
+    /// runs a plan (`run --plan`): with the plan's id and its repeat, what
+    /// a rerun of it replaces.
+    pub fn key_next(&mut self, key: &str) {
+        self.key = self.header.plan.as_ref().map(|_| key.to_string());
+    }
+
     /// Measure `work` (built from `job`) on `spec` under `condition` as
     /// repetition `repeat`, store the case and keep it; `what` names it in
     /// progress (`mmap-fill on xfs@120M`).
@@ -116,7 +127,8 @@ impl Run {
         let place = condition.place(&spec.label());
         self.progress.case_started(CaseName { scenario: job.scenario.clone(), place, repeat, what: what.to_string() });
         let progress = &self.progress;
-        let case = self.lab.measure(spec, job, condition, repeat, &|phase: Phase| progress.phase(phase.as_str()), work);
+        let mut case = self.lab.measure(spec, job, condition, repeat, &|phase: Phase| progress.phase(phase.as_str()), work);
+        case.plan_key = self.key.take();
         self.keeper.keep(&case);
         let failed = (case.status == Status::Failed).then(|| case.error.as_deref().unwrap_or("no reason given"));
         self.progress.case_ended(failed);
@@ -127,7 +139,7 @@ impl Run {
     /// the record with what could not be released. An interruption is the
     /// error.
     pub fn finish(self, verdicts: Vec<Verdict>) -> Result<Finished> {
-        let Run { lab, keeper, header, cases, planned, progress } = self;
+        let Run { lab, keeper, header, cases, planned, progress, .. } = self;
         let complete = cases.len() == planned && crate::interrupt::pending().is_none();
         let record = RunRecord { cases, verdicts, complete, ..header };
         let stored = keeper.finish(complete, &record.verdicts);

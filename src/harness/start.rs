@@ -102,6 +102,21 @@ impl StartPlan {
 
 }
 
+/// The key of the aged or filled image a case of `work` on `spec` under
+/// `condition`, repeat `repeat`, starts from in `plan` (the key its run
+/// looks the image up by, [`age_cache::key_of`]); `None` when it starts
+/// fresh. Read before anything is made: cases that share a key share an
+/// image, so a machine that runs them all ages it once.
+pub fn start_key(plan: &super::Plan, spec: &TargetSpec, condition: &Condition, work: &dyn crate::scenario::Work, repeat: u32) -> Result<Option<String>> {
+    let Some(start) = StartPlan::for_condition(plan.start.as_ref(), condition)? else { return Ok(None) };
+    if !spec.needs_scratch() {
+        return Ok(None);
+    }
+    let options = super::measure::options_for(plan, work, Some(&start));
+    let (_, start) = start.for_repeat(repeat)?;
+    Ok(Some(age_cache::key_of(&made_of(spec, &options, &start))))
+}
+
 /// The starting-state figures, declared once.
 pub const FIGURES: &[FigureSpec] = &[
     FigureSpec::new("start_fill", "ratio", Better::Lower, Kind::Exact)

@@ -16,6 +16,10 @@
 //! ([`case_key`]). The order is the run's: scenario, parameters, target,
 //! condition, repeat.
 //!
+//! A plan can be written down (`fslab plan`, [`PlanFile`]) and run in
+//! shares on many machines ([`shard`]): each case then keeps its key and
+//! the plan's id in the store.
+//!
 //! What the plan asks of the machine (free space for the images, a memory
 //! controller) goes through [`Machine`], so a plan is built the same in a
 //! test as on the host.
@@ -23,20 +27,23 @@
 mod case;
 pub mod disk;
 pub mod exec;
+mod file;
 mod guest;
 pub mod hunt;
 pub mod hunt_axis;
 mod machine;
 mod preset;
 pub mod run;
+pub mod shard;
 mod target;
 
 pub use case::{PlannedCase, case_key};
 pub use exec::ExecRequest;
+pub use file::{FileCase, MAX_PLAN_FILE, PlanFile};
 pub use guest::{GuestRequest, parse_vm_memory};
 pub use hunt::HuntRequest;
 pub use machine::{Host, Machine};
-pub use run::{PresetName, RunPlan, RunRequest};
+pub use run::{PresetName, RunPlan, RunRequest, verdicts_of};
 pub use target::{
     SysctlList, TargetRequest, check_images_repeated, harness_plan, parse_fill_value, parse_memory, parse_sysctl_list,
 };

@@ -77,15 +77,23 @@ impl RunPlan {
         if !self.verdicts {
             return Vec::new();
         }
-        self.scenarios
-            .iter()
-            .filter_map(|name| {
-                let seeded = scenario::find(name).ok()?.seeded()?;
-                let mine: Vec<&Case> = measured.iter().filter(|c| c.scenario == *name).collect();
-                Some(seeded.verdict(&mine))
-            })
-            .collect()
+        verdicts_of(&self.scenarios, measured)
     }
+}
+
+/// The verdicts of the seeds of `scenarios` (by name, in order) on the
+/// `measured` cases: each seeded scenario's claim judged on its cases. A
+/// plan run in shards is judged so once all its cases are stored.
+pub fn verdicts_of(scenarios: &[impl AsRef<str>], measured: &[Case]) -> Vec<Verdict> {
+    scenarios
+        .iter()
+        .filter_map(|name| {
+            let name = name.as_ref();
+            let seeded = scenario::find(name).ok()?.seeded()?;
+            let mine: Vec<&Case> = measured.iter().filter(|c| c.scenario == name).collect();
+            Some(seeded.verdict(&mine))
+        })
+        .collect()
 }
 
 /// One scenario's share of the run: its parameter sets, targets and

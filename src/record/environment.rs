@@ -8,6 +8,10 @@ use serde::{Deserialize, Serialize};
 pub struct Environment {
     /// fslab's own version.
     pub fslab_version: String,
+    /// The machine's host name (`uname -n`): which machine of many ran a
+    /// plan's shard; none in runs stored before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     /// `uname -r`.
     pub kernel: String,
     /// `uname -m`.

@@ -66,6 +66,26 @@ pub struct RunRecord {
     /// `--preset seeds`: per seed, whether this run still shows it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verdicts: Vec<Verdict>,
+    /// The plan it ran (`run --plan`), and which shard of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanRef>,
+}
+
+/// The plan a run ran a share of.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PlanRef {
+    /// The plan's id.
+    pub id: String,
+    /// The shard run (`3/8`), none when it ran the whole plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
+    /// How many cases the whole plan has.
+    #[serde(default)]
+    pub cases: usize,
+    /// The plan file's text, kept once per plan in the store (never in the
+    /// run's JSON).
+    #[serde(skip)]
+    pub document: String,
 }
 
 fn yes() -> bool {
@@ -148,6 +168,10 @@ pub struct Case {
     /// they were not traced.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<RequestStream>,
+    /// Its key in the plan it ran from (`run --plan`): with the run's
+    /// plan id and the repeat, what the store keeps it under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_key: Option<String>,
 }
 
 /// An aged or filled target's starting point: which cache entry the image
@@ -284,6 +308,7 @@ impl Case {
             guest: None,
             crash: None,
             requests: Vec::new(),
+            plan_key: None,
         }
     }
 }

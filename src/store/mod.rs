@@ -14,6 +14,7 @@
 //! reads back with `complete: false`.
 
 pub mod location;
+mod plans;
 mod postgres;
 mod rows;
 pub mod schema;
@@ -25,7 +26,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
-pub use select::{Selection, from_file, open_for_reading, resolve};
+pub use plans::{PlanCaseRow, PlanRunRow, StoredPlan};
+pub use select::{Selection, from_file, open_for_reading, resolve, resolve_plan};
 pub use sqlite::missing_folder;
 
 use crate::error::{Error, Result};
@@ -196,10 +198,17 @@ impl Store {
 
     /// Record the start of `run` (its header; its cases come one by one).
     pub fn begin_run(&mut self, run: &RunRecord) -> Result<()> {
+        let plan = run.plan.as_ref();
         self.backend.transaction(&mut |sql| {
+            if let Some(plan) = plan.filter(|p| !p.document.is_empty()) {
+                sql.execute(
+                    "INSERT INTO plans (id, cases, document) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                    &[Value::text(&plan.id), int(plan.cases as u64), Value::text(&plan.document)],
+                )?;
+            }
             sql.execute(
-                "INSERT INTO runs (id, started_at, complete, command, kernel, environment, sysctls, verdicts) \
-                 VALUES (?, ?, 0, ?, ?, ?, ?, '[]')",
+                "INSERT INTO runs (id, started_at, complete, command, kernel, environment, sysctls, verdicts, plan_id, shard) \
+                 VALUES (?, ?, 0, ?, ?, ?, ?, '[]', ?, ?)",
                 &[
                     Value::text(&run.id),
                     Value::text(&run.started_at),
@@ -207,6 +216,8 @@ impl Store {
                     Value::text(&run.environment.kernel),
                     Value::text(&to_json(&run.environment)),
                     Value::text(&to_json(&run.sysctls)),
+                    Value::Text(plan.map(|p| p.id.clone())),
+                    Value::Text(plan.and_then(|p| p.shard.clone())),
                 ],
             )?;
             for tag in &run.tags {
@@ -217,7 +228,8 @@ impl Store {
     }
 
     /// Store one finished case of run `run_id` as its `ordinal`th, in one
-    /// transaction.
+    /// transaction: a case of a plan replaces the one stored under the
+    /// same plan, key and repeat (a shard run again).
     pub fn add_case(&mut self, run_id: &str, ordinal: usize, case: &Case) -> Result<()> {
         self.backend.transaction(&mut |sql| rows::insert_case(sql, run_id, ordinal, case))
     }

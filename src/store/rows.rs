@@ -4,13 +4,27 @@
 use super::{Sql, Value, from_json, int, text, to_json};
 use crate::error::{Error, Result};
 use crate::record::{Better, Figure, Figures, Kind};
-use crate::record::{Case, KeptMap, RunRecord, Status, TargetRecord};
+use crate::record::{Case, KeptMap, PlanRef, RunRecord, Status, TargetRecord};
 
 pub(super) fn insert_case(sql: &mut dyn Sql, run_id: &str, ordinal: usize, case: &Case) -> Result<()> {
+    // A case of a plan is kept once: the same case stored before (by a
+    // shard that failed or was killed, then run again) goes, in this same
+    // transaction.
+    let mut plan_id = None;
+    if let Some(key) = &case.plan_key {
+        let rows = sql.query("SELECT plan_id FROM runs WHERE id = ?", &[Value::text(run_id)])?;
+        plan_id = rows.first().and_then(|r| r[0].as_str()).map(str::to_string);
+        if let Some(plan) = &plan_id {
+            sql.execute(
+                "DELETE FROM cases WHERE plan_id = ? AND plan_key = ? AND repeat = ?",
+                &[Value::text(plan), Value::text(key), int(u64::from(case.repeat))],
+            )?;
+        }
+    }
     let rows = sql.query(
         "INSERT INTO cases (run_id, ordinal, case_key, scenario, fs, params, repeat, status, error, fs_type, device, \
          mkfs_args, mount_opts, cold_method, command_output, conditions, memory_cgroup, start, image_copy, \
-         busy, guest, disk) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+         busy, guest, disk, plan_id, plan_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
          RETURNING id",
         &[
             Value::text(run_id),
@@ -35,6 +49,8 @@ pub(super) fn insert_case(sql: &mut dyn Sql, run_id: &str, ordinal: usize, case:
             Value::Text(case.busy.clone()),
             Value::Text(case.guest.as_ref().map(to_json)),
             Value::Text(case.target.disk.clone()),
+            Value::Text(plan_id.clone()),
+            Value::Text(plan_id.as_ref().and(case.plan_key.clone())),
         ],
     )?;
     let case_id = rows
@@ -95,8 +111,9 @@ pub(super) fn tags_of(sql: &mut dyn Sql, run_id: &str) -> Result<Vec<String>> {
 /// The run `id`, from a store of schema `version` (a version-1 store's
 /// cases have no conditions and no memory cgroup).
 pub(super) fn load_run(sql: &mut dyn Sql, id: &str, version: i64) -> Result<Option<RunRecord>> {
+    let plan = if version >= 8 { "plan_id, shard, (SELECT cases FROM plans WHERE plans.id = runs.plan_id)" } else { "NULL, NULL, NULL" };
     let rows = sql.query(
-        "SELECT id, started_at, complete, command, environment, sysctls, verdicts FROM runs WHERE id = ?",
+        &format!("SELECT id, started_at, complete, command, environment, sysctls, verdicts, {plan} FROM runs WHERE id = ?"),
         &[Value::text(id)],
     )?;
     let Some(row) = rows.into_iter().next() else { return Ok(None) };
@@ -112,16 +129,24 @@ pub(super) fn load_run(sql: &mut dyn Sql, id: &str, version: i64) -> Result<Opti
         sysctls: from_json(&text(&row[5]), "sysctl list")?,
         cases: Vec::new(),
         verdicts: from_json(&text(&row[6]), "verdict list")?,
+        plan: row[7].as_str().map(|plan| PlanRef {
+            id: plan.to_string(),
+            shard: row[8].as_str().map(str::to_string),
+            cases: row[9].as_i64().and_then(|n| usize::try_from(n).ok()).unwrap_or(0),
+            document: String::new(),
+        }),
     };
     let conditions = if version >= 2 { "conditions, memory_cgroup" } else { "NULL, NULL" };
     let start = if version >= 3 { "start, image_copy" } else { "NULL, NULL" };
     let busy = if version >= 4 { "busy" } else { "NULL" };
     let guest = if version >= 5 { "guest" } else { "NULL" };
     let disk = if version >= 6 { "disk" } else { "NULL" };
+    let plan_key = if version >= 8 { "plan_key" } else { "NULL" };
     let cases = sql.query(
         &format!(
             "SELECT id, scenario, fs, params, repeat, status, error, fs_type, device, mkfs_args, mount_opts, \
-             cold_method, command_output, {conditions}, {start}, {busy}, {guest}, {disk} FROM cases WHERE run_id = ? ORDER BY ordinal"
+             cold_method, command_output, {conditions}, {start}, {busy}, {guest}, {disk}, {plan_key} FROM cases WHERE run_id = ? \
+             ORDER BY ordinal"
         ),
         &[Value::text(id)],
     )?;
@@ -148,6 +173,7 @@ pub(super) fn load_run(sql: &mut dyn Sql, id: &str, version: i64) -> Result<Opti
         case.busy = c[17].as_str().map(str::to_string);
         case.guest = c[18].as_str().map(|t| from_json(t, "case's guest")).transpose()?;
         case.command = c[12].as_str().map(|t| from_json(t, "command output")).transpose()?;
+        case.plan_key = c[20].as_str().map(str::to_string);
         case.figures = load_figures(sql, &case_id)?;
         let points = sql.query("SELECT points FROM timelines WHERE case_id = ?", std::slice::from_ref(&case_id))?;
         if let Some(p) = points.first() {

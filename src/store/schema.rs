@@ -15,7 +15,7 @@ use super::{Backend, Value};
 use crate::error::{Error, Result};
 
 /// The schema version this fslab writes and reads.
-pub const CURRENT: i64 = 7;
+pub const CURRENT: i64 = 8;
 
 /// Each version's DDL, in order; index `i` makes version `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -112,6 +112,21 @@ const MIGRATIONS: &[&str] = &[
     "CREATE TABLE request_streams (
         case_id {int} PRIMARY KEY REFERENCES cases(id) ON DELETE CASCADE,
         streams TEXT NOT NULL
+    )",
+    // 8: runs of a plan (`run --plan`): the plan's id and the shard a run
+    // ran; a case's key in its plan, unique with the plan's id and the
+    // repeat, so a shard run again replaces its cases, never adds to them;
+    // and each plan's file, once. NULL in runs and cases of no plan.
+    "ALTER TABLE runs ADD COLUMN plan_id TEXT;
+    ALTER TABLE runs ADD COLUMN shard TEXT;
+    CREATE INDEX runs_by_plan ON runs (plan_id);
+    ALTER TABLE cases ADD COLUMN plan_id TEXT;
+    ALTER TABLE cases ADD COLUMN plan_key TEXT;
+    CREATE UNIQUE INDEX cases_by_plan ON cases (plan_id, plan_key, repeat);
+    CREATE TABLE plans (
+        id TEXT PRIMARY KEY,
+        cases {int} NOT NULL,
+        document TEXT NOT NULL
     )",
 ];
 

@@ -9,17 +9,21 @@
 
 use std::path::Path;
 
-use super::Store;
+use super::{Store, StoredPlan};
 use crate::error::{Error, Result};
 use crate::record::RunRecord;
 
 /// The runs a selector named.
 #[derive(Debug, Clone)]
 pub struct Selection {
-    /// How to name them in output: the id, `tag NAME`, or the path.
+    /// How to name them in output: the id, `tag NAME`, `plan ID`, or the
+    /// path.
     pub label: String,
     /// The runs, oldest first.
     pub runs: Vec<RunRecord>,
+    /// The plan named, when the selector named one: `runs` are then its
+    /// shards' runs, each with the plan's cases it still holds.
+    pub plan: Option<StoredPlan>,
 }
 
 /// Resolve `selector` against the store at `location` (see the module
@@ -31,7 +35,7 @@ pub fn resolve(location: &str, selector: &str) -> Result<Selection> {
         return from_file(path, selector);
     }
     let mut store = open_for_reading(location)?;
-    let label = |l: String, runs: Vec<RunRecord>| Ok(Selection { label: l, runs });
+    let label = |l: String, runs: Vec<RunRecord>| Ok(Selection { label: l, runs, plan: None });
     if selector == "last" {
         let ids = store.ids()?;
         let Some(id) = ids.last() else {
@@ -41,6 +45,9 @@ pub fn resolve(location: &str, selector: &str) -> Result<Selection> {
     }
     if let Some(run) = store.load(selector)? {
         return label(selector.to_string(), vec![run]);
+    }
+    if let Some(plan) = store.plan(selector)? {
+        return plan_selection(&mut store, plan);
     }
     let tagged = store.ids_tagged(selector)?;
     if !tagged.is_empty() {
@@ -65,6 +72,37 @@ pub fn resolve(location: &str, selector: &str) -> Result<Selection> {
             many[0]
         ))),
     }
+}
+
+/// The plan `id` in the store at `location`: its shards' runs (a plan
+/// file names it by its id).
+pub fn resolve_plan(location: &str, id: &str) -> Result<Selection> {
+    let mut store = open_for_reading(location)?;
+    match store.plan(id)? {
+        Some(plan) => plan_selection(&mut store, plan),
+        None => Err(Error::usage(format!(
+            "plan {id}: the store {} holds none of its cases (run its shards with `fslab run --plan PLAN --store {}`)",
+            store.location(),
+            store.location()
+        ))),
+    }
+}
+
+/// `plan`'s selection: every run of its shards that still holds a case of
+/// it (a shard run again took the cases of the run before).
+fn plan_selection(store: &mut Store, plan: StoredPlan) -> Result<Selection> {
+    let (rows, _) = store.plan_rows(&plan.id)?;
+    let mut runs = Vec::new();
+    for row in rows {
+        let run = load(store, &row.run_id)?;
+        if !run.cases.is_empty() {
+            runs.push(run);
+        }
+    }
+    if runs.is_empty() {
+        return Err(Error::usage(format!("plan {}: the store {} holds none of its cases yet", plan.id, store.location())));
+    }
+    Ok(Selection { label: format!("plan {}", plan.id), runs, plan: Some(plan) })
 }
 
 /// Open a store that must already exist when it is a file: reading never
@@ -105,7 +143,7 @@ pub fn from_file(path: &Path, label: &str) -> Result<Selection> {
             return Err(Error::usage(format!("{label}: the store holds no run yet")));
         }
         let runs = ids.iter().map(|id| load(&mut store, id)).collect::<Result<Vec<_>>>()?;
-        return Ok(Selection { label, runs });
+        return Ok(Selection { label, runs, plan: None });
     }
     let neither = |why: &dyn std::fmt::Display| {
         Error::usage(format!("{label}: neither an fslab store nor the --json output of `fslab run` or `fslab exec` ({why})"))
@@ -130,5 +168,5 @@ pub fn from_file(path: &Path, label: &str) -> Result<Selection> {
     for case in &mut run.cases {
         case.figures.upgrade_units();
     }
-    Ok(Selection { label, runs: vec![run] })
+    Ok(Selection { label, runs: vec![run], plan: None })
 }

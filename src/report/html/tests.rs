@@ -26,6 +26,7 @@ fn run(cases: Vec<Case>) -> RunRecord {
         sysctls: Vec::new(),
         cases,
         verdicts: Vec::new(),
+        plan: None,
     }
 }
 
