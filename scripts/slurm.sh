@@ -9,8 +9,9 @@
 # stays stopped).
 #
 # All its state is under DIR (default /run/fslab-slurm): the slurm.conf of
-# one node named after `hostname -s` with this machine's CPUs and memory as
-# `slurmd -C` reads them, a munge key of its own, munged's socket, Slurm's
+# one node named after `hostname -s` (reached at 127.0.0.1, whatever the
+# name resolves to) with this machine's CPUs and memory as `slurmd -C`
+# reads them, a munge key of its own, munged's socket, Slurm's
 # state, spool and logs, and the pid of every daemon it started. The
 # machine's own /etc/slurm and /etc/munge are never read or written, and
 # the daemons are stopped by the pids recorded here, never by name. Its
@@ -132,7 +133,7 @@ write_conf() {
     cat >"$dir/slurm.conf.new" <<EOF
 # A single-node cluster written by scripts/slurm.sh; everything it keeps is under $dir.
 ClusterName=fslab
-SlurmctldHost=$host
+SlurmctldHost=$host(127.0.0.1)
 SlurmctldPort=6917
 SlurmdPort=6918
 SlurmUser=root
@@ -158,7 +159,7 @@ SelectTypeParameters=CR_Core
 MpiDefault=none
 ReturnToService=2
 MailProg=/bin/true
-$node
+$node NodeAddr=127.0.0.1
 PartitionName=fslab Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF
     mv "$dir/slurm.conf.new" "$dir/slurm.conf"
