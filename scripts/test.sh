@@ -10,6 +10,14 @@ cd "$(dirname "$0")/.."
 # static busybox, Chromium, PostgreSQL, fio, hyperfine...
 bash scripts/setup.sh --tests
 
+log=$(mktemp)
+stop_slurm=false
+finish() {
+    rm -f "$log"
+    if $stop_slurm; then bash scripts/slurm.sh stop; fi
+}
+trap finish EXIT
+
 if [ "$(id -u)" -eq 0 ]; then
     export FSLAB_REQUIRE_ROOT_TESTS=1
     # The store tests use a real PostgreSQL server, the report test a real
@@ -20,11 +28,14 @@ if [ "$(id -u)" -eq 0 ]; then
         exit 3
     fi
     export FSLAB_TEST_POSTGRES FSLAB_REQUIRE_POSTGRES=1 FSLAB_REQUIRE_BROWSER=1
+    # The sharding test submits a job array to a single-node Slurm cluster
+    # started here and stopped at the end -- unless it was running before.
+    bash scripts/slurm.sh status || stop_slurm=true
+    SLURM_CONF=$(bash scripts/slurm.sh start)
+    export SLURM_CONF FSLAB_TEST_SLURM=1 FSLAB_REQUIRE_SLURM=1
 fi
 
 cargo clippy --all-targets --locked -- -D warnings
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
 # --all-targets: unit and integration tests (the crate has no doc tests,
 # whose empty block would otherwise close the output); --no-fail-fast: a
 # red run lists every failing test, not the first binary's. Its status is

@@ -3,7 +3,8 @@
 //! stopping at the first failing test binary; the package installer never
 //! removes or downgrades a package the machine has, checked against apt's
 //! own plan of a machine whose newer `qemu-utils` the distribution's QEMU
-//! breaks.
+//! breaks; the Slurm script keeps its key and pids only in root's own
+//! folder.
 
 mod common;
 
@@ -192,4 +193,38 @@ fn a_plan_that_downgrades_is_refused_and_one_that_only_adds_installs_without_rem
     assert_eq!(code, Some(0), "{said}");
     let ran = ran.unwrap_or_else(|| panic!("not installed: {said}"));
     assert!(ran.contains("--no-remove") && ran.trim_end().ends_with("newpkg"), "{ran}");
+}
+
+#[test]
+fn the_slurm_script_keeps_its_state_only_in_a_folder_no_one_else_can_change() {
+    // Its folder holds a munge key and the pids it stops as root: a link,
+    // another user's folder, or one in another user's folder is refused
+    // (exit 2, named) before anything is made or started, by every action;
+    // and only root may run it at all (exit 3).
+    if !common::root_or_skip("slurm_script_state_folder") {
+        return;
+    }
+    let dir = open_folder();
+    let theirs = dir.path().join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink("/run/fslab-slurm", &link).unwrap();
+    let inside = theirs.join("state");
+    for action in ["start", "stop", "status"] {
+        for (given, says) in [(&theirs, "is not root's own folder"), (&link, "is not a folder"), (&inside, "which is not root's or is open to others")] {
+            let out = Command::new("bash").arg(scripts().join("slurm.sh")).arg(action).arg(given).output().unwrap();
+            let said = text(&out);
+            assert_eq!(out.status.code(), Some(2), "slurm.sh {action} {}: {said}", given.display());
+            assert!(said.contains(&given.display().to_string()) && said.contains(says), "slurm.sh {action} {}: {said}", given.display());
+        }
+    }
+    assert_eq!(common::names(&theirs), Vec::<String>::new(), "made something in another user's folder");
+    let out = bash_unprivileged(&scripts().join("slurm.sh"), &std::env::var("PATH").unwrap_or_default())
+        .args(["start", &dir.path().join("mine").display().to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(text(&out).contains("run as root"), "{}", text(&out));
+    assert!(!dir.path().join("mine").exists());
 }

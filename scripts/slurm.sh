@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# A single-node Slurm cluster on this machine for the sharding test:
+# `slurm.sh start [DIR]` starts munged, slurmctld and slurmd from Debian's
+# packages (slurmctld, slurmd, slurm-client, munge) and prints the
+# slurm.conf path on stdout -- the only thing it prints there, so callers
+# export it as SLURM_CONF; `slurm.sh stop [DIR]` stops them; `slurm.sh
+# status [DIR]` exits 0 when all three run. Run as root; start and stop are
+# safe to run again (a running cluster is left as it is, a stopped one
+# stays stopped).
+#
+# All its state is under DIR (default /run/fslab-slurm): the slurm.conf of
+# one node named after `hostname -s` (reached at 127.0.0.1, whatever the
+# name resolves to) with this machine's CPUs and memory as `slurmd -C`
+# reads them, a munge key of its own, munged's socket, Slurm's
+# state, spool and logs, and the pid of every daemon it started. The
+# machine's own /etc/slurm and /etc/munge are never read or written, and
+# the daemons are stopped by the pids recorded here, never by name. Its
+# ports are 6917 and 6918, not Slurm's 6817 and 6818, so a machine that is
+# also a node of a real cluster keeps it. No
+# cgroup plugin is used (a machine may mount only some cgroup v1
+# controllers): processes are tracked by parent (proctrack/linuxproc), and
+# no accounting daemon is needed (jobs are waited for with `sbatch --wait`
+# or `squeue`).
+set -euo pipefail
+
+usage() {
+    echo "slurm: usage: slurm.sh start|stop|status [DIR] (DIR defaults to /run/fslab-slurm)" >&2
+    exit 2
+}
+[ $# -ge 1 ] && [ $# -le 2 ] || usage
+action=$1
+dir=${2:-/run/fslab-slurm}
+case "$action" in start | stop | status) ;; *) usage ;; esac
+[[ "$dir" = /* ]] || { echo "slurm: DIR must be an absolute path, not '$dir'" >&2; exit 2; }
+if [ "$(id -u)" -ne 0 ]; then
+    echo "slurm: run as root (the daemons run as root and jobs run as their submitter)" >&2
+    exit 3
+fi
+
+# DIR holds keys and runs daemons as root: it must be root's own folder,
+# not a link, nobody else may write in it, and its parent must be root's
+# and closed to others too (or sticky, as /var/tmp), so nobody can swap it.
+closed() {
+    local path=$1 mode
+    mode=0$(stat -c %a "$path")
+    [ "$(stat -c %u "$path")" = 0 ] && { [ $((mode & 022)) -eq 0 ] || [ $((mode & 01000)) -ne 0 ]; }
+}
+own_folder() {
+    local path=$1
+    if [ -L "$path" ] || { [ -e "$path" ] && [ ! -d "$path" ]; }; then
+        echo "slurm: $path is not a folder (a link or a file); remove it or give another DIR" >&2
+        exit 2
+    fi
+    if [ "$action" = start ] && [ ! -d "$path" ]; then
+        mkdir -m 0755 "$path"
+    fi
+    if [ -d "$path" ] && { [ "$(stat -c %u "$path")" != 0 ] || [ $((0$(stat -c %a "$path") & 022)) -ne 0 ]; }; then
+        echo "slurm: $path is not root's own folder (owner uid $(stat -c %u "$path"), mode $(stat -c %a "$path")); give another DIR" >&2
+        exit 2
+    fi
+}
+parent=$(dirname "$dir")
+if ! closed "$parent"; then
+    echo "slurm: $dir is in $parent, which is not root's or is open to others (owner uid $(stat -c %u "$parent"), mode $(stat -c %a "$parent")); give a DIR in a folder only root may change" >&2
+    exit 2
+fi
+own_folder "$dir"
+
+# The pid recorded in FILE when that process is still the daemon started
+# (its command line names this DIR's config or socket), else nothing.
+running() {
+    local file=$dir/pids/$1 pid
+    [ -f "$file" ] || return 1
+    pid=$(cat "$file")
+    [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+    [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$dir/" || return 1
+    echo "$pid"
+}
+
+# Stop one daemon by its recorded pid: TERM, then KILL after 20 s.
+stop_one() {
+    local name=$1 pid
+    if pid=$(running "$name"); then
+        kill -TERM "$pid" 2>/dev/null || true
+        for _ in $(seq 200); do
+            [ -d "/proc/$pid" ] || break
+            sleep 0.1
+        done
+        if [ -d "/proc/$pid" ]; then
+            echo "slurm: $name (pid $pid) did not stop on TERM in 20 s; killing it" >&2
+            kill -KILL "$pid" 2>/dev/null || true
+        fi
+        echo "slurm: stopped $name (pid $pid)" >&2
+    fi
+    rm -f "$dir/pids/$name"
+}
+
+# Start one daemon in the foreground of its own session, its output to its
+# log, and record its pid.
+start_one() {
+    local name=$1
+    shift
+    if running "$name" >/dev/null; then
+        return 0
+    fi
+    setsid "$@" </dev/null >>"$dir/log/$name.out" 2>&1 &
+    echo $! >"$dir/pids/$name"
+}
+
+# Wait up to 30 s for a check to pass; on a timeout, show the daemon's log.
+await() {
+    local what=$1 log=$2
+    shift 2
+    for _ in $(seq 300); do
+        "$@" >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    echo "slurm: $what not ready after 30 s; the end of $log:" >&2
+    tail -n 20 "$log" >&2 || true
+    exit 3
+}
+
+write_conf() {
+    local node host
+    host=$(hostname -s)
+    # "NodeName=HOST CPUs=2 Boards=1 ... RealMemory=24105"
+    node=$(slurmd -C | head -n 1)
+    if ! [[ "$node" =~ ^NodeName=[^[:space:]]+\ .*RealMemory=[0-9]+ ]]; then
+        echo "slurm: slurmd -C did not describe this node, but said: $node" >&2
+        exit 3
+    fi
+    : >"$dir/plugstack.conf"
+    cat >"$dir/slurm.conf.new" <<EOF
+# A single-node cluster written by scripts/slurm.sh; everything it keeps is under $dir.
+ClusterName=fslab
+SlurmctldHost=$host(127.0.0.1)
+SlurmctldPort=6917
+SlurmdPort=6918
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$dir/munge/munge.socket
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool
+SlurmctldPidFile=$dir/run/slurmctld.pid
+SlurmdPidFile=$dir/run/slurmd-%n.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd.log
+PlugStackConfig=$dir/plugstack.conf
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=none
+ReturnToService=2
+MailProg=/bin/true
+$node NodeAddr=127.0.0.1
+PartitionName=fslab Nodes=$host Default=YES MaxTime=INFINITE State=UP
+EOF
+    mv "$dir/slurm.conf.new" "$dir/slurm.conf"
+}
+
+if [ "$action" = status ]; then
+    running munged >/dev/null && running slurmctld >/dev/null && running slurmd >/dev/null
+    exit
+fi
+
+if [ "$action" = stop ]; then
+    if [ -d "$dir/pids" ]; then
+        # Jobs still running belong to this cluster: cancel them so their
+        # steps end with slurmd.
+        if running slurmctld >/dev/null; then
+            SLURM_CONF=$dir/slurm.conf scancel --full --quiet --user=root 2>/dev/null || true
+        fi
+        stop_one slurmd
+        stop_one slurmctld
+        stop_one munged
+    fi
+    exit 0
+fi
+
+for tool in munged mungekey slurmctld slurmd sbatch; do
+    if ! command -v "$tool" >/dev/null 2>&1 && ! [ -x "/usr/sbin/$tool" ]; then
+        echo "slurm: $tool is missing (apt-get install slurmctld slurmd slurm-client munge, or scripts/setup.sh --tests)" >&2
+        exit 3
+    fi
+done
+export PATH=$PATH:/usr/sbin:/sbin
+
+{
+    for sub in pids log state spool run munge; do own_folder "$dir/$sub"; done
+    if [ ! -s "$dir/munge/munge.key" ]; then
+        mungekey --create --keyfile="$dir/munge/munge.key"
+    fi
+    start_one munged munged --foreground --force \
+        --socket="$dir/munge/munge.socket" --key-file="$dir/munge/munge.key" \
+        --pid-file="$dir/run/munged.pid" --log-file="$dir/log/munged.log" \
+        --seed-file="$dir/munge/munged.seed"
+    await munged "$dir/log/munged.log" munge --socket="$dir/munge/munge.socket" --no-input
+
+    if ! running slurmctld >/dev/null; then
+        write_conf
+    fi
+    export SLURM_CONF=$dir/slurm.conf
+    start_one slurmctld slurmctld -D -f "$dir/slurm.conf"
+    await slurmctld "$dir/log/slurmctld.log" scontrol ping
+    start_one slurmd slurmd -D -f "$dir/slurm.conf"
+    # The node is up once it takes jobs: idle, mixed or allocated.
+    await slurmd "$dir/log/slurmd.log" \
+        bash -c 'sinfo -h -N -o %t | grep -qE "^(idle|mix|alloc)"'
+    echo "slurm: cluster up on $(hostname -s) ($(sinfo -h -N -o '%c CPUs, %m MB')), SLURM_CONF=$dir/slurm.conf"
+} >&2
+echo "$dir/slurm.conf"
