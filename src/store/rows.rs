@@ -10,7 +10,7 @@ pub(super) fn insert_case(sql: &mut dyn Sql, run_id: &str, ordinal: usize, case:
     let rows = sql.query(
         "INSERT INTO cases (run_id, ordinal, case_key, scenario, fs, params, repeat, status, error, fs_type, device, \
          mkfs_args, mount_opts, cold_method, command_output, conditions, memory_cgroup, start, image_copy, \
-         busy, guest, disk) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+         busy, guest, disk, crash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
          RETURNING id",
         &[
             Value::text(run_id),
@@ -35,6 +35,7 @@ pub(super) fn insert_case(sql: &mut dyn Sql, run_id: &str, ordinal: usize, case:
             Value::Text(case.busy.clone()),
             Value::Text(case.guest.as_ref().map(to_json)),
             Value::Text(case.target.disk.clone()),
+            Value::Text(case.crash.as_ref().map(to_json)),
         ],
     )?;
     let case_id = rows
@@ -118,10 +119,12 @@ pub(super) fn load_run(sql: &mut dyn Sql, id: &str, version: i64) -> Result<Opti
     let busy = if version >= 4 { "busy" } else { "NULL" };
     let guest = if version >= 5 { "guest" } else { "NULL" };
     let disk = if version >= 6 { "disk" } else { "NULL" };
+    let crash = if version >= 8 { "crash" } else { "NULL" };
     let cases = sql.query(
         &format!(
             "SELECT id, scenario, fs, params, repeat, status, error, fs_type, device, mkfs_args, mount_opts, \
-             cold_method, command_output, {conditions}, {start}, {busy}, {guest}, {disk} FROM cases WHERE run_id = ? ORDER BY ordinal"
+             cold_method, command_output, {conditions}, {start}, {busy}, {guest}, {disk}, {crash} FROM cases WHERE run_id = ? \
+             ORDER BY ordinal"
         ),
         &[Value::text(id)],
     )?;
@@ -148,6 +151,7 @@ pub(super) fn load_run(sql: &mut dyn Sql, id: &str, version: i64) -> Result<Opti
         case.busy = c[17].as_str().map(str::to_string);
         case.guest = c[18].as_str().map(|t| from_json(t, "case's guest")).transpose()?;
         case.command = c[12].as_str().map(|t| from_json(t, "command output")).transpose()?;
+        case.crash = c[20].as_str().map(|t| from_json(t, "case's crash record")).transpose()?;
         case.figures = load_figures(sql, &case_id)?;
         let points = sql.query("SELECT points FROM timelines WHERE case_id = ?", std::slice::from_ref(&case_id))?;
         if let Some(p) = points.first() {

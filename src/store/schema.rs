@@ -15,7 +15,7 @@ use super::{Backend, Value};
 use crate::error::{Error, Result};
 
 /// The schema version this fslab writes and reads.
-pub const CURRENT: i64 = 7;
+pub const CURRENT: i64 = 8;
 
 /// Each version's DDL, in order; index `i` makes version `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -113,6 +113,11 @@ const MIGRATIONS: &[&str] = &[
         case_id {int} PRIMARY KEY REFERENCES cases(id) ON DELETE CASCADE,
         streams TEXT NOT NULL
     )",
+    // 8: a case's crash record (`--crash`, `--crash-record`) as a JSON
+    // object: the recording's summary and marks, and each crash state's
+    // outcome; NULL for cases not recorded, and in cases stored before,
+    // which kept only its figures.
+    "ALTER TABLE cases ADD COLUMN crash TEXT",
 ];
 
 /// The words a backend puts into the DDL.
