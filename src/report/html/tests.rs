@@ -580,4 +580,5 @@ fn varying_parameters_label_the_bars() {
 }
 
 mod choice;
+mod crash;
 mod requests;
