@@ -146,7 +146,8 @@ fn shows_at(cases: &[&Case]) -> Judged {
     }
 }
 
-/// One place's strategies, each with its cost (the median journal commits)
+/// One place's strategies, each with its cost (the median journal commits,
+/// or flushes where no journal's commits are counted)
 /// and its safety (crash states bad of those judged, over its repeats, and
 /// durability violations when there were any): "fsync-each 21 commits, 0
 /// of 40 crash states bad; writeback-batch 2 commits, 0 of 12; ...", in
@@ -159,9 +160,12 @@ fn cost_and_safety(cases: &[&Case]) -> Option<String> {
         if !mine.iter().any(|c| c.figures.value("crash_states").is_some()) {
             continue;
         }
-        let cost = match seeds::median(&mine, "journal_commits") {
-            Some(n) => format!("{} commit{}", short_number(n), if n == 1.0 { "" } else { "s" }),
-            None => "no commits counted".to_string(),
+        // Journal commits where counted (the seed's cost), else flushes.
+        let plural = |n: f64, one: &str, many: &str| format!("{} {}", short_number(n), if n == 1.0 { one } else { many });
+        let cost = match (seeds::median(&mine, "journal_commits"), seeds::median(&mine, "flushes")) {
+            (Some(n), _) => plural(n, "commit", "commits"),
+            (None, Some(n)) => plural(n, "flush", "flushes"),
+            (None, None) => "no cost counted".to_string(),
         };
         let states = if parts.is_empty() { " crash states bad" } else { "" };
         let mut safety = format!("{} of {}{states}", short_number(sum("crash_bad")), short_number(sum("crash_states")));
@@ -223,6 +227,11 @@ mod tests {
         case
     }
 
+    fn with_flushes(mut case: Case, flushes: f64) -> Case {
+        case.figures.set("flushes", flushes, "count", Better::Lower, Kind::Exact);
+        case
+    }
+
     #[test]
     fn the_verdict_says_cost_and_safety_side_by_side_or_once_that_safety_was_not_tried() {
         let cases = [
@@ -231,8 +240,8 @@ mod tests {
             crashed(case("ext4", "rename-no-fsync", Some(1.0)), 10.0, 0.0, 0.0),
             crashed(case("ext4", "in-place", Some(1.0)), 9.0, 3.0, 0.0),
             crashed(case("ext4", "in-place", Some(1.0)), 9.0, 2.0, 0.0),
-            crashed(case("btrfs", "fsync-each", None), 30.0, 0.0, 0.0),
-            crashed(case("btrfs", "in-place-fsync", None), 8.0, 1.0, 1.0),
+            crashed(with_flushes(case("btrfs", "fsync-each", None), 42.0), 30.0, 0.0, 0.0),
+            crashed(with_flushes(case("btrfs", "in-place-fsync", None), 1.0), 8.0, 1.0, 1.0),
         ];
         let v = ReplaceFiles.verdict(&cases.iter().collect::<Vec<_>>());
         assert_eq!(
@@ -242,8 +251,7 @@ mod tests {
         );
         assert_eq!(
             v.places[1].also,
-            ["cost and safety: fsync-each no commits counted, 0 of 30 crash states bad; in-place-fsync no commits counted, \
-              1 of 8 (1 durability violation)"]
+            ["cost and safety: fsync-each 42 flushes, 0 of 30 crash states bad; in-place-fsync 1 flush, 1 of 8 (1 durability violation)"]
         );
         assert_eq!(v.safety, "");
 
