@@ -496,6 +496,18 @@ fn a_case_s_crash_states_are_kept_and_a_store_from_before_reads_without_them() {
     assert_eq!((version, kept), (8, 1), "one case had a crash record");
 }
 
+#[test]
+fn a_store_of_schema_6_reads_without_request_streams() {
+    // Version 6 had the drive but not yet the table of request streams.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v6.db");
+    let old = tiny_run("20261121T000001Z-2-0000000e");
+    store_of_version(&path, &old, 6, &[]);
+    let mut store = fslab::store::Store::open_existing(&path).unwrap();
+    let back = store.load(&old.id).unwrap().expect("the old run is there");
+    assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&old).unwrap());
+}
+
 /// A store at `path` holding `run`, made as schema `version` made it: the
 /// case columns later versions added (`dropped`) taken out again.
 fn store_of_version(path: &std::path::Path, run: &fslab::record::RunRecord, version: i64, dropped: &[&str]) {

@@ -157,7 +157,8 @@ pub(super) fn load_run(sql: &mut dyn Sql, id: &str, version: i64) -> Result<Opti
         if let Some(p) = points.first() {
             case.timeline = from_json(&text(&p[0]), "timeline")?;
         }
-        if version >= 6 {
+        // The table came with version 7.
+        if version >= 7 {
             let streams = sql.query("SELECT streams FROM request_streams WHERE case_id = ?", std::slice::from_ref(&case_id))?;
             if let Some(s) = streams.first() {
                 case.requests = from_json(&text(&s[0]), "request streams")?;
