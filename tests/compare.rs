@@ -222,6 +222,47 @@ fn a_case_ok_in_base_and_failed_in_new_is_a_regression() {
     common::fslab_expect(&["compare", &new, &base], 0);
 }
 
+/// A replace-files case on ext4 whose crash states were judged: `bad` of
+/// 40 states bad, `violations` durability violations among them.
+fn crashed(repeat: u32, bad: f64, violations: f64) -> Value {
+    let mut case = ok("replace-files", "ext4", repeat);
+    case["conditions"] = serde_json::json!({"crash": "flush"});
+    let count = |v: f64, better: &str| serde_json::json!({"value": v, "unit": "count", "better": better, "kind": "timing"});
+    let figures = case["figures"].as_object_mut().unwrap();
+    figures.insert("crash_states".into(), count(40.0, "higher"));
+    figures.insert("crash_bad".into(), count(bad, "lower"));
+    figures.insert("crash_empty".into(), count(bad, "lower"));
+    figures.insert("crash_durability_violations".into(), count(violations, "lower"));
+    case
+}
+
+#[test]
+fn a_side_that_gains_bad_crash_states_is_a_regression_whatever_the_statistics() {
+    // Three repeats a side cannot decide a timing, and 0 has no ratio; a
+    // safety count that was 0 in every base repeat and is not in one new
+    // repeat is a regression all the same, and gates, even under a --gate
+    // that names other figures.
+    let dir = tempfile::tempdir().unwrap();
+    let base = crafted(dir.path(), "base", true, (1..=3).map(|r| crashed(r, 0.0, 0.0)).collect());
+    let new = crafted(dir.path(), "newer", true, vec![crashed(1, 0.0, 0.0), crashed(2, 3.0, 1.0), crashed(3, 0.0, 0.0)]);
+    let out = common::fslab_expect(&["compare", &base, &new, "--json"], 1);
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for figure in ["crash_bad", "crash_empty", "crash_durability_violations"] {
+        let r = row(&c, figure);
+        assert_eq!((&r["outcome"], &r["gated"]), (&Value::from("regression"), &Value::from(true)), "{r}");
+        assert!(r["note"].as_str().unwrap().contains("must stay 0"), "{r}");
+    }
+    assert_eq!(row(&c, "crash_states")["outcome"], "too_few_repeats", "the states judged are a count like any other");
+    common::fslab_expect(&["compare", &base, &new, "--gate", "wall_s"], 1);
+    let out = common::fslab_expect(&["compare", &base, &new], 1);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("crash_bad                    more in 1 of 3 repeats  (median 0 → 0)"), "{text}");
+    // Fewer bad states is judged by the statistics as before; the same
+    // zeros on both sides are unchanged.
+    common::fslab_expect(&["compare", &new, &base], 0);
+    common::fslab_expect(&["compare", &base, &base], 0);
+}
+
 #[test]
 fn runs_with_no_case_in_common_are_a_usage_error_that_says_what_each_has() {
     let dir = tempfile::tempdir().unwrap();

@@ -18,19 +18,15 @@ mod common;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
+use std::time::Instant;
+
+use common::browser::{Browser, assert_no_page_errors, browser};
 use common::{Lab, root_or_skip};
 use fslab::compare::{CompareOptions, Outcome, Side, compare};
 use fslab::record::Figure;
 use fslab::record::catalog::CHART_COMMON;
 use fslab::record::{Case, RunRecord};
-
-const CHROMIUM: &str = "/usr/bin/chromium";
-
-/// How long one browser run may take before it is killed.
-const BROWSER_TIMEOUT: Duration = Duration::from_secs(90);
 
 #[test]
 fn the_report_renders_every_chart_in_a_browser_without_errors() {
@@ -124,112 +120,9 @@ fn the_report_renders_every_chart_in_a_browser_without_errors() {
     eprintln!("report_browser: {:.1} s", started.elapsed().as_secs_f64());
 }
 
-/// The browser, or `None` after a loud note when it is not installed and
-/// not required.
-fn browser() -> Option<Browser> {
-    if Path::new(CHROMIUM).exists() {
-        return Some(Browser { binary: PathBuf::from(CHROMIUM) });
-    }
-    if std::env::var("FSLAB_REQUIRE_BROWSER").is_ok_and(|v| v == "1") {
-        panic!("report_browser: {CHROMIUM} is not installed and FSLAB_REQUIRE_BROWSER=1: install it (apt-get install chromium)");
-    }
-    eprintln!();
-    eprintln!("################################################################");
-    eprintln!("## SKIPPED report_browser: {CHROMIUM} is not installed.");
-    eprintln!("## The HTML report was NOT checked in a browser.");
-    eprintln!("## Install it (apt-get install chromium), or set");
-    eprintln!("## FSLAB_REQUIRE_BROWSER=1 to make this a failure.");
-    eprintln!("################################################################");
-    eprintln!();
-    None
-}
-
 fn run_record(json: &serde_json::Value) -> RunRecord {
     assert_eq!(json["schema"], fslab::SCHEMA);
     serde_json::from_value(json["run"].clone()).unwrap_or_else(|e| panic!("run record does not read back: {e}"))
-}
-
-struct Browser {
-    binary: PathBuf,
-}
-
-/// What one browser run printed.
-struct Output {
-    stdout: String,
-    stderr: String,
-}
-
-impl Browser {
-    /// Run headless Chromium with a new empty profile and `args`; its
-    /// output goes to files (no pipe to fill up), and it is killed if it
-    /// outlives [`BROWSER_TIMEOUT`].
-    fn run(&self, dir: &Path, name: &str, args: &[&str]) -> Output {
-        let profile = dir.join(format!("{name}-profile"));
-        std::fs::create_dir(&profile).unwrap();
-        let (stdout_path, stderr_path) = (dir.join(format!("{name}.out")), dir.join(format!("{name}.err")));
-        let mut child = Command::new(&self.binary)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--disable-extensions",
-            ])
-            .arg(format!("--user-data-dir={}", profile.display()))
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(File::create(&stdout_path).unwrap())
-            .stderr(File::create(&stderr_path).unwrap())
-            .spawn()
-            .unwrap_or_else(|e| panic!("start {}: {e}", self.binary.display()));
-        let deadline = Instant::now() + BROWSER_TIMEOUT;
-        let status = loop {
-            if let Some(status) = child.try_wait().expect("wait for chromium") {
-                break status;
-            }
-            if Instant::now() > deadline {
-                // Only the process this test started, by its handle.
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!(
-                    "chromium ({name}) did not finish in {BROWSER_TIMEOUT:?}; killed. stderr:\n{}",
-                    std::fs::read_to_string(&stderr_path).unwrap_or_default()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        let output = Output {
-            stdout: std::fs::read_to_string(&stdout_path).unwrap(),
-            stderr: std::fs::read_to_string(&stderr_path).unwrap(),
-        };
-        assert!(status.success(), "chromium ({name}) failed: {status}\n{}", output.stderr);
-        output
-    }
-}
-
-/// Chromium logs every console message of a page as `INFO:CONSOLE...]
-/// "message", source: URL (line)`: script errors, `console.*` calls, and
-/// the SVG parser's complaints (`Error: <rect> attribute width: A negative
-/// value is not valid`). The page has no script, so any such line is an
-/// error of the page. With `--v=1` (`loads_logged`) it also logs
-/// `FileURLLoader::Start: URL` for every file it reads: there must be the
-/// page, and nothing else (no missing image, style sheet or font).
-fn assert_no_page_errors(stderr: &str, url: &str, loads_logged: bool) {
-    let console: Vec<&str> = stderr.lines().filter(|l| l.contains(":CONSOLE")).collect();
-    assert!(console.is_empty(), "the page made console messages:\n{}", console.join("\n"));
-    let failed: Vec<&str> = stderr.lines().filter(|l| l.contains(url) && l.contains("ERR_")).collect();
-    assert!(failed.is_empty(), "loading the page failed:\n{}", failed.join("\n"));
-    if loads_logged {
-        let loads: Vec<&str> =
-            stderr.lines().filter_map(|l| l.split("FileURLLoader::Start: ").nth(1)).map(str::trim).collect();
-        assert!(loads.contains(&url), "the log names the page's own load (is --v=1 still logging loads?): {loads:?}");
-        let others: Vec<&&str> = loads.iter().filter(|l| **l != url).collect();
-        assert!(others.is_empty(), "the page loaded other files: {others:?}");
-    }
 }
 
 /// Start tags of `html` whose text contains `marker`, each with its

@@ -456,6 +456,58 @@ fn a_case_s_modelled_drive_and_requests_are_kept_and_a_store_from_before_reads_w
     assert_eq!((version, streams), (fslab::store::schema::CURRENT, 1), "one case had streams");
 }
 
+#[test]
+fn a_case_s_crash_states_are_kept_and_a_store_from_before_reads_without_them() {
+    // The crash record with every state's outcome comes back as it went
+    // in; a store of version 8 kept none, and its cases read without one.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v8.db");
+    let old = tiny_run("20261121T000001Z-2-0000000c");
+    store_of_version(&path, &old, 8, &[]);
+    let mut store = fslab::store::Store::open_existing(&path).unwrap();
+    assert!(store.load(&old.id).unwrap().unwrap().cases.iter().all(|c| c.crash.is_none()));
+    drop(store);
+    let mut store = fslab::store::Store::open(path.to_str().unwrap()).unwrap();
+    let mut new = tiny_run("20261121T000002Z-3-0000000d");
+    new.cases[0].crash = Some(serde_json::from_value(serde_json::json!({
+        "folder": "/s/r-ext4-rec1", "kept": false, "recorder": "qemu-storage-daemon version 7.2.22", "cap_bytes": 4294967296u64,
+        "entries": 120, "flushes": 41, "discards": 0, "write_bytes": 655360, "log_bytes": 700000,
+        "before_sha256": "ab", "end_sha256": "cd",
+        "marks": [{"what": "work_start", "entries": 60, "at_s": 0.5}, {"what": "durable:exist_1", "entries": 64, "at_s": 0.6},
+                  {"what": "work_end", "entries": 118, "at_s": 1.5}],
+        "states": {"model": "flush", "seed": 31, "from_entry": 60, "total": 3, "judged": 3, "cap": 300,
+                   "checker": "replace-files: ...",
+                   "first_bad": {"entry": 70, "epoch": 22, "prefix": 71, "extra": 0, "classes": ["empty"], "detail": "exist_2 empty"},
+                   "outcomes": [{"entry": 63, "prefix": 64}, {"entry": 70, "prefix": 71, "classes": ["empty"]},
+                                {"entry": 117, "prefix": 118, "extra": 2, "classes": ["durability"], "violations": 1}],
+                   "flush_entries": [63, 70, 117]}
+    }))
+    .unwrap());
+    store.put_run(&new).unwrap();
+    let again = store.load(&new.id).unwrap().unwrap();
+    assert_eq!(serde_json::to_value(&again).unwrap(), serde_json::to_value(&new).unwrap());
+    let states = again.cases[0].crash.as_ref().and_then(|c| c.states.as_ref()).expect("the states are kept");
+    let outcomes: Vec<&str> = states.outcomes.iter().map(|o| o.outcome()).collect();
+    assert_eq!(outcomes, ["good", "empty", "durability"]);
+    assert!(again.cases[1].crash.is_none());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn.query_row("SELECT MAX(version) FROM fslab_schema", [], |r| r.get(0)).unwrap();
+    let kept: i64 = conn.query_row("SELECT COUNT(*) FROM cases WHERE crash IS NOT NULL", [], |r| r.get(0)).unwrap();
+    assert_eq!((version, kept), (fslab::store::schema::CURRENT, 1), "one case had a crash record");
+}
+
+#[test]
+fn a_store_of_schema_6_reads_without_request_streams() {
+    // Version 6 had the drive but not yet the table of request streams.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v6.db");
+    let old = tiny_run("20261121T000001Z-2-0000000e");
+    store_of_version(&path, &old, 6, &[]);
+    let mut store = fslab::store::Store::open_existing(&path).unwrap();
+    let back = store.load(&old.id).unwrap().expect("the old run is there");
+    assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&old).unwrap());
+}
+
 /// A store at `path` holding `run`, made as schema `version` made it: the
 /// case columns later versions added (`dropped`) taken out again.
 fn store_of_version(path: &std::path::Path, run: &fslab::record::RunRecord, version: i64, dropped: &[&str]) {
@@ -473,6 +525,9 @@ fn store_of_version(path: &std::path::Path, run: &fslab::record::RunRecord, vers
     }
     if version < 7 {
         conn.execute_batch("DROP TABLE request_streams").unwrap();
+    }
+    if version < 9 {
+        conn.execute_batch("ALTER TABLE cases DROP COLUMN crash").unwrap();
     }
     conn.execute_batch(&format!("UPDATE fslab_schema SET version = {version}")).unwrap();
 }

@@ -82,6 +82,7 @@ mod tests {
             cap: 300,
             checker: "replace-files: ...".into(),
             first_bad: Some(bad),
+            ..CrashStates::default()
         };
         case.crash = Some(CrashRecord { states: Some(states), ..CrashRecord::default() });
         assert_eq!(

@@ -225,6 +225,7 @@ pub fn run(args: &HuntArgs) -> Result<ExitCode> {
         evidence: summary.clone(),
         claim: String::new(),
         places: steps.iter().map(|s| step_place(s, &fs, vary)).collect(),
+        safety: String::new(),
     };
     let failed = run.cases().iter().any(|c| c.status == Status::Failed);
     let mut params = points.at(vary.axis.lo).map(|(_, sets)| merged(&sets)).unwrap_or_default();

@@ -31,6 +31,9 @@ pub fn render(verdicts: &[Verdict]) -> String {
             let row = format!("    {:<width$}  {:<8}  ", p.target, p.word());
             s.push_str(&wrap(&format!("{row}{}", p.details()), row.len()));
         }
+        if !v.safety.is_empty() {
+            s.push_str(&wrap(&format!("    safety: {}", v.safety), 12));
+        }
         if !v.claim.is_empty() {
             s.push_str(&wrap(&format!("    the seed: {}", v.claim), 14));
         }
@@ -97,6 +100,7 @@ mod tests {
                 place("xfs@256M", Some(true), "30,000 extents where 1 would do, 9 KiB each"),
                 place("ext2-1k", None, "no case"),
             ],
+            safety: String::new(),
         };
         let text = render(&[v]);
         let lines: Vec<&str> = text.lines().skip(2).collect();
@@ -109,6 +113,25 @@ mod tests {
         assert!(text.ends_with("    the seed: ext3 in 2009: a 1 GiB file in 50,435 extents where perfection was 9\n"), "{text}");
         assert!(lines.iter().all(|l| l.chars().count() <= WIDTH), "{text}");
         assert_eq!(text.matches("xfs@256M").count(), 2, "once in the list, once as its row");
+    }
+
+    #[test]
+    fn cost_and_safety_follow_a_place_and_an_untried_safety_is_said_once() {
+        let mut ext4 = place("ext4", Some(true), "21 journal commits with fsync-each, 2 with writeback-batch");
+        ext4.also = vec!["cost and safety: fsync-each 21 commits, 0 of 40 crash states bad; in-place 1 commit, 5 of 18".into()];
+        let v = Verdict { places: vec![ext4, place("xfs", Some(false), "3 with fsync-each")], ..Verdict::unknown("replace-files", "002", "") };
+        let text = render(std::slice::from_ref(&v));
+        let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            joined.contains("ext4 shows 21 journal commits with fsync-each, 2 with writeback-batch; cost and safety: fsync-each 21 \
+                             commits, 0 of 40 crash states bad; in-place 1 commit, 5 of 18 xfs gone"),
+            "{text}"
+        );
+        assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
+        assert!(!text.contains("safety: not tried"), "{text}");
+        let untried = Verdict { safety: "not tried: add --crash flush".into(), ..v };
+        let text = render(&[untried]);
+        assert_eq!(text.matches("safety: not tried: add --crash flush\n").count(), 1, "{text}");
     }
 
     #[test]

@@ -483,6 +483,12 @@ fn row(
         (outcome, ci, p_value) = (Outcome::Emulated, None, None);
         note = crate::record::guest::EMULATED_NOT_JUDGED.to_string();
     }
+    let mut gated = gated;
+    if let Some(why) = newly_unsafe(b.name, b.figure, &b.values, &n.values) {
+        // A safety count: no statistics, no threshold, no emulation.
+        (outcome, ci, p_value, gated) = (Outcome::Regression, None, None, true);
+        add_note(&mut note, &why);
+    }
     let repeats_needed = j.repeats_needed.filter(|_| gate::is_undecided(outcome));
     FigureComparison {
         scenario: case.scenario.clone(),
@@ -508,6 +514,26 @@ fn row(
         host_wide,
         emulated,
     }
+}
+
+/// Why figure `name` is a regression on its own: a safety count (see
+/// [`crate::record::must_be_zero`]: crash states bad, durability
+/// violations) that was 0 in every base repeat and is not in some new
+/// one. A state that newly goes bad is a fact, not a drift, so it gates
+/// whatever the statistics and the `--gate` list say; `None` otherwise.
+fn newly_unsafe(name: &str, figure: &Figure, base: &[f64], new: &[f64]) -> Option<String> {
+    if !crate::record::must_be_zero(name, &figure.unit, figure.better) || base.iter().any(|&v| v != 0.0) {
+        return None;
+    }
+    let worst = new.iter().copied().fold(0.0, f64::max);
+    (worst > 0.0).then(|| {
+        let repeats = new.iter().filter(|&&v| v > 0.0).count();
+        format!(
+            "a safety count that must stay 0: 0 in every base repeat, up to {} in {repeats} of {} new",
+            format::number(worst),
+            new.len()
+        )
+    })
 }
 
 /// Whether a figure counts the whole disk or machine rather than the

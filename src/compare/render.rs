@@ -101,6 +101,12 @@ fn headline(row: &FigureComparison) -> String {
 /// `18.1x more`, `6.8x larger`, `more (from 0)`.
 fn moved(row: &FigureComparison) -> String {
     let (up_word, down_word) = format::direction_words(&row.unit);
+    if row.new_median == row.base_median {
+        // Only a safety count regresses with its median still: some
+        // repeat's value rose from 0 (`more in 1 of 3 repeats`).
+        let worse = row.new.iter().filter(|&&v| v > row.base_median).count();
+        return format!("{up_word} in {worse} of {} repeats", row.new.len());
+    }
     let up = row.new_median > row.base_median;
     let word = if up { up_word } else { down_word };
     let ratio = stats::ratio(row.new_median, row.base_median);

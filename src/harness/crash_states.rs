@@ -27,7 +27,7 @@ pub use crate::crash::states::Model;
 use crate::crash::states::{epoch_of, states};
 use crate::crash::WriteLog;
 use crate::error::{Error, Result};
-use crate::record::{BadState, Better, Case, CrashRecord, CrashStates, FigureSpec, Kind};
+use crate::record::{BadState, Better, Case, CrashRecord, CrashStates, FigureSpec, Kind, StateOutcome};
 use crate::scenario::durable::{FileJudged, FileState, StateChecker};
 use crate::site::{Made, StateSeen};
 
@@ -75,6 +75,10 @@ const FIRST_BAD: FigureSpec = FigureSpec::new("crash_first_bad_entry", "count", 
 const STATE_MS: FigureSpec = FigureSpec::new("crash_state_ms", "ms", Better::Lower, Kind::Timing)
     .heading("ms/state")
     .about("time to rebuild, mount, look at, unmount and check one crash state (mean)");
+
+/// The most flush entries a record keeps for drawing: a few thousand
+/// ticks are already more than a page's axis can tell apart.
+const MAX_FLUSHES_KEPT: usize = 5000;
 
 /// The figures, declared once.
 pub const FIGURES: &[FigureSpec] = &[STATES, BAD, EMPTY, TORN, MISSING, UNMOUNTABLE, FSCK, VIOLATIONS, FIRST_BAD, STATE_MS];
@@ -203,6 +207,7 @@ pub(super) fn judge(
     let mut by_class: BTreeMap<&str, u64> = BTreeMap::new();
     let (mut bad, mut violations, mut ms) = (0u64, 0u64, 0.0);
     let mut first_bad: Option<BadState> = None;
+    let mut outcomes = Vec::with_capacity(chosen.states.len());
     for ((state, seen), files) in chosen.states.iter().zip(&seen).zip(&files) {
         ms += seen.ms;
         let v = verdict(seen, files.as_ref(), state.prefix, &points);
@@ -210,11 +215,18 @@ pub(super) fn judge(
         for class in &v.classes {
             *by_class.entry(class).or_default() += 1;
         }
+        let entry = state.last_entry().unwrap_or(0) as u64;
+        outcomes.push(StateOutcome {
+            entry,
+            prefix: state.prefix as u64,
+            extra: state.extra.len() as u64,
+            classes: v.classes.iter().map(|c| c.to_string()).collect(),
+            violations: v.violations,
+        });
         if v.classes.is_empty() {
             continue;
         }
         bad += 1;
-        let entry = state.last_entry().unwrap_or(0) as u64;
         if first_bad.as_ref().is_none_or(|b| entry < b.entry) {
             first_bad = Some(BadState {
                 entry,
@@ -252,6 +264,8 @@ pub(super) fn judge(
             None => format!("none for {}: judged by mount and the file system's checker", case.scenario),
         },
         first_bad,
+        outcomes,
+        flush_entries: log.entries().iter().enumerate().skip(from).filter(|(_, e)| e.is_flush()).map(|(i, _)| i as u64).take(MAX_FLUSHES_KEPT).collect(),
     });
     Ok(())
 }

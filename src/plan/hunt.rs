@@ -113,7 +113,15 @@ pub fn plan(request: &HuntRequest, machine: &dyn Machine) -> Result<HuntPlan> {
         return Err(Error::usage("--crash-record with hunt: record the cases of one value with run or exec instead"));
     }
     if request.target.crash.is_some() {
-        return Err(Error::usage("--crash with hunt: a hunt does not judge crash states yet; judge the cases of one value with run --crash"));
+        // The oracle brackets where a seed's claim flips once along the
+        // axis; "some crash state is bad" is no such claim (on ext4,
+        // in-place loses a file in about two runs of three at any file
+        // count), and each point would pay for its states.
+        return Err(Error::usage(
+            "--crash with hunt: a hunt brackets where the seed's claim flips once, and whether some crash state is bad \
+             does not flip once along an axis (a lost file is a race that shows in some runs at any value) while each point \
+             pays for its states (50-200 ms each); judge the values you want with run --crash --set KEY=A,B,C --repeat 3",
+        ));
     }
     let mut harness = super::harness_plan(&request.target, false)?;
     super::check_images_repeated(&request.target, request.repeat)?;

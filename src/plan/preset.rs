@@ -35,7 +35,9 @@ pub fn check_settings(scenarios: &[&'static dyn Scenario], settings: &[Setting])
 pub(super) fn settings_for(scenario: &dyn Scenario, request: &RunRequest, machine: &dyn Machine) -> Result<Vec<Setting>> {
     let mut settings: Vec<Setting> = Vec::new();
     if let (Some(_), Some(seeded)) = (&request.preset, scenario.seeded()) {
-        for (key, values) in seeded.preset().settings {
+        // With --crash, the strategies the safety side of the trade is about.
+        let crash: &[(&str, &str)] = if request.target.crash.is_some() { seeded.crash_settings() } else { &[] };
+        for (key, values) in crash.iter().chain(seeded.preset().settings.iter().filter(|(key, _)| !crash.iter().any(|(k, _)| k == key))) {
             // Read with the `--set` parser, so a preset means what the same
             // words would mean on the command line.
             settings.push(preset_setting(scenario, key, values)?);
@@ -53,6 +55,14 @@ pub(super) fn settings_for(scenario: &dyn Scenario, request: &RunRequest, machin
 /// reads it.
 pub(super) fn preset_setting(scenario: &dyn Scenario, key: &str, values: &str) -> Result<Setting> {
     format!("{key}={values}").parse().map_err(|e| Error::failed(format!("the seeds preset of {}: {e}", scenario.name())))
+}
+
+/// Whether `scenario`'s cases judge crash states under `--preset seeds
+/// --crash MODEL`: only a seed about what survives a crash does (replace-
+/// files); the others run as without `--crash`, so its cost stays the
+/// preset's budget and a mount-heavy seed is not recorded for nothing.
+pub(super) fn judges_crash_states(scenario: &dyn Scenario) -> bool {
+    scenario.seeded().is_some_and(|s| !s.crash_settings().is_empty())
 }
 
 /// The seed's own conditions for one scenario (with `--preset`), read as

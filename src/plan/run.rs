@@ -126,6 +126,12 @@ pub fn plan(request: &RunRequest, machine: &dyn Machine) -> Result<RunPlan> {
         let param_sets = params::expand(s.params(), &settings, request.scale).map_err(Error::usage)?;
         let targets = if request.preset.is_some() { preset::with_variants(&harness.targets, *s) } else { harness.targets.clone() };
         let mut conditions = harness.conditions.clone();
+        if request.preset.is_some() && !preset::judges_crash_states(*s) {
+            for c in &mut conditions {
+                c.crash = None;
+            }
+            conditions.dedup();
+        }
         if request.preset.is_some() {
             for extra in preset::preset_conditions(*s, request, machine)? {
                 if !conditions.contains(&extra) {

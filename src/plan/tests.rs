@@ -183,6 +183,25 @@ fn the_seeds_preset_plans_121_cases_each_of_which_builds_its_work_again() {
 }
 
 #[test]
+fn the_seeds_preset_with_crash_judges_seed_002_s_five_strategies_and_nothing_else() {
+    let mut seeds = request("mmap-fill", &[], &[], 1);
+    seeds.scenarios.clear();
+    seeds.preset = Some(PresetName::Seeds);
+    seeds.target.crash = Some(crate::harness::crash_states::Model::Flush);
+    let plan = run::plan(&seeds, &Roomy).unwrap();
+    let crashed: Vec<&PlannedCase> = plan.cases.iter().filter(|c| c.conditions.contains_key("crash")).collect();
+    assert!(crashed.iter().all(|c| c.scenario == "replace-files" && c.conditions["crash"] == "flush"));
+    let strategies: BTreeSet<&str> = crashed.iter().map(|c| c.params["strategy"].as_str().unwrap()).collect();
+    assert_eq!(strategies, ["fsync-each", "in-place", "in-place-fsync", "rename-no-fsync", "writeback-batch"].into());
+    assert_eq!(crashed.len(), 25, "five strategies on the five file systems");
+    assert_eq!(plan.cases.len(), 121 - 10 + 25, "the other seeds' cases as without --crash");
+    // The user's --set still wins.
+    seeds.set = vec!["strategy=fsync-each".parse().unwrap()];
+    let plan = run::plan(&seeds, &Roomy).unwrap();
+    assert_eq!(plan.cases.iter().filter(|c| c.conditions.contains_key("crash")).count(), 5);
+}
+
+#[test]
 fn exec_plans_each_target_and_condition_repeat_by_repeat() {
     let mut asked = target(&[FsType::Ext4, FsType::Xfs]);
     asked.sysctl = vec![parse_sysctl_list("vm.dirty_ratio=10,20").unwrap()];

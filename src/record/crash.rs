@@ -81,6 +81,56 @@ pub struct CrashStates {
     /// The first bad state (fewest log entries), when one was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_bad: Option<BadState>,
+    /// Every state judged and what it showed, in log order; empty in
+    /// records made before states were kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outcomes: Vec<StateOutcome>,
+    /// The log's flush entries from `from_entry` on: where the device
+    /// promised what came before, drawn beside the states.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flush_entries: Vec<u64>,
+}
+
+/// One crash state judged: where it lies on the log, and what was wrong.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StateOutcome {
+    /// The last log entry it holds.
+    pub entry: u64,
+    /// The entries it holds whole (0..prefix).
+    pub prefix: u64,
+    /// Entries of its epoch it holds beyond them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub extra: u64,
+    /// What was wrong (as [`BadState::classes`]); empty for a good state.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<String>,
+    /// Files not new past their durability point.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub violations: u64,
+}
+
+impl StateOutcome {
+    /// `good`, `durability` when a file broke its durability point, else
+    /// the first class: the colour a state is drawn in.
+    pub fn outcome(&self) -> &str {
+        if self.violations > 0 {
+            "durability"
+        } else {
+            self.classes.iter().map(String::as_str).find(|c| *c != "durability").unwrap_or("good")
+        }
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Whether a figure is a safety count that must stay 0: a `crash_*` count
+/// where fewer is better (states bad, by class, durability violations).
+/// One that was 0 on every base case and is not on the new side is a
+/// regression whatever the statistics say (`compare`).
+pub fn must_be_zero(name: &str, unit: &str, better: crate::record::Better) -> bool {
+    name.starts_with("crash_") && unit == "count" && better == crate::record::Better::Lower
 }
 
 /// A crash state judged bad.

@@ -28,6 +28,11 @@ pub struct Verdict {
     /// empty in runs stored before verdicts said where.
     #[serde(default)]
     pub places: Vec<PlaceVerdict>,
+    /// What survives a crash, said once for the whole verdict where the
+    /// places do not say it: `not tried: ...` for a seed about a trade
+    /// with safety whose run judged no crash state; empty otherwise.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub safety: String,
 }
 
 /// The seed's claim judged on the cases of one place.
@@ -146,6 +151,7 @@ impl Verdict {
             evidence: why.into(),
             claim: String::new(),
             places: Vec::new(),
+            safety: String::new(),
         }
     }
 

@@ -199,6 +199,13 @@ pub trait Seeded {
         let _ = free_bytes;
         Vec::new()
     }
+    /// The preset's settings when the run judges crash states (`--preset
+    /// seeds --crash MODEL`), in place of [`Preset::settings`]' for the
+    /// same keys; none: the scenario runs without crash states then (its
+    /// seed is not about what survives a crash).
+    fn crash_settings(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
 }
 
 /// Every scenario, in seed order.

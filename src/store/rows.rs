@@ -24,7 +24,7 @@ pub(super) fn insert_case(sql: &mut dyn Sql, run_id: &str, ordinal: usize, case:
     let rows = sql.query(
         "INSERT INTO cases (run_id, ordinal, case_key, scenario, fs, params, repeat, status, error, fs_type, device, \
          mkfs_args, mount_opts, cold_method, command_output, conditions, memory_cgroup, start, image_copy, \
-         busy, guest, disk, plan_id, plan_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+         busy, guest, disk, plan_id, plan_key, crash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
          RETURNING id",
         &[
             Value::text(run_id),
@@ -51,6 +51,7 @@ pub(super) fn insert_case(sql: &mut dyn Sql, run_id: &str, ordinal: usize, case:
             Value::Text(case.target.disk.clone()),
             Value::Text(plan_id.clone()),
             Value::Text(plan_id.as_ref().and(case.plan_key.clone())),
+            Value::Text(case.crash.as_ref().map(to_json)),
         ],
     )?;
     let case_id = rows
@@ -142,10 +143,11 @@ pub(super) fn load_run(sql: &mut dyn Sql, id: &str, version: i64) -> Result<Opti
     let guest = if version >= 5 { "guest" } else { "NULL" };
     let disk = if version >= 6 { "disk" } else { "NULL" };
     let plan_key = if version >= 8 { "plan_key" } else { "NULL" };
+    let crash = if version >= 9 { "crash" } else { "NULL" };
     let cases = sql.query(
         &format!(
             "SELECT id, scenario, fs, params, repeat, status, error, fs_type, device, mkfs_args, mount_opts, \
-             cold_method, command_output, {conditions}, {start}, {busy}, {guest}, {disk}, {plan_key} FROM cases WHERE run_id = ? \
+             cold_method, command_output, {conditions}, {start}, {busy}, {guest}, {disk}, {plan_key}, {crash} FROM cases WHERE run_id = ? \
              ORDER BY ordinal"
         ),
         &[Value::text(id)],
@@ -174,12 +176,14 @@ pub(super) fn load_run(sql: &mut dyn Sql, id: &str, version: i64) -> Result<Opti
         case.guest = c[18].as_str().map(|t| from_json(t, "case's guest")).transpose()?;
         case.command = c[12].as_str().map(|t| from_json(t, "command output")).transpose()?;
         case.plan_key = c[20].as_str().map(str::to_string);
+        case.crash = c[21].as_str().map(|t| from_json(t, "case's crash record")).transpose()?;
         case.figures = load_figures(sql, &case_id)?;
         let points = sql.query("SELECT points FROM timelines WHERE case_id = ?", std::slice::from_ref(&case_id))?;
         if let Some(p) = points.first() {
             case.timeline = from_json(&text(&p[0]), "timeline")?;
         }
-        if version >= 6 {
+        // The table came with version 7.
+        if version >= 7 {
             let streams = sql.query("SELECT streams FROM request_streams WHERE case_id = ?", std::slice::from_ref(&case_id))?;
             if let Some(s) = streams.first() {
                 case.requests = from_json(&text(&s[0]), "request streams")?;

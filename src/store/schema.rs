@@ -15,7 +15,7 @@ use super::{Backend, Value};
 use crate::error::{Error, Result};
 
 /// The schema version this fslab writes and reads.
-pub const CURRENT: i64 = 8;
+pub const CURRENT: i64 = 9;
 
 /// Each version's DDL, in order; index `i` makes version `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -128,6 +128,11 @@ const MIGRATIONS: &[&str] = &[
         cases {int} NOT NULL,
         document TEXT NOT NULL
     )",
+    // 9: a case's crash record (`--crash`, `--crash-record`) as a JSON
+    // object: the recording's summary and marks, and each crash state's
+    // outcome; NULL for cases not recorded, and in cases stored before,
+    // which kept only its figures.
+    "ALTER TABLE cases ADD COLUMN crash TEXT",
 ];
 
 /// The words a backend puts into the DDL.

@@ -6,6 +6,7 @@
 
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod kernel;
 mod loop_device;
 pub mod sysctl;

@@ -21,6 +21,7 @@
 //! `maps`, its timelines from `timelines` and its block requests from
 //! `requests`; `style.css` is the style sheet, inlined.
 
+mod crash;
 mod figures;
 mod maps;
 mod matrix;

@@ -1,6 +1,6 @@
 //! One scenario's section of the page: what the scenario is, its
 //! parameters, verdicts and failures, then its bar charts (`figures`), its
-//! extent strips (`maps`), each case's timeline and its block requests
+//! crash states (`crash`), its extent strips (`maps`), each case's timeline and its block requests
 //! (`requests`).
 //!
 //! The design decision: the section's cases are grouped by run, target and
@@ -133,6 +133,7 @@ impl<'a> Page<'a> {
         let weighed: Vec<&str> =
             unique(self.runs.iter().flat_map(|r| &r.verdicts).filter(|v| v.scenario == name).flat_map(|v| &v.places).map(|p| p.figure.as_str()));
         figures::write_figures(out, self.catalog, name, &all_cases, &chart_order(&groups, &base_groups), sides, &weighed)?;
+        super::crash::write_crash_states(out, &groups)?;
         self.write_maps(out, &groups)?;
         write_timelines(out, name, &groups)?;
         write_requests(out, name, &groups)?;

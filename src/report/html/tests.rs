@@ -581,4 +581,5 @@ fn varying_parameters_label_the_bars() {
 }
 
 mod choice;
+mod crash;
 mod requests;

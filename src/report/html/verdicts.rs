@@ -32,10 +32,13 @@ pub(super) fn write_verdict(out: &mut String, verdict: &Verdict) -> fmt::Result 
                 escape(&p.figure),
                 number(p.value),
                 number(p.against),
-                escape(&p.evidence)
+                escape(&[p.evidence.as_str()].into_iter().chain(p.also.iter().map(String::as_str)).collect::<Vec<_>>().join("; "))
             )?;
         }
         writeln!(out, "</table>")?;
+    }
+    if !verdict.safety.is_empty() {
+        writeln!(out, r#"<p class="safety">safety: {}</p>"#, escape(&verdict.safety))?;
     }
     if !verdict.claim.is_empty() {
         writeln!(out, r#"<p class="claim">the seed: {}</p>"#, escape(&verdict.claim))?;

@@ -98,9 +98,22 @@ impl Seeded for ReplaceFiles {
         let disk = Some("laptop-5400");
         Preset { settings: &[("strategy", "fsync-each,writeback-batch")], variants: &[], conditions: &[], disk }
     }
-    /// Judged on every place by [`shows_at`].
+    /// Judged on every place by [`shows_at`]; each place's cost and safety
+    /// beside it when the run judged crash states, else said once that
+    /// safety was not tried.
     fn verdict(&self, cases: &[&Case]) -> Verdict {
-        seeds::judge_places(self.name(), self.seed(), CLAIM, cases, shows_at)
+        let mut verdict = seeds::judge_places(self.name(), self.seed(), CLAIM, cases, |place| {
+            let mut judged = shows_at(place);
+            judged.also.extend(cost_and_safety(place));
+            judged
+        });
+        if !cases.iter().any(|c| c.figures.value("crash_states").is_some()) {
+            verdict.safety = "not tried: add --crash flush to judge what each strategy leaves after a crash".into();
+        }
+        verdict
+    }
+    fn crash_settings(&self) -> &'static [(&'static str, &'static str)] {
+        &[("strategy", "fsync-each,writeback-batch,rename-no-fsync,in-place,in-place-fsync")]
     }
 }
 
@@ -131,6 +144,39 @@ fn shows_at(cases: &[&Case]) -> Judged {
         ),
         _ => Judged::unknown("journal_commits", "no journal commits counted for both strategies"),
     }
+}
+
+/// One place's strategies, each with its cost (the median journal commits,
+/// or flushes where no journal's commits are counted)
+/// and its safety (crash states bad of those judged, over its repeats, and
+/// durability violations when there were any): "fsync-each 21 commits, 0
+/// of 40 crash states bad; writeback-batch 2 commits, 0 of 12; ...", in
+/// the order strategies are listed. `None` where no crash state was judged.
+fn cost_and_safety(cases: &[&Case]) -> Option<String> {
+    let mut parts = Vec::new();
+    for strategy in STRATEGIES {
+        let mine = seeds::with_params(cases, &[("strategy", strategy)]);
+        let sum = |name| mine.iter().filter_map(|c| c.figures.value(name)).sum::<f64>();
+        if !mine.iter().any(|c| c.figures.value("crash_states").is_some()) {
+            continue;
+        }
+        // Journal commits where counted (the seed's cost), else flushes.
+        let plural = |n: f64, one: &str, many: &str| format!("{} {}", short_number(n), if n == 1.0 { one } else { many });
+        let cost = match (seeds::median(&mine, "journal_commits"), seeds::median(&mine, "flushes")) {
+            (Some(n), _) => plural(n, "commit", "commits"),
+            (None, Some(n)) => plural(n, "flush", "flushes"),
+            (None, None) => "no cost counted".to_string(),
+        };
+        let states = if parts.is_empty() { " crash states bad" } else { "" };
+        let mut safety = format!("{} of {}{states}", short_number(sum("crash_bad")), short_number(sum("crash_states")));
+        let violations = sum("crash_durability_violations");
+        if violations > 0.0 {
+            let s = if violations == 1.0 { "" } else { "s" };
+            safety.push_str(&format!(" ({} durability violation{s})", short_number(violations)));
+        }
+        parts.push(format!("{strategy} {cost}, {safety}"));
+    }
+    (!parts.is_empty()).then(|| format!("cost and safety: {}", parts.join("; ")))
 }
 
 /// The first `n` names of the seed's list, extended past 20 by repeating
@@ -169,6 +215,51 @@ mod tests {
         let mut params = serde_json::Map::new();
         params.insert("strategy".into(), strategy.into());
         Case { figures, ..Case::new("replace-files", fs, params, 1) }
+    }
+
+    /// `case` with its crash states judged: `bad` of `states`, and
+    /// `violations` durability violations.
+    fn crashed(mut case: Case, states: f64, bad: f64, violations: f64) -> Case {
+        case.conditions.insert("crash".into(), "flush".into());
+        for (name, v) in [("crash_states", states), ("crash_bad", bad), ("crash_durability_violations", violations)] {
+            case.figures.set(name, v, "count", Better::Lower, Kind::Timing);
+        }
+        case
+    }
+
+    fn with_flushes(mut case: Case, flushes: f64) -> Case {
+        case.figures.set("flushes", flushes, "count", Better::Lower, Kind::Exact);
+        case
+    }
+
+    #[test]
+    fn the_verdict_says_cost_and_safety_side_by_side_or_once_that_safety_was_not_tried() {
+        let cases = [
+            crashed(case("ext4", "fsync-each", Some(21.0)), 40.0, 0.0, 0.0),
+            crashed(case("ext4", "writeback-batch", Some(2.0)), 12.0, 0.0, 0.0),
+            crashed(case("ext4", "rename-no-fsync", Some(1.0)), 10.0, 0.0, 0.0),
+            crashed(case("ext4", "in-place", Some(1.0)), 9.0, 3.0, 0.0),
+            crashed(case("ext4", "in-place", Some(1.0)), 9.0, 2.0, 0.0),
+            crashed(with_flushes(case("btrfs", "fsync-each", None), 42.0), 30.0, 0.0, 0.0),
+            crashed(with_flushes(case("btrfs", "in-place-fsync", None), 1.0), 8.0, 1.0, 1.0),
+        ];
+        let v = ReplaceFiles.verdict(&cases.iter().collect::<Vec<_>>());
+        assert_eq!(
+            v.places[0].also,
+            ["cost and safety: fsync-each 21 commits, 0 of 40 crash states bad; writeback-batch 2 commits, 0 of 12; \
+              rename-no-fsync 1 commit, 0 of 10; in-place 1 commit, 5 of 18"]
+        );
+        assert_eq!(
+            v.places[1].also,
+            ["cost and safety: fsync-each 42 flushes, 0 of 30 crash states bad; in-place-fsync 1 flush, 1 of 8 (1 durability violation)"]
+        );
+        assert_eq!(v.safety, "");
+
+        // Without --crash: as before, and safety said once to be untried.
+        let plain = [case("ext4", "fsync-each", Some(21.0)), case("ext4", "writeback-batch", Some(2.0)), case("xfs", "fsync-each", Some(20.0))];
+        let v = ReplaceFiles.verdict(&plain.iter().collect::<Vec<_>>());
+        assert!(v.places.iter().all(|p| p.also.is_empty()), "{:?}", v.places);
+        assert_eq!(v.safety, "not tried: add --crash flush to judge what each strategy leaves after a crash");
     }
 
     #[test]
