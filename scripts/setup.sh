@@ -4,7 +4,7 @@
 # e2freefrag from e2fsprogs, xfs_io from xfsprogs, losetup from mount, gcc to
 # link the build, git for --age git:); with --tests (scripts/test.sh) also
 # what only the tests and benchmarks need: /usr/bin/time, hyperfine, fio
-# (exec --parse fio), a PostgreSQL server (the store tests), Chromium (the
+# (exec --parse fio), sqlite3 (exec --check's real program), a PostgreSQL server (the store tests), Chromium (the
 # report's browser test), QEMU and a static busybox for guests (--kernel: the
 # guest's initramfs has no C library, so busybox-static), xz and zstd to
 # unpack a guest kernel, and apt's package lists when they lack Debian's 6.1
@@ -35,6 +35,7 @@ if $tests; then
     [ -x /usr/bin/time ] || need+=(time)
     have hyperfine   || need+=(hyperfine)
     have fio         || need+=(fio)
+    have sqlite3     || need+=(sqlite3)
     compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need+=(postgresql)
     have chromium    || need+=(chromium)
     have qemu-system-x86_64 || need+=(qemu-system-x86)

@@ -9,6 +9,19 @@ use crate::record::Case;
 /// The widest a first bad state's detail is shown.
 const DETAIL_CHARS: usize = 100;
 
+/// The widest a parameter's value is shown (an exec command's, a
+/// checker's).
+const PARAM_CHARS: usize = 40;
+
+/// A parameter's value as the line shows it: cut to [`PARAM_CHARS`].
+fn shortened(value: &serde_json::Value) -> String {
+    let text = value.as_str().map_or(value.to_string(), str::to_string);
+    if text.chars().count() <= PARAM_CHARS {
+        return text;
+    }
+    format!("{}...", text.chars().take(PARAM_CHARS).collect::<String>())
+}
+
 /// One line per case whose crash states were judged; nothing for a run
 /// that judged none.
 pub(super) fn render(cases: &[Case]) -> String {
@@ -20,7 +33,7 @@ pub(super) fn render(cases: &[Case]) -> String {
         }
         let figure = |name: &str| case.figures.get(name).and_then(|f| f.value);
         let n = |name: &str| figure(name).map_or("-".to_string(), |v| format!("{v:.0}"));
-        let params: Vec<String> = case.params.iter().map(|(k, v)| format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_string))).collect();
+        let params: Vec<String> = case.params.iter().map(|(k, v)| format!("{k}={}", shortened(v))).collect();
         let capped = if states.judged < states.total { format!(" (capped: {} of {})", states.judged, states.total) } else { String::new() };
         // A checker of files counts them; one that judges states whole
         // (exec --check) counts its verdicts.
@@ -108,6 +121,7 @@ mod tests {
     #[test]
     fn a_checker_that_judges_states_whole_shows_its_verdicts_and_the_first_bad_output() {
         let mut case = Case::new("exec", "ext4", serde_json::Map::new(), 1);
+        case.params.insert("check".into(), "sqlite3 db 'PRAGMA integrity_check' | grep -qx ok".into());
         case.conditions.insert("crash".into(), "flush".into());
         for (name, v) in [("crash_bad", 1.0), ("crash_check_failed", 1.0), ("crash_unmountable", 0.0), ("crash_fsck_failed", 0.0)] {
             case.figures.set(name, v, "count", Better::Lower, Kind::Timing);
@@ -117,6 +131,8 @@ mod tests {
         let states = CrashStates { model: "flush".into(), seed: 31, judged: 5, total: 5, cap: 300, first_bad: Some(bad), ..CrashStates::default() };
         case.crash = Some(CrashRecord { states: Some(states), ..CrashRecord::default() });
         let shown = render(&[case]);
+        assert!(shown.contains("r1: 5 states (flush"), "{shown}");
+        assert!(shown.contains("check=sqlite3 db 'PRAGMA integrity_check' | gr... r1"), "{shown}");
         assert!(shown.contains("5 states (flush, seed 31, from entry 0), 1 bad: 1 check failed, 0 unmountable, 0 fsck failed; first bad: entry 9 (epoch 2): the checker exited with status 1; its output:\n"), "{shown}");
         assert!(shown.ends_with("    | *** in database main ***\n    | Page 4: \\x1b[2J\n"), "{shown}");
     }
