@@ -4,9 +4,10 @@
 # e2freefrag from e2fsprogs, xfs_io from xfsprogs, losetup from mount, gcc to
 # link the build, git for --age git:); with --tests (scripts/test.sh) also
 # what only the tests and benchmarks need: /usr/bin/time, hyperfine, fio
-# (exec --parse fio), strace (what a file costs frag), a PostgreSQL server
-# (the store tests), Slurm's controller, node daemon and client with munge
-# (the sharding test's single-node cluster, scripts/slurm.sh), Chromium (the
+# (exec --parse fio), strace (what a file costs frag), sqlite3 (exec --check's
+# real program), a PostgreSQL server (the store tests), Slurm's controller,
+# node daemon and client with munge (the sharding test's single-node
+# cluster, scripts/slurm.sh), Chromium (the
 # report's browser test), QEMU and a static busybox for guests (--kernel: the
 # guest's initramfs has no C library, so busybox-static), xz and zstd to
 # unpack a guest kernel, and apt's package lists when they lack Debian's 6.1
@@ -38,6 +39,7 @@ if $tests; then
     have hyperfine   || need+=(hyperfine)
     have fio         || need+=(fio)
     have strace      || need+=(strace)
+    have sqlite3     || need+=(sqlite3)
     compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need+=(postgresql)
     have slurmctld   || need+=(slurmctld)
     have slurmd      || need+=(slurmd)

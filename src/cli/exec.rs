@@ -69,9 +69,12 @@ pub(super) fn print_run(done: Finished, args: &TargetArgs, wide: bool) -> Result
         eprintln!("fslab: {e}");
         return Ok(e.exit_code());
     }
-    // A write log past its cap is a size to give, not a failure of the work.
-    if record.cases.iter().any(|c| c.crash.as_ref().is_some_and(|r| r.needed_bytes.is_some())) {
-        return Ok(ExitCode::from(ErrorKind::Usage.exit_code()));
+    // A write log past its cap is a size to give, and a checker that
+    // could not start is bad input: neither is a failure of the work.
+    let crash = record.cases.iter().filter_map(|c| c.crash.as_ref());
+    let refused = crash.filter_map(|r| r.needed_bytes.map(|_| ErrorKind::Usage.exit_code()).or(r.refused_exit)).min();
+    if let Some(code) = refused {
+        return Ok(ExitCode::from(code));
     }
     let failed = record.cases.iter().any(|c| c.status == Status::Failed);
     Ok(if failed || released.is_err() { ExitCode::from(ErrorKind::Failed.exit_code()) } else { ExitCode::SUCCESS })

@@ -403,6 +403,13 @@ pub struct ExecArgs {
     /// and p50/p99 completion latency.
     #[arg(long, value_enum, value_name = "PROGRAM")]
     pub parse: Option<crate::scenario::exec::OutputParser>,
+    /// With --crash: judge each crash state by this shell command (run
+    /// by /bin/sh -c in the state's work folder, after the mount's
+    /// recovery): exit 0 good, anything else bad. FSLAB_CRASH_DURABLE
+    /// names a file listing, one a line, what the command marked durable
+    /// (lines it wrote to FSLAB_CRASH_MARK) by then.
+    #[arg(long, value_name = "CMD", requires = "crash")]
+    pub check: Option<String>,
     /// Show every figure, one column each, however wide the tables get
     /// (by default they fit 120 columns: the seed's figures first, then
     /// the common ones while they fit).

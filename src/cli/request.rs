@@ -104,7 +104,8 @@ impl ExecArgs {
             (true, false) => Echo::Streams,
             (true, true) => Echo::Stderr,
         };
-        let work = CommandWork { argv: self.command.clone(), cold_read: self.cold_read, parse: self.parse, echo };
+        let work =
+            CommandWork { argv: self.command.clone(), cold_read: self.cold_read, parse: self.parse, echo, check: self.check.clone(), marks: None };
         ExecRequest { target: self.target.request(), repeat: self.repeat, work }
     }
 }

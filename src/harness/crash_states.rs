@@ -9,7 +9,10 @@
 //! holds the flush its sync call returned after (its `durable:NAME`
 //! mark), its new contents nowhere whole (`NAME.dpkg-new` counts before
 //! the rename), or not new under its own name once the state holds the
-//! flush of the harness's own syncfs after the work (`work_end`).
+//! flush of the harness's own syncfs after the work (`work_end`). A
+//! checker that judges a state whole (`exec --check`) makes it bad by its
+//! own verdict (`check_failed`), and learns which names the work marked
+//! durable by then.
 //!
 //! The design decision on kinds: every figure here is a timing. Judging
 //! the same log with the same model and seed gives the same counts (the
@@ -27,8 +30,9 @@ pub use crate::crash::states::Model;
 use crate::crash::states::{epoch_of, states};
 use crate::crash::WriteLog;
 use crate::error::{Error, Result};
+use crate::ledger::Ledger;
 use crate::record::{BadState, Better, Case, CrashRecord, CrashStates, FigureSpec, Kind, StateOutcome};
-use crate::scenario::durable::{FileJudged, FileState, StateChecker};
+use crate::scenario::durable::{FileState, Looked, StateAt, StateChecker};
 use crate::site::{Made, StateSeen};
 
 /// How crash states are chosen and judged (`--crash`, `--crash-seed`,
@@ -69,6 +73,8 @@ const VIOLATIONS: FigureSpec = count(
     "violations",
     "files not new in crash states at or after their durability point, summed over states",
 );
+const CHECK_FAILED: FigureSpec =
+    count("crash_check_failed", "check failed", "crash states the work's own checker judged bad (exec --check: a non-zero exit)");
 const FIRST_BAD: FigureSpec = FigureSpec::new("crash_first_bad_entry", "count", Better::Higher, Kind::Timing)
     .heading("first bad")
     .about("the last log entry the earliest bad crash state holds");
@@ -81,13 +87,13 @@ const STATE_MS: FigureSpec = FigureSpec::new("crash_state_ms", "ms", Better::Low
 const MAX_FLUSHES_KEPT: usize = 5000;
 
 /// The figures, declared once.
-pub const FIGURES: &[FigureSpec] = &[STATES, BAD, EMPTY, TORN, MISSING, UNMOUNTABLE, FSCK, VIOLATIONS, FIRST_BAD, STATE_MS];
+pub const FIGURES: &[FigureSpec] = &[STATES, BAD, EMPTY, TORN, MISSING, UNMOUNTABLE, FSCK, CHECK_FAILED, VIOLATIONS, FIRST_BAD, STATE_MS];
 
 /// One state's verdict.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct Verdict {
     /// What was wrong (`empty`, `torn`, `missing`, `unmountable`,
-    /// `fsck_failed`, `unreadable`, `durability`).
+    /// `fsck_failed`, `check_failed`, `unreadable`, `durability`).
     pub classes: BTreeSet<&'static str>,
     /// Files not new past their durability point.
     pub violations: u64,
@@ -100,7 +106,7 @@ pub(super) struct Verdict {
 /// must be (the `work_end` mark's).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct Points {
-    /// Per file the work marked.
+    /// Per name the work marked, its first mark's.
     pub files: BTreeMap<String, usize>,
     /// The harness's syncfs after the work.
     pub end: Option<usize>,
@@ -108,7 +114,7 @@ pub(super) struct Points {
 
 /// Judge one state, holding the entries `0..prefix` whole, from what the
 /// host saw and what the work's checker found (`None` without one).
-pub(super) fn verdict(seen: &StateSeen, files: Option<&std::result::Result<Vec<FileJudged>, String>>, prefix: usize, points: &Points) -> Verdict {
+pub(super) fn verdict(seen: &StateSeen, looked: Option<&std::result::Result<Looked, String>>, prefix: usize, points: &Points) -> Verdict {
     let mut v = Verdict::default();
     let mut said = Vec::new();
     if let Some(why) = &seen.unmountable {
@@ -119,12 +125,17 @@ pub(super) fn verdict(seen: &StateSeen, files: Option<&std::result::Result<Vec<F
         v.classes.insert("fsck_failed");
         said.push(why.clone());
     }
-    match files {
+    match looked {
+        Some(Ok(Looked::Verdict(Some(words)))) => {
+            v.classes.insert("check_failed");
+            said.push(format!("the checker {words}"));
+        }
+        Some(Ok(Looked::Verdict(None))) | None => {}
         Some(Err(why)) => {
             v.classes.insert("unreadable");
             said.push(format!("the checker could not read the work folder: {why}"));
         }
-        Some(Ok(files)) => {
+        Some(Ok(Looked::Files(files))) => {
             let mut odd = Vec::new();
             for f in files {
                 let class = match f.state {
@@ -152,7 +163,6 @@ pub(super) fn verdict(seen: &StateSeen, files: Option<&std::result::Result<Vec<F
                 said.push(odd.join(", "));
             }
         }
-        None => {}
     }
     v.detail = said.join("; ");
     v
@@ -171,7 +181,7 @@ pub(super) fn points(log: &WriteLog, record: &CrashRecord) -> (usize, Points) {
             "work_end" => points.end = Some(at),
             other => {
                 if let Some(name) = other.strip_prefix(super::recording::DURABLE_PREFIX) {
-                    points.files.insert(name.to_string(), at);
+                    points.files.entry(name.to_string()).or_insert(at);
                 }
             }
         }
@@ -179,11 +189,24 @@ pub(super) fn points(log: &WriteLog, record: &CrashRecord) -> (usize, Points) {
     (from, points)
 }
 
+impl Points {
+    /// The names marked durable whose flush a state holding `0..prefix`
+    /// holds, in the order of their points (then by name).
+    pub fn durable_at(&self, prefix: usize) -> Vec<String> {
+        let mut held: Vec<(usize, &String)> = self.files.iter().filter(|(_, at)| **at <= prefix).map(|(n, at)| (*at, n)).collect();
+        held.sort();
+        held.into_iter().map(|(_, n)| n.clone()).collect()
+    }
+}
+
 /// Judge the crash states of the ended recording `record` of `target`
 /// under `plan`: the work's checker (if any) looks in the folder
-/// `work_rel` of each mounted state. Puts the figures into `case` and the
-/// summary into `record.states`.
+/// `work_rel` of each mounted state, any process it starts in `ledger`.
+/// Puts the figures into `case` and the summary into `record.states`. A
+/// checker that judges states whole and cannot run ends the judging with
+/// its error.
 pub(super) fn judge(
+    ledger: &Ledger,
     target: &mut dyn Made,
     case: &mut Case,
     record: &mut CrashRecord,
@@ -194,10 +217,15 @@ pub(super) fn judge(
     let log = target.recorded_log()?;
     let (from, points) = points(&log, record);
     let chosen = states(log.entries(), from, plan.model, plan.seed, plan.max_states);
-    let mut files: Vec<Option<std::result::Result<Vec<FileJudged>, String>>> = vec![None; chosen.states.len()];
+    let mut looked: Vec<Option<std::result::Result<Looked, String>>> = vec![None; chosen.states.len()];
     let seen = target.judge_states(&log, &chosen.states, &mut |i, root| {
         if let Some(checker) = checker {
-            files[i] = Some(checker.check(&root.join(work_rel)).map_err(|e| e.to_string()));
+            let durable = points.durable_at(chosen.states[i].prefix);
+            let at = StateAt { ledger, durable: &durable };
+            looked[i] = Some(match checker.check(&root.join(work_rel), &at) {
+                Err(e) if checker.whole() => return Err(e),
+                other => other.map_err(|e| e.to_string()),
+            });
         }
         Ok(())
     })?;
@@ -208,9 +236,9 @@ pub(super) fn judge(
     let (mut bad, mut violations, mut ms) = (0u64, 0u64, 0.0);
     let mut first_bad: Option<BadState> = None;
     let mut outcomes = Vec::with_capacity(chosen.states.len());
-    for ((state, seen), files) in chosen.states.iter().zip(&seen).zip(&files) {
+    for ((state, seen), looked) in chosen.states.iter().zip(&seen).zip(&looked) {
         ms += seen.ms;
-        let v = verdict(seen, files.as_ref(), state.prefix, &points);
+        let v = verdict(seen, looked.as_ref(), state.prefix, &points);
         violations += v.violations;
         for class in &v.classes {
             *by_class.entry(class).or_default() += 1;
@@ -242,14 +270,25 @@ pub(super) fn judge(
     let f = &mut case.figures;
     f.put(&STATES, Some(judged as f64), "");
     f.put(&BAD, Some(bad as f64), "");
-    let no_checker = "the work has no checker";
-    for (spec, class, needs_checker) in
-        [(&EMPTY, "empty", true), (&TORN, "torn", true), (&MISSING, "missing", true), (&UNMOUNTABLE, "unmountable", false), (&FSCK, "fsck_failed", false)]
-    {
-        let value = (!needs_checker || checker.is_some()).then(|| by_class.get(class).copied().unwrap_or(0) as f64);
-        f.put(spec, value, no_checker);
+    // Which counts the checker can give: files' classes, or its verdicts.
+    let (files, whole) = match checker {
+        Some(c) if c.whole() => (Err("the work's checker judges each state whole (by its exit status), naming no files"), Ok(())),
+        Some(_) => (Ok(()), Err("the work's checker judges files, not whole states")),
+        None => (Err("the work has no checker"), Err("the work has no checker")),
+    };
+    let kinds = [
+        (&EMPTY, "empty", files),
+        (&TORN, "torn", files),
+        (&MISSING, "missing", files),
+        (&UNMOUNTABLE, "unmountable", Ok(())),
+        (&FSCK, "fsck_failed", Ok(())),
+        (&CHECK_FAILED, "check_failed", whole),
+    ];
+    for (spec, class, given) in kinds {
+        let value = given.map(|()| by_class.get(class).copied().unwrap_or(0) as f64);
+        f.put(spec, value.ok(), value.err().unwrap_or(""));
     }
-    f.put(&VIOLATIONS, checker.is_some().then_some(violations as f64), no_checker);
+    f.put(&VIOLATIONS, files.ok().map(|()| violations as f64), files.err().unwrap_or(""));
     f.put(&FIRST_BAD, first_bad.as_ref().map(|b| b.entry as f64), "no crash state was bad");
     f.put(&STATE_MS, (judged > 0).then(|| ms / judged as f64), "no crash state to judge");
     record.states = Some(CrashStates {
@@ -260,7 +299,7 @@ pub(super) fn judge(
         judged: judged as u64,
         cap: plan.max_states as u64,
         checker: match checker {
-            Some(_) => format!("{}: each file old, new, empty, torn or missing; durability points", case.scenario),
+            Some(checker) => checker.about(),
             None => format!("none for {}: judged by mount and the file system's checker", case.scenario),
         },
         first_bad,
@@ -273,6 +312,7 @@ pub(super) fn judge(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::durable::FileJudged;
 
     fn file(name: &str, state: FileState, new_somewhere: bool) -> FileJudged {
         FileJudged { name: name.into(), state, existed: name.starts_with("exist_"), new_somewhere }
@@ -287,7 +327,7 @@ mod tests {
     }
 
     fn judged(files: Vec<FileJudged>, prefix: usize) -> Verdict {
-        verdict(&clean(), Some(&Ok(files)), prefix, &marked())
+        verdict(&clean(), Some(&Ok(Looked::Files(files))), prefix, &marked())
     }
 
     #[test]
@@ -338,5 +378,17 @@ mod tests {
         assert_eq!(from, 2);
         assert_eq!(p.files, [("a".to_string(), 2)].into());
         assert_eq!(p.end, Some(7));
+    }
+
+    #[test]
+    fn a_name_is_durable_from_its_first_mark_and_a_checker_verdict_judges_whole() {
+        let p = Points { files: [("b".to_string(), 4), ("a".to_string(), 9), ("c".to_string(), 4)].into(), end: Some(30) };
+        assert_eq!(p.durable_at(3), Vec::<String>::new());
+        assert_eq!(p.durable_at(4), ["b", "c"]);
+        assert_eq!(p.durable_at(9), ["b", "c", "a"]);
+        let v = verdict(&clean(), Some(&Ok(Looked::Verdict(Some("exited with status 1: db corrupt".into())))), 5, &marked());
+        assert_eq!(v.classes.iter().copied().collect::<Vec<_>>(), ["check_failed"]);
+        assert_eq!(v.detail, "the checker exited with status 1: db corrupt");
+        assert!(verdict(&clean(), Some(&Ok(Looked::Verdict(None))), 40, &marked()).classes.is_empty(), "past work_end too");
     }
 }

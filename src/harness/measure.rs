@@ -156,9 +156,12 @@ impl Lab {
                 let checker = work.state_checker();
                 let rel = if case.start.is_some() { Path::new(super::start::WORK_FOLDER) } else { Path::new("") };
                 let judged = crate::interrupt::check().and_then(|()| {
-                    super::crash_states::judge(target.as_mut(), case, &mut record, plan, checker.as_deref(), rel)
+                    super::crash_states::judge(self.ledger(), target.as_mut(), case, &mut record, plan, checker.as_deref(), rel)
                 });
                 if let Err(e) = judged {
+                    if e.kind != crate::error::ErrorKind::Failed {
+                        record.refused_exit = Some(e.kind.exit_code());
+                    }
                     fail(case, format!("judging the crash states: {e}"));
                 }
             }

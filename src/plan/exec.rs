@@ -27,6 +27,9 @@ pub fn plan(request: &ExecRequest, machine: &dyn Machine) -> Result<RunPlan> {
             "exec -- \"\": the command is empty; give the program to run after --, as in `fslab exec --fs ext4 -- dd if=/dev/zero of=f bs=1M count=64`",
         ));
     }
+    if let Some(check) = &work.check {
+        exec::CommandChecker::validate(check)?;
+    }
     if !request.target.vm.kernel.is_empty() {
         return Err(Error::usage("--kernel runs scenarios in guests (`fslab run SCENARIO --kernel IMAGE`), not commands yet"));
     }

@@ -210,6 +210,8 @@ fn exec_plans_each_target_and_condition_repeat_by_repeat() {
         cold_read: false,
         parse: None,
         echo: crate::scenario::exec::Echo::Off,
+        check: None,
+        marks: None,
     };
     let plan = exec::plan(&ExecRequest { target: asked, repeat: 2, work }, &Roomy).unwrap();
     let got: Vec<String> = plan.cases.iter().map(|c| format!("{}@{} r{}", c.target, c.condition, c.repeat)).collect();

@@ -57,6 +57,11 @@ pub struct CrashRecord {
     /// The crash states judged (`--crash MODEL`), when they were.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub states: Option<CrashStates>,
+    /// Set when the states could not be judged for a reason the run
+    /// exits with (the case is failed too): 2 when the work's checker
+    /// could not start (`exec --check`), 3 when the machine cannot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused_exit: Option<u8>,
 }
 
 /// The crash states of a recording, judged (`--crash MODEL`).

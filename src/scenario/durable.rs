@@ -62,9 +62,53 @@ pub struct FileJudged {
     pub new_somewhere: bool,
 }
 
+/// What a checker found in one recovered crash state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Looked {
+    /// Every file of the work, judged (the harness tells empty, torn,
+    /// missing and durability violations from them).
+    Files(Vec<FileJudged>),
+    /// A checker that judges the state whole (`exec --check`): `None`
+    /// when it found it good, else what it said (its exit status and
+    /// output, bounded).
+    Verdict(Option<String>),
+}
+
+/// Where a crash state is looked at, beside its mounted work folder.
+#[derive(Debug, Clone, Copy)]
+pub struct StateAt<'a> {
+    /// The run's ledger: a process the checker starts goes in it.
+    pub ledger: &'a crate::ledger::Ledger,
+    /// The names the work marked durable (`durable:NAME`) whose flush this
+    /// state holds, in the order first marked.
+    pub durable: &'a [String],
+}
+
 /// Judges a recovered crash state of a work's files.
 pub trait StateChecker: Send + Sync {
-    /// Every file of the work, judged in the mounted state whose work
-    /// folder is `dir`; an error only when `dir` cannot be read at all.
-    fn check(&self, dir: &Path) -> Result<Vec<FileJudged>>;
+    /// What the mounted state whose work folder is `dir` holds; an error
+    /// only when `dir` cannot be read at all, or the checker cannot run.
+    fn check(&self, dir: &Path, at: &StateAt<'_>) -> Result<Looked>;
+
+    /// What the checker judges, as the case's `crash.states.checker` says
+    /// it.
+    fn about(&self) -> String;
+
+    /// Whether it judges each state whole by its own verdict
+    /// ([`Looked::Verdict`]) rather than file by file; an error from such a
+    /// checker (it could not run) ends the judging.
+    fn whole(&self) -> bool {
+        false
+    }
+}
+
+/// The files a file checker judged in `dir`, with no durable names (for
+/// the scenarios' unit tests).
+#[cfg(test)]
+pub(crate) fn files_in(checker: &dyn StateChecker, dir: &Path) -> Vec<FileJudged> {
+    let ledger = crate::ledger::Ledger::for_tests();
+    match checker.check(dir, &StateAt { ledger: &ledger, durable: &[] }).unwrap() {
+        Looked::Files(files) => files,
+        other => panic!("not a file checker: {other:?}"),
+    }
 }

@@ -8,9 +8,13 @@
 //! `--show-output`. It is told where it runs in `FSLAB_MOUNT`, `FSLAB_FS`
 //! and `FSLAB_DEVICE`; its exit status, what it wrote in its own window
 //! (before fslab's syncfs) and, with `--parse fio`, fio's own results are
-//! figures of the case.
+//! figures of the case. When its device's writes are recorded it may mark
+//! its own durability points (`FSLAB_CRASH_MARK`, `marks.rs`), and with
+//! `--check` a command of the user's judges each crash state (`check.rs`).
 
+mod check;
 mod fio;
+mod marks;
 mod window;
 
 use std::ffi::OsString;
@@ -20,9 +24,11 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 pub use crate::record::CommandOutput;
+pub use check::CommandChecker;
 pub use window::FIGURES;
 
 use super::WorkOutcome;
+use super::durable::{Durable, StateChecker};
 use crate::error::{Error, Result};
 use crate::ledger::{self, Ledger, Resource};
 use window::Place;
@@ -45,6 +51,22 @@ pub struct CommandWork {
     /// Where the command's output is shown while it runs (not a parameter
     /// of the case: it changes nothing measured).
     pub echo: Echo,
+    /// The shell command that judges each crash state (`--check`).
+    pub check: Option<String>,
+    /// How the command's durability marks are taken, for the next run
+    /// only (handed when the device's writes are recorded).
+    pub marks: Option<Marks>,
+}
+
+/// The way a command's marks are taken ([`Durable`], which shows itself as
+/// nothing more than that it is there).
+#[derive(Clone)]
+pub struct Marks(pub Durable);
+
+impl std::fmt::Debug for Marks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Marks")
+    }
 }
 
 /// A program whose own report on stdout becomes figures (`--parse`).
@@ -88,6 +110,9 @@ impl CommandWork {
         if let Some(parser) = self.parse {
             params.insert("parse".into(), parser.as_str().into());
         }
+        if let Some(check) = &self.check {
+            params.insert("check".into(), check.as_str().into());
+        }
         params
     }
 
@@ -104,13 +129,15 @@ impl CommandWork {
             Some("fio") => Some(OutputParser::Fio),
             Some(other) => return Err(Error::usage(format!("exec: unknown output parser `{other}` (this fslab knows fio)"))),
         };
-        Ok(CommandWork { argv, cold_read, parse, echo: Echo::Off })
+        let check = params.get("check").and_then(|c| c.as_str()).map(str::to_string);
+        Ok(CommandWork { argv, cold_read, parse, echo: Echo::Off, check, marks: None })
     }
 }
 
 impl super::Work for CommandWork {
     fn run(&mut self, dir: &Path, ledger: &Ledger) -> Result<WorkOutcome> {
-        let mut outcome = run_command(ledger, &self.argv, dir, self.echo)?;
+        let marks = self.marks.take().map(|m| m.0);
+        let mut outcome = run_command(ledger, &self.argv, dir, self.echo, marks)?;
         if let (Some(OutputParser::Fio), Some(output)) = (self.parse, &outcome.command) {
             match fio::figures(&output.stdout) {
                 Ok(figures) => outcome.figures.extend(figures),
@@ -124,13 +151,22 @@ impl super::Work for CommandWork {
         }
         Ok(outcome)
     }
+
+    fn mark_durable_with(&mut self, mark: Durable) {
+        self.marks = Some(Marks(mark));
+    }
+
+    fn state_checker(&self) -> Option<Box<dyn StateChecker>> {
+        self.check.as_ref().map(|command| Box::new(CommandChecker { command: command.clone() }) as Box<dyn StateChecker>)
+    }
 }
 
 /// Run `argv` in `dir` and wait for it, recording its process group in
 /// the ledger for the time it runs; its output is shown live as `echo`
-/// says. The outcome's figures are its exit status and its own window's
-/// writes.
-pub fn run_command(ledger: &Ledger, argv: &[OsString], dir: &Path, echo: Echo) -> Result<WorkOutcome> {
+/// says, and the lines it writes to `FSLAB_CRASH_MARK` are marked with
+/// `marks` when given. The outcome's figures are its exit status and its
+/// own window's writes.
+pub fn run_command(ledger: &Ledger, argv: &[OsString], dir: &Path, echo: Echo, marks: Option<Durable>) -> Result<WorkOutcome> {
     let (program, args) = argv.split_first().ok_or_else(|| Error::usage("no command given after --"))?;
     let place = Place::of(dir);
     let mut command = Command::new(program);
@@ -143,6 +179,11 @@ pub fn run_command(ledger: &Ledger, argv: &[OsString], dir: &Path, echo: Echo) -
         .stderr(Stdio::piped())
         .process_group(0);
     crate::sys::process::kill_with_parent(&mut command);
+    let channel = marks.map(marks::Channel::open).transpose()?;
+    if let Some(channel) = &channel {
+        let (name, value) = channel.env();
+        command.env(name, value);
+    }
     let shown: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
     let window = place.open_window();
     let mut child = command.spawn().map_err(|e| {
@@ -174,6 +215,7 @@ pub fn run_command(ledger: &Ledger, argv: &[OsString], dir: &Path, echo: Echo) -
     if let Ok(token) = token {
         let _ = ledger.release(token);
     }
+    let marked = channel.map_or(Ok(()), marks::Channel::close);
     let status = status?;
     let (out, out_dropped) = stdout.and_then(|h| h.join().ok()).unwrap_or_default();
     let (err, err_dropped) = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
@@ -188,11 +230,16 @@ pub fn run_command(ledger: &Ledger, argv: &[OsString], dir: &Path, echo: Echo) -
         stderr: err,
         dropped_bytes: out_dropped + err_dropped,
     };
-    let failure = match (status.code(), status.signal()) {
+    let ended = match (status.code(), status.signal()) {
         (Some(0), _) => None,
         (Some(code), _) => Some(format!("the command exited with status {code}")),
         (_, Some(signal)) => Some(format!("the command was killed by {}", crate::interrupt::signal_name(signal))),
         _ => Some("the command ended abnormally".to_string()),
+    };
+    let failure = match (ended, marked) {
+        (None, Ok(())) => None,
+        (Some(why), Ok(())) | (None, Err(why)) => Some(why),
+        (Some(first), Err(then)) => Some(format!("{first}; {then}")),
     };
     Ok(WorkOutcome { figures, command: Some(output), failure })
 }

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use rustix::fs::{Mode, OFlags};
 
-use super::super::durable::{FileJudged, FileState, StateChecker};
+use super::super::durable::{FileJudged, FileState, Looked, StateAt, StateChecker};
 use crate::error::{Error, Result};
 
 /// Each file: 16 writes of 1 KiB, as the seed's write_file.
@@ -87,7 +87,7 @@ fn read_in(dir: &std::fs::File, name: &str, path: &Path) -> Result<Option<Vec<u8
 }
 
 impl StateChecker for Checker {
-    fn check(&self, dir: &Path) -> Result<Vec<FileJudged>> {
+    fn check(&self, dir: &Path, _at: &StateAt<'_>) -> Result<Looked> {
         let folder = std::fs::File::open(dir).map_err(|e| Error::io(dir, "open the work folder", e))?;
         let mut judged = Vec::with_capacity(self.names.len());
         for name in &self.names {
@@ -97,7 +97,11 @@ impl StateChecker for Checker {
                     && read_in(&folder, &format!("{name}.dpkg-new"), dir)?.is_some_and(|b| classify(name, &b) == FileState::New));
             judged.push(FileJudged { name: name.clone(), state, existed: name.starts_with("exist_"), new_somewhere });
         }
-        Ok(judged)
+        Ok(Looked::Files(judged))
+    }
+
+    fn about(&self) -> String {
+        "replace-files: each file old, new, empty, torn or missing; durability points".to_string()
     }
 }
 
@@ -142,7 +146,7 @@ mod tests {
         std::fs::write(d.join("new_1"), b"").unwrap();
         std::os::unix::fs::symlink(d.join("exist_1.dpkg-new"), d.join("new_2")).unwrap();
         let names: Vec<String> = ["exist_1", "new_1", "new_2", "new_3"].map(String::from).to_vec();
-        let judged = Checker { names: names.clone(), renames: true }.check(d).unwrap();
+        let judged = crate::scenario::durable::files_in(&Checker { names: names.clone(), renames: true }, d);
         let seen: Vec<(FileState, bool, bool)> = judged.iter().map(|j| (j.state, j.existed, j.new_somewhere)).collect();
         assert_eq!(
             seen,
@@ -153,7 +157,7 @@ mod tests {
                 (FileState::Missing, false, false)
             ]
         );
-        let in_place = Checker { names, renames: false }.check(d).unwrap();
+        let in_place = crate::scenario::durable::files_in(&Checker { names, renames: false }, d);
         assert!(!in_place[0].new_somewhere, "in place, only the name itself counts");
     }
 }

@@ -236,7 +236,7 @@ mod tests {
             assert_eq!(left, want, "{strategy}");
             assert_eq!(std::fs::metadata(dir.path().join("new_3")).unwrap().len(), 16 * 1024);
             let work = Replace { names: names(20), strategy: strategy.to_string(), durable: None };
-            let judged = work.state_checker().unwrap().check(dir.path()).unwrap();
+            let judged = crate::scenario::durable::files_in(&*work.state_checker().unwrap(), dir.path());
             assert!(judged.iter().all(|j| j.state == FileState::New && j.new_somewhere), "{strategy}: {judged:?}");
             assert_eq!(judged.iter().filter(|j| j.existed).count(), 10);
         }
@@ -259,7 +259,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut work = Replace { names: names(4), strategy: "in-place".into(), durable: None };
         work.prepare(dir.path()).unwrap();
-        let judged = work.state_checker().unwrap().check(dir.path()).unwrap();
+        let judged = crate::scenario::durable::files_in(&*work.state_checker().unwrap(), dir.path());
         let states: Vec<FileState> = judged.iter().map(|j| j.state).collect();
         assert_eq!(states, [FileState::Old, FileState::Missing, FileState::Old, FileState::Old]);
     }
