@@ -49,7 +49,7 @@ fn bad_parameters_are_refused_before_anything_is_made() {
     check(&["replace-files", "--fs", "ext4", "--set", "files=many"], "not a whole number");
     check(&["replace-files", "--fs", "ext4", "--set", "strategy=hope"], "fsync-each");
     check(&["replace-files", "--fs", "ext4", "--repeat", "0"], "repeat");
-    check(&["--fs", "ext4"], "SCENARIO");
+    check(&["--fs", "ext4"], "name the scenarios to run");
     lab.assert_nothing_left("after refused runs");
 }
 
