@@ -77,6 +77,41 @@ fn replace_files_in_a_guest_and_on_the_host_shows_the_same_commits() {
 }
 
 #[test]
+fn a_guests_crash_states_are_judged_by_the_guests_own_kernel() {
+    let Some(image) = kernel("a_guests_crash_states_are_judged_by_the_guests_own_kernel") else { return };
+    let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
+    let lab = Lab::new();
+    let args = [
+        "replace-files", "--kernel", image.to_str().unwrap(), "--fs", "ext4", "--set", "strategy=fsync-each", "--crash", "flush",
+        "--crash-max-states", "6",
+    ];
+    let json = lab.run_json(&args, 0);
+    let case = &cases(&json)[0];
+    assert_eq!(case["status"], "ok", "{case}");
+    let release = case["guest"]["release"].as_str().unwrap();
+    assert!(release.starts_with("6.1.0-") && release != host_release(), "{release}");
+    assert_eq!(case["conditions"]["crash"], "flush");
+    // The host's QEMU logged the guest's disk; the guest's own kernel
+    // mounted and checked every state rebuilt from that log.
+    let crash = &case["crash"];
+    assert!(crash["recorder"].as_str().unwrap().contains("guest's virtio disk"), "{crash}");
+    assert_eq!(crash["states"]["kernel"], release, "{crash}");
+    assert_eq!(crash["states"]["judged"], 6, "{crash}");
+    assert_eq!(figure(case, "crash_states"), Some(6.0));
+    assert_eq!(figure(case, "crash_bad"), Some(0.0), "{crash}");
+    assert_eq!(figure(case, "crash_durability_violations"), Some(0.0), "{crash}");
+    // fsync-each marks each file durable, and the log's figures count the
+    // work's flushes (one or more a file), not mkfs's writes.
+    assert!(crash["marks"].as_array().unwrap().iter().filter(|m| m["what"].as_str().unwrap().starts_with("durable:")).count() >= 20);
+    assert!(figure(case, "log_flushes").unwrap() >= 20.0, "{}", case["figures"]["log_flushes"]);
+    // The host replayed the log onto an empty disk and got the disk the
+    // guest left: the hash is the disk's, and the case would have failed.
+    assert_eq!(crash["end_sha256"].as_str().unwrap().len(), 64, "{crash}");
+    assert_ne!(crash["end_sha256"], crash["before_sha256"]);
+    lab.assert_nothing_left("after a guest's crash states");
+}
+
+#[test]
 fn mmap_fill_fragments_in_a_small_guest_and_not_in_a_large_one() {
     let Some(image) = kernel("mmap_fill_in_a_small_guest") else { return };
     let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());

@@ -324,8 +324,13 @@ pub struct TargetArgs {
     /// start and K subsets of its unflushed writes). Each state is
     /// rebuilt, mounted, looked at by the work's checker and checked by
     /// the file system's own; cases run as FS@crash=MODEL.
-    #[arg(long, value_name = "MODEL", conflicts_with_all = ["dir", "device"])]
+    #[arg(long, value_name = "MODEL", conflicts_with = "dir")]
     pub crash: Option<crate::crash::Model>,
+    /// Inside a guest only: the write log the host's QEMU keeps of
+    /// `--device`'s writes, shared read-only; the guest marks, reads and
+    /// judges its crash states from it with its own kernel.
+    #[arg(long, value_name = "LOG", hide = true, requires_all = ["crash", "device"])]
+    pub crash_host_log: Option<PathBuf>,
     /// The seed subset:K draws its subsets with [default: 31].
     #[arg(long, value_name = "N", requires = "crash")]
     pub crash_seed: Option<u64>,

@@ -76,6 +76,7 @@ impl TargetArgs {
             crash: self.crash,
             crash_seed: self.crash_seed,
             crash_max_states: self.crash_max_states,
+            crash_host_log: self.crash_host_log.clone(),
         }
     }
 }

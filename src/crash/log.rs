@@ -120,6 +120,7 @@ pub struct WriteLog {
     file: File,
     entries: Vec<Entry>,
     end: u64,
+    len: u64,
 }
 
 impl WriteLog {
@@ -162,7 +163,7 @@ impl WriteLog {
             }
             entries.push(entry);
         }
-        Ok(WriteLog { path: path.to_path_buf(), file, entries, end: at })
+        Ok(WriteLog { path: path.to_path_buf(), file, entries, end: at, len })
     }
 
     /// Its entries, in the order the device completed them.
@@ -180,10 +181,23 @@ impl WriteLog {
         self.end
     }
 
+    /// The file's length when it was read (for a log written under a
+    /// cap into a file as long as the cap, the cap).
+    pub fn file_len(&self) -> u64 {
+        self.len
+    }
+
     /// Its counts.
     pub fn summary(&self) -> Summary {
-        let mut s = Summary { entries: self.entries.len() as u64, log_bytes: self.end, ..Summary::default() };
-        for e in &self.entries {
+        self.summary_from(0)
+    }
+
+    /// Its counts from entry `first` on (the log's length still from its
+    /// start): what a device was sent after its first `first` requests.
+    pub fn summary_from(&self, first: usize) -> Summary {
+        let counted = self.entries.get(first..).unwrap_or_default();
+        let mut s = Summary { entries: counted.len() as u64, log_bytes: self.end, ..Summary::default() };
+        for e in counted {
             s.flushes += u64::from(e.is_flush());
             s.discards += u64::from(e.is_discard());
             s.write_bytes += e.data_bytes();

@@ -16,5 +16,5 @@ pub mod replay;
 pub mod states;
 
 pub use log::{Entry, Summary, WriteLog};
-pub use marks::Marker;
+pub use marks::{Marker, live_entries};
 pub use states::{Model, State, States};

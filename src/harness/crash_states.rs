@@ -305,6 +305,7 @@ pub(super) fn judge(
         first_bad,
         outcomes,
         flush_entries: log.entries().iter().enumerate().skip(from).filter(|(_, e)| e.is_flush()).map(|(i, _)| i as u64).take(MAX_FLUSHES_KEPT).collect(),
+        kernel: rustix::system::uname().release().to_string_lossy().into_owned(),
     });
     Ok(())
 }

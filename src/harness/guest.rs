@@ -19,6 +19,7 @@ use crate::record::guest::EMULATED_TIMERS;
 use crate::record::{Case, GuestRecord, Status};
 use crate::scenario::WorkSpec;
 use crate::site::TargetSpec;
+use crate::site::guest_files::LoggedDisk;
 use crate::vm::guest::last_lines;
 use crate::vm::prepare::GuestKernel;
 use crate::vm::session::{self, JobOutcome, VmShape};
@@ -38,8 +39,12 @@ pub struct GuestPlan {
     /// How long a guest may take, boot to power-off, before it is killed.
     pub timeout: Duration,
     /// Flags passed to every guest's `fslab run`: mkfs and mount options,
-    /// run-wide sysctls, the sampling interval, the image size.
+    /// run-wide sysctls, the sampling interval, the image size, and
+    /// `--crash` with the log the host keeps.
     pub forward: Vec<String>,
+    /// Log every write of each guest's disk, in a log of at most this
+    /// many bytes (`--crash`).
+    pub log_cap: Option<u64>,
 }
 
 /// The device a guest's scratch disk appears as.
@@ -82,7 +87,7 @@ impl Lab {
         };
         let stretched = if crate::vm::accel::detect().emulated() { stretch_timers(&mut argv) } else { Vec::new() };
         let (memory, memory_bytes) = condition.vm_memory.clone().unwrap_or_else(|| plan.memory.clone());
-        let shape = VmShape { memory_bytes, cpus: plan.cpus, timeout: plan.timeout };
+        let shape = VmShape { memory_bytes, cpus: plan.cpus, timeout: plan.timeout, log_cap: plan.log_cap };
         progress(Phase::Guest);
         let label = condition.place(&spec.label());
         let run = session::Job { fslab: &fslab, args: &argv };
@@ -98,6 +103,9 @@ impl Lab {
             failed_case.status = Status::Failed;
             failed_case
         });
+        if let Some(logged) = &outcome.log {
+            logged_disk(&mut case, logged);
+        }
         if record.release != kernel.release {
             // What the guest ran is what it said, whatever the image claimed.
             append_error(&mut case, format!("the image claims release {} but the guest ran {}", kernel.release, record.release));
@@ -187,6 +195,36 @@ fn adopt(asked: Case, outcome: &JobOutcome) -> Result<Case, Case> {
     Ok(case)
 }
 
+/// Put what the host read of a guest's write log into its case: the
+/// disk's hash in the crash record the guest made; a log that reached its
+/// cap, or that does not rebuild the disk, fails the case (its crash
+/// states were rebuilt from that log).
+fn logged_disk(case: &mut Case, logged: &LoggedDisk) {
+    let cap = case.crash.as_ref().map_or(0, |r| r.cap_bytes);
+    if let Some(needed) = logged.needed_bytes {
+        super::recording::fail_at_cap(case, cap.max(needed - 1), needed);
+        return;
+    }
+    let Some(record) = case.crash.as_mut() else {
+        if case.status == Status::Ok {
+            append_error(case, "the guest's disk was logged, but its fslab made no crash record".into());
+        }
+        return;
+    };
+    record.end_sha256 = logged.end_sha256.clone();
+    if logged.replayed_sha256.as_deref() != Some(logged.end_sha256.as_str()) {
+        append_error(
+            case,
+            format!(
+                "the guest's write log replayed onto an empty disk gives content {}, and the disk the guest left is {}: \
+                 the log does not hold every write, so its crash states are not the disk's",
+                logged.replayed_sha256.as_deref().unwrap_or("unknown"),
+                logged.end_sha256
+            ),
+        );
+    }
+}
+
 /// What the host knows of the guest: the release the guest reported
 /// (else the image's), its size and acceleration, QEMU, boot and wall.
 fn guest_record(kernel: &GuestKernel, outcome: &JobOutcome, memory: String, memory_bytes: u64, cpus: u32) -> GuestRecord {
@@ -247,6 +285,7 @@ mod tests {
             cpus: 2,
             timeout: Duration::from_secs(60),
             forward: vec!["--interval".into(), "0.5".into()],
+            log_cap: None,
         }
     }
 

@@ -120,6 +120,7 @@ impl Lab {
         let mut options = self.options_for(&*work, start.as_ref().ok().and_then(Option::as_ref));
         if what.condition.crash.is_none() {
             options.record = None;
+            options.host_log = None;
         }
         let made = set.and_then(|tokens| {
             held.extend(tokens);

@@ -63,20 +63,7 @@ pub(super) fn end(target: &mut dyn Made, case: &mut Case) -> Option<CrashRecord>
         }
     };
     if let Some(needed) = record.needed_bytes {
-        let others = case.error.take();
-        super::measure::fail(
-            case,
-            format!(
-                "the write log reached its cap of {} (--crash-log-cap): the device was sent at least {} to log, so \
-                 give --crash-log-cap {} or more; the recording was not kept",
-                crate::units::bytes_short(record.cap_bytes),
-                crate::units::bytes_short(needed),
-                suggested_cap(needed)
-            ),
-        );
-        if let Some(others) = others {
-            super::measure::fail(case, others);
-        }
+        fail_at_cap(case, record.cap_bytes, needed);
         case.crash = Some(record);
         return None;
     }
@@ -85,6 +72,26 @@ pub(super) fn end(target: &mut dyn Made, case: &mut Case) -> Option<CrashRecord>
     figures.put(&FLUSHES, Some(record.flushes as f64), "");
     figures.put(&BYTES, Some(record.log_bytes as f64), "");
     Some(record)
+}
+
+/// Fail `case` for a write log that reached its cap of `cap` bytes when
+/// at least `needed` were wanted, first of its reasons (the errors the
+/// refused writes caused come after it), saying the cap to give.
+pub(super) fn fail_at_cap(case: &mut Case, cap: u64, needed: u64) {
+    let others = case.error.take();
+    super::measure::fail(
+        case,
+        format!(
+            "the write log reached its cap of {} (--crash-log-cap): the device was sent at least {} to log, so give \
+             --crash-log-cap {} or more; the recording was not kept",
+            crate::units::bytes_short(cap),
+            crate::units::bytes_short(needed),
+            suggested_cap(needed)
+        ),
+    );
+    if let Some(others) = others {
+        super::measure::fail(case, others);
+    }
 }
 
 /// Keep an ended recording (for a case that is ok and was not

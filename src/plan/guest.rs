@@ -84,7 +84,9 @@ pub fn kernels(args: &TargetRequest, file_systems: &[crate::site::FsType]) -> Re
         [one] => one.clone(),
         _ => (DEFAULT_VM_MEMORY.0.to_string(), DEFAULT_VM_MEMORY.1),
     };
-    let plan = GuestPlan { memory, cpus: vm.vm_cpus, timeout: Duration::from_secs(vm.vm_timeout), forward: forwarded(args) };
+    let log_cap = args.crash.map(|_| args.crash_log_cap.unwrap_or(crate::site::DEFAULT_LOG_CAP_BYTES));
+    let timeout = Duration::from_secs(vm.vm_timeout);
+    let plan = GuestPlan { memory, cpus: vm.vm_cpus, timeout, forward: forwarded(args), log_cap };
     Ok((choices, Some(plan)))
 }
 
@@ -132,12 +134,37 @@ fn forwarded(args: &TargetRequest) -> Vec<String> {
     if let Some(disk) = &args.disk {
         out.push(format!("--disk={disk}"));
     }
+    if let Some(model) = args.crash {
+        // The guest's disk is logged by the host's QEMU (`--crash-host-log`);
+        // the guest marks, reads and judges from the log it is shown.
+        out.push(format!("--crash={model}"));
+        out.push(format!("--crash-host-log={}/writes.log", crate::vm::initramfs::LOG_DIR));
+        if let Some(seed) = args.crash_seed {
+            out.push(format!("--crash-seed={seed}"));
+        }
+        if let Some(n) = args.crash_max_states {
+            out.push(format!("--crash-max-states={n}"));
+        }
+        if let Some(cap) = args.crash_log_cap {
+            out.push(format!("--crash-log-cap={cap}"));
+        }
+    }
     out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_guest_is_told_the_crash_model_and_where_the_hosts_log_of_its_disk_is() {
+        let mut args = crate::plan::tests::target(&[crate::site::FsType::Ext4]);
+        assert!(!forwarded(&args).iter().any(|a| a.starts_with("--crash")));
+        args.crash = Some("subset:4".parse().unwrap());
+        args.crash_max_states = Some(12);
+        let crash: Vec<String> = forwarded(&args).into_iter().filter(|a| a.starts_with("--crash")).collect();
+        assert_eq!(crash, ["--crash=subset:4", "--crash-host-log=/fslab-log/writes.log", "--crash-max-states=12"]);
+    }
 
     #[test]
     fn a_guest_smaller_than_256m_is_refused() {

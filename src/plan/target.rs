@@ -65,6 +65,9 @@ pub struct TargetRequest {
     pub crash_seed: Option<u64>,
     /// `--crash-max-states`.
     pub crash_max_states: Option<u32>,
+    /// `--crash-host-log` (hidden; a guest's fslab only): `--device`'s
+    /// writes are logged by the host, into this log.
+    pub crash_host_log: Option<PathBuf>,
 }
 
 /// Turn the target flags into the harness's plan, refusing
@@ -133,21 +136,30 @@ pub fn harness_plan(args: &TargetRequest, cold_read: bool) -> Result<Plan> {
     let start = start_plan(args)?;
     let (kernels, guest) = super::guest::kernels(args, &fs_list)?;
     let records = args.crash_record || args.crash.is_some();
+    let host_too = kernels.is_empty() || kernels.iter().any(|k| matches!(k, crate::harness::KernelChoice::Host(_)));
     if records {
-        if kernels.iter().any(|k| matches!(k, crate::harness::KernelChoice::Guest(_))) {
-            let flag = if args.crash.is_some() { "--crash" } else { "--crash-record" };
-            return Err(Error::usage(format!(
-                "{flag} with --kernel: writes are recorded, and crash states judged, on the host's kernel only, so far \
-                 (a guest's states must be mounted by the guest's kernel); leave one of them out"
-            )));
+        if args.crash_record && guest.is_some() {
+            return Err(Error::usage(
+                "--crash-record with --kernel: a guest's recording is judged inside the guest and not kept; give \
+                 --crash MODEL without --crash-record, or run on the host's kernel only",
+            ));
         }
-        target_options.record = Some(record_options(args)?);
+        match (&args.crash_host_log, &args.device) {
+            (Some(log), Some(_)) => target_options.host_log = Some(log.clone()),
+            (None, Some(device)) => {
+                return Err(Error::usage(format!(
+                    "--crash with --device {}: writes are recorded on scratch images fslab makes; leave --device out",
+                    device.display()
+                )));
+            }
+            _ if host_too => target_options.record = Some(record_options(args)?),
+            _ => {}
+        }
     } else if args.crash_log_cap.is_some() {
         return Err(Error::usage("--crash-log-cap caps the write log of --crash-record or --crash: give one of them, or leave it out"));
     }
     // A run with guests only changes no sysctl of the host: each guest's
     // fslab sets them in its own kernel.
-    let host_too = kernels.is_empty() || kernels.iter().any(|k| matches!(k, crate::harness::KernelChoice::Host(_)));
     let sysctls = if host_too { sysctls } else { Vec::new() };
     let mut conditions = crate::harness::with_fills(crate::harness::matrix(&args.memory, &axes), &fill_axis(args));
     if records {

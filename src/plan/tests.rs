@@ -60,6 +60,7 @@ pub(super) fn target(fs: &[FsType]) -> TargetRequest {
         crash: None,
         crash_seed: None,
         crash_max_states: None,
+        crash_host_log: None,
     }
 }
 

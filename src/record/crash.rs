@@ -94,6 +94,11 @@ pub struct CrashStates {
     /// promised what came before, drawn beside the states.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flush_entries: Vec<u64>,
+    /// The release of the kernel that mounted and checked the states:
+    /// the one the work ran on, a guest's too. Empty in records made
+    /// before it was kept.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kernel: String,
 }
 
 /// One crash state judged: where it lies on the log, and what was wrong.

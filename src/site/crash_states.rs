@@ -71,6 +71,33 @@ const BASE: &str = "base.img";
 const STATE: &str = "state.img";
 const MOUNT_POINT: &str = "state-mnt";
 
+/// Judge `states` of `log` (each in order, interrupts seen between them)
+/// on a bench in the recording's `folder`, whose `before.img` is the
+/// image before the work: what each showed. `look` is called with the
+/// state's index and its mounted root.
+pub(super) fn judge_all(
+    held: &mut Held,
+    folder: &OwnedDir,
+    fs: FsType,
+    log: &WriteLog,
+    states: &[State],
+    look: &mut dyn FnMut(usize, &Path) -> Result<()>,
+) -> Result<Vec<StateSeen>> {
+    let before_path = folder.path().join("before.img");
+    let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::CLOEXEC;
+    let before = rustix::fs::openat(folder.fd(), "before.img", flags, rustix::fs::Mode::empty())
+        .map(File::from)
+        .map_err(|e| Error::io(&before_path, "open", e.into()))?;
+    let mut bench = Bench::new(held, folder, fs, &before, log)?;
+    let mut seen = Vec::with_capacity(states.len());
+    for (i, state) in states.iter().enumerate() {
+        crate::interrupt::check()?;
+        seen.push(bench.judge(state, &mut |root| look(i, root))?);
+    }
+    bench.finish()?;
+    Ok(seen)
+}
+
 impl<'a, 'l> Bench<'a, 'l> {
     /// Make the base image (a copy of `before`) and the mount point in
     /// `folder`, each in the ledger first.

@@ -45,6 +45,9 @@ impl TargetKind for Device {
 
     fn make<'l>(&self, ledger: &'l Ledger, options: &TargetOptions, run_id: &str) -> Result<Box<dyn Made + 'l>> {
         check_device_free(&self.device)?;
+        if let Some(log) = &options.host_log {
+            return super::hosted::make(ledger, self.fs, &self.device, log, options, run_id);
+        }
         let mut held = Held::new(ledger);
         let folder = mounted::make_folder(&mut held, run_id, &self.label())?;
         let mkfs_extra = options.mkfs_args.get(&self.fs).cloned().unwrap_or_default();

@@ -19,6 +19,7 @@ pub mod fake;
 pub mod fs_type;
 pub mod guest_files;
 mod held;
+mod hosted;
 pub mod kind;
 mod mounted;
 pub mod options;
@@ -59,6 +60,9 @@ pub struct TargetOptions {
     /// Record every write the scratch device completes
     /// (`--crash-record`); `None` for a plain scratch target.
     pub record: Option<RecordOptions>,
+    /// Inside a guest (`--crash-host-log`): the device's writes are
+    /// logged by the host's QEMU into this log, which the guest reads.
+    pub host_log: Option<PathBuf>,
 }
 
 /// How a scratch target's writes are recorded.

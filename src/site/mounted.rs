@@ -317,3 +317,31 @@ pub(super) fn run_tool(
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
+
+/// The methods of [`Made`](super::kind::Made) a target made around a
+/// [`MountedFs`] in its field `fs` answers as the mount does: its work
+/// folder, file system, record, device and backing file.
+macro_rules! forward_to_fs {
+    () => {
+        fn work_dir(&self) -> &std::path::Path {
+            self.fs.work_dir()
+        }
+
+        fn fs_type(&self) -> &str {
+            self.fs.fs_type()
+        }
+
+        fn record(&self) -> crate::record::TargetRecord {
+            self.fs.record()
+        }
+
+        fn device(&self) -> Option<&std::path::Path> {
+            self.fs.device()
+        }
+
+        fn backing_path(&self) -> Option<&std::path::Path> {
+            self.fs.backing_path()
+        }
+    };
+}
+pub(super) use forward_to_fs;

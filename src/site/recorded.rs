@@ -33,7 +33,6 @@ use rustix::fs::{Mode, OFlags};
 use super::held::Held;
 use super::kind::{Caps, Made};
 use super::mounted::{self, Format, MountedFs};
-use super::crash_states::Bench;
 use super::recorder::{Files, Running};
 use super::scratch::{Started, attach, make_file};
 use super::{FsType, RecordOptions};
@@ -43,7 +42,7 @@ use crate::error::{Error, Result};
 use crate::ledger::folder::{FileId, OwnedDir};
 use crate::ledger::proof::Proof;
 use crate::ledger::{Resource, Token};
-use crate::record::{CrashRecord, TargetRecord};
+use crate::record::CrashRecord;
 
 /// Recordings this process has made: each gets its own folder.
 static RECORDINGS: AtomicU32 = AtomicU32::new(0);
@@ -180,25 +179,17 @@ impl Recorded<'_> {
         self.folder.path()
     }
 
-    /// The log's end as its data says (`SEEK_DATA`), for a log that may
-    /// not read whole: whether it came within [`FULL_MARGIN`] of its cap.
-    fn full(log: &File, cap: u64) -> bool {
-        image_copy::data_regions(log).ok().and_then(|r| r.last().map(|(_, end)| *end)).is_some_and(|end| end + FULL_MARGIN > cap)
-    }
+}
+
+/// The log's end as its data says (`SEEK_DATA`), for a log that may not
+/// read whole: whether it came within [`FULL_MARGIN`] of its cap.
+pub(super) fn log_full(log: &File, cap: u64) -> bool {
+    image_copy::data_regions(log).ok().and_then(|r| r.last().map(|(_, end)| *end)).is_some_and(|end| end + FULL_MARGIN > cap)
 }
 
 impl Made for Recorded<'_> {
-    fn work_dir(&self) -> &Path {
-        self.fs.work_dir()
-    }
+    super::mounted::forward_to_fs!();
 
-    fn fs_type(&self) -> &str {
-        self.fs.fs_type()
-    }
-
-    fn record(&self) -> TargetRecord {
-        self.fs.record()
-    }
 
     /// No remount for a cold read: the export's pages stay in the page
     /// cache across one (the loop device reads through it), so the cold
@@ -207,13 +198,6 @@ impl Made for Recorded<'_> {
         Caps { remount: false, ..self.fs.caps() }
     }
 
-    fn device(&self) -> Option<&Path> {
-        self.fs.device()
-    }
-
-    fn backing_path(&self) -> Option<&Path> {
-        self.fs.backing_path()
-    }
 
     fn remount(&mut self) -> Result<()> {
         Err(Error::failed("a recorded target is not remounted (its caps say so)"))
@@ -251,7 +235,7 @@ impl Made for Recorded<'_> {
             marks: self.marker.marks(),
             ..CrashRecord::default()
         };
-        if Self::full(&log_file, cap) {
+        if log_full(&log_file, cap) {
             // At least what the device was sent, with a sector of header
             // for each request.
             let (bytes, requests) = sent.unwrap_or((cap, 0));
@@ -288,16 +272,7 @@ impl Made for Recorded<'_> {
             return Err(Error::failed("crash states are judged only once the recording has ended"));
         }
         let fs: FsType = self.fs.fs_type().parse().map_err(Error::failed)?;
-        let before_path = self.path().join("before.img");
-        let before = open_in(&self.folder, "before.img", OFlags::RDONLY, &before_path)?;
-        let mut bench = Bench::new(self.fs.held(), &self.folder, fs, &before, log)?;
-        let mut seen = Vec::with_capacity(states.len());
-        for (i, state) in states.iter().enumerate() {
-            crate::interrupt::check()?;
-            seen.push(bench.judge(state, &mut |root| look(i, root))?);
-        }
-        bench.finish()?;
-        Ok(seen)
+        super::crash_states::judge_all(self.fs.held(), &self.folder, fs, log, states, look)
     }
 
     fn finish_recording(&mut self, record: &mut CrashRecord, keep: bool) -> Result<()> {

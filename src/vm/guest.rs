@@ -191,6 +191,7 @@ mod tests {
             console: dir.join("console.log"),
             shares: Vec::new(),
             disks: Vec::new(),
+            write_log: None,
         }
     }
 

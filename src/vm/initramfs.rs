@@ -35,13 +35,27 @@ pub const OUT_TAG: &str = "fslabout";
 pub const OUT_DIR: &str = "/fslab-out";
 /// The name the fslab binary a guest runs has in the output share.
 pub const SHIPPED: &str = "fslab";
+/// The tag of the share holding the disk's write log (`--crash`), which
+/// the guest mounts read-only at [`LOG_DIR`].
+pub const LOG_TAG: &str = "fslablog";
+/// Where the guest sees the write log's folder.
+pub const LOG_DIR: &str = "/fslab-log";
 /// The 9p options: the Linux dialect, and 512 KiB messages (the default
 /// 8 KiB makes every read of a binary from the host's root slow).
 const NINEP: &str = "trans=virtio,version=9p2000.L,msize=524288";
 
 /// The init script for a guest that loads `modules` (names, in order,
-/// each at `/modules/NAME.ko`).
-pub fn init_script(modules: &[String]) -> String {
+/// each at `/modules/NAME.ko`), and mounts the write log's share when
+/// `log_share`.
+pub fn init_script(modules: &[String], log_share: bool) -> String {
+    // The log is read as QEMU writes it: no page cache in the guest.
+    let log = if log_share {
+        format!(
+            "mkdir -p /newroot{LOG_DIR}\nmount -t 9p -o {NINEP},ro,cache=none {LOG_TAG} /newroot{LOG_DIR} || fail \"mount the write log's share\"\n"
+        )
+    } else {
+        String::new()
+    };
     format!(
         r#"#!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -65,7 +79,7 @@ mount -t tracefs tracefs /newroot/sys/kernel/tracing 2>/dev/null
 for d in /tmp /run /var/tmp; do mount -t tmpfs -o mode=1777 tmpfs /newroot$d; done
 mkdir -p /newroot{OUT_DIR}
 mount -t 9p -o {NINEP} {OUT_TAG} /newroot{OUT_DIR} || fail "mount the output share"
-mark mounted
+{log}mark mounted
 chroot /newroot /bin/sh {OUT_DIR}/job > /newroot{OUT_DIR}/stdout 2> /newroot{OUT_DIR}/stderr
 echo $? > /newroot{OUT_DIR}/status
 mark done
@@ -103,7 +117,7 @@ pub fn is_static_elf(bytes: &[u8]) -> bool {
 /// with the static busybox at `busybox` into `file` (empty, made and
 /// ledgered by the caller; `out` is its path, for messages); returns its
 /// size in bytes.
-pub fn write(file: File, out: &Path, busybox: &Path, modules: &[Loaded]) -> Result<u64> {
+pub fn write(file: File, out: &Path, busybox: &Path, modules: &[Loaded], log_share: bool) -> Result<u64> {
     let busybox_bytes = std::fs::read(busybox).map_err(|e| {
         Error::environment(format!("{}: cannot read busybox ({e}); install busybox-static", busybox.display()))
     })?;
@@ -120,7 +134,7 @@ pub fn write(file: File, out: &Path, busybox: &Path, modules: &[Loaded]) -> Resu
     }
     cpio.file("bin/busybox", 0o755, &busybox_bytes).map_err(io)?;
     let names: Vec<String> = modules.iter().map(|m| m.name.clone()).collect();
-    cpio.file("init", 0o755, init_script(&names).as_bytes()).map_err(io)?;
+    cpio.file("init", 0o755, init_script(&names, log_share).as_bytes()).map_err(io)?;
     for module in modules {
         cpio.file(&format!("modules/{}.ko", module.name), 0o644, &module.bytes).map_err(io)?;
     }
@@ -136,7 +150,10 @@ mod tests {
 
     #[test]
     fn the_init_script_loads_in_order_and_runs_the_job_in_the_overlay() {
-        let script = init_script(&["crc32c_generic".into(), "ext4".into()]);
+        let script = init_script(&["crc32c_generic".into(), "ext4".into()], false);
+        assert!(!script.contains(LOG_TAG));
+        let logged = init_script(&[], true);
+        assert!(logged.contains("mount -t 9p -o trans=virtio,version=9p2000.L,msize=524288,ro,cache=none fslablog /newroot/fslab-log"));
         assert!(script.contains("for m in crc32c_generic ext4; do insmod /modules/$m.ko"));
         assert!(script.contains("mount -t 9p -o trans=virtio,version=9p2000.L,msize=524288,ro fslabroot /lower"));
         assert!(script.contains("chroot /newroot /bin/sh /fslab-out/job > /newroot/fslab-out/stdout"));
@@ -156,12 +173,12 @@ mod tests {
         let out = dir.path().join("initramfs.cpio");
         // The host's own fslab is dynamically linked.
         let me = std::env::current_exe().unwrap();
-        let err = write(File::create(&out).unwrap(), &out, &me, &[]).unwrap_err();
+        let err = write(File::create(&out).unwrap(), &out, &me, &[], false).unwrap_err();
         assert!(err.message.contains("busybox-static"), "{}", err.message);
         for busybox in ["/bin/busybox", "/usr/bin/busybox"] {
             let bytes = std::fs::read(busybox).unwrap_or_default();
             if is_static_elf(&bytes) {
-                let size = write(File::create(&out).unwrap(), &out, Path::new(busybox), &[]).unwrap();
+                let size = write(File::create(&out).unwrap(), &out, Path::new(busybox), &[], false).unwrap();
                 assert!(size > bytes.len() as u64);
                 return;
             }

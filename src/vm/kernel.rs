@@ -17,8 +17,9 @@ use crate::ledger::given;
 
 /// What every guest loads: the PCI transport and block device of virtio,
 /// 9p over virtio (the host's root and the output share), and overlayfs
-/// (the tmpfs layer over the read-only root).
-pub const GUEST_BASE: &[&str] = &["virtio_pci", "virtio_blk", "9pnet_virtio", "9p", "overlay"];
+/// (the tmpfs layer over the read-only root), and loop devices (a crash
+/// state is mounted from an image in the guest, `--crash`).
+pub const GUEST_BASE: &[&str] = &["virtio_pci", "virtio_blk", "9pnet_virtio", "9p", "overlay", "loop"];
 
 /// The static busybox the initramfs is built around.
 pub const BUSYBOX: &str = "/bin/busybox";
@@ -245,7 +246,7 @@ mod tests {
         module("kernel/drivers/virtio/virtio_pci.ko", &["depends=virtio"]);
         module("kernel/drivers/block/virtio_blk.ko", &["depends=virtio"]);
         module("kernel/fs/ext4/ext4.ko", &["alias=fs-ext4", "alias=fs-ext3", "alias=fs-ext2", "depends="]);
-        std::fs::write(tree.join("modules.builtin"), "kernel/net/9p/9pnet_virtio.ko\nkernel/fs/9p/9p.ko\nkernel/fs/xfs/xfs.ko\n").unwrap();
+        std::fs::write(tree.join("modules.builtin"), "kernel/net/9p/9pnet_virtio.ko\nkernel/fs/9p/9p.ko\nkernel/fs/xfs/xfs.ko\nkernel/drivers/block/loop.ko\n").unwrap();
         let report = report(image.to_str().unwrap(), None).unwrap();
         assert_eq!(report.boots_by, "pvh");
         assert_eq!(report.modules_dir, tree);
@@ -253,7 +254,7 @@ mod tests {
         let how: Vec<(&str, &str)> = report.guest_needs.iter().map(|n| (n.name.as_str(), n.how)).collect();
         assert_eq!(
             how,
-            [("virtio_pci", "module"), ("virtio_blk", "module"), ("9pnet_virtio", "built in"), ("9p", "built in"), ("overlay", "missing")]
+            [("virtio_pci", "module"), ("virtio_blk", "module"), ("9pnet_virtio", "built in"), ("9p", "built in"), ("overlay", "missing"), ("loop", "built in")]
         );
         assert_eq!(report.guest_needs[0].load, ["virtio", "virtio_pci"]);
         let fs: Vec<(&str, bool)> = report.file_systems.iter().map(|f| (f.fs.as_str(), f.available)).collect();

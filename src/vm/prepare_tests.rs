@@ -28,6 +28,7 @@ fn package_root(root: &Path) -> PathBuf {
     module("kernel/drivers/block/virtio_blk.ko", &["depends=virtio"]);
     module("kernel/fs/ext4/ext4.ko", &["alias=fs-ext4", "depends=jbd2"]);
     module("kernel/fs/jbd2/jbd2.ko", &["depends="]);
+    module("kernel/drivers/block/loop.ko", &["depends="]);
     std::fs::write(tree.join("modules.builtin"), "kernel/net/9p/9pnet_virtio.ko\nkernel/fs/9p/9p.ko\nkernel/fs/overlayfs/overlay.ko\n")
         .unwrap();
     image
@@ -106,7 +107,7 @@ fn a_bzimage_is_unpacked_once_and_its_modules_read_per_file_system() {
     assert_eq!((first.ino(), first.mtime_nsec()), (second.ino(), second.mtime_nsec()), "unpacked again");
 
     let names = |mods: Vec<Loaded>| mods.into_iter().map(|m| m.name).collect::<Vec<_>>();
-    assert_eq!(names(kernel.modules_for(FsType::Ext4).unwrap()), ["virtio", "virtio_pci", "virtio_blk", "jbd2", "ext4"]);
+    assert_eq!(names(kernel.modules_for(FsType::Ext4).unwrap()), ["virtio", "virtio_pci", "virtio_blk", "loop", "jbd2", "ext4"]);
     let err = kernel.modules_for(FsType::Btrfs).unwrap_err();
     assert_eq!(err.kind, ErrorKind::Environment);
     assert!(err.message.contains("btrfs") && err.message.contains("--kernel-modules DIR"), "{}", err.message);

@@ -50,6 +50,19 @@ pub struct GuestSpec {
     pub shares: Vec<Share>,
     /// Raw images, as `/dev/vda`, `/dev/vdb`, ... in order.
     pub disks: Vec<PathBuf>,
+    /// A write log for the first disk (`--crash` in a guest): QEMU's
+    /// `blklogwrites` sits between the guest's `/dev/vda` and its image.
+    pub write_log: Option<WriteLogSpec>,
+}
+
+/// Where the first disk's writes are logged, and the log's cap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteLogSpec {
+    /// The log file, already `cap_bytes` long (all holes).
+    pub path: PathBuf,
+    /// The most the log may take: the raw node over it is this long, and
+    /// a write past it fails in the guest.
+    pub cap_bytes: u64,
 }
 
 /// The kernel command line fslab always gives: the console on the first
@@ -91,13 +104,39 @@ impl GuestSpec {
             args.extend(["-device".into(), format!("virtio-9p-pci,fsdev=share{i},mount_tag={}", share.tag).into()]);
         }
         for (i, disk) in self.disks.iter().enumerate() {
-            let mut drive = qemu_path("file=", disk);
-            drive.push(format!(",format=raw,if=none,id=disk{i},cache=none,aio=threads"));
-            args.extend(["-drive".into(), drive]);
+            match (&self.write_log, i) {
+                (Some(log), 0) => args.extend(logged_disk(disk, log)),
+                _ => {
+                    let mut drive = qemu_path("file=", disk);
+                    drive.push(format!(",format=raw,if=none,id=disk{i},cache=none,aio=threads"));
+                    args.extend(["-drive".into(), drive]);
+                }
+            }
             args.extend(["-device".into(), format!("virtio-blk-pci,drive=disk{i}").into()]);
         }
         args
     }
+}
+
+/// The first disk with its writes logged: the image (direct, as
+/// `cache=none` gives the other disks, and discards punched, so the log's
+/// discard entries are what the image holds), the log (never flushed to
+/// the host's disk: it need not outlive a power cut of the host), a raw
+/// node capping it, and `blklogwrites` over both as the node the guest's
+/// device is attached to (`disk0`). The same graph the host's recorder
+/// uses, with virtio in place of the FUSE export.
+fn logged_disk(disk: &std::path::Path, log: &WriteLogSpec) -> Vec<OsString> {
+    let mut image = qemu_path("driver=file,node-name=disk0image,filename=", disk);
+    image.push(",cache.direct=on,aio=threads,discard=unmap");
+    let mut logfile = qemu_path("driver=file,node-name=disk0logfile,filename=", &log.path);
+    logfile.push(",cache.no-flush=on");
+    let nodes: [OsString; 4] = [
+        image,
+        logfile,
+        format!("driver=raw,node-name=disk0log,file=disk0logfile,size={}", log.cap_bytes).into(),
+        "driver=blklogwrites,node-name=disk0,file=disk0image,log=disk0log,log-sector-size=512,discard=unmap".into(),
+    ];
+    nodes.into_iter().flat_map(|node| [OsString::from("-blockdev"), node]).collect()
 }
 
 #[cfg(test)]
@@ -119,6 +158,7 @@ mod tests {
                 Share { tag: "fslabout".into(), path: "/r/out".into(), read_only: false },
             ],
             disks: vec!["/r/scratch.img".into()],
+            write_log: None,
         }
     }
 
@@ -142,6 +182,23 @@ mod tests {
             assert!(line.contains(part), "{part:?} not in {line}");
         }
         assert!(line.starts_with("-nodefaults -no-user-config -display none -no-reboot"), "{line}");
+    }
+
+    #[test]
+    fn a_logged_disk_is_blklogwrites_over_its_image_and_a_capped_log() {
+        let mut spec = spec();
+        spec.write_log = Some(WriteLogSpec { path: "/r/log/writes.log".into(), cap_bytes: 1 << 30 });
+        let line = joined(&spec);
+        assert!(!line.contains("-drive"), "{line}");
+        for part in [
+            "-blockdev driver=file,node-name=disk0image,filename=/r/scratch.img,cache.direct=on,aio=threads,discard=unmap",
+            "-blockdev driver=file,node-name=disk0logfile,filename=/r/log/writes.log,cache.no-flush=on",
+            "-blockdev driver=raw,node-name=disk0log,file=disk0logfile,size=1073741824",
+            "-blockdev driver=blklogwrites,node-name=disk0,file=disk0image,log=disk0log,log-sector-size=512,discard=unmap \
+             -device virtio-blk-pci,drive=disk0",
+        ] {
+            assert!(line.contains(part), "{part:?} not in {line}");
+        }
     }
 
     #[test]

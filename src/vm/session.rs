@@ -42,6 +42,10 @@ pub struct VmShape {
     pub cpus: u32,
     /// How long it may run before it is killed (`--vm-timeout`).
     pub timeout: Duration,
+    /// Log every write to the disk, in a log of at most this many bytes
+    /// (`--crash`), shared read-only with the guest at
+    /// [`initramfs::LOG_DIR`].
+    pub log_cap: Option<u64>,
 }
 
 /// What one guest job gave back.
@@ -55,6 +59,9 @@ pub struct JobOutcome {
     /// The console's last lines, read before the files were released:
     /// what a failed job's case quotes.
     pub console_tail: Vec<String>,
+    /// What the host read of the disk's write log, when it was logged
+    /// (and the guest ran to its end).
+    pub log: Option<crate::site::guest_files::LoggedDisk>,
 }
 
 /// What a guest runs: an fslab binary, open (copied into the guest's
@@ -93,14 +100,19 @@ pub fn run_job(
     job: Job,
 ) -> Result<JobOutcome> {
     let modules = kernel.modules_for(fs)?;
-    let mut files = GuestFiles::make(ledger, run_id, label, disk_bytes)?;
+    let mut files = GuestFiles::make(ledger, run_id, label, disk_bytes, shape.log_cap)?;
     let accel = accel::detect();
     let ran = boot(ledger, kernel, &modules, shape, job, &accel, &mut files);
     let console_tail = console::tail(&files.console, CONSOLE_LINES);
+    let log = match &ran {
+        Ok(_) => files.read_log(),
+        Err(_) => Ok(None),
+    };
     let released = files.release();
     let run = ran?;
+    let log = log?;
     released?;
-    Ok(JobOutcome { run, accel, qemu_version: qemu_version(), console_tail })
+    Ok(JobOutcome { run, accel, qemu_version: qemu_version(), console_tail, log })
 }
 
 /// Write the initramfs, the binary and the job into `files`, and run the
@@ -115,13 +127,13 @@ fn boot(
     files: &mut GuestFiles,
 ) -> Result<GuestRun> {
     let file = files.initramfs_file()?;
-    initramfs::write(file, &files.initramfs, Path::new(BUSYBOX), modules)?;
+    initramfs::write(file, &files.initramfs, Path::new(BUSYBOX), modules, files.log.is_some())?;
     ship(job.fslab, &files.share.join(initramfs::SHIPPED))?;
     let mut argv = vec![format!("{}/{}", initramfs::OUT_DIR, initramfs::SHIPPED)];
     argv.extend_from_slice(job.args);
     let script = files.share.join("job");
     std::fs::write(&script, initramfs::job_script(&argv)).map_err(|e| Error::io(&script, "write the guest's job", e))?;
-    let spec = qemu::GuestSpec {
+    let mut spec = qemu::GuestSpec {
         qemu: "qemu-system-x86_64".into(),
         accel: accel.clone(),
         kernel: kernel.vmlinux.clone(),
@@ -135,7 +147,12 @@ fn boot(
             qemu::Share { tag: initramfs::OUT_TAG.into(), path: files.share.clone(), read_only: false },
         ],
         disks: vec![files.disk.clone()],
+        write_log: None,
     };
+    if let (Some((log, folder)), Some(cap_bytes)) = (&files.log, shape.log_cap) {
+        spec.shares.push(qemu::Share { tag: initramfs::LOG_TAG.into(), path: folder.clone(), read_only: true });
+        spec.write_log = Some(qemu::WriteLogSpec { path: log.clone(), cap_bytes });
+    }
     guest::run(ledger, &spec, &files.share, shape.timeout)
 }
 
