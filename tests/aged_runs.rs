@@ -231,11 +231,22 @@ fn a_fill_list_is_a_matrix_axis_with_a_place_per_level() {
     }
     let lab = Lab::new();
     let cache = cache_of(&lab);
-    let json = lab.run_json(
-        &["create-file", "--fs", "ext4", "--size", "1G", "--set", "size=16M", "--fill", "30%,70%", "--age-cache", cache.to_str().unwrap()],
-        0,
-    );
+    let scratch = lab.scratch();
+    let args = [
+        "run", "create-file", "--json", "--fs", "ext4", "--size", "1G", "--set", "size=16M", "--fill", "30%,70%", "--age-cache",
+        cache.to_str().unwrap(), "--scratch", scratch.to_str().unwrap(),
+    ];
+    let out = lab.expect(&args, 0);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Both images are made before the first case, one a core.
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("aging 2 images for the cache before the first case, 2 at a time"), "{said}");
+    assert!(said.contains("aged 2 images in"), "{said}");
     let all = cases(&json);
+    for case in all {
+        assert_eq!(case["start"]["cache_hit"], false, "made by this run: {}", case["start"]);
+        assert!(case["start"]["aging_seconds"].as_f64().unwrap() > 0.0, "{}", case["start"]);
+    }
     let places: Vec<String> = all.iter().map(|c| format!("{}@fill={}", c["fs"].as_str().unwrap(), c["conditions"]["fill"].as_str().unwrap())).collect();
     assert_eq!(places, ["ext4@fill=30%", "ext4@fill=70%"]);
     for (case, want) in all.iter().zip([0.3, 0.7]) {

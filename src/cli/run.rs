@@ -53,6 +53,19 @@ pub(super) fn check_named(args: &RunArgs) -> Result<()> {
 fn measure(args: &RunArgs, plan: &RunPlan, reference: Option<PlanRef>) -> Result<ExitCode> {
     let target = &args.target;
     let mut run = Run::start(plan.harness.clone(), super::exec::store(target), &target.tag, plan.cases.len(), target.progress, reference)?;
+    let works: Vec<_> = plan.cases.iter().filter_map(|case| plan.work(case).ok().map(|work| (case, work))).collect();
+    let starts: Vec<crate::harness::CaseStart> = works
+        .iter()
+        .map(|(case, work)| crate::harness::CaseStart {
+            spec: plan.target(case),
+            condition: plan.condition(case),
+            work: work.as_ref(),
+            repeat: case.repeat,
+        })
+        .collect();
+    run.age_ahead(&starts);
+    drop(starts);
+    drop(works);
     let mut failed = None;
     for case in &plan.cases {
         if run.interrupted() {

@@ -76,6 +76,9 @@ pub struct Lab {
     /// Keys whose image could not be made, and why: later cases of the
     /// same start fail at once instead of aging again.
     pub(super) failed_bases: std::cell::RefCell<std::collections::HashMap<String, String>>,
+    /// Keys made before the first case ([`Lab::age_ahead`]), with how and
+    /// in how many seconds: the first case of each says so.
+    pub(super) made_ahead: std::cell::RefCell<std::collections::HashMap<String, (crate::age_cache::Provenance, f64)>>,
     // Declared before the lock so the ledger (which restores sysctls) is
     // dropped first.
     ledger: Ledger,
@@ -229,6 +232,7 @@ impl Lab {
             image_cache,
             bases: std::cell::RefCell::new(std::collections::HashMap::new()),
             failed_bases: std::cell::RefCell::new(std::collections::HashMap::new()),
+            made_ahead: std::cell::RefCell::new(std::collections::HashMap::new()),
             ledger,
             _sysctl_lock: sysctl_lock,
         })

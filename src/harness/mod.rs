@@ -14,6 +14,7 @@
 //! targets and the store, and below the command line; it prints nothing
 //! but its progress on stderr (`crate::progress`).
 
+mod ahead;
 mod condition;
 pub mod crash_states;
 pub mod conditions;
@@ -33,6 +34,7 @@ mod room;
 mod run;
 mod start;
 
+pub use ahead::CaseStart;
 pub use condition::{CaseSysctl, Condition, KernelChoice, matrix, with_fills, with_kernels};
 pub use environment::read_environment;
 pub use guest::{DEFAULT_VM_MEMORY, GuestPlan};

@@ -112,6 +112,12 @@ impl Run {
         self.key = self.header.plan.as_ref().map(|_| key.to_string());
     }
 
+    /// Make the aged images `cases` start from, several at once, before
+    /// the first case ([`Lab::age_ahead`]); said on stderr.
+    pub fn age_ahead(&self, cases: &[super::CaseStart]) {
+        self.lab.age_ahead(cases, &|line| self.progress.say(line, true));
+    }
+
     /// Measure `work` (built from `job`) on `spec` under `condition` as
     /// repetition `repeat`, store the case and keep it; `what` names it in
     /// progress (`mmap-fill on xfs@120M`).

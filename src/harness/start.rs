@@ -88,7 +88,7 @@ impl StartPlan {
 
     /// The start of repeat `repeat` (1-based): its image's index (0-based)
     /// and the plan aged from that image's seed.
-    fn for_repeat(&self, repeat: u32) -> Result<(u32, StartPlan)> {
+    pub(super) fn for_repeat(&self, repeat: u32) -> Result<(u32, StartPlan)> {
         let image = repeat.saturating_sub(1) % self.images.max(1);
         let mut start = self.clone();
         if image > 0 {
@@ -177,14 +177,19 @@ impl Lab {
         let cache = self.image_cache()?;
         let mut bases = self.bases.borrow_mut();
         let (entry, how, took) = match bases.get(&key) {
-            Some(entry) => (entry.clone(), Provenance::Found, 0.0),
+            Some(entry) => match self.made_ahead.borrow_mut().remove(&key) {
+                // Made for this run before its first case: this case is
+                // the first to start from it.
+                Some((how, took)) => (entry.clone(), how, took),
+                None => (entry.clone(), Provenance::Found, 0.0),
+            },
             None => {
                 let short: String = key.chars().take(12).collect();
                 let what = format!("the aged image {short} of {}, which another run is making", spec.label());
                 let started = Instant::now();
                 let made = cache.entry_for(&key, &what, || {
                     progress(Phase::Age);
-                    self.make_base(spec, options, start, cache, made_of)
+                    make_entry(self.ledger(), &self.id, spec, options, start, cache, made_of)
                 });
                 match made {
                     Ok((entry, how)) => (Arc::new(entry), how, started.elapsed().as_secs_f64()),
@@ -216,7 +221,7 @@ impl Lab {
     }
 
     /// The run's image cache, opened once.
-    fn image_cache(&self) -> Result<&ImageCache> {
+    pub(super) fn image_cache(&self) -> Result<&ImageCache> {
         if let Some(cache) = self.image_cache.get() {
             return Ok(cache);
         }
@@ -225,36 +230,40 @@ impl Lab {
         let cache = ImageCache::open(&dir)?;
         Ok(self.image_cache.get_or_init(|| cache))
     }
+}
 
-    /// Make `spec` fresh, age and fill it, and keep its image in the cache.
-    fn make_base(
-        &self,
-        spec: &TargetSpec,
-        options: &TargetOptions,
-        start: &StartPlan,
-        cache: &ImageCache,
-        made_of: BTreeMap<String, String>,
-    ) -> Result<CacheEntry> {
-        let mut fresh = options.clone();
-        fresh.base_image = None;
-        // Aging is not the work: the entry is made unrecorded.
-        fresh.record = None;
-        let mut target = spec.make(self.ledger(), &fresh, &self.id)?;
-        let started = Instant::now();
-        let shaped = shape(target.as_mut(), start);
-        let image = shaped.and_then(|notes| Ok((notes, target.export_image()?)));
-        let aging_seconds = started.elapsed().as_secs_f64();
-        let stored = image.and_then(|(notes, image)| {
-            let image = image.ok_or_else(|| Error::failed(format!("{}: no image to keep in the cache", spec.label())))?;
-            let mut meta = EntryMeta::new(made_of, aging_seconds);
-            meta.notes = notes;
-            cache.store(self.ledger(), &image, meta)
-        });
-        let released = target.release();
-        let entry = stored?;
-        released?;
-        Ok(entry)
-    }
+/// Make `spec` fresh for run `run_id`, age and fill it, and keep its image
+/// in `cache`: what a case's start needs once, on whichever thread makes
+/// it.
+pub(super) fn make_entry(
+    ledger: &crate::ledger::Ledger,
+    run_id: &str,
+    spec: &TargetSpec,
+    options: &TargetOptions,
+    start: &StartPlan,
+    cache: &ImageCache,
+    made_of: BTreeMap<String, String>,
+) -> Result<CacheEntry> {
+    let mut fresh = options.clone();
+    fresh.base_image = None;
+    // Aging is not the work: the entry is made unrecorded.
+    fresh.record = None;
+    fresh.host_log = None;
+    let mut target = spec.make(ledger, &fresh, run_id)?;
+    let started = Instant::now();
+    let shaped = shape(target.as_mut(), start);
+    let image = shaped.and_then(|notes| Ok((notes, target.export_image()?)));
+    let aging_seconds = started.elapsed().as_secs_f64();
+    let stored = image.and_then(|(notes, image)| {
+        let image = image.ok_or_else(|| Error::failed(format!("{}: no image to keep in the cache", spec.label())))?;
+        let mut meta = EntryMeta::new(made_of, aging_seconds);
+        meta.notes = notes;
+        cache.store(ledger, &image, meta)
+    });
+    let released = target.release();
+    let entry = stored?;
+    released?;
+    Ok(entry)
 }
 
 /// How far below the level asked an aged or filled image may end (the
@@ -314,7 +323,7 @@ fn age_and_fill(target: &mut dyn Made, start: &StartPlan) -> Result<Vec<String>>
 }
 
 /// What an image is made of: everything that decides its blocks.
-fn made_of(spec: &TargetSpec, options: &TargetOptions, start: &StartPlan) -> BTreeMap<String, String> {
+pub(super) fn made_of(spec: &TargetSpec, options: &TargetOptions, start: &StartPlan) -> BTreeMap<String, String> {
     let fs = spec.scratch_fs();
     let mut made = BTreeMap::new();
     made.insert("target".to_string(), spec.label());

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The preset from a cold cache: `fslab run --preset seeds` with an empty
+# age cache, timed whole by /usr/bin/time against its budget (10 minutes
+# on this kind of machine), and split into its parts from the run's own
+# progress lines: the aged images made before the first case, then the
+# cases of each scenario (each case whole: make, work, probes, cold read,
+# layout, release).
+#
+# Usage: sudo bench/preset-cold.sh [BUDGET_S] [FSLAB]
+#   BUDGET_S  the budget in seconds (default 600)
+#   FSLAB     the fslab binary (default: target/release/fslab, built here)
+# Needs root, python3 and /usr/bin/time; about 11 GiB free in /var/tmp
+# while it runs (five aged images and their cache copies). Exit 0 within
+# the budget, 1 over it or when a case failed, 3 when it cannot run here.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+budget=${1:-600}
+fslab=${2:-}
+[ "$(id -u)" -eq 0 ] || { echo "run as root: the preset makes scratch loop file systems" >&2; exit 3; }
+command -v python3 >/dev/null || { echo "python3 is missing: apt-get install python3" >&2; exit 3; }
+[ -x /usr/bin/time ] || { echo "/usr/bin/time is missing: apt-get install time" >&2; exit 3; }
+if [ -z "$fslab" ]; then
+    cargo build --release --locked -q
+    fslab=$PWD/target/release/fslab
+fi
+
+out=$(mktemp -d /var/tmp/fslab-preset-cold-XXXXXX)
+trap 'rm -rf "$out"' EXIT
+
+# Progress goes line by line to stderr when it is not a terminal.
+/usr/bin/time -f '%e %U %S' -o "$out/time" \
+    "$fslab" run --preset seeds --no-store --json --progress lines \
+    --scratch "$out/scratch" --age-cache "$out/cache" >"$out/run.json" 2>"$out/progress" || true
+
+python3 - "$out/time" "$out/progress" "$out/run.json" "$budget" <<'PY'
+import collections, json, re, sys
+wall, user, system = (float(x) for x in open(sys.argv[1]).read().split()[-3:])
+progress = open(sys.argv[2]).read().splitlines()
+budget = float(sys.argv[4])
+try:
+    cases = json.load(open(sys.argv[3]))["run"]["cases"]
+except (ValueError, KeyError):
+    print("the run gave no JSON; its last progress lines:", *progress[-10:], sep="\n")
+    sys.exit(1)
+aged = next((l for l in progress if l.startswith("aged ")), None)
+aging_s = float(re.search(r"in ([0-9.]+) s", aged).group(1)) if aged else 0.0
+per = collections.defaultdict(lambda: [0, 0.0])
+for line in progress:
+    m = re.search(r"\] [0-9:]+ (\S+) on \S+ r\d+ (?:ok|failed) in ([0-9.]+) s", line)
+    if m:
+        per[m.group(1)][0] += 1
+        per[m.group(1)][1] += float(m.group(2))
+failed = [c for c in cases if c["status"] != "ok"]
+print(f"preset from a cold cache: {wall:.0f} s ({wall / 60:.1f} min) against a budget of {budget:.0f} s "
+      f"({wall / budget:.2f}x), {len(cases)} cases, {len(failed)} failed; CPU {user + system:.0f} s")
+print(f"  {'aging before the first case':28} {aging_s:7.1f} s   ({aged or 'no image aged ahead'})")
+for scenario, (n, s) in sorted(per.items(), key=lambda kv: -kv[1][1]):
+    print(f"  {scenario + ' cases':28} {s:7.1f} s   ({n} cases, {s / n:.1f} s each)")
+rest = wall - aging_s - sum(s for _, s in per.values())
+print(f"  {'the rest (start, verdicts, end)':28} {rest:7.1f} s")
+sys.exit(0 if wall <= budget and not failed else 1)
+PY
