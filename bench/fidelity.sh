@@ -4,10 +4,13 @@
 #
 # For each pair it checks two things:
 #   - cost: the scenario's own loop is no slower than the seed's program
-#     (median of N alternating runs; fslab/reference <= 1.05), timed on the
-#     phase both time the same way;
+#     (median of N alternating runs; fslab/reference <= 1.05, msync's
+#     1.25), timed on the phase both time the same way;
 #   - figures: what both leave behind agrees (extents, bytes, journal
 #     commits), read by fslab's probes around both.
+# Each row shows what it measured beside its budget, and a last line the
+# CPU other processes used meanwhile: on a shared machine a run's ratios
+# move by several percent.
 #
 # Pairs (each only when its program is there):
 #   alloctest.c          vs  mmap-fill      (seed 000)  touch seconds, extents
@@ -15,16 +18,38 @@
 #   odirect-writer.c     vs  direct-stream  (seed 004)  MiB/s, bytes written
 #   xfs_mkfile (xfsprogs) vs create-file mkfile (seed 003)  seconds, extents
 #
-# Usage: sudo bench/fidelity.sh [RUNS] [REFERENCE_DIR]
+# Usage: sudo bench/fidelity.sh [RUNS] [REFERENCE_DIR] [PAIRS]
 #   RUNS           runs of each side (default 5)
 #   REFERENCE_DIR  the seeds' programs (default ../shared/reference)
+#   PAIRS          only these pairs, by program, comma-separated, each
+#                  with :FS for one file system (alloctest:ext4); default
+#                  every pair
 # Needs root, gcc, python3; builds fslab --release. Exit 0 when every
-# check holds, 1 when one fails, 3 when it cannot run here.
+# check holds, 1 when one fails, 2 for a pair it does not know, 3 when it
+# cannot run here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 runs=${1:-5}
 ref=${2:-../shared/reference}
+only=${3:-}
+# The pairs and the file systems each runs on.
+pairs="alloctest:ext3 alloctest:ext4 mass-sync-tester:ext4 odirect-writer:ext3 odirect-writer:xfs xfs_mkfile:xfs"
+IFS=, read -ra items <<<"$only"
+for item in "${items[@]}"; do
+    case " $pairs " in
+    *" $item:"* | *" $item "*) ;;
+    *) echo "no pair '$item' (give one of: $pairs, or a program alone)" >&2; exit 2 ;;
+    esac
+done
+# wanted PROGRAM FS: whether PAIRS asks for PROGRAM on FS.
+wanted() {
+    [ -z "$only" ] && return 0
+    case ",$only," in
+    *",$1,"* | *",$1:$2,"*) return 0 ;;
+    esac
+    return 1
+}
 [ "$(id -u)" -eq 0 ] || { echo "run as root: both sides run on scratch loop file systems" >&2; exit 3; }
 command -v gcc >/dev/null || { echo "gcc is missing: apt-get install gcc" >&2; exit 3; }
 command -v python3 >/dev/null || { echo "python3 is missing: apt-get install python3" >&2; exit 3; }
@@ -56,6 +81,7 @@ build() {
 mmap_size=$((256 << 20))
 if build alloctest; then
     for fs in ext3 ext4; do
+        wanted alloctest "$fs" || continue
         for i in $(seq "$runs"); do
             echo "alloctest vs mmap-fill on $fs ($i/$runs)" >&2
             record "alloctest-$fs" exec --fs "$fs" -- "$out/alloctest" big "$mmap_size"
@@ -64,7 +90,7 @@ if build alloctest; then
     done
 fi
 
-if build mass-sync-tester; then
+if wanted mass-sync-tester ext4 && build mass-sync-tester; then
     for i in $(seq "$runs"); do
         echo "mass-sync-tester vs replace-files on ext4 ($i/$runs)" >&2
         record mass-sync-d exec --fs ext4 -- "$out/mass-sync-tester" -d
@@ -76,6 +102,7 @@ fi
 stream_mib=1024
 if build odirect-writer; then
     for fs in ext3 xfs; do
+        wanted odirect-writer "$fs" || continue
         for i in $(seq "$runs"); do
             echo "odirect-writer vs direct-stream on $fs ($i/$runs)" >&2
             record "odirect-writer-$fs" exec --fs "$fs" -- "$out/odirect-writer" out 60 "$stream_mib"
@@ -84,7 +111,7 @@ if build odirect-writer; then
     done
 fi
 
-if command -v xfs_mkfile >/dev/null; then
+if wanted xfs_mkfile xfs && command -v xfs_mkfile >/dev/null; then
     for i in $(seq "$runs"); do
         echo "xfs_mkfile vs create-file mkfile on xfs ($i/$runs)" >&2
         record xfs_mkfile exec --fs xfs -- xfs_mkfile 256m f
@@ -109,6 +136,7 @@ def cases(name):
             return found
         record, at = decoder.raw_decode(text, at)
         found.extend(record["run"]["cases"])
+        others.extend(fig(c, "host_others_cores") for c in record["run"]["cases"])
 
 def fig(case, name):
     f = case["figures"].get(name)
@@ -128,24 +156,32 @@ def med(values):
     values = [v for v in values if v is not None]
     return statistics.median(values) if values else None
 
-rows, failed = [], False
+rows, failed, others = [], False, []
 
 def cost(pair, fs, what, ours, theirs, limit=1.05):
     """fslab/reference time ratio; passes at <= limit."""
     ratio_row(pair, fs, what, ours, theirs, ours / theirs if ours and theirs else None, limit)
 
 def ratio_row(pair, fs, what, ours, theirs, ratio, limit=1.05):
-    """A row judged on `ratio` (fslab's cost over the reference's)."""
+    """A row judged on `ratio` (fslab's cost over the reference's), shown
+    beside its budget."""
     global failed
     good = ratio is not None and ratio <= limit
     failed |= not good
-    rows.append((pair, fs, what, theirs, ours, "-" if ratio is None else f"{ratio:.3f}", "ok" if good else "FAIL"))
+    shown = "-" if ratio is None else f"{ratio:.3f}"
+    rows.append((pair, fs, what, theirs, ours, shown, f"<= {limit:.2f}", "ok" if good else "FAIL"))
+
+def whole(v, sign=""):
+    """A count or byte total in full, a fraction to three figures."""
+    return f"{v:{sign}.0f}" if v == int(v) else f"{v:{sign}.3g}"
 
 def agree(pair, fs, what, ours, theirs, tolerance=0):
+    """A row judged on fslab's figure less the reference's."""
     global failed
     good = ours is not None and theirs is not None and abs(ours - theirs) <= tolerance
     failed |= not good
-    rows.append((pair, fs, what, theirs, ours, f"±{tolerance}", "ok" if good else "FAIL"))
+    shown = "-" if ours is None or theirs is None else whole(ours - theirs, "+")
+    rows.append((pair, fs, what, theirs, ours, shown, "±" + whole(tolerance), "ok" if good else "FAIL"))
 
 for fs in ("ext3", "ext4"):
     ref, ours = cases(f"alloctest-{fs}"), cases(f"mmap-fill-{fs}")
@@ -178,7 +214,7 @@ if d is not None:
     if w_ref is not None and w_ref >= 0.1:
         cost("mass-sync-tester / replace-files", "ext4", "fsync-each wall s", w_ours, w_ref)
     else:
-        rows.append(("mass-sync-tester / replace-files", "ext4", "fsync-each wall s", w_ref, w_ours, "-", "not judged (10 ms print)"))
+        rows.append(("mass-sync-tester / replace-files", "ext4", "fsync-each wall s", w_ref, w_ours, "-", "-", "not judged (10 ms print)"))
 
 for fs in ("ext3", "xfs"):
     ref, ours = cases(f"odirect-writer-{fs}"), cases(f"direct-stream-{fs}")
@@ -200,7 +236,8 @@ if ref is not None:
     agree("xfs_mkfile / create-file mkfile", "xfs", "extents (median)", med(fig(c, "extents") for c in ours), med(fig(c, "extents") for c in ref))
     agree("xfs_mkfile / create-file mkfile", "xfs", "bytes", med(fig(c, "bytes") for c in ours), med(fig(c, "bytes") for c in ref))
 
-head = ("pair", "fs", "figure", "reference", "fslab", "ratio/tol", "")
+# "measured" is fslab/reference for a cost, fslab - reference for a figure.
+head = ("pair", "fs", "figure", "reference", "fslab", "measured", "budget", "")
 def show(v):
     return f"{v:.4g}" if isinstance(v, float) else str(v)
 table = [head] + [tuple(show(v) for v in r) for r in rows]
@@ -209,5 +246,9 @@ for r in table:
     print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
 if not rows:
     print("no reference program found: nothing compared")
+# A cost ratio is only as good as the machine was quiet.
+busy = sorted(v for v in others if v is not None)
+if busy:
+    print(f"other processes' CPU during the cases: median {statistics.median(busy):.2f} cores, most {busy[-1]:.2f}")
 sys.exit(1 if failed else 0)
 PY

@@ -4,7 +4,8 @@
 //! removes or downgrades a package the machine has, checked against apt's
 //! own plan of a machine whose newer `qemu-utils` the distribution's QEMU
 //! breaks; the Slurm script keeps its key and pids only in root's own
-//! folder.
+//! folder; the fidelity benchmark runs only the pairs it is asked for and
+//! shows each cost beside its budget.
 
 mod common;
 
@@ -227,4 +228,71 @@ fn the_slurm_script_keeps_its_state_only_in_a_folder_no_one_else_can_change() {
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     assert!(text(&out).contains("run as root"), "{}", text(&out));
     assert!(!dir.path().join("mine").exists());
+}
+
+/// One case of the fidelity benchmark's record: the seed's program's
+/// printed lines under `exec`, or mmap-fill's figures under `run`.
+const FAKE_FSLAB: &str = r#"#!/usr/bin/env bash
+echo "$*" >>"$(dirname "$0")/calls"
+fs=$(printf '%s\n' "$@" | grep -A1 -x -- --fs | tail -n1)
+others='"host_others_cores":{"value":0.1}'
+case $1 in
+exec) printf '{"run":{"cases":[{"scenario":"exec","fs":"%s","status":"ok","figures":{"extents":{"value":2},%s},"command":{"stdout":"touched 65536 pages in 0.500000 seconds (7.63 usec/page, 512.00 MB/s)\\nmsync took 0.200000 seconds\\n"}}]}}\n' "$fs" "$others" ;;
+run) printf '{"run":{"cases":[{"scenario":"mmap-fill","fs":"%s","status":"ok","figures":{"touch_s":{"value":0.51},"msync_s":{"value":0.2},"extents":{"value":2},%s}}]}}\n' "$fs" "$others" ;;
+esac
+"#;
+
+#[test]
+fn the_fidelity_bench_runs_only_the_pairs_asked_for_and_judges_each_cost_against_its_budget() {
+    // Its table gives each cost row the ratio measured and the budget it
+    // is held to (the stores' touch at 1.05); its third argument narrows
+    // the run to a pair on one file system, and a pair it does not know
+    // is refused (exit 2) before anything runs. fslab, cargo and gcc are
+    // stand-ins: the script's own logic is what is checked.
+    if !common::root_or_skip("fidelity_bench_pairs") {
+        return;
+    }
+    let dir = open_folder();
+    let bench = dir.path().join("bench");
+    std::fs::create_dir(&bench).unwrap();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/fidelity.sh");
+    std::fs::copy(source, bench.join("fidelity.sh")).unwrap();
+    let release = dir.path().join("target/release");
+    std::fs::create_dir_all(&release).unwrap();
+    script(&release.join("fslab"), FAKE_FSLAB);
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    script(&bin.join("cargo"), "#!/bin/sh\nexit 0\n");
+    script(&bin.join("gcc"), "#!/bin/sh\nwhile [ \"$1\" != -o ]; do shift; done\n: >\"$2\"\n");
+    let reference = dir.path().join("reference");
+    std::fs::create_dir(&reference).unwrap();
+    std::fs::write(reference.join("alloctest.c"), "").unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let fidelity = |pairs: &str| {
+        Command::new("bash").arg(bench.join("fidelity.sh")).args(["2", &reference.display().to_string(), pairs]).env("PATH", &path).output().unwrap()
+    };
+    let calls = release.join("calls");
+
+    let out = fidelity("alloctest:xfs");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("no pair 'alloctest:xfs'") && text(&out).contains("alloctest:ext4"), "{}", text(&out));
+    assert!(!calls.exists(), "a refused pair ran something");
+
+    let out = fidelity("alloctest:ext4");
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    let ran = std::fs::read_to_string(&calls).unwrap();
+    assert_eq!(ran.lines().count(), 4, "two runs of each side: {ran}");
+    assert!(ran.lines().all(|l| l.contains("--fs ext4")), "{ran}");
+    let header = said.lines().find(|l| l.starts_with("pair")).unwrap_or_else(|| panic!("{said}"));
+    assert!(header.contains("measured") && header.contains("budget"), "{said}");
+    let touch = said.lines().find(|l| l.contains("touch s")).unwrap_or_else(|| panic!("{said}"));
+    let words: Vec<&str> = touch.split_whitespace().collect();
+    assert!(words.ends_with(&["0.5", "0.51", "1.020", "<=", "1.05", "ok"]), "{touch}");
+    let msync = said.lines().find(|l| l.contains("msync s")).unwrap_or_else(|| panic!("{said}"));
+    assert!(msync.contains("1.000") && msync.contains("<= 1.25"), "{msync}");
+    let extents = said.lines().find(|l| l.contains("extents")).unwrap_or_else(|| panic!("{said}"));
+    assert!(extents.split_whitespace().collect::<Vec<_>>().ends_with(&["+0", "±2", "ok"]), "{extents}");
+    assert!(!said.contains("ext3"), "{said}");
+    assert!(said.contains("other processes' CPU during the cases: median 0.10 cores"), "{said}");
 }
