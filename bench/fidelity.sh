@@ -69,7 +69,7 @@ scratch=$out/scratch
 record() {
     local name=$1 subcommand=$2
     shift 2
-    "$fslab" "$subcommand" --scratch "$scratch" --json "$@" >>"$out/$name.jsonl" || [ $? -eq 4 ]
+    "$fslab" "$subcommand" --scratch "$scratch" --json --no-store "$@" >>"$out/$name.jsonl" || [ $? -eq 4 ]
     echo >>"$out/$name.jsonl"
 }
 
