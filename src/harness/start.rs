@@ -248,7 +248,7 @@ impl Lab {
             let image = image.ok_or_else(|| Error::failed(format!("{}: no image to keep in the cache", spec.label())))?;
             let mut meta = EntryMeta::new(made_of, aging_seconds);
             meta.notes = notes;
-            cache.store(self.ledger(), &image, meta)
+            cache.store(self.ledger(), image, meta)
         });
         let released = target.release();
         let entry = stored?;
