@@ -11,11 +11,14 @@
 
 use std::fs::File;
 use std::io;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 
-use rustix::fs::SeekFrom;
+use rustix::fs::{Mode, OFlags, SeekFrom};
 use rustix::io::Errno;
 use sha2::{Digest, Sha256};
+
+use crate::sys::aligned::{ALIGN, AlignedBuf};
 
 /// The block the content hash works in: 1 MiB.
 pub const HASH_BLOCK: u64 = 1 << 20;
@@ -161,30 +164,142 @@ fn sparse_copy(src: &File, dst: &File, mut how: Transfer) -> io::Result<u64> {
 /// (8 bytes, little-endian) and its bytes. A hole and a block of zeros are
 /// the same content, so a sparse copy hashes as its source, and only data
 /// regions are read. Returns the hash and the bytes of data regions.
+///
+/// The file is read through the page cache, which serves a file just
+/// written from memory; one thread reads while another hashes.
 pub fn content_hash(file: &File) -> io::Result<(String, u64)> {
+    hash_blocks(file, None)
+}
+
+/// [`content_hash`] of an image whose data is on the disk and not in the
+/// page cache (written through a direct-I/O loop device): read with
+/// `O_DIRECT`, a quarter of the system time of reading through the cache
+/// here, and without filling the cache with it. Where the file cannot be
+/// opened so, or a direct read is refused, it is read through the cache.
+pub fn content_hash_from_disk(file: &File) -> io::Result<(String, u64)> {
+    let proc = format!("/proc/self/fd/{}", file.as_raw_fd());
+    let direct = rustix::fs::open(proc.as_str(), OFlags::RDONLY | OFlags::DIRECT | OFlags::CLOEXEC, Mode::empty());
+    hash_blocks(file, direct.ok().map(File::from).as_ref())
+}
+
+/// Blocks one read asks for: large reads keep a disk busy.
+const BLOCKS_PER_READ: u64 = 8;
+
+/// Threads reading at once, each a read ahead of the hash with two
+/// buffers: two reads in flight hashed 1.9 GiB from the disk here in
+/// 2.4–2.5 s where one took 3.0–3.4 s and three 2.9–3.2 s.
+const READERS: usize = 2;
+
+/// A read's worth of consecutive data blocks: the first one's index and how
+/// many.
+type Run = (u64, u64);
+
+/// [`content_hash`] read from `file`, or from `direct` (the same file
+/// opened `O_DIRECT`) while it answers. Reading is done by [`READERS`]
+/// threads of their own, taking the runs of blocks in turn, so the disk and
+/// the hash work at once; the hash takes the runs in order, and buffers go
+/// back to the thread that read them.
+fn hash_blocks(file: &File, direct: Option<&File>) -> io::Result<(String, u64)> {
+    use std::sync::mpsc::sync_channel;
     let len = file.metadata()?.len();
     let regions = data_regions(file)?;
+    let runs = block_runs(&regions, len);
     let mut hasher = Sha256::new();
     hasher.update(len.to_le_bytes());
-    let mut buf = vec![0u8; HASH_BLOCK as usize];
-    // The next block not yet hashed: two regions in one block hash it once.
+    let longest = runs.iter().map(|&(_, count)| count).max().unwrap_or(0);
+    std::thread::scope(|scope| {
+        let mut readers = Vec::new();
+        for first_run in 0..READERS.min(runs.len()) {
+            let (full, filled) = sync_channel::<io::Result<(Run, AlignedBuf)>>(2);
+            let (give_back, empty) = sync_channel::<AlignedBuf>(2);
+            for _ in 0..2 {
+                give_back.send(AlignedBuf::zeroed((longest * HASH_BLOCK) as usize)).expect("room for both buffers");
+            }
+            readers.push((filled, give_back));
+            let mine = runs.iter().skip(first_run).step_by(READERS);
+            scope.spawn(move || {
+                let mut direct = direct;
+                for &(first, count) in mine {
+                    // The hash stopped (a read failed): nothing more to read.
+                    let Ok(mut buf) = empty.recv() else { return };
+                    let start = first * HASH_BLOCK;
+                    let want = ((first + count) * HASH_BLOCK).min(len) - start;
+                    let read = read_run(file, &mut direct, buf.as_mut_slice(), want as usize, start);
+                    let failed = read.is_err();
+                    if full.send(read.map(|()| ((first, count), buf))).is_err() || failed {
+                        return;
+                    }
+                }
+            });
+        }
+        for turn in 0..runs.len() {
+            let (filled, give_back) = &readers[turn % READERS];
+            let read = filled.recv().map_err(|_| io::Error::other("a thread reading the image stopped"))?;
+            let ((first, count), buf) = read?;
+            for index in first..first + count {
+                let at = ((index - first) * HASH_BLOCK) as usize;
+                let size = HASH_BLOCK.min(len - index * HASH_BLOCK) as usize;
+                let block = &buf.as_slice()[at..at + size];
+                if !all_zero(block) {
+                    hasher.update(index.to_le_bytes());
+                    hasher.update(block);
+                }
+            }
+            // Its reader may be done and gone: the buffer is not needed.
+            let _ = give_back.send(buf);
+        }
+        Ok::<(), io::Error>(())
+    })?;
+    Ok((hex(&hasher.finalize()), region_bytes(&regions)))
+}
+
+/// The 1 MiB blocks of a `len`-byte file that `regions` touch, in order,
+/// each once (two regions in one block share it), grouped into runs of
+/// consecutive blocks of at most [`BLOCKS_PER_READ`].
+fn block_runs(regions: &[(u64, u64)], len: u64) -> Vec<Run> {
+    let mut runs: Vec<Run> = Vec::new();
+    // The next block not yet taken.
     let mut next = 0u64;
-    for &(start, end) in &regions {
+    for &(start, end) in regions {
         let first = (start / HASH_BLOCK).max(next);
-        let last = end.div_ceil(HASH_BLOCK);
+        let last = end.min(len).div_ceil(HASH_BLOCK);
         for index in first..last {
-            let offset = index * HASH_BLOCK;
-            let size = HASH_BLOCK.min(len - offset) as usize;
-            let block = &mut buf[..size];
-            file.read_exact_at(block, offset)?;
-            if !all_zero(block) {
-                hasher.update(index.to_le_bytes());
-                hasher.update(&*block);
+            match runs.last_mut() {
+                Some((at, count)) if *at + *count == index && *count < BLOCKS_PER_READ => *count += 1,
+                _ => runs.push((index, 1)),
             }
         }
         next = next.max(last);
     }
-    Ok((hex(&hasher.finalize()), region_bytes(&regions)))
+    runs
+}
+
+/// Fill the first `want` bytes of `buf` (aligned, a whole number of
+/// pages long) from `file` at `offset`: through `direct` while it works (a
+/// direct read the file system refuses, EINVAL, drops it for good), else
+/// through the page cache. A file that ends early is an error.
+fn read_run(file: &File, direct: &mut Option<&File>, buf: &mut [u8], want: usize, offset: u64) -> io::Result<()> {
+    let capacity = buf.len();
+    let mut done = 0;
+    while done < want {
+        let at = offset + done as u64;
+        let n = match *direct {
+            // Whole pages are asked for; the file's end makes the read short.
+            Some(d) => match d.read_at(&mut buf[done..(done + (want - done).next_multiple_of(ALIGN)).min(capacity)], at) {
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                    *direct = None;
+                    continue;
+                }
+                other => other?,
+            },
+            None => file.read_at(&mut buf[done..want], at)?,
+        };
+        if n == 0 {
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the image shrank while it was hashed"));
+        }
+        done += n;
+    }
+    Ok(())
 }
 
 /// Whether every byte is zero: compared a page at a time with a page of
@@ -204,6 +319,7 @@ pub fn hex(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
     use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
 
     fn tmp() -> tempfile::TempDir {
         tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap()
@@ -253,6 +369,67 @@ mod tests {
         assert_eq!(std::fs::read(dir.path().join("src")).unwrap(), std::fs::read(dir.path().join("dst")).unwrap());
         assert_eq!(data, region_bytes(&data_regions(&src).unwrap()));
         assert_eq!(region_bytes(&data_regions(&dst).unwrap()), data);
+    }
+
+    /// The hash's definition written out plainly, over the whole file's
+    /// bytes in memory.
+    fn reference_hash(bytes: &[u8]) -> String {
+        let mut hasher = Sha256::new();
+        hasher.update((bytes.len() as u64).to_le_bytes());
+        for (index, block) in bytes.chunks(HASH_BLOCK as usize).enumerate() {
+            if block.iter().any(|&b| b != 0) {
+                hasher.update((index as u64).to_le_bytes());
+                hasher.update(block);
+            }
+        }
+        hex(&hasher.finalize())
+    }
+
+    #[test]
+    fn the_hash_read_on_two_threads_through_the_cache_or_from_the_disk_is_the_definition() {
+        let dir = tmp();
+        let path = |name: &str| dir.path().join(name);
+        let new = |name: &str| std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(path(name)).unwrap();
+        let mut files = vec![("sparse", sparse_file(&path("sparse")))];
+        // 21 blocks of data and 5 bytes: reads of 8, 8 and 6 blocks, the
+        // last one short of a page.
+        let dense = new("dense");
+        let bytes: Vec<u8> = (0..21 * HASH_BLOCK as u32 + 5).map(|i| (i % 253) as u8 | 1).collect();
+        dense.write_all_at(&bytes, 0).unwrap();
+        files.push(("dense", dense));
+        // Two regions in one block, one across a block's end, and data
+        // after a long hole.
+        let spread = new("spread");
+        for at in [10, 3 * HASH_BLOCK + 100, 3 * HASH_BLOCK + 900_000, 5 * HASH_BLOCK - 7, 40 * HASH_BLOCK] {
+            spread.write_all_at(&[0xa5; 4096], at).unwrap();
+        }
+        spread.set_len(41 * HASH_BLOCK + 4095).unwrap();
+        files.push(("spread", spread));
+        files.push(("empty", new("empty")));
+        for (name, file) in &files {
+            file.sync_all().unwrap();
+            let want = reference_hash(&std::fs::read(path(name)).unwrap());
+            let data = region_bytes(&data_regions(file).unwrap());
+            assert_eq!(content_hash(file).unwrap(), (want.clone(), data), "{name}");
+            assert_eq!(content_hash_from_disk(file).unwrap(), (want, data), "{name}, read with O_DIRECT");
+        }
+    }
+
+    #[test]
+    fn a_file_shorter_than_its_runs_is_an_error_read_either_way() {
+        let dir = tmp();
+        let path = dir.path().join("short");
+        std::fs::write(&path, vec![3u8; 5000]).unwrap();
+        let file = File::open(&path).unwrap();
+        let direct = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(&path).unwrap();
+        let mut buf = AlignedBuf::zeroed(2 * HASH_BLOCK as usize);
+        for mut how in [None, Some(&direct)] {
+            let e = read_run(&file, &mut how, buf.as_mut_slice(), 9000, 0).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{e}");
+            assert!(e.to_string().contains("shrank"), "{e}");
+        }
+        read_run(&file, &mut Some(&direct), buf.as_mut_slice(), 5000, 0).unwrap();
+        assert!(buf.as_slice()[..5000].iter().all(|&b| b == 3));
     }
 
     #[test]

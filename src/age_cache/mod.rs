@@ -4,9 +4,11 @@
 //!
 //! The design decision: an entry is two files in a folder that is
 //! fslab's own (checked as the scratch folder is), `KEY.img` and
-//! `KEY.json`, each written unnamed (`O_TMPFILE`) and given its name only
-//! once whole (`linkat`, which never replaces): the json is linked last, so
-//! "the json is there" is "the entry is complete". The write is in the
+//! `KEY.json`, each given its name only once whole (`linkat`, which never
+//! replaces): the json is linked last, so "the json is there" is "the entry
+//! is complete". The json is written unnamed (`O_TMPFILE`); the image is the
+//! aged scratch image itself where the folder shares its mount (no copy of
+//! its gigabytes), else a copy written unnamed. The write is in the
 //! run's ledger before anything is made ([`Resource::CacheImage`]), so a
 //! kill between the two links leaves an image the next cleanup removes —
 //! by its device and inode, only while no json stands beside it. Nothing
@@ -102,8 +104,8 @@ pub struct CacheEntry {
     pub meta: EntryMeta,
     file: File,
     path: PathBuf,
-    /// Not in the cache: this run's own image, kept unnamed because the
-    /// entry's name was taken ([`ImageCache::store`]).
+    /// Not in the cache: this run's own image, without a name there because
+    /// the entry's name was taken ([`ImageCache::store`]).
     unnamed: bool,
     /// The key's lock, held shared while the entry is used.
     _lock: Option<KeyLock>,
@@ -267,16 +269,20 @@ impl ImageCache {
         Ok(Some(File::from(fd)))
     }
 
-    /// Copy `image` (from `export_image`) into the cache as entry
-    /// `meta.key`, hash it (filling `image_hash`, `image_bytes`,
-    /// `data_bytes`, and `created_at` when empty), and make it visible
-    /// atomically: written unnamed (`O_TMPFILE`) and synced, linked as
-    /// `KEY.img`, then `KEY.json` the same way (json last = complete). The
-    /// write is in `ledger` before anything is made, and released when
-    /// `store` returns (an incomplete entry removed, a complete one left).
-    /// If another run linked the key first, its entry is used when
-    /// complete, else our unnamed copy (still an entry).
-    pub fn store(&self, ledger: &Ledger, image: &File, meta: EntryMeta) -> Result<CacheEntry> {
+    /// Keep `image` (from `export_image`: a finished image nothing writes
+    /// any more, which the caller gives up) as entry `meta.key`, hash it
+    /// (filling `image_hash`, `image_bytes`, `data_bytes`, and
+    /// `created_at` when empty), and make it visible atomically: synced,
+    /// linked as `KEY.img`, then `KEY.json`, written unnamed (`O_TMPFILE`)
+    /// the same way (json last = complete). Where the folder is on the
+    /// image's mount the entry is the image itself, linked under the key's
+    /// name (the run's release then takes only its name in the scratch
+    /// folder); elsewhere it is a copy, written unnamed. The write is in
+    /// `ledger` before anything is made, and released when `store` returns
+    /// (an incomplete entry removed, a complete one left). If another run
+    /// linked the key first, its entry is used when complete, else our
+    /// image, unnamed in the cache (still an entry).
+    pub fn store(&self, ledger: &Ledger, image: File, meta: EntryMeta) -> Result<CacheEntry> {
         if !is_key(&meta.key) {
             return Err(Error::failed(format!("`{}` is not a cache key (64 hex digits)", meta.key)));
         }
@@ -291,21 +297,35 @@ impl ImageCache {
         Ok(entry)
     }
 
-    /// The image copied into an unnamed file of the folder, proved in the
-    /// ledger, hashed and synced; its metadata filled in.
+    /// The entry's image, proved in the ledger, hashed and synced, not yet
+    /// named: `image` itself where a link from the folder reaches it (its
+    /// mount), else a copy in an unnamed file of the folder; its metadata
+    /// filled in.
     fn write_image(
         &self,
         ledger: &Ledger,
         token: crate::ledger::Token,
-        image: &File,
+        image: File,
         mut meta: EntryMeta,
         path: &Path,
     ) -> Result<(File, EntryMeta)> {
-        let file = File::from(self.unnamed(path)?);
+        let (file, source) = if same_mount(&image, self.dir.fd()) {
+            (image, None)
+        } else {
+            (File::from(self.unnamed(path)?), Some(image))
+        };
         let id = FileId::of(&file).map_err(|e| Error::io(path, "stat the cache image", e))?;
         ledger.prove(token, Proof::File(id))?;
-        image_copy::copy_image(image, &file, false).map_err(|e| Error::io(path, "copy the image into the cache", e))?;
-        let (hash, data_bytes) = image_copy::content_hash(&file).map_err(|e| Error::io(path, "hash the cache image", e))?;
+        let hashed = match &source {
+            // Written through the loop device's direct I/O: on the disk,
+            // not in the page cache.
+            None => image_copy::content_hash_from_disk(&file),
+            Some(source) => {
+                image_copy::copy_image(source, &file, false).map_err(|e| Error::io(path, "copy the image into the cache", e))?;
+                image_copy::content_hash(&file)
+            }
+        };
+        let (hash, data_bytes) = hashed.map_err(|e| Error::io(path, "hash the cache image", e))?;
         meta.image_hash = hash;
         meta.image_bytes = file.metadata().map_err(|e| Error::io(path, "stat the cache image", e))?.len();
         meta.data_bytes = data_bytes;
@@ -327,7 +347,9 @@ impl ImageCache {
                     return Ok(theirs);
                 }
                 // Theirs is being written, or was left incomplete: ours
-                // serves this run unnamed, and goes when it closes.
+                // serves this run without a name here, and goes when it
+                // closes (a kept image once the run's release has taken
+                // its name in the scratch folder).
                 let file = reopen_read_only(&file).map_err(|e| Error::io(path, "reopen the cache image", e))?;
                 return Ok(CacheEntry { meta, file, path: path.to_path_buf(), unnamed: true, _lock: None });
             }
@@ -429,8 +451,9 @@ pub struct Cleared {
     pub in_use: usize,
 }
 
-/// Give the unnamed `file` the name `name` in `dir` (`linkat`, which never
-/// replaces: an existing name is `EEXIST`). By descriptor where the caller
+/// Give `file` (unnamed, or a kept image named elsewhere on the folder's
+/// mount) the name `name` in `dir` (`linkat`, which never replaces: an
+/// existing name is `EEXIST`). By descriptor where the caller
 /// may (`AT_EMPTY_PATH` wants `CAP_DAC_READ_SEARCH`), else through
 /// `/proc/self/fd`.
 fn link_unnamed(file: &File, dir: &OwnedDir, name: &str) -> rustix::io::Result<()> {
@@ -441,6 +464,21 @@ fn link_unnamed(file: &File, dir: &OwnedDir, name: &str) -> rustix::io::Result<(
         }
         other => other,
     }
+}
+
+/// Whether a link in the folder open as `dir` can reach `file`: both on one
+/// mount (`STATX_MNT_ID`; a bind mount of the same file system is another
+/// mount, where `linkat` answers `EXDEV`). No when the kernel does not say.
+fn same_mount(file: &File, dir: impl AsFd) -> bool {
+    use rustix::fs::StatxFlags;
+    let mount = |fd: rustix::fd::BorrowedFd<'_>| {
+        rustix::fs::statx(fd, "", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID)
+            .ok()
+            .filter(|st| st.stx_mask & StatxFlags::MNT_ID.bits() != 0)
+            .map(|st| st.stx_mnt_id)
+    };
+    let theirs = mount(file.as_fd());
+    theirs.is_some() && theirs == mount(dir.as_fd())
 }
 
 /// The file open as `file`, opened again read-only (through

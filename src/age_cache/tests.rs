@@ -54,7 +54,7 @@ fn an_entry_stored_is_found_whole_and_its_write_leaves_the_ledger() {
     let cache = ImageCache::open(&dir.path().join("cache")).unwrap();
     let want = meta("churn");
     assert!(cache.lookup(&want.key).unwrap().is_none());
-    let stored = cache.store(&ledger, &source, want.clone()).unwrap();
+    let stored = cache.store(&ledger, source.try_clone().unwrap(), want.clone()).unwrap();
     assert_eq!(stored.meta.image_bytes, 8 << 20);
     assert_eq!(stored.meta.image_hash, image_copy::content_hash(&source).unwrap().0);
     assert!(stored.meta.data_bytes >= 70_004 && stored.meta.data_bytes < 8 << 20, "{:?}", stored.meta);
@@ -70,7 +70,7 @@ fn an_entry_stored_is_found_whole_and_its_write_leaves_the_ledger() {
     assert!(cache.lookup(&want.key).unwrap().is_some());
     // The same key stored again: the complete entry already there serves.
     let ledger = self::ledger(&dir.path().join("again"));
-    let again = cache.store(&ledger, &source, want.clone()).unwrap();
+    let again = cache.store(&ledger, source.try_clone().unwrap(), want.clone()).unwrap();
     assert_eq!(again.meta.created_at, stored.meta.created_at);
 }
 
@@ -120,7 +120,7 @@ fn a_symlink_at_the_image_name_is_never_written_through() {
     let decoy = dir.path().join("decoy");
     std::fs::write(&decoy, b"keep").unwrap();
     std::os::unix::fs::symlink(&decoy, cache.path().join(format!("{}.img", want.key))).unwrap();
-    let entry = cache.store(&ledger, &source, want.clone()).unwrap();
+    let entry = cache.store(&ledger, source.try_clone().unwrap(), want.clone()).unwrap();
     // Served from our own unnamed copy; the symlink and its target untouched.
     assert_eq!(entry.meta.image_bytes, 8 << 20);
     assert_eq!(std::fs::read(&decoy).unwrap(), b"keep");
@@ -136,12 +136,12 @@ fn a_kill_between_image_and_json_leaves_an_entry_cleanup_removes_and_a_complete_
     let source = image(dir.path());
     let cache = ImageCache::open(&dir.path().join("cache")).unwrap();
     let ledger = ledger(dir.path());
-    let complete = cache.store(&ledger, &source, meta("complete")).unwrap();
+    let complete = cache.store(&ledger, source.try_clone().unwrap(), meta("complete")).unwrap();
     // Half a store: the image linked, then "SIGKILL" before the json.
     let half = meta("half");
     let path = cache.path().join(format!("{}.img", half.key));
     let token = ledger.record(Resource::CacheImage(path.clone())).unwrap();
-    let (file, _) = cache.write_image(&ledger, token, &source, half.clone(), &path).unwrap();
+    let (file, _) = cache.write_image(&ledger, token, source.try_clone().unwrap(), half.clone(), &path).unwrap();
     link_unnamed(&file, &cache.dir, &format!("{}.img", half.key)).unwrap();
     drop(file);
     // And an entry naming a complete entry's image, proved: left.
@@ -162,8 +162,8 @@ fn clear_removes_entries_only() {
     let source = image(dir.path());
     let ledger = ledger(dir.path());
     let cache = ImageCache::open(&dir.path().join("cache")).unwrap();
-    cache.store(&ledger, &source, meta("one")).unwrap();
-    cache.store(&ledger, &source, meta("two")).unwrap();
+    cache.store(&ledger, source.try_clone().unwrap(), meta("one")).unwrap();
+    cache.store(&ledger, source.try_clone().unwrap(), meta("two")).unwrap();
     let half = meta("half");
     std::fs::write(cache.path().join(format!("{}.img", half.key)), b"x").unwrap();
     let orphan = meta("orphan");
@@ -199,7 +199,7 @@ fn an_entry_in_use_is_made_once_and_kept_by_clear_until_let_go() {
     let want = meta("used");
     let key = want.key.clone();
     // Made once: a second taker of the key finds what the first made.
-    let (first, how) = cache.entry_for(&key, "test", || cache.store(&ledger, &source, want.clone())).unwrap();
+    let (first, how) = cache.entry_for(&key, "test", || cache.store(&ledger, source.try_clone().unwrap(), want.clone())).unwrap();
     assert_eq!(how, Provenance::Made);
     let (second, how) = cache.entry_for(&key, "test", || panic!("made twice")).unwrap();
     assert_eq!(how, Provenance::Found);
@@ -221,7 +221,7 @@ fn an_image_left_without_its_json_is_replaced_under_the_keys_lock() {
     let cache = ImageCache::open(&dir.path().join("cache")).unwrap();
     let want = meta("killed");
     std::fs::write(cache.path().join(format!("{}.img", want.key)), b"half").unwrap();
-    let (entry, how) = cache.entry_for(&want.key, "test", || cache.store(&ledger, &source, want.clone())).unwrap();
+    let (entry, how) = cache.entry_for(&want.key, "test", || cache.store(&ledger, source.try_clone().unwrap(), want.clone())).unwrap();
     assert_eq!(how, Provenance::Made);
     assert!(!entry.is_unnamed(), "the run's image was not given the entry's name");
     assert_eq!(cache.lookup(&want.key).unwrap().unwrap().meta.image_hash, entry.meta.image_hash);

@@ -258,7 +258,7 @@ pub(super) fn make_entry(
         let image = image.ok_or_else(|| Error::failed(format!("{}: no image to keep in the cache", spec.label())))?;
         let mut meta = EntryMeta::new(made_of, aging_seconds);
         meta.notes = notes;
-        cache.store(ledger, &image, meta)
+        cache.store(ledger, image, meta)
     });
     let released = target.release();
     let entry = stored?;

@@ -109,8 +109,9 @@ pub trait Made: Debug {
 
     /// Unmount (settling delayed allocation and inode inactivation) and
     /// hand back the image open read-only, for the aged-image cache to
-    /// copy; `None` for targets without an image (dir, device). After it,
-    /// only [`release`](Made::release) is called.
+    /// keep (the file itself where it can, else a copy); `None` for targets
+    /// without an image (dir, device). After it, only
+    /// [`release`](Made::release) is called, which must not write the image.
     fn export_image(&mut self) -> Result<Option<std::fs::File>> {
         Ok(None)
     }
