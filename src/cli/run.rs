@@ -53,25 +53,25 @@ pub(super) fn check_named(args: &RunArgs) -> Result<()> {
 fn measure(args: &RunArgs, plan: &RunPlan, reference: Option<PlanRef>) -> Result<ExitCode> {
     let target = &args.target;
     let mut run = Run::start(plan.harness.clone(), super::exec::store(target), &target.tag, plan.cases.len(), target.progress, reference)?;
-    let works: Vec<_> = plan.cases.iter().filter_map(|case| plan.work(case).ok().map(|work| (case, work))).collect();
-    let starts: Vec<crate::harness::CaseStart> = works
+    // Each case's work, built once: what ages ahead reads, then what runs.
+    let works: Vec<_> = plan.cases.iter().map(|case| plan.work(case)).collect();
+    let starts: Vec<crate::harness::CaseStart> = plan
+        .cases
         .iter()
-        .map(|(case, work)| crate::harness::CaseStart {
-            spec: plan.target(case),
-            condition: plan.condition(case),
-            work: work.as_ref(),
-            repeat: case.repeat,
+        .zip(&works)
+        .filter_map(|(case, work)| {
+            let work = work.as_ref().ok()?;
+            Some(crate::harness::CaseStart { spec: plan.target(case), condition: plan.condition(case), work: work.as_ref(), repeat: case.repeat })
         })
         .collect();
     run.age_ahead(&starts);
     drop(starts);
-    drop(works);
     let mut failed = None;
-    for case in &plan.cases {
+    for (case, work) in plan.cases.iter().zip(works) {
         if run.interrupted() {
             break;
         }
-        let mut work = match plan.work(case) {
+        let mut work = match work {
             Ok(work) => work,
             Err(e) => {
                 // The plan built every case's work once already.

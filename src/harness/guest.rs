@@ -200,9 +200,8 @@ fn adopt(asked: Case, outcome: &JobOutcome) -> Result<Case, Case> {
 /// cap, or that does not rebuild the disk, fails the case (its crash
 /// states were rebuilt from that log).
 fn logged_disk(case: &mut Case, logged: &LoggedDisk) {
-    let cap = case.crash.as_ref().map_or(0, |r| r.cap_bytes);
     if let Some(needed) = logged.needed_bytes {
-        super::recording::fail_at_cap(case, cap.max(needed - 1), needed);
+        super::recording::fail_at_cap(case, needed - 1, needed);
         return;
     }
     let Some(record) = case.crash.as_mut() else {

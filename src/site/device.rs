@@ -48,15 +48,27 @@ impl TargetKind for Device {
         if let Some(log) = &options.host_log {
             return super::hosted::make(ledger, self.fs, &self.device, log, options, run_id);
         }
-        let mut held = Held::new(ledger);
-        let folder = mounted::make_folder(&mut held, run_id, &self.label())?;
-        let mkfs_extra = options.mkfs_args.get(&self.fs).cloned().unwrap_or_default();
-        let mount_opts = options.mount_opts.get(&self.fs).cloned();
-        let format = Format { fs: self.fs, mkfs_extra: &mkfs_extra, mount_opts, image_copy: None, formatted: false };
-        // Its canonical name, as mountinfo will show it after the mount.
-        let device = fs::canonicalize(&self.device).map_err(|e| Error::io(&self.device, "--device", e))?;
-        Ok(Box::new(MountedFs::make(held, &device, None, &folder, format)?))
+        Ok(Box::new(make_mounted(ledger, self.fs, &self.device, options, run_id)?))
     }
+}
+
+/// A fresh `fs` on `device` (already checked free), made with the run's
+/// mkfs and mount options and mounted in a run folder of its own.
+pub(super) fn make_mounted<'l>(
+    ledger: &'l Ledger,
+    fs: FsType,
+    device: &Path,
+    options: &TargetOptions,
+    run_id: &str,
+) -> Result<MountedFs<'l>> {
+    let mut held = Held::new(ledger);
+    let folder = mounted::make_folder(&mut held, run_id, fs.name())?;
+    let mkfs_extra = options.mkfs_args.get(&fs).cloned().unwrap_or_default();
+    let mount_opts = options.mount_opts.get(&fs).cloned();
+    let format = Format { fs, mkfs_extra: &mkfs_extra, mount_opts, image_copy: None, formatted: false };
+    // Its canonical name, as mountinfo will show it after the mount.
+    let device = fs::canonicalize(device).map_err(|e| Error::io(device, "--device", e))?;
+    MountedFs::make(held, &device, None, &folder, format)
 }
 
 /// Refuse a device that is not a block device, or is mounted or held:

@@ -119,21 +119,21 @@ impl<'l> GuestFiles<'l> {
     }
 }
 
-/// A folder `name` in `folder` shared with the guest, removed with
-/// whatever is in it.
 /// What the host read of a guest's write log ([`GuestFiles::read_log`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoggedDisk {
     /// The content hash of the disk as the guest left it.
     pub end_sha256: String,
     /// Set when the log reached its cap: at least this many bytes were
-    /// needed.
+    /// needed (one more than the cap).
     pub needed_bytes: Option<u64>,
     /// The content hash of the log replayed whole onto an empty disk; it
     /// equals `end_sha256` for a whole log.
     pub replayed_sha256: Option<String>,
 }
 
+/// A folder `name` in `folder` shared with the guest, removed with
+/// whatever is in it.
 fn make_share(held: &mut Held, folder: &OwnedDir, name: &str) -> Result<OwnedDir> {
     let path = folder.path().join(name);
     let token = held.record(Resource::GuestShare(path.clone()))?;

@@ -29,9 +29,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use rustix::fs::{Mode, OFlags};
 
-use super::held::Held;
 use super::kind::{Caps, Made};
-use super::mounted::{self, Format, MountedFs};
+use super::mounted::{self, MountedFs};
 use super::scratch::make_file;
 use super::{FsType, TargetOptions};
 use crate::age_cache::image_copy;
@@ -57,7 +56,6 @@ pub(super) struct Hosted<'l> {
     /// The log's entry count once the file system was made: what mkfs
     /// wrote, left out of the log's figures.
     mounted_at: u64,
-    label: String,
     run_id: String,
     /// The judging folder and `before.img`, from the recording's end until
     /// the states are judged.
@@ -74,18 +72,10 @@ pub(super) fn make<'l>(
     options: &TargetOptions,
     run_id: &str,
 ) -> Result<Box<dyn Made + 'l>> {
-    let reader = File::from(
-        rustix::fs::open(log, OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())
-            .map_err(|e| Error::io(log, "open the host's write log", e.into()))?,
-    );
+    let reader = open_log(log)?;
     let marker = Arc::new(Marker::new(reader.try_clone().map_err(|e| Error::io(log, "open the host's write log", e))?));
-    let mut held = Held::new(ledger);
-    let folder = mounted::make_folder(&mut held, run_id, fs.name())?;
-    let mkfs_extra = options.mkfs_args.get(&fs).cloned().unwrap_or_default();
-    let mount_opts = options.mount_opts.get(&fs).cloned();
-    let format = Format { fs, mkfs_extra: &mkfs_extra, mount_opts, image_copy: None, formatted: false };
-    let device = std::fs::canonicalize(device).map_err(|e| Error::io(device, "--device", e))?;
-    let mounted = MountedFs::make(held, &device, None, &folder, format)?;
+    let mounted = super::device::make_mounted(ledger, fs, device, options, run_id)?;
+    let device = mounted.device().map(Path::to_path_buf).unwrap_or_else(|| device.to_path_buf());
     // mkfs ends with an fsync of the device, whose flush rewrote the count.
     let mounted_at = live_entries(&reader).map_err(|e| Error::io(log, "read the host's write log", e))?;
     Ok(Box::new(Hosted {
@@ -94,18 +84,22 @@ pub(super) fn make<'l>(
         log_path: log.to_path_buf(),
         marker,
         mounted_at,
-        label: fs.name().to_string(),
         run_id: run_id.to_string(),
         judging: None,
     }))
 }
 
+/// The host's log at `log`, open for reading, never through a link.
+fn open_log(log: &Path) -> Result<File> {
+    rustix::fs::open(log, OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())
+        .map(File::from)
+        .map_err(|e| Error::io(log, "open the host's write log", e.into()))
+}
+
 impl Hosted<'_> {
     /// The log, read whole.
     fn read_log(&self) -> Result<WriteLog> {
-        let file = rustix::fs::open(&self.log_path, OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())
-            .map_err(|e| Error::io(&self.log_path, "open the host's write log", e.into()))?;
-        WriteLog::read(&self.log_path, File::from(file))
+        WriteLog::read(&self.log_path, open_log(&self.log_path)?)
     }
 
     /// Flush the device once the file system is unmounted: the log's
@@ -149,7 +143,7 @@ impl Made for Hosted<'_> {
         let device_bytes = self.flush_device()?;
         let log = self.read_log()?;
         let n = JUDGINGS.fetch_add(1, Ordering::Relaxed) + 1;
-        let label = format!("{}-rec{n}", self.label);
+        let label = format!("{}-rec{n}", self.fs.fs_type());
         let run_id = self.run_id.clone();
         let held = self.fs.held();
         let folder = mounted::make_folder(held, &run_id, &label)?;
