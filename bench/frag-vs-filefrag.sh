@@ -3,12 +3,21 @@
 # syscall floor (bench/syscall-floor.c: getdents64, then openat, FIEMAP and
 # close per file, on every core) over the same tree of 100,000 files, warm
 # and cold cache, with hyperfine. Prints the ratios filefrag/fslab (higher
-# is better for fslab) and fslab/floor (1.0 is the floor), and checks that
-# all three counted the same extents.
+# is better for fslab), fslab/floor (1.0 is the floor) and filefrag/floor
+# (the most any program making the floor's calls could reach against
+# filefrag here), and checks that all three counted the same extents.
 #
-# Usage: sudo bench/frag-vs-filefrag.sh [FILES] [FS]
-#   FILES  files in the tree (default 100000), in directories of 1000
-#   FS     file system to build the tree on (default ext4)
+# On a shared machine a command's time drifts by more than the gaps being
+# measured, so the three are timed in rounds: each round times all three
+# back to back (in a shuffled order), a ratio is taken within each round,
+# and the figure quoted is the median of the rounds' ratios, with the
+# middle half of them beside it.
+#
+# Usage: sudo bench/frag-vs-filefrag.sh [FILES] [FS] [ROUNDS]
+#   FILES   files in the tree (default 100000), in directories of 1000
+#   FS      file system to build the tree on (default ext4)
+#   ROUNDS  warm rounds of 3 runs each (default 12; cold: half as many
+#           rounds of 1 run, the page cache dropped before every run)
 # Needs root (a loop-mounted scratch file system, drop_caches), hyperfine,
 # python3, gcc and a release build (made here).
 set -euo pipefail
@@ -16,6 +25,7 @@ cd "$(dirname "$0")/.."
 
 files=${1:-100000}
 fs=${2:-ext4}
+rounds=${3:-12}
 [ "$(id -u)" -eq 0 ] || { echo "run as root: the tree lives on a scratch loop device" >&2; exit 3; }
 command -v hyperfine >/dev/null || { echo "hyperfine is missing: apt-get install hyperfine" >&2; exit 3; }
 
@@ -74,18 +84,49 @@ floor=$($floor_cmd | awk '{print $4}')
 echo "extents: fslab $ours, filefrag $theirs; FIEMAP records: fslab $records, floor $floor"
 [ "$ours" = "$theirs" ] && [ "$records" = "$floor" ] || { echo "MISMATCH in extent totals" >&2; exit 1; }
 
-echo "== warm cache"
-hyperfine --style basic --warmup 2 --runs 10 --export-json "$work/warm.json" \
-    -n fslab "$fslab_cmd >/dev/null" -n filefrag "$filefrag_cmd >/dev/null" -n floor "$floor_cmd >/dev/null"
-echo "== cold cache (drop_caches before every run)"
-hyperfine --style basic --runs 5 --prepare 'sync; echo 3 > /proc/sys/vm/drop_caches' --export-json "$work/cold.json" \
-    -n fslab "$fslab_cmd >/dev/null" -n filefrag "$filefrag_cmd >/dev/null" -n floor "$floor_cmd >/dev/null"
+# One round: the three commands timed back to back in a shuffled order.
+round() { # KIND INDEX HYPERFINE-ARGS...
+    local kind=$1 index=$2; shift 2
+    local args=() name
+    for name in $(printf '%s\n' fslab filefrag floor | shuf); do
+        case $name in
+            fslab) args+=(-n fslab "$fslab_cmd >/dev/null") ;;
+            filefrag) args+=(-n filefrag "$filefrag_cmd >/dev/null") ;;
+            floor) args+=(-n floor "$floor_cmd >/dev/null") ;;
+        esac
+    done
+    hyperfine --style none "$@" --export-json "$work/$kind-$index.json" "${args[@]}"
+}
 
-python3 - "$work/warm.json" "$work/cold.json" "$files" <<'PY'
-import json, sys, statistics
-for label, path in (("warm", sys.argv[1]), ("cold", sys.argv[2])):
-    runs = {r["command"]: r["times"] for r in json.load(open(path))["results"]}
-    f, g, b = (statistics.median(runs[n]) for n in ("fslab", "filefrag", "floor"))
-    print(f"{label}: {sys.argv[3]} files, median fslab {f:.3f} s, filefrag {g:.3f} s, floor {b:.3f} s; "
-          f"filefrag/fslab = {g / f:.2f} (goal >= 2.5), fslab/floor = {f / b:.2f} (goal <= 1.1)")
+echo "== warm cache: $rounds rounds of 3 runs each" >&2
+for i in $(seq "$rounds"); do round warm "$i" --warmup 1 --runs 3; printf '.' >&2; done
+echo >&2
+cold_rounds=$(( (rounds + 1) / 2 ))
+echo "== cold cache: $cold_rounds rounds of 1 run each, drop_caches before every run" >&2
+for i in $(seq "$cold_rounds"); do
+    round cold "$i" --runs 1 --prepare 'sync; echo 3 > /proc/sys/vm/drop_caches'
+    printf '.' >&2
+done
+echo >&2
+
+python3 - "$work" "$files" "$(nproc)" <<'PY'
+import glob, json, statistics, sys
+work, files, cores = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+
+def middle(values):
+    q = statistics.quantiles(values, n=4) if len(values) > 1 else [values[0]] * 3
+    return f"{statistics.median(values):.2f} ({q[0]:.2f}-{q[2]:.2f})"
+
+print(f"{files:,} files, {cores} cores; each ratio the median of the rounds' own ratios (middle half in brackets)")
+print(f"{'cache':<6} {'rounds':>6} {'fslab':>8} {'filefrag':>9} {'floor':>8}  {'fslab/floor':<18} {'filefrag/fslab':<18} {'filefrag/floor':<18}")
+for kind in ("warm", "cold"):
+    rounds = []
+    for path in sorted(glob.glob(f"{work}/{kind}-*.json")):
+        runs = {r["command"]: statistics.median(r["times"]) for r in json.load(open(path))["results"]}
+        rounds.append(runs)
+    times = {n: statistics.median(r[n] for r in rounds) for n in ("fslab", "filefrag", "floor")}
+    ratio = lambda a, b: middle([r[a] / r[b] for r in rounds])
+    print(f"{kind:<6} {len(rounds):>6} {times['fslab']:>7.3f}s {times['filefrag']:>8.3f}s {times['floor']:>7.3f}s  "
+          f"{ratio('fslab', 'floor'):<18} {ratio('filefrag', 'fslab'):<18} {ratio('filefrag', 'floor'):<18}")
+print("goals: fslab/floor <= 1.1; filefrag/fslab >= 2.5 (filefrag/floor bounds it)")
 PY

@@ -14,15 +14,19 @@ use crate::sys::fiemap::{FIEMAP_EXTENT_DELALLOC, FIEMAP_EXTENT_LAST, FIEMAP_FLAG
 /// Records asked for per FIEMAP call: 56 bytes each, so 28 KiB a call.
 pub const DEFAULT_BATCH: usize = 512;
 
-/// An iterator over the extent records of one open file.
+/// An iterator over the extent records of one open file, read in place
+/// from the caller's buffer: nothing is allocated or copied per file.
 pub struct ExtentStream<'a> {
     fd: BorrowedFd<'a>,
     buffer: &'a mut FiemapBuffer,
     flags: u32,
-    pending: Vec<Extent>,
+    /// The next of the buffer's records to hand out.
     position: usize,
     next_start: u64,
+    /// No call is left to make: the buffer's records are the last.
     finished: bool,
+    /// The buffer holds this stream's records (none before the first call).
+    filled: bool,
 }
 
 impl<'a> ExtentStream<'a> {
@@ -33,17 +37,17 @@ impl<'a> ExtentStream<'a> {
         ExtentStream {
             fd,
             flags: if sync { FIEMAP_FLAG_SYNC } else { 0 },
-            pending: Vec::with_capacity(buffer.capacity()),
             buffer,
             position: 0,
             next_start: 0,
             finished: false,
+            filled: false,
         }
     }
 
     fn refill(&mut self) -> io::Result<()> {
-        self.pending.clear();
         self.position = 0;
+        self.filled = true;
         let asked = self.buffer.capacity();
         let records = self.buffer.map(self.fd, self.next_start, self.flags)?;
         // The kernel cannot hand back more than were asked for; fewer means
@@ -51,8 +55,7 @@ impl<'a> ExtentStream<'a> {
         if records.len() < asked {
             self.finished = true;
         }
-        self.pending.extend(records.iter().map(Extent::from));
-        if let Some(last) = self.pending.last() {
+        if let Some(last) = records.last().map(Extent::from) {
             if last.flags & FIEMAP_EXTENT_LAST != 0 {
                 self.finished = true;
             }
@@ -64,6 +67,8 @@ impl<'a> ExtentStream<'a> {
                 )));
             }
             self.next_start = end;
+        } else {
+            self.finished = true;
         }
         Ok(())
     }
@@ -74,9 +79,11 @@ impl Iterator for ExtentStream<'_> {
 
     fn next(&mut self) -> Option<io::Result<Extent>> {
         loop {
-            if let Some(extent) = self.pending.get(self.position) {
+            if self.filled
+                && let Some(raw) = self.buffer.records().get(self.position)
+            {
                 self.position += 1;
-                return Some(Ok(*extent));
+                return Some(Ok(Extent::from(raw)));
             }
             if self.finished {
                 return None;
@@ -84,9 +91,6 @@ impl Iterator for ExtentStream<'_> {
             if let Err(e) = self.refill() {
                 self.finished = true;
                 return Some(Err(e));
-            }
-            if self.pending.is_empty() {
-                self.finished = true;
             }
         }
     }

@@ -80,6 +80,8 @@ pub struct FiemapBuffer {
     // u64 words keep the header and records 8-byte aligned.
     words: Vec<u64>,
     capacity: usize,
+    /// Records the last successful call filled in.
+    mapped: usize,
 }
 
 const HEADER_WORDS: usize = size_of::<RawFiemap>() / 8;
@@ -89,7 +91,7 @@ impl FiemapBuffer {
     /// A buffer that takes up to `capacity` records per call.
     pub fn new(capacity: usize) -> Self {
         let capacity = capacity.max(1);
-        FiemapBuffer { words: vec![0; HEADER_WORDS + capacity * EXTENT_WORDS], capacity }
+        FiemapBuffer { words: vec![0; HEADER_WORDS + capacity * EXTENT_WORDS], capacity, mapped: 0 }
     }
 
     /// How many records one call can return.
@@ -104,6 +106,7 @@ impl FiemapBuffer {
         // The records are not cleared between calls: only the `mapped`
         // ones the kernel just wrote are ever read, and clearing 28 KiB per
         // call would cost more than the ioctl for a small file.
+        self.mapped = 0;
         let header = RawFiemap {
             fm_start: start,
             fm_length: u64::MAX - start,
@@ -126,15 +129,19 @@ impl FiemapBuffer {
         // SAFETY: the header is initialised (written above, updated by the
         // kernel) and aligned.
         let mapped = unsafe { base.cast::<RawFiemap>().read() }.fm_mapped_extents as usize;
-        let mapped = mapped.min(self.capacity);
+        self.mapped = mapped.min(self.capacity);
+        Ok(self.records())
+    }
+
+    /// The records the last call returned (none after a failed call):
+    /// read in place, so a caller walking them one by one copies nothing.
+    pub fn records(&self) -> &[RawFiemapExtent] {
+        let base = self.words.as_ptr();
         // SAFETY: records start HEADER_WORDS words in, are 8-aligned, lie
-        // inside the buffer for `capacity` entries; the buffer was
-        // initialised at allocation, and the first `mapped` records were
-        // written by this very call.
-        let records = unsafe {
-            std::slice::from_raw_parts(base.add(HEADER_WORDS).cast::<RawFiemapExtent>(), mapped)
-        };
-        Ok(records)
+        // inside the buffer for `capacity` entries (`mapped` never exceeds
+        // it); the buffer was initialised at allocation, and the first
+        // `mapped` records were written by the last call.
+        unsafe { std::slice::from_raw_parts(base.add(HEADER_WORDS).cast::<RawFiemapExtent>(), self.mapped) }
     }
 }
 

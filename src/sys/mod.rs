@@ -1,6 +1,9 @@
 //! The few raw syscalls fslab needs that no crate wraps: FIEMAP, FIGETBSZ,
 //! GETFSMAP, XFS geometry, getrusage, a death signal for children, shared
-//! file mappings, loop devices attached by descriptor, aligned buffers for O_DIRECT and glibc's preallocation.
+//! file mappings, loop devices attached by descriptor, aligned buffers for
+//! O_DIRECT, glibc's preallocation, and batches of opens and closes sent
+//! through io_uring (the one crate-wrapped interface here, for its unsafe
+//! pushes).
 //!
 //! Every `unsafe` block of the crate is in this module. Each function here
 //! names the ioctl it issues, takes its descriptor as `AsFd`, and hands back
@@ -15,5 +18,6 @@ pub mod mmap;
 pub mod prealloc;
 pub mod rusage;
 pub mod sync_range;
+pub mod uring;
 pub mod process;
 pub mod xfs;

@@ -69,8 +69,11 @@ impl PairCounts {
     /// The median seek's distance (the lower middle one of an even count),
     /// `None` without a seek.
     pub(super) fn median_seek(&mut self) -> Option<u64> {
-        self.seeks.sort_unstable();
-        self.seeks.get(self.seeks.len().saturating_sub(1) / 2).copied()
+        if self.seeks.is_empty() {
+            return None;
+        }
+        let middle = (self.seeks.len() - 1) / 2;
+        Some(*self.seeks.select_nth_unstable(middle).1)
     }
 }
 

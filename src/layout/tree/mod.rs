@@ -162,13 +162,13 @@ pub struct TreeReport {
 /// Walk every path and report. Paths that cannot be walked at all are
 /// reported as errors in the result, like any other entry.
 pub fn scan(paths: &[PathBuf], options: &TreeOptions) -> std::io::Result<TreeReport> {
-    walk::raise_open_file_limit();
+    let open_batches = walk::raise_open_file_limit(options.threads.max(1));
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.threads.max(1))
         .thread_name(|i| format!("fslab-walk-{i}"))
         .build()
         .map_err(std::io::Error::other)?;
-    let shared = walk::Shared::new(options);
+    let shared = walk::Shared::new(options, open_batches);
     pool.scope(|scope| {
         for path in paths {
             shared.start(scope, path);

@@ -22,7 +22,7 @@ use crate::error::describe_io;
 use crate::layout::FsInfo;
 
 /// Files handed to a task at once.
-const BATCH_FILES: usize = 128;
+pub(super) const BATCH_FILES: usize = 128;
 
 /// The names of one batch of files, NUL-terminated, in one allocation.
 #[derive(Debug, Default)]
@@ -41,7 +41,7 @@ impl NameBatch {
         self.ends.push(self.bytes.len());
     }
 
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.ends.len()
     }
 
@@ -53,13 +53,31 @@ impl NameBatch {
     }
 }
 
-/// Let the walk hold a descriptor per open directory on deep, wide trees.
-pub(super) fn raise_open_file_limit() {
+/// Let the walk hold a descriptor per open directory on deep, wide trees,
+/// and a batch of files open on each of `threads` threads.
+///
+/// The descriptor table is grown here, once, to what the batches need:
+/// the kernel grows a table shared by threads only after waiting out an
+/// RCU grace period, which, paid at each doubling while the walk's
+/// threads open their batches, cost more than the batching saved.
+///
+/// False when the limit leaves no room for the batches: each file is then
+/// opened in its turn.
+pub(super) fn raise_open_file_limit(threads: usize) -> bool {
     use rustix::process::{Resource, getrlimit, setrlimit};
     let limit = getrlimit(Resource::Nofile);
     if limit.current < limit.maximum {
         let _ = setrlimit(Resource::Nofile, rustix::process::Rlimit { current: limit.maximum, maximum: limit.maximum });
     }
+    let want = threads.saturating_mul(BATCH_FILES).saturating_add(64);
+    let room = getrlimit(Resource::Nofile).current.map_or(want, |n| usize::try_from(n).unwrap_or(usize::MAX));
+    if want >= room {
+        return false;
+    }
+    if let Ok(high) = rustix::io::fcntl_dupfd_cloexec(std::io::stderr(), want as i32) {
+        drop(high);
+    }
+    true
 }
 
 /// What every task of one walk shares.
@@ -67,6 +85,8 @@ pub(super) struct Shared {
     pub(super) options: TreeOptions,
     pub(super) totals: Mutex<Totals>,
     pub(super) fs_cache: RwLock<Vec<(u64, Arc<FsInfo>)>>,
+    /// A batch's files are opened together (the descriptor limit has room).
+    pub(super) open_batches: bool,
     queued_batches: AtomicUsize,
     max_queued: usize,
 }
@@ -80,9 +100,11 @@ pub(super) struct DirNode {
 }
 
 impl Shared {
-    /// The state of a walk with `options`, before any path is started.
-    pub(super) fn new(options: &TreeOptions) -> Self {
+    /// The state of a walk with `options`, before any path is started;
+    /// `open_batches` when a batch's files may be open at once.
+    pub(super) fn new(options: &TreeOptions, open_batches: bool) -> Self {
         Shared {
+            open_batches,
             options: options.clone(),
             totals: Mutex::new(Totals::new(options)),
             fs_cache: RwLock::new(Vec::new()),
