@@ -47,10 +47,12 @@ aged = next((l for l in progress if l.startswith("aged ")), None)
 aging_s = float(re.search(r"in ([0-9.]+) s", aged).group(1)) if aged else 0.0
 per = collections.defaultdict(lambda: [0, 0.0])
 for line in progress:
-    m = re.search(r"\] [0-9:]+ (\S+) on \S+ r\d+ (?:ok|failed) in ([0-9.]+) s", line)
+    m = re.search(r"\] [0-9:]+ (\S+) on (\S+) r\d+ (?:ok|failed) in ([0-9.]+) s", line)
     if m:
-        per[m.group(1)][0] += 1
-        per[m.group(1)][1] += float(m.group(2))
+        # Cases started from an aged image apart: each copies it first.
+        part = m.group(1) + (" aged" if "@age=" in m.group(2) else "")
+        per[part][0] += 1
+        per[part][1] += float(m.group(3))
 failed = [c for c in cases if c["status"] != "ok"]
 print(f"preset from a cold cache: {wall:.0f} s ({wall / 60:.1f} min) against a budget of {budget:.0f} s "
       f"({wall / budget:.2f}x), {len(cases)} cases, {len(failed)} failed; CPU {user + system:.0f} s")

@@ -5,7 +5,9 @@
 //! hash walk only its data, as `SEEK_DATA`/`SEEK_HOLE` find it. A copy is a
 //! reflink (`FICLONE`) where the file system can share blocks, else a
 //! sparse copy (`copy_file_range` per data region, the length set last),
-//! so a hole stays a hole. The content hash treats a hole and a block of
+//! so a hole stays a hole. An image a loop device will read with direct
+//! I/O is written with direct I/O: it leaves no dirty copy in the page
+//! cache to flush before the case (nor clean pages to drop when it goes). The content hash treats a hole and a block of
 //! zeros alike, so a copy hashes as its source whatever the copy kept
 //! sparse.
 
@@ -92,7 +94,8 @@ pub fn copy_image(src: &File, dst: &File, keep_dio_align: bool) -> io::Result<Co
         // No block sharing here (ext4), across file systems, or not a
         // file the file system can share.
         Err(Errno::OPNOTSUPP | Errno::XDEV | Errno::INVAL | Errno::NOTTY) => {
-            Ok(Copied::Sparse { data_bytes: sparse_copy(src, dst, Transfer::InKernel)? })
+            let how = if keep_dio_align { Transfer::Direct } else { Transfer::InKernel };
+            Ok(Copied::Sparse { data_bytes: sparse_copy(src, dst, how)? })
         }
         Err(e) => Err(e.into()),
     }
@@ -106,7 +109,13 @@ enum Transfer {
     InKernel,
     /// `pread`/`pwrite` through a buffer: never shares a block.
     ReadWrite,
+    /// As `ReadWrite`, the writes with `O_DIRECT` (buffered where the file
+    /// system refuses it, and for a tail not a multiple of its alignment).
+    Direct,
 }
+
+/// Bytes moved per read and write of a copy through memory.
+const COPY_CHUNK: usize = 8 << 20;
 
 /// The file's direct-I/O offset alignment (`STATX_DIOALIGN`); 0 when the
 /// kernel or file system does not say.
@@ -120,42 +129,133 @@ fn dio_align(file: &File) -> u32 {
 
 /// Copy `src`'s data regions into `dst` at the same offsets, `how`, then
 /// set `dst`'s length; the bytes of data copied.
-fn sparse_copy(src: &File, dst: &File, mut how: Transfer) -> io::Result<u64> {
+fn sparse_copy(src: &File, dst: &File, how: Transfer) -> io::Result<u64> {
     let len = src.metadata()?.len();
     let regions = data_regions(src)?;
-    let mut buf = vec![0u8; if how == Transfer::ReadWrite { 1 << 20 } else { 0 }];
-    for &(start, end) in &regions {
+    // Direct writes where the file's alignment is one the chunks keep.
+    let direct = how == Transfer::Direct && (1..=ALIGN as u32).contains(&dio_align(dst)) && set_direct(dst, true);
+    let how = if how == Transfer::Direct && !direct { Transfer::ReadWrite } else { how };
+    let copied = copy_regions(src, dst, &regions, how);
+    if direct {
+        set_direct(dst, false);
+    }
+    copied?;
+    dst.set_len(len)?;
+    Ok(region_bytes(&regions))
+}
+
+/// Turn `O_DIRECT` on or off for `file`; whether that was done.
+fn set_direct(file: &File, on: bool) -> bool {
+    let Ok(flags) = rustix::fs::fcntl_getfl(file) else { return false };
+    let flags = if on { flags | OFlags::DIRECT } else { flags - OFlags::DIRECT };
+    rustix::fs::fcntl_setfl(file, flags).is_ok()
+}
+
+/// Move each of `regions` from `src` to `dst` at the same offsets.
+fn copy_regions(src: &File, dst: &File, regions: &[(u64, u64)], how: Transfer) -> io::Result<()> {
+    if how != Transfer::InKernel {
+        return copy_through_memory(src, dst, regions, how);
+    }
+    for (i, &(start, end)) in regions.iter().enumerate() {
         let (mut from, mut to) = (start, start);
         while from < end {
             let want = usize::try_from(end - from).unwrap_or(usize::MAX).min(1 << 30);
-            let n = match how {
-                Transfer::InKernel => match rustix::fs::copy_file_range(src, Some(&mut from), dst, Some(&mut to), want) {
-                    Ok(n) => n,
-                    // Across file systems (a cache folder on another one
-                    // than the scratch folder) the kernel does not copy:
-                    // through memory then, from where it stopped.
-                    Err(Errno::XDEV | Errno::OPNOTSUPP | Errno::INVAL | Errno::NOSYS) => {
-                        how = Transfer::ReadWrite;
-                        buf.resize(1 << 20, 0);
-                        continue;
-                    }
-                    Err(e) => return Err(e.into()),
-                },
-                Transfer::ReadWrite => {
-                    let chunk = &mut buf[..want.min(1 << 20)];
-                    let n = src.read_at(chunk, from)?;
-                    dst.write_all_at(&chunk[..n], to)?;
-                    (from, to) = (from + n as u64, to + n as u64);
-                    n
+            match rustix::fs::copy_file_range(src, Some(&mut from), dst, Some(&mut to), want) {
+                Ok(0) => return Err(shrank()),
+                Ok(_) => {}
+                // Across file systems (a cache folder on another one than
+                // the scratch folder) the kernel does not copy: through
+                // memory then, from where it stopped.
+                Err(Errno::XDEV | Errno::OPNOTSUPP | Errno::INVAL | Errno::NOSYS) => {
+                    let rest: Vec<(u64, u64)> = std::iter::once((from, end)).chain(regions[i + 1..].iter().copied()).collect();
+                    return copy_through_memory(src, dst, &rest, Transfer::ReadWrite);
                 }
-            };
-            if n == 0 {
-                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the source image shrank while it was copied"));
+                Err(e) => return Err(e.into()),
             }
         }
     }
-    dst.set_len(len)?;
-    Ok(region_bytes(&regions))
+    Ok(())
+}
+
+/// The error of a source shorter than its data regions said.
+fn shrank() -> io::Error {
+    io::Error::new(io::ErrorKind::UnexpectedEof, "the source image shrank while it was copied")
+}
+
+/// Copy `regions` through memory in chunks of [`COPY_CHUNK`]: a second
+/// thread reads the next chunks while this one writes (`how`: buffered,
+/// or direct where it can be).
+fn copy_through_memory(src: &File, dst: &File, regions: &[(u64, u64)], mut how: Transfer) -> io::Result<()> {
+    use std::sync::mpsc::sync_channel;
+    let chunks: Vec<(u64, usize)> = regions
+        .iter()
+        .flat_map(|&(start, end)| {
+            (start..end).step_by(COPY_CHUNK).map(move |at| (at, (end - at).min(COPY_CHUNK as u64) as usize))
+        })
+        .collect();
+    std::thread::scope(|scope| {
+        let (full, filled) = sync_channel::<io::Result<(u64, usize, AlignedBuf)>>(2);
+        let (give_back, empty) = sync_channel::<AlignedBuf>(3);
+        for _ in 0..3 {
+            give_back.send(AlignedBuf::zeroed(COPY_CHUNK)).expect("room for every buffer");
+        }
+        let count = chunks.len();
+        scope.spawn(move || {
+            for (at, want) in chunks {
+                // The writer stopped (a write failed): nothing more to read.
+                let Ok(mut buf) = empty.recv() else { return };
+                let read = match read_full(src, &mut buf.as_mut_slice()[..want], at) {
+                    Ok(n) if n == want => Ok((at, n, buf)),
+                    Ok(_) => Err(shrank()),
+                    Err(e) => Err(e),
+                };
+                let failed = read.is_err();
+                if full.send(read).is_err() || failed {
+                    return;
+                }
+            }
+        });
+        for _ in 0..count {
+            let (at, n, buf) = filled.recv().map_err(|_| io::Error::other("the thread reading the image stopped"))??;
+            write_chunk(dst, &buf.as_slice()[..n], at, &mut how)?;
+            // The reader may be done and gone: the buffer is not needed.
+            let _ = give_back.send(buf);
+        }
+        Ok(())
+    })
+}
+
+/// Write `chunk` at `at`; with `Transfer::Direct`, its aligned part with
+/// `O_DIRECT` and a tail off the alignment (the file's last bytes)
+/// buffered, from which on `how` is buffered.
+fn write_chunk(dst: &File, chunk: &[u8], at: u64, how: &mut Transfer) -> io::Result<()> {
+    let mut done = 0;
+    if *how == Transfer::Direct {
+        let head = if at % ALIGN as u64 == 0 { chunk.len() - chunk.len() % ALIGN } else { 0 };
+        match dst.write_all_at(&chunk[..head], at) {
+            Ok(()) => done = head,
+            // Refused direct after all: buffered then.
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
+            Err(e) => return Err(e),
+        }
+        if done < chunk.len() {
+            set_direct(dst, false);
+            *how = Transfer::ReadWrite;
+        }
+    }
+    dst.write_all_at(&chunk[done..], at + done as u64)
+}
+
+/// Read into all of `buf` from `offset`, short only at the end of `file`.
+fn read_full(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match file.read_at(&mut buf[got..], offset + got as u64)? {
+            0 => break,
+            n => got += n,
+        }
+    }
+    Ok(got)
 }
 
 /// The content hash of an image, as lowercase hex: SHA-256 over the
@@ -369,6 +469,37 @@ mod tests {
         assert_eq!(std::fs::read(dir.path().join("src")).unwrap(), std::fs::read(dir.path().join("dst")).unwrap());
         assert_eq!(data, region_bytes(&data_regions(&src).unwrap()));
         assert_eq!(region_bytes(&data_regions(&dst).unwrap()), data);
+    }
+
+    /// An image for a loop device is written with direct I/O: the same
+    /// bytes, to an end off the alignment, holes kept, the descriptor
+    /// buffered again after, and none of the copy left in the page cache
+    /// but the tail written past the last aligned block.
+    #[test]
+    fn a_copy_written_direct_is_byte_identical_to_an_unaligned_end_and_leaves_no_cached_copy() {
+        let dir = tmp();
+        let (src_path, dst_path) = (dir.path().join("src"), dir.path().join("dst"));
+        let src = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&src_path).unwrap();
+        let bytes: Vec<u8> = (0..12u32 << 20).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        src.write_all_at(&bytes, 0).unwrap();
+        src.write_all_at(&bytes[..(2 << 20) + 100], 18 << 20).unwrap();
+        let dst = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&dst_path).unwrap();
+        let data = sparse_copy(&src, &dst, Transfer::Direct).unwrap();
+        assert_eq!(std::fs::read(&src_path).unwrap(), std::fs::read(&dst_path).unwrap());
+        assert_eq!(region_bytes(&data_regions(&dst).unwrap()), data);
+        assert!(data < 15 << 20, "the hole between was copied: {data}");
+        assert!(!rustix::fs::fcntl_getfl(&dst).unwrap().contains(OFlags::DIRECT));
+        // A second copy, asked about before anything reads it: of its
+        // pages, only the tail's (written buffered) may be cached.
+        let dst2 = dir.path().join("dst2");
+        let fresh = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&dst2).unwrap();
+        sparse_copy(&src, &fresh, Transfer::Direct).unwrap();
+        let Ok(out) = std::process::Command::new("fincore").args(["--bytes", "--noheadings", "--output", "RES"]).arg(&dst2).output()
+        else {
+            return;
+        };
+        let resident: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        assert!(resident <= 8192, "{resident} bytes of the copy are in the page cache: it was not written direct");
     }
 
     /// The hash's definition written out plainly, over the whole file's
