@@ -7,9 +7,9 @@
 //! sparse copy (`copy_file_range` per data region, the length set last),
 //! so a hole stays a hole. An image a loop device will read with direct
 //! I/O is written with direct I/O: it leaves no dirty copy in the page
-//! cache to flush before the case (nor clean pages to drop when it goes). The content hash treats a hole and a block of
-//! zeros alike, so a copy hashes as its source whatever the copy kept
-//! sparse.
+//! cache to flush before the case (nor clean pages to drop when it goes).
+//! The content hash treats a hole and a block of zeros alike, so a copy
+//! hashes as its source whatever the copy kept sparse.
 
 use std::fs::File;
 use std::io;
@@ -20,7 +20,8 @@ use rustix::fs::{Mode, OFlags, SeekFrom};
 use rustix::io::Errno;
 use sha2::{Digest, Sha256};
 
-use crate::sys::aligned::{ALIGN, AlignedBuf};
+use super::read_ahead::{read_ahead, shrank};
+use crate::sys::aligned::ALIGN;
 
 /// The block the content hash works in: 1 MiB.
 pub const HASH_BLOCK: u64 = 1 << 20;
@@ -177,52 +178,17 @@ fn copy_regions(src: &File, dst: &File, regions: &[(u64, u64)], how: Transfer) -
     Ok(())
 }
 
-/// The error of a source shorter than its data regions said.
-fn shrank() -> io::Error {
-    io::Error::new(io::ErrorKind::UnexpectedEof, "the source image shrank while it was copied")
-}
-
-/// Copy `regions` through memory in chunks of [`COPY_CHUNK`]: a second
-/// thread reads the next chunks while this one writes (`how`: buffered,
-/// or direct where it can be).
+/// Copy `regions` through memory in chunks of [`COPY_CHUNK`], read a
+/// chunk ahead on a thread of their own (`how`: buffered, or direct where
+/// it can be).
 fn copy_through_memory(src: &File, dst: &File, regions: &[(u64, u64)], mut how: Transfer) -> io::Result<()> {
-    use std::sync::mpsc::sync_channel;
     let chunks: Vec<(u64, usize)> = regions
         .iter()
         .flat_map(|&(start, end)| {
             (start..end).step_by(COPY_CHUNK).map(move |at| (at, (end - at).min(COPY_CHUNK as u64) as usize))
         })
         .collect();
-    std::thread::scope(|scope| {
-        let (full, filled) = sync_channel::<io::Result<(u64, usize, AlignedBuf)>>(2);
-        let (give_back, empty) = sync_channel::<AlignedBuf>(3);
-        for _ in 0..3 {
-            give_back.send(AlignedBuf::zeroed(COPY_CHUNK)).expect("room for every buffer");
-        }
-        let count = chunks.len();
-        scope.spawn(move || {
-            for (at, want) in chunks {
-                // The writer stopped (a write failed): nothing more to read.
-                let Ok(mut buf) = empty.recv() else { return };
-                let read = match read_full(src, &mut buf.as_mut_slice()[..want], at) {
-                    Ok(n) if n == want => Ok((at, n, buf)),
-                    Ok(_) => Err(shrank()),
-                    Err(e) => Err(e),
-                };
-                let failed = read.is_err();
-                if full.send(read).is_err() || failed {
-                    return;
-                }
-            }
-        });
-        for _ in 0..count {
-            let (at, n, buf) = filled.recv().map_err(|_| io::Error::other("the thread reading the image stopped"))??;
-            write_chunk(dst, &buf.as_slice()[..n], at, &mut how)?;
-            // The reader may be done and gone: the buffer is not needed.
-            let _ = give_back.send(buf);
-        }
-        Ok(())
-    })
+    read_ahead(src, None, &chunks, 1, |at, chunk| write_chunk(dst, chunk, at, &mut how))
 }
 
 /// Write `chunk` at `at`; with `Transfer::Direct`, its aligned part with
@@ -244,18 +210,6 @@ fn write_chunk(dst: &File, chunk: &[u8], at: u64, how: &mut Transfer) -> io::Res
         }
     }
     dst.write_all_at(&chunk[done..], at + done as u64)
-}
-
-/// Read into all of `buf` from `offset`, short only at the end of `file`.
-fn read_full(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match file.read_at(&mut buf[got..], offset + got as u64)? {
-            0 => break,
-            n => got += n,
-        }
-    }
-    Ok(got)
 }
 
 /// The content hash of an image, as lowercase hex: SHA-256 over the
@@ -295,60 +249,31 @@ const READERS: usize = 2;
 type Run = (u64, u64);
 
 /// [`content_hash`] read from `file`, or from `direct` (the same file
-/// opened `O_DIRECT`) while it answers. Reading is done by [`READERS`]
-/// threads of their own, taking the runs of blocks in turn, so the disk and
-/// the hash work at once; the hash takes the runs in order, and buffers go
-/// back to the thread that read them.
+/// opened `O_DIRECT`) while it answers, by [`READERS`] threads of their own
+/// taking the runs of blocks in turn, so the disk and the hash work at
+/// once; the hash takes the runs in order.
 fn hash_blocks(file: &File, direct: Option<&File>) -> io::Result<(String, u64)> {
-    use std::sync::mpsc::sync_channel;
     let len = file.metadata()?.len();
     let regions = data_regions(file)?;
-    let runs = block_runs(&regions, len);
+    let runs: Vec<(u64, usize)> = block_runs(&regions, len)
+        .into_iter()
+        .map(|(first, count)| {
+            let start = first * HASH_BLOCK;
+            (start, (((first + count) * HASH_BLOCK).min(len) - start) as usize)
+        })
+        .collect();
     let mut hasher = Sha256::new();
     hasher.update(len.to_le_bytes());
-    let longest = runs.iter().map(|&(_, count)| count).max().unwrap_or(0);
-    std::thread::scope(|scope| {
-        let mut readers = Vec::new();
-        for first_run in 0..READERS.min(runs.len()) {
-            let (full, filled) = sync_channel::<io::Result<(Run, AlignedBuf)>>(2);
-            let (give_back, empty) = sync_channel::<AlignedBuf>(2);
-            for _ in 0..2 {
-                give_back.send(AlignedBuf::zeroed((longest * HASH_BLOCK) as usize)).expect("room for both buffers");
+    read_ahead(file, direct, &runs, READERS, |start, bytes| {
+        let first = start / HASH_BLOCK;
+        // 1 MiB blocks, the file's last one shorter.
+        for (index, block) in (first..).zip(bytes.chunks(HASH_BLOCK as usize)) {
+            if !all_zero(block) {
+                hasher.update(index.to_le_bytes());
+                hasher.update(block);
             }
-            readers.push((filled, give_back));
-            let mine = runs.iter().skip(first_run).step_by(READERS);
-            scope.spawn(move || {
-                let mut direct = direct;
-                for &(first, count) in mine {
-                    // The hash stopped (a read failed): nothing more to read.
-                    let Ok(mut buf) = empty.recv() else { return };
-                    let start = first * HASH_BLOCK;
-                    let want = ((first + count) * HASH_BLOCK).min(len) - start;
-                    let read = read_run(file, &mut direct, buf.as_mut_slice(), want as usize, start);
-                    let failed = read.is_err();
-                    if full.send(read.map(|()| ((first, count), buf))).is_err() || failed {
-                        return;
-                    }
-                }
-            });
         }
-        for turn in 0..runs.len() {
-            let (filled, give_back) = &readers[turn % READERS];
-            let read = filled.recv().map_err(|_| io::Error::other("a thread reading the image stopped"))?;
-            let ((first, count), buf) = read?;
-            for index in first..first + count {
-                let at = ((index - first) * HASH_BLOCK) as usize;
-                let size = HASH_BLOCK.min(len - index * HASH_BLOCK) as usize;
-                let block = &buf.as_slice()[at..at + size];
-                if !all_zero(block) {
-                    hasher.update(index.to_le_bytes());
-                    hasher.update(block);
-                }
-            }
-            // Its reader may be done and gone: the buffer is not needed.
-            let _ = give_back.send(buf);
-        }
-        Ok::<(), io::Error>(())
+        Ok(())
     })?;
     Ok((hex(&hasher.finalize()), region_bytes(&regions)))
 }
@@ -374,34 +299,6 @@ fn block_runs(regions: &[(u64, u64)], len: u64) -> Vec<Run> {
     runs
 }
 
-/// Fill the first `want` bytes of `buf` (aligned, a whole number of
-/// pages long) from `file` at `offset`: through `direct` while it works (a
-/// direct read the file system refuses, EINVAL, drops it for good), else
-/// through the page cache. A file that ends early is an error.
-fn read_run(file: &File, direct: &mut Option<&File>, buf: &mut [u8], want: usize, offset: u64) -> io::Result<()> {
-    let capacity = buf.len();
-    let mut done = 0;
-    while done < want {
-        let at = offset + done as u64;
-        let n = match *direct {
-            // Whole pages are asked for; the file's end makes the read short.
-            Some(d) => match d.read_at(&mut buf[done..(done + (want - done).next_multiple_of(ALIGN)).min(capacity)], at) {
-                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
-                    *direct = None;
-                    continue;
-                }
-                other => other?,
-            },
-            None => file.read_at(&mut buf[done..want], at)?,
-        };
-        if n == 0 {
-            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the image shrank while it was hashed"));
-        }
-        done += n;
-    }
-    Ok(())
-}
-
 /// Whether every byte is zero: compared a page at a time with a page of
 /// zeros (`memcmp`, fast in debug builds too), stopping at the first page
 /// with data.
@@ -419,7 +316,6 @@ pub fn hex(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
 
     fn tmp() -> tempfile::TempDir {
         tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap()
@@ -544,23 +440,6 @@ mod tests {
             assert_eq!(content_hash(file).unwrap(), (want.clone(), data), "{name}");
             assert_eq!(content_hash_from_disk(file).unwrap(), (want, data), "{name}, read with O_DIRECT");
         }
-    }
-
-    #[test]
-    fn a_file_shorter_than_its_runs_is_an_error_read_either_way() {
-        let dir = tmp();
-        let path = dir.path().join("short");
-        std::fs::write(&path, vec![3u8; 5000]).unwrap();
-        let file = File::open(&path).unwrap();
-        let direct = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(&path).unwrap();
-        let mut buf = AlignedBuf::zeroed(2 * HASH_BLOCK as usize);
-        for mut how in [None, Some(&direct)] {
-            let e = read_run(&file, &mut how, buf.as_mut_slice(), 9000, 0).unwrap_err();
-            assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{e}");
-            assert!(e.to_string().contains("shrank"), "{e}");
-        }
-        read_run(&file, &mut Some(&direct), buf.as_mut_slice(), 5000, 0).unwrap();
-        assert!(buf.as_slice()[..5000].iter().all(|&b| b == 3));
     }
 
     #[test]

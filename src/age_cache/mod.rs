@@ -22,6 +22,7 @@
 
 pub mod image_copy;
 pub mod key_lock;
+mod read_ahead;
 
 use std::collections::BTreeMap;
 use std::fs::File;

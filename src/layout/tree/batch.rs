@@ -5,10 +5,10 @@
 //! at once whether it is still a regular file, on which device, and its
 //! size; nothing reads the size twice. Its open and close go with the
 //! batch's others, one system call for each (`sys::uring`), where the
-//! kernel allows it; elsewhere they are the plain calls. The inode-flags ioctl that tells an ext4 block-mapped file from
-//! an extent-mapped one is skipped when FIEMAP already said (ext4 marks a
-//! block-mapped file's extents merged) or when both give the same
-//! perfection.
+//! kernel allows it; elsewhere they are the plain calls. The inode-flags
+//! ioctl that tells an ext4 block-mapped file from an extent-mapped one is
+//! skipped when FIEMAP already said (ext4 marks a block-mapped file's
+//! extents merged) or when both give the same perfection.
 
 use std::cell::RefCell;
 use std::os::fd::{AsFd, OwnedFd};
