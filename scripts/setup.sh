@@ -12,8 +12,10 @@
 # guest's initramfs has no C library, so busybox-static), xz and zstd to
 # unpack a guest kernel, and apt's package lists when they lack Debian's 6.1
 # kernel (the guest tests fetch it). Packages go in through
-# scripts/apt-install.sh, which never removes or downgrades one the machine
-# has. Needs root to install; does nothing when all is present.
+# scripts/apt-install.sh, which waits for apt's lock and never removes or
+# downgrades a package the machine has: a package that would is taken from
+# the release the kept one came from (QEMU from bookworm-backports beside
+# its qemu-utils), adding that release to apt's sources if need be. Needs root to install; does nothing when all is present.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -59,8 +61,7 @@ if [ ${#need[@]} -gt 0 ]; then
         echo "setup: missing packages: ${need[*]}; run as root (or: sudo apt-get install --no-remove ${need[*]})" >&2
         exit 3
     fi
-    apt-get update -qq
-    bash apt-install.sh "${need[@]}"
+    bash apt-install.sh --update "${need[@]}"
 fi
 
 # The guest tests fetch Debian's 6.1 kernel once (scripts/debian-kernel.sh), which needs apt's
@@ -68,7 +69,7 @@ fi
 if $tests && [ "$(id -u)" -eq 0 ] && ! [ -e /var/cache/fslab/debian-kernel/current ] \
     && [ -z "$(apt-cache search --names-only '^linux-image-6\.1\.0-[0-9]+-amd64$' 2>/dev/null)" ]; then
     echo "setup: apt knows no linux-image-6.1.0-N-amd64 package: apt-get update" >&2
-    apt-get update -qq
+    bash apt-install.sh --update
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then

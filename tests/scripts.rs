@@ -1,9 +1,7 @@
 //! The project's own scripts: `scripts/test.sh` accounts for a red run
 //! (its total and its leftover check, then a failing exit) instead of
-//! stopping at the first failing test binary; the package installer never
-//! removes or downgrades a package the machine has, checked against apt's
-//! own plan of a machine whose newer `qemu-utils` the distribution's QEMU
-//! breaks; the Slurm script keeps its key and pids only in root's own
+//! stopping at the first failing test binary (the package installer's
+//! tests are in `apt_install.rs`); the Slurm script keeps its key and pids only in root's own
 //! folder; the fidelity benchmark runs only the pairs it is asked for and
 //! shows each cost beside its budget.
 
@@ -115,85 +113,6 @@ fn the_leftover_check_blames_only_what_appeared_during_the_tests() {
     assert!(said.contains("tests left resources behind") && said.contains(&during), "{said}");
     assert!(!said.contains(&before.path().display().to_string()), "blamed what was there before:\n{said}");
     assert!(!out.status.success(), "{:?}\n{said}", out.status);
-}
-
-/// apt pointed (`APT_CONFIG`) at a copy of this machine's package state in
-/// which QEMU is not installed but a newer `qemu-utils` is, one that
-/// breaks the distribution's `qemu-system-common`, as the backports'
-/// 10.0 did the distribution's 7.2: apt's plan for installing
-/// `qemu-system-x86` then removes it. dpkg is `/bin/false` and the caches
-/// are the test's, so nothing here can change the machine.
-fn apt_with_a_newer_qemu_utils(dir: &Path) -> PathBuf {
-    const QEMU: [&str; 5] = ["qemu-system-x86", "qemu-system-common", "qemu-system-data", "qemu-system-gui", "qemu-utils"];
-    let status = std::fs::read_to_string("/var/lib/dpkg/status").unwrap();
-    let mut kept: Vec<&str> = status
-        .split("\n\n")
-        .filter(|stanza| !QEMU.iter().any(|p| stanza.trim_start().starts_with(&format!("Package: {p}\n"))))
-        .collect();
-    const NEWER: &str = "1:10.0.2+ds-2+deb13u1~bpo12+1";
-    let utils = format!(
-        "Package: qemu-utils\nStatus: install ok installed\nPriority: optional\nSection: otherosfs\n\
-         Maintainer: Debian QEMU Team <pkg-qemu-devel@lists.alioth.debian.org>\nArchitecture: amd64\nSource: qemu\n\
-         Version: {NEWER}\nBreaks: qemu-system-common (<< {NEWER})\nDescription: QEMU utilities, newer than the distribution's\n"
-    );
-    kept.push(&utils);
-    std::fs::write(dir.join("status"), kept.join("\n\n") + "\n").unwrap();
-    std::fs::create_dir_all(dir.join("cache/archives/partial")).unwrap();
-    let config = dir.join("apt.conf");
-    let d = dir.display();
-    std::fs::write(
-        &config,
-        format!(
-            "Dir::State::status \"{d}/status\";\nDir::Bin::dpkg \"/bin/false\";\nDir::Cache \"{d}/cache\";\n\
-             Dir::Cache::pkgcache \"\";\nDir::Cache::srcpkgcache \"\";\nDir::Log \"{d}\";\nDebug::NoLocking \"true\";\n"
-        ),
-    )
-    .unwrap();
-    config
-}
-
-#[test]
-fn packages_the_machine_has_are_never_removed_to_install_others() {
-    let policy = common::run("apt-cache", &["policy", "qemu-system-x86"]);
-    if !policy.contains("Candidate: 1:") {
-        eprintln!("skipping: apt knows no qemu-system-x86 here (apt-get update)");
-        return;
-    }
-    let dir = open_folder();
-    let config = apt_with_a_newer_qemu_utils(dir.path());
-    // apt's own plan removes it...
-    let plan = Command::new("apt-get").args(["-s", "install", "--no-install-recommends", "qemu-system-x86"]).env("APT_CONFIG", &config).output().unwrap();
-    assert!(text(&plan).contains("Remv qemu-utils [1:10.0.2"), "the test's machine is not as meant:\n{}", text(&plan));
-    // ...which the installer refuses, naming it, before installing anything.
-    let out = Command::new("bash").arg(scripts().join("apt-install.sh")).arg("qemu-system-x86").env("APT_CONFIG", &config).output().unwrap();
-    let said = text(&out);
-    assert_eq!(out.status.code(), Some(3), "{said}");
-    assert!(said.contains("remove qemu-utils [1:10.0.2+ds-2+deb13u1~bpo12+1]"), "{said}");
-    assert!(said.contains("nothing was installed") && !said.contains("setup: installing"), "{said}");
-}
-
-#[test]
-fn a_plan_that_downgrades_is_refused_and_one_that_only_adds_installs_without_removing() {
-    let dir = open_folder();
-    let bin = dir.path().join("bin");
-    std::fs::create_dir(&bin).unwrap();
-    let (plan, called) = (dir.path().join("plan"), dir.path().join("called"));
-    script(&bin.join("apt-get"), &format!("#!/bin/sh\nif [ \"$1\" = -s ]; then cat {}; exit 0; fi\necho \"$@\" > {}\n", plan.display(), called.display()));
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
-    let install = |planned: &str| {
-        std::fs::write(&plan, planned).unwrap();
-        let _ = std::fs::remove_file(&called);
-        let out = Command::new("bash").arg(scripts().join("apt-install.sh")).arg("newpkg").env("PATH", &path).output().unwrap();
-        (out.status.code(), text(&out), std::fs::read_to_string(&called).ok())
-    };
-    let (code, said, ran) = install("Inst libfoo [2.0-1] (1.0-1 Debian:12/stable [amd64])\nInst newpkg (3.0 Debian:12/stable [amd64])\n");
-    assert_eq!(code, Some(3), "{said}");
-    assert!(said.contains("downgrade libfoo 2.0-1 -> 1.0-1"), "{said}");
-    assert_eq!(ran, None, "installed anyway: {said}");
-    let (code, said, ran) = install("Inst libfoo [1.0-1] (1.1-1 Debian:12/stable [amd64])\nInst newpkg (3.0 Debian:12/stable [amd64])\n");
-    assert_eq!(code, Some(0), "{said}");
-    let ran = ran.unwrap_or_else(|| panic!("not installed: {said}"));
-    assert!(ran.contains("--no-remove") && ran.trim_end().ends_with("newpkg"), "{ran}");
 }
 
 #[test]
