@@ -149,6 +149,9 @@ struct State {
     /// from a wait for a lock before it.
     first_case: Option<Instant>,
     current: Option<Current>,
+    /// Each planned case's time limit in seconds, in order (0: none): a
+    /// case that runs for a set time takes that long whatever the pace.
+    limits: Vec<f64>,
 }
 
 impl State {
@@ -162,11 +165,18 @@ impl State {
         format!("[{number}/{}] {} ", self.planned.max(number), clock(now - self.started))
     }
 
-    /// Seconds the cases not yet measured should take, at the pace so far.
+    /// Seconds the cases not yet measured should take: each its time
+    /// limit, if it has one, plus the time the cases so far took beyond
+    /// theirs, on average.
     fn left(&self, now: Instant) -> Option<f64> {
         let first = self.first_case?;
-        let left = self.planned.saturating_sub(self.done);
-        (self.done > 0).then(|| (now - first).as_secs_f64() / self.done as f64 * left as f64)
+        if self.done == 0 {
+            return None;
+        }
+        let limit = |i: usize| self.limits.get(i).copied().unwrap_or(0.0);
+        let limited: f64 = (0..self.done).map(limit).sum();
+        let beyond = ((now - first).as_secs_f64() - limited).max(0.0) / self.done as f64;
+        Some((self.done..self.planned.max(self.done)).map(|i| beyond + limit(i)).sum())
     }
 
     /// The line and event a case running quietly for [`QUIET`] is due, if
@@ -218,7 +228,7 @@ impl Progress {
         let mode = mode.resolved();
         let now = Instant::now();
         *saying() = Some(Saying { mode, bar: None, last: now });
-        let state = State { mode, planned, done: 0, failed: 0, started: now, first_case: None, current: None };
+        let state = State { mode, planned, done: 0, failed: 0, started: now, first_case: None, current: None, limits: Vec::new() };
         let state = Arc::new(Mutex::new(state));
         let ticker = matches!(mode, Mode::Lines | Mode::Json).then(|| tick(state.clone()));
         Progress { state, bar: None, ticker }
@@ -283,6 +293,7 @@ impl Progress {
         };
         say(state.case_mode(), line, event);
         if let Some(bar) = &self.bar {
+            bar.set_prefix(left.filter(|s| *s > 0.0).map(|s| format!(", about {} left", estimate(s))).unwrap_or_default());
             bar.inc(1);
         }
     }
@@ -308,6 +319,13 @@ impl Progress {
         if let Some(bar) = &self.bar {
             bar.set_length(planned as u64);
         }
+    }
+
+    /// The planned cases' time limits, in order (`None`: the case runs
+    /// until its work is done): what the estimate of the time left counts
+    /// them at.
+    pub fn set_limits(&self, limits: impl IntoIterator<Item = Option<Duration>>) {
+        lock(&self.state).limits = limits.into_iter().map(|l| l.map_or(0.0, |d| d.as_secs_f64())).collect();
     }
 
     /// The run `run` ended (`complete`: every case planned was measured,
@@ -375,11 +393,12 @@ fn tick(state: Arc<Mutex<State>>) -> (Sender<()>, JoinHandle<()>) {
     (stop, thread)
 }
 
-/// The bar: `⠁ [3/121] mmap-fill on xfs@120M: running (41s, about 8m left)`.
+/// The bar: `⠁ [3/121] mmap-fill on xfs@120M: running (41s, about 8 min left)`,
+/// the estimate [`State::left`]'s, set as each case ends.
 fn bar(planned: usize) -> ProgressBar {
     let bar = ProgressBar::new(planned as u64);
     bar.set_style(
-        ProgressStyle::with_template("{spinner} [{pos}/{len}] {msg} ({elapsed}, about {eta} left)")
+        ProgressStyle::with_template("{spinner} [{pos}/{len}] {msg} ({elapsed}{prefix})")
             .unwrap_or_else(|_| ProgressStyle::default_spinner()),
     );
     bar.enable_steady_tick(Duration::from_millis(200));
@@ -448,7 +467,7 @@ mod tests {
         let now = Instant::now();
         let ago = |s: u64| now.checked_sub(Duration::from_secs(s)).unwrap_or(now);
         let current = Current { name: name(), number: 3, started: ago(125), phase: "aging (once: the image is cached)".into() };
-        let state = State { mode: Mode::Lines, planned: 121, done: 2, failed: 0, started: ago(170), first_case: Some(ago(160)), current: Some(current) };
+        let state = State { mode: Mode::Lines, planned: 121, done: 2, failed: 0, started: ago(170), first_case: Some(ago(160)), current: Some(current), limits: Vec::new() };
         assert!(state.running(ago(59), now).is_none(), "said 59 s ago");
         let (line, event) = state.running(ago(61), now).expect("due after a quiet minute");
         if now.checked_sub(Duration::from_secs(170)).is_some() {
@@ -461,5 +480,23 @@ mod tests {
         assert!((left - 9520.0).abs() < 1.0, "{left}");
         let idle = State { current: None, ..state };
         assert!(idle.running(ago(600), now).is_none(), "no case, no line");
+    }
+
+    #[test]
+    fn cases_with_a_time_limit_are_counted_at_their_limit() {
+        // Two quick cases took 4 s; five 20-second streams are still to
+        // come: about 5 x (2 + 20) s, not 5 x 2 s.
+        let now = Instant::now();
+        let Some(first) = now.checked_sub(Duration::from_secs(4)) else { return };
+        let mut limits = vec![0.0, 0.0];
+        limits.extend([20.0; 5]);
+        let state = State { mode: Mode::Lines, planned: 7, done: 2, failed: 0, started: first, first_case: Some(first), current: None, limits };
+        let left = state.left(now).unwrap();
+        assert!((left - 110.0).abs() < 0.5, "{left}");
+        // Once the streams ran, their limit is not counted as the pace.
+        let state = State { done: 6, ..state };
+        let Some(first) = now.checked_sub(Duration::from_secs(92)) else { return };
+        let left = State { first_case: Some(first), ..state }.left(now).unwrap();
+        assert!((left - 22.0).abs() < 0.5, "{left}");
     }
 }

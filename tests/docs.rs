@@ -324,3 +324,19 @@ fn the_rule_reads_commands_flags_and_where_an_invocation_ends() {
         vec![named(Some("runs"), &[]), named(Some("show"), &["--json"])]
     );
 }
+
+#[test]
+fn the_readme_stays_short_and_names_what_the_scripts_install() {
+    // The long form lives in docs/; the README is read whole.
+    let root = env!("CARGO_MANIFEST_DIR");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(lines < 400, "README.md has {lines} lines; move the long form into docs/");
+    // Every package setup.sh may install is named, in backticks or as QEMU.
+    let setup = std::fs::read_to_string(format!("{root}/scripts/setup.sh")).unwrap();
+    let packages: std::collections::BTreeSet<&str> =
+        setup.split("need+=(").skip(1).filter_map(|rest| rest.split(')').next()).collect();
+    assert!(packages.len() > 15, "only {packages:?} found in setup.sh: is the scan right?");
+    let missing: Vec<_> = packages.iter().filter(|p| !readme.contains(&format!("`{p}`"))).collect();
+    assert!(missing.is_empty(), "README.md does not name {missing:?}, which scripts/setup.sh installs");
+}

@@ -5,11 +5,15 @@
 /// `fslab --help`: the environment variables, with their defaults.
 pub const ENVIRONMENT: &str = "\
 Environment:
-  FSLAB_STORE      the store when --store is not given: an SQLite file or a postgres:// URL
-                   (unset or empty: /var/lib/fslab/fslab.db as root, $XDG_DATA_HOME/fslab/fslab.db
-                   or ~/.local/share/fslab/fslab.db otherwise)
-  FSLAB_STATE_DIR  where runs keep the ledgers of what they made, for `fslab cleanup`
-                   (default: /var/tmp/fslab/state as root, /var/tmp/fslab-UID/state otherwise)";
+  FSLAB_STORE      the store when --store is not given: an SQLite
+                   file or a postgres:// URL; unset or empty,
+                   /var/lib/fslab/fslab.db as root, else
+                   $XDG_DATA_HOME/fslab/fslab.db or
+                   ~/.local/share/fslab/fslab.db
+  FSLAB_STATE_DIR  where runs keep the ledgers of what they made,
+                   for `fslab cleanup`; by default
+                   /var/tmp/fslab/state as root, else
+                   /var/tmp/fslab-UID/state";
 
 /// `fslab run --help`.
 pub const RUN: &str = "\
@@ -43,3 +47,15 @@ pub const REPORT: &str = "\
 Examples:
   fslab report last -o report.html
   fslab report seeds --compare base -o seeds.html   # with the comparison against tag base";
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_environment_block_reads_at_80_columns() {
+        // It ends `fslab --help` and the man page, which man shows as it
+        // is, indented by 7 columns: at 80 columns a line has 73.
+        for line in super::ENVIRONMENT.lines() {
+            assert!(line.chars().count() <= 73, "{} columns: {line}", line.chars().count());
+        }
+    }
+}

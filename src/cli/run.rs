@@ -55,6 +55,7 @@ fn measure(args: &RunArgs, plan: &RunPlan, reference: Option<PlanRef>) -> Result
     let mut run = Run::start(plan.harness.clone(), super::exec::store(target), &target.tag, plan.cases.len(), target.progress, reference)?;
     // Each case's work, built once: what ages ahead reads, then what runs.
     let works: Vec<_> = plan.cases.iter().map(|case| plan.work(case)).collect();
+    run.set_limits(works.iter().map(|work| work.as_ref().ok().and_then(|w| w.time_limit())));
     let starts: Vec<crate::harness::CaseStart> = plan
         .cases
         .iter()

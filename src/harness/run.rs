@@ -100,6 +100,11 @@ impl Run {
         self.progress.set_planned(planned);
     }
 
+    /// The planned cases' time limits, in order ([`Progress::set_limits`]).
+    pub fn set_limits(&self, limits: impl IntoIterator<Item = Option<std::time::Duration>>) {
+        self.progress.set_limits(limits);
+    }
+
     /// Whether the user asked the run to stop: no more cases then.
     pub fn interrupted(&self) -> bool {
         crate::interrupt::pending().is_some()

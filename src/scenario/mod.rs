@@ -90,6 +90,12 @@ pub trait Work {
         None
     }
 
+    /// How long the work runs at most when it runs for a set time (a
+    /// stream of so many seconds), for estimating a run's time left.
+    fn time_limit(&self) -> Option<std::time::Duration> {
+        None
+    }
+
     /// The timeline interval the work needs to be judged, when finer than
     /// the run's `--interval`: a stream limited by time samples often
     /// enough that a disk fast enough to end it early by its byte limit

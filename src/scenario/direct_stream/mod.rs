@@ -393,6 +393,11 @@ impl Work for Stream {
         (self.seconds > 0).then(|| std::time::Duration::from_secs_f64((self.seconds as f64 / 40.0).clamp(0.1, 1.0)))
     }
 
+    /// Its `seconds`: the stream ends then, or sooner at its byte limit.
+    fn time_limit(&self) -> Option<std::time::Duration> {
+        (self.seconds > 0).then(|| std::time::Duration::from_secs(self.seconds))
+    }
+
     fn space_needed(&self) -> u64 {
         // Overwrite writes within the file it laid down: no more room.
         self.blocks * self.bs as u64
