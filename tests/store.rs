@@ -6,9 +6,9 @@
 mod common;
 
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{Lab, TestDatabase, root_or_skip};
+use common::{Lab, TestDatabase, Watched, root_or_skip};
 use serde_json::Value;
 
 /// `fslab SUBCOMMAND ARGS` in the lab, insisting on `code`; stdout.
@@ -80,32 +80,23 @@ fn a_killed_run_keeps_its_finished_cases_and_reads_back_incomplete() {
         return;
     }
     let lab = Lab::new();
-    let mut child = lab
-        .command()
-        .args(["run", "mmap-fill", "--fs", "ext4,xfs,btrfs", "--set", "size=16M", "--repeat", "8", "--scratch"])
-        .arg(lab.scratch())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start fslab run");
+    let mut c = lab.command();
+    c.args(["run", "mmap-fill", "--fs", "ext4,xfs,btrfs", "--set", "size=16M", "--repeat", "8", "--progress", "json", "--scratch"]);
+    let mut child = Watched::spawn(c.arg(lab.scratch()).stdout(Stdio::null()));
     let store = lab.store();
-    let started = Instant::now();
-    let stored = loop {
-        assert!(started.elapsed() < Duration::from_secs(120), "no case stored within two minutes");
+    let mut stored = 0;
+    child.until(Duration::from_secs(120), "no case stored within two minutes of work", || {
         std::thread::sleep(Duration::from_millis(200));
         if !store.exists() {
-            continue;
+            return false;
         }
         let out = lab.command().args(["runs", "--json"]).output().unwrap();
-        let Ok(runs) = serde_json::from_slice::<Value>(&out.stdout) else { continue };
-        let cases = runs["runs"][0]["cases"].as_u64().unwrap_or(0);
-        if cases >= 2 {
-            break cases;
-        }
-    };
+        let Ok(runs) = serde_json::from_slice::<Value>(&out.stdout) else { return false };
+        stored = runs["runs"][0]["cases"].as_u64().unwrap_or(0);
+        stored >= 2
+    });
     // SIGKILL: nothing of fslab's own runs after this, only what it stored.
-    child.kill().expect("kill the run we started");
-    child.wait().unwrap();
+    child.kill();
     lab_out(&lab, &["cleanup"], 0);
     lab.assert_nothing_left("after the killed run's cleanup");
 

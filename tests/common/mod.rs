@@ -10,11 +10,13 @@ pub mod browser;
 pub mod kernel;
 mod loop_device;
 pub mod sysctl;
+pub mod watch;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 pub use loop_device::LoopDevice;
+pub use watch::Watched;
 
 /// Run `fslab` with `args`; on an unexpected status, panic with the whole
 /// story (command, stdout, stderr).
