@@ -178,7 +178,7 @@ fn the_next_start_releases_what_a_killed_run_left() {
     assert!(!String::from_utf8_lossy(&out.stderr).contains("dead run"), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!common::mounts_under(&lab.scratch()).is_empty(), "map released a dead run's mount");
     // A command that makes targets is.
-    let work = tempfile::Builder::new().prefix("fslab-test-next-start-").tempdir_in("/var/tmp").unwrap();
+    let work = common::temp::dir("next-start");
     let out = lab.command().arg("exec").arg("--dir").arg(work.path()).args(["--no-store", "--", "true"]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("dead run"), "{}", String::from_utf8_lossy(&out.stderr));
     lab.assert_nothing_left("after the next start");
@@ -211,7 +211,7 @@ fn dead_ledger(state: &std::path::Path, made: &std::path::Path) -> std::path::Pa
 
 #[test]
 fn reading_commands_leave_dead_runs_alone_and_cleanup_releases_them() {
-    let dir = tempfile::Builder::new().prefix("fslab-test-dead-ledger-").tempdir_in("/var/tmp").unwrap();
+    let dir = common::temp::dir("dead-ledger");
     let state = dir.path().join("state");
     let made = dir.path().join("scratch/made");
     let ledger = dead_ledger(&state, &made);

@@ -42,7 +42,7 @@ fn a_whole_log_replayed_onto_the_image_before_gives_the_image_the_recorder_saw()
     let lab = Lab::new();
     let work = "for i in 1 2 3; do head -c 300000 /dev/urandom > f$i.tmp && sync f$i.tmp && mv f$i.tmp f$i; done";
     let json = lab.exec_json(&["--fs", "ext4,xfs,btrfs", "--size", "512M", "--crash-record", "--no-store", "--", "sh", "-c", work], 0);
-    let rebuilt_dir = tempfile::Builder::new().prefix("fslab-test-replay-").tempdir_in("/var/tmp").unwrap();
+    let rebuilt_dir = common::temp::dir("replay");
     let mut places = Vec::new();
     for case in cases(&json) {
         let place = format!("{}@crash={}", case["fs"].as_str().unwrap(), case["conditions"]["crash"].as_str().unwrap());

@@ -157,7 +157,7 @@ fn a_kept_recording_judged_again_gives_the_same_states_and_the_same_bad_one() {
             .unwrap_or_else(|| panic!("no state ends at {first}")),
         None => again.states.last().unwrap(),
     };
-    let dir = tempfile::Builder::new().prefix("fslab-test-rejudge-").tempdir_in("/var/tmp").unwrap();
+    let dir = common::temp::dir("rejudge");
     let (a, b) = (dir.path().join("a.img"), dir.path().join("b.img"));
     assert_eq!(rebuilt(&before, &log, state, &a), rebuilt(&before, &log, state, &b));
     if let Some(detail) = first["detail"].as_str() {

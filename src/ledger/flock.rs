@@ -159,7 +159,7 @@ mod tests {
 
     #[test]
     fn a_waiter_names_the_holder_and_a_dead_holders_straggler_is_known() {
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let path = dir.path().join("lock");
         let file = File::create(&path).unwrap();
         assert!(held_only_by_the_dead(&file), "no holder at all");

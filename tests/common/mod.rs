@@ -10,6 +10,7 @@ pub mod browser;
 pub mod kernel;
 mod loop_device;
 pub mod sysctl;
+pub mod temp;
 pub mod watch;
 
 use std::path::{Path, PathBuf};
@@ -283,7 +284,7 @@ pub struct Lab {
 impl Lab {
     /// Make the folders under /var/tmp.
     pub fn new() -> Lab {
-        let dir = tempfile::Builder::new().prefix("fslab-lab-").tempdir_in("/var/tmp").expect("tempdir");
+        let dir = temp::dir("lab");
         std::fs::create_dir(dir.path().join("scratch")).unwrap();
         std::fs::create_dir(dir.path().join("state")).unwrap();
         Lab { dir }
