@@ -2,7 +2,7 @@
 # The project's whole check, as CI runs it: set up, lint, run every test.
 # As root the tests make real ext2/ext3/ext4/xfs/btrfs file systems on loop
 # devices, and skipping one is a failure. Afterwards nothing may be left:
-# no mount or loop device of a test.
+# no mount, loop device or folder of this run's tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,12 +41,15 @@ cargo clippy --all-targets --locked -- -D warnings
 # red run lists every failing test, not the first binary's. Its status is
 # kept (`|| status=$?`, or `set -e` would stop right here), so a red run
 # still gets its leftover check and its total, then fails.
-# Loop devices, mounts, and the test folders themselves (fslab-test-* for
-# layout tests, fslab-lab-* for exec/run/cleanup tests); what was there
-# before the tests (another run's, on a shared machine) is not theirs.
+# Loop devices, mounts, and the test folders themselves: every folder,
+# image and loop backing file the tests make is named under this run's own
+# prefix (tests/common/temp.rs), so what a second suite or a user's fslab
+# run beside this one makes or leaves is not counted as this run's.
+FSLAB_TEST_PREFIX="fslab-test-$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')"
+export FSLAB_TEST_PREFIX
 test_resources() {
-    (losetup -a; cat /proc/self/mountinfo; ls -d /var/tmp/fslab-test-* /var/tmp/fslab-lab-* 2>/dev/null) \
-        | grep -E 'fslab-(test|lab)-' | sort || true
+    (losetup -a; cat /proc/self/mountinfo; ls -d /var/tmp/"$FSLAB_TEST_PREFIX"-* 2>/dev/null) \
+        | grep -F -- "/$FSLAB_TEST_PREFIX-" | sort || true
 }
 before=$(test_resources)
 status=0

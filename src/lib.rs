@@ -48,6 +48,12 @@ pub fn json_document<T: serde::Serialize + ?Sized>(key: &str, value: &T) -> Vec<
 #[cfg(test)]
 extern crate self as fslab;
 
+// The names of the tests' folders in /var/tmp: the integration tests'
+// helper, compiled into the unit tests too (one prefix for the suite).
+#[cfg(test)]
+#[path = "../tests/common/temp.rs"]
+pub(crate) mod test_temp;
+
 /// `eprintln!` for the whole crate, shadowing the standard one in every
 /// module (a `macro_rules!` defined before the modules wins over the
 /// prelude's). The standard macro panics when stderr is a closed pipe

@@ -5,11 +5,12 @@
 //! says a line as each case starts and ends, with the run's clock and an
 //! estimate of what is left, and a line a minute while nothing else was
 //! said (a long aging, a guest); `json` says the same as one JSON object a
-//! line (`case_start`, `case_end`, `case_running`, `wait`, `run_end`);
-//! `none` says no case. `auto`, the default, is the bar on a terminal and
-//! lines elsewhere. A wait for another run's lock ([`waiting`]) is said in
-//! the run's mode from wherever it happens (in words under `none`, as
-//! before the run chose one). Every line is written whole, in one write,
+//! line (`case_start`, `case_end`, `case_running`, `wait`, `waited`,
+//! `run_end`); `none` says no case. `auto`, the default, is the bar on a
+//! terminal and lines elsewhere. A wait for another run's lock
+//! ([`waiting`]) and its end ([`waited`]) are said in the run's mode from
+//! wherever they happen (in words under `none`, as before the run chose
+//! one). Every line is written whole, in one write,
 //! and the last comes before the run's results reach stdout.
 
 use std::io::{IsTerminal as _, Write as _};
@@ -106,7 +107,6 @@ pub struct Wait<'a> {
 /// Say a wait (the waiter calls this at once, then each minute): in
 /// words, or as a `wait` event under `--progress json`.
 pub fn waiting(wait: &Wait<'_>) {
-    let mode = saying().as_ref().map_or(Mode::Lines, |s| s.mode);
     let words = || {
         let who = if wait.holders.is_empty() { "another run, about to release it".to_string() } else { wait.holders.join("; ") };
         let secs = wait.waited.as_secs();
@@ -114,7 +114,24 @@ pub fn waiting(wait: &Wait<'_>) {
         format!("fslab: waiting for {}, held by {who}{so_far}; Ctrl-C stops", crate::text::escape(wait.what))
     };
     let event = || json!({"event": "wait", "what": wait.what, "holders": wait.holders, "waited_s": wait.waited.as_secs()});
-    say(if mode == Mode::None { Mode::Lines } else { mode }, words, event);
+    say_about_a_lock(words, event);
+}
+
+/// Say that a wait [`waiting`] said has ended, the lock `what` taken after
+/// `waited`: in words, or as a `waited` event under `--progress json`. A
+/// program wrapping fslab (the tests' deadlines) can then tell the time a
+/// run spent waiting for another run from the time it spent working.
+pub fn waited(what: &str, waited: Duration) {
+    let words = || format!("fslab: got {} after {}", crate::text::escape(what), span(waited.as_secs_f64()));
+    let event = || json!({"event": "waited", "what": what, "waited_s": round(waited.as_secs_f64())});
+    say_about_a_lock(words, event);
+}
+
+/// Say a line about a lock in the run's mode, in words under `none` (and
+/// outside a run).
+fn say_about_a_lock(line: impl FnOnce() -> String, event: impl FnOnce() -> serde_json::Value) {
+    let mode = saying().as_ref().map_or(Mode::Lines, |s| s.mode);
+    say(if mode == Mode::None { Mode::Lines } else { mode }, line, event);
 }
 
 /// One case as progress names it.

@@ -172,7 +172,7 @@ fn git_aging_leaves_the_last_commits_tree() {
 #[test]
 fn git_aging_of_a_crafted_repository_owned_by_nobody() {
     let Some(scratch) = ScratchFs::new("git_aging_crafted", "xfs", 300, &["-b", "size=4096"]) else { return };
-    let dir = tempfile::Builder::new().prefix("fslab-test-age-git-").tempdir_in("/var/tmp").unwrap();
+    let dir = common::temp::dir("age-git");
     let repo = dir.path().join("repo");
     let r = repo.to_str().unwrap();
     let git = |args: &[&str]| {
@@ -246,7 +246,7 @@ fn spec_error(text: &str) -> String {
 
 #[test]
 fn profile_file_errors_name_the_file_and_field() {
-    let dir = tempfile::Builder::new().prefix("fslab-test-age-").tempdir_in("/var/tmp").unwrap();
+    let dir = common::temp::dir("age");
     let path = dir.path().join("p.json");
     std::fs::write(&path, r#"{"sizes":[{"min":1,"max":2,"weight":1}],"lifetimes":[{"rounds":1,"weight":1}],"depth":3}"#)
         .unwrap();

@@ -7,9 +7,9 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{Lab, cases, figure, root_or_skip};
+use common::{Lab, Watched, cases, figure, root_or_skip};
 
 /// The cache folder of a lab's runs: beside its scratch folder, so the
 /// scratch folder's "nothing left" check still holds.
@@ -196,25 +196,17 @@ fn sigkill_during_aging_then_cleanup_leaves_only_complete_cache_entries() {
     let lab = Lab::new();
     let cache = cache_of(&lab);
     for wait_ms in [1500, 4000] {
-        let mut child = lab
-            .command()
-            .args(["run", "create-file", "--no-store", "--fs", "xfs", "--size", "2G", "--set", "size=16M"])
+        let mut c = lab.command();
+        c.args(["run", "create-file", "--no-store", "--progress", "json", "--fs", "xfs", "--size", "2G", "--set", "size=16M"])
             .args(["--age", &format!("churn:seed={wait_ms}"), "--age-cache"])
             .arg(&cache)
             .arg("--scratch")
-            .arg(lab.scratch())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+            .arg(lab.scratch());
+        let mut child = Watched::spawn(c.stdout(std::process::Stdio::null()));
         // Wait for the aging target's mount, then let aging run a while.
-        let started = Instant::now();
-        while common::mounts_under(&lab.scratch()).is_empty() && started.elapsed() < Duration::from_secs(30) {
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        child.until(Duration::from_secs(30), "the aging target never mounted", || !common::mounts_under(&lab.scratch()).is_empty());
         std::thread::sleep(Duration::from_millis(wait_ms));
-        child.kill().unwrap();
-        child.wait().unwrap();
+        child.kill();
         lab.expect(&["cleanup"], 0);
         lab.assert_nothing_left(&format!("killed {wait_ms} ms into aging, then cleanup"));
         assert_only_complete_entries(&cache);

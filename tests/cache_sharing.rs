@@ -9,9 +9,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{Lab, cases, root_or_skip};
+use common::{Lab, Watched, cases, root_or_skip};
 
 /// create-file on a 256 MiB ext4 aged by `age`: the smallest real aging.
 fn aged_run(lab: &Lab, cache: &Path, age: &str, extra: &[&str]) -> Command {
@@ -85,20 +85,10 @@ fn cleanup_of_the_cache_beside_a_live_run_keeps_what_it_uses() {
     }
     let (lab, cleaner) = (Lab::new(), Lab::new());
     let cache = lab.dir.path().join("cache");
-    let mut run = aged_run(&lab, &cache, "churn", &["--repeat", "6"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     // Its output read as it comes, so a full pipe never holds it up.
-    let (stdout, stderr) = (run.stdout.take().unwrap(), run.stderr.take().unwrap());
-    let read = |mut from: Box<dyn std::io::Read + Send>| {
-        std::thread::spawn(move || {
-            let mut all = Vec::new();
-            from.read_to_end(&mut all).unwrap();
-            all
-        })
-    };
-    let (stdout, stderr) = (read(Box::new(stdout)), read(Box::new(stderr)));
-    let started = Instant::now();
+    let mut run = Watched::spawn(aged_run(&lab, &cache, "churn", &["--repeat", "6", "--progress", "json"]).stdout(Stdio::piped()));
     let (mut kept, mut tries, mut removed) = (0, 0, 0);
-    while run.try_wait().unwrap().is_none() && started.elapsed() < Duration::from_secs(300) {
+    while run.ended().is_none() && run.worked() < Duration::from_secs(300) {
         let out = cleaner.expect(&["cleanup", "--cache", "--age-cache", cache.to_str().unwrap()], 0);
         let said = String::from_utf8_lossy(&out.stdout);
         tries += 1;
@@ -108,8 +98,7 @@ fn cleanup_of_the_cache_beside_a_live_run_keeps_what_it_uses() {
         removed += usize::from(said.contains("removed 1 entry"));
         std::thread::sleep(Duration::from_millis(200));
     }
-    let status = run.wait().unwrap();
-    let out = std::process::Output { status, stdout: stdout.join().unwrap(), stderr: stderr.join().unwrap() };
+    let (out, _) = run.finish();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "the live run failed beside `cleanup --cache`: {stderr}");
     let json = json_of(&out);
@@ -162,9 +151,8 @@ fn an_aging_that_cannot_reach_its_fill_fails_says_why_and_is_not_cached() {
     let lab = Lab::new();
     let cache = lab.dir.path().join("cache");
     // 1,024 inodes hold about 6 MiB of 4-8 KiB files: far from 60%.
-    let mut c = aged_run(&lab, &cache, "churn:sizes=4K..8K,fill=60%,rounds=1", &["--repeat", "2", "--mkfs-opt", "ext4=-N 1024"]);
-    let started = Instant::now();
-    let out = c.output().unwrap();
+    let mut c = aged_run(&lab, &cache, "churn:sizes=4K..8K,fill=60%,rounds=1", &["--repeat", "2", "--mkfs-opt", "ext4=-N 1024", "--progress", "json"]);
+    let (out, worked) = Watched::spawn(c.stdout(Stdio::piped())).finish();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(4), "{stderr}");
     let json = json_of(&out);
@@ -173,7 +161,7 @@ fn an_aging_that_cannot_reach_its_fill_fails_says_why_and_is_not_cached() {
         let error = case["error"].as_str().unwrap();
         assert!(error.contains("ran out of inodes") && error.contains("of the 60% asked"), "{error}");
     }
-    assert!(started.elapsed() < Duration::from_secs(120));
+    assert!(worked < Duration::from_secs(120), "{worked:?}");
     let left: Vec<String> = names(&cache).into_iter().filter(|n| !n.ends_with(".lock")).collect();
     assert!(left.is_empty(), "an aging that missed its fill was cached: {left:?}");
     lab.assert_nothing_left("after an aging short of its fill");

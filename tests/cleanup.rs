@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::sysctl::{cleanup_when_the_lock_is_free, read as read_sysctl, wait_for as wait_for_sysctl};
-use common::{Lab, root_or_skip};
+use common::{Lab, Watched, root_or_skip};
 
 /// A value different from the current one, valid for a centisecs knob.
 fn other_value(current: &str) -> String {
@@ -54,19 +54,21 @@ fn sigkill_at_random_points_then_cleanup_leaves_nothing() {
     let original = read_sysctl(key);
     let value = other_value(&original);
     let lab = Lab::new();
-    let spawn = |lab: &Lab| -> Child {
+    let command = |lab: &Lab| -> Command {
         let mut c = lab.command();
-        c.arg("exec").arg("--scratch").arg(lab.scratch());
+        c.arg("exec").arg("--scratch").arg(lab.scratch()).args(["--progress", "json"]);
         c.args(["--fs", "ext4", "--size", "256M", "--cold-read", "--sysctl", &format!("{key}={value}")]);
         c.args(["--", "sh", "-c", "dd if=/dev/zero of=f bs=1M count=16 conv=fsync 2>/dev/null; sleep 0.2 & wait"]);
-        c.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap()
+        c.stdout(Stdio::null());
+        c
     };
+    let spawn = |lab: &Lab| -> Child { command(lab).stderr(Stdio::null()).spawn().unwrap() };
 
-    // One whole run, to know how long a run takes.
-    let started = Instant::now();
-    let status = spawn(&lab).wait().unwrap();
-    assert!(status.success(), "an undisturbed run failed: {status}");
-    let whole_ms = started.elapsed().as_millis() as u64;
+    // One whole run, to know how long a run takes (its work: not a wait
+    // for another run's sysctl lock).
+    let (out, worked) = Watched::spawn(&mut command(&lab)).finish();
+    assert!(out.status.success(), "an undisturbed run failed: {}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    let whole_ms = worked.as_millis() as u64;
     lab.assert_nothing_left("after an undisturbed run");
     assert_eq!(read_sysctl(key), original);
 
@@ -126,20 +128,16 @@ fn sysctl_is_restored_after_exit_error_sigint_and_sigkill() {
     // released, and fslab dies of SIGINT.
     let spawn = || {
         let mut c = lab.command();
-        c.arg("exec").arg("--scratch").arg(lab.scratch()).args(["--fs", "ext4", "--size", "256M", "--sysctl", &setting]);
-        c.args(["--", "sleep", "60"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap()
+        c.arg("exec").arg("--scratch").arg(lab.scratch()).args(["--progress", "json", "--fs", "ext4", "--size", "256M", "--sysctl", &setting]);
+        Watched::spawn(c.args(["--", "sleep", "60"]).stdout(Stdio::null()))
     };
     let mut child = spawn();
     wait_for_sysctl(key, &value, &mut child);
     // Let it reach the command.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while common::processes_in(&lab.scratch()).is_empty() {
-        assert!(Instant::now() < deadline, "the command never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    child.until(Duration::from_secs(30), "the command never started", || !common::processes_in(&lab.scratch()).is_empty());
     let started = Instant::now();
     Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
-    let out = child.wait_with_output().unwrap();
+    let (out, _) = child.finish();
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(out.status.signal(), Some(libc::SIGINT), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(started.elapsed() < Duration::from_secs(20), "SIGINT did not stop the 60 s command");
@@ -149,8 +147,7 @@ fn sysctl_is_restored_after_exit_error_sigint_and_sigkill() {
     // SIGKILL: the value stays until cleanup puts it back.
     let mut child = spawn();
     wait_for_sysctl(key, &value, &mut child);
-    child.kill().unwrap();
-    child.wait().unwrap();
+    child.kill();
     // Nothing of this run's can restore it; another fslab starting on the
     // machine meanwhile (the next start restores what a dead run left)
     // may have, and then there is nothing left for cleanup to say.
@@ -171,22 +168,17 @@ fn the_next_start_releases_what_a_killed_run_left() {
     }
     let lab = Lab::new();
     let mut c = lab.command();
-    c.arg("exec").arg("--scratch").arg(lab.scratch()).args(["--fs", "ext4", "--size", "256M", "--", "sleep", "60"]);
-    let mut child = c.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while common::mounts_under(&lab.scratch()).is_empty() {
-        assert!(Instant::now() < deadline, "never mounted");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    c.arg("exec").arg("--scratch").arg(lab.scratch()).args(["--progress", "json", "--fs", "ext4", "--size", "256M", "--", "sleep", "60"]);
+    let mut child = Watched::spawn(c.stdout(Stdio::null()));
+    child.until(Duration::from_secs(30), "never mounted", || !common::mounts_under(&lab.scratch()).is_empty());
+    child.kill();
     assert!(!common::mounts_under(&lab.scratch()).is_empty(), "the mount outlives a SIGKILL");
     // A reading command is no start: it leaves the dead run alone.
     let out = lab.command().args(["map", "/proc/self/exe"]).output().unwrap();
     assert!(!String::from_utf8_lossy(&out.stderr).contains("dead run"), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!common::mounts_under(&lab.scratch()).is_empty(), "map released a dead run's mount");
     // A command that makes targets is.
-    let work = tempfile::Builder::new().prefix("fslab-test-next-start-").tempdir_in("/var/tmp").unwrap();
+    let work = common::temp::dir("next-start");
     let out = lab.command().arg("exec").arg("--dir").arg(work.path()).args(["--no-store", "--", "true"]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("dead run"), "{}", String::from_utf8_lossy(&out.stderr));
     lab.assert_nothing_left("after the next start");
@@ -219,7 +211,7 @@ fn dead_ledger(state: &std::path::Path, made: &std::path::Path) -> std::path::Pa
 
 #[test]
 fn reading_commands_leave_dead_runs_alone_and_cleanup_releases_them() {
-    let dir = tempfile::Builder::new().prefix("fslab-test-dead-ledger-").tempdir_in("/var/tmp").unwrap();
+    let dir = common::temp::dir("dead-ledger");
     let state = dir.path().join("state");
     let made = dir.path().join("scratch/made");
     let ledger = dead_ledger(&state, &made);

@@ -42,7 +42,7 @@ fn completions_are_generated_for_each_shell() {
 fn man_pages_are_generated_from_the_command_line() {
     let page = stdout(&["man"]);
     assert!(page.contains(".TH fslab 1") && page.contains("fslab\\-map(1)"), "{}", &page[..400.min(page.len())]);
-    let dir = tempfile::Builder::new().prefix("fslab-test-man-").tempdir_in("/var/tmp").unwrap();
+    let dir = common::temp::dir("man");
     fslab_expect(&["man", "--dir", dir.path().to_str().unwrap()], 0);
     let map = std::fs::read_to_string(dir.path().join("fslab-map.1")).unwrap();
     assert!(map.contains("\\-\\-units"), "{map}");

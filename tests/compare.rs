@@ -482,7 +482,7 @@ fn a_gate_file_is_read_where_the_user_points_and_nowhere_else() {
     if !root_or_skip("compare_gate_file_links") {
         return;
     }
-    let dir = tempfile::Builder::new().prefix("fslab-test-gate-file-").tempdir_in("/var/tmp").unwrap();
+    let dir = common::temp::dir("gate-file");
     let base = crafted(dir.path(), "base", true, vec![ok("replace-files", "ext4", 1)]);
     let new = crafted(dir.path(), "newer", true, vec![ok("replace-files", "ext4", 1)]);
     let gates = dir.path().join("gates");

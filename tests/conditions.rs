@@ -6,10 +6,10 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::sysctl::read as read_sysctl;
-use common::{Lab, cases, figure, have, root_or_skip};
+use common::{Lab, Watched, cases, figure, have, root_or_skip};
 
 /// The cgroups a run of fslab process `pid` made (named `fslab-RUN-N`,
 /// the run id carrying the pid), anywhere under the memory controller.
@@ -85,33 +85,33 @@ fn the_memory_cgroup_and_its_ledger_entry_are_gone_after_sigint_and_after_sigkil
     std::fs::create_dir(&work).unwrap();
     let spawn = || {
         let mut c = lab.command();
-        c.args(["exec", "--no-store", "--memory", "64M", "--dir"]).arg(&work).args(["--", "sleep", "60"]);
-        c.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap()
+        c.args(["exec", "--no-store", "--progress", "json", "--memory", "64M", "--dir"]).arg(&work).args(["--", "sleep", "60"]);
+        Watched::spawn(c.stdout(Stdio::null()))
     };
     // Until the command runs inside the cgroup, limited as asked.
-    let wait_inside = |child: &mut std::process::Child| -> PathBuf {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            assert!(Instant::now() < deadline, "the cgroup never held the command");
-            assert!(child.try_wait().unwrap().is_none(), "fslab ended early");
-            if let Some(cgroup) = cgroups_of(child.id()).pop() {
-                let procs = std::fs::read_to_string(cgroup.join("cgroup.procs")).unwrap_or_default();
-                if procs.split_whitespace().count() >= 2 {
-                    let limit = std::fs::read_to_string(cgroup.join("memory.limit_in_bytes"))
-                        .or_else(|_| std::fs::read_to_string(cgroup.join("memory.max")))
-                        .unwrap();
-                    assert_eq!(limit.trim(), (64u64 << 20).to_string());
-                    return cgroup;
-                }
+    let wait_inside = |run: &mut Watched| -> PathBuf {
+        let pid = run.id();
+        let mut inside = None;
+        run.until(Duration::from_secs(30), "the cgroup never held the command", || {
+            let Some(cgroup) = cgroups_of(pid).pop() else { return false };
+            let procs = std::fs::read_to_string(cgroup.join("cgroup.procs")).unwrap_or_default();
+            if procs.split_whitespace().count() < 2 {
+                return false;
             }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+            let limit = std::fs::read_to_string(cgroup.join("memory.limit_in_bytes"))
+                .or_else(|_| std::fs::read_to_string(cgroup.join("memory.max")))
+                .unwrap();
+            assert_eq!(limit.trim(), (64u64 << 20).to_string());
+            inside = Some(cgroup);
+            true
+        });
+        inside.unwrap()
     };
 
     let mut child = spawn();
     let cgroup = wait_inside(&mut child);
     Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
-    let out = child.wait_with_output().unwrap();
+    let (out, _) = child.finish();
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(out.status.signal(), Some(libc::SIGINT), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!cgroup.exists(), "{} is left after SIGINT", cgroup.display());
@@ -119,8 +119,7 @@ fn the_memory_cgroup_and_its_ledger_entry_are_gone_after_sigint_and_after_sigkil
 
     let mut child = spawn();
     let cgroup = wait_inside(&mut child);
-    child.kill().unwrap();
-    child.wait().unwrap();
+    child.kill();
     assert!(cgroup.exists(), "nothing can remove the cgroup before cleanup runs");
     let out = lab.command().arg("cleanup").output().unwrap();
     let report = String::from_utf8_lossy(&out.stdout);

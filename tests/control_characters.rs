@@ -51,7 +51,7 @@ fn escaped(out: Output, code: i32, context: &str) -> (String, String) {
 
 #[test]
 fn file_names_with_control_characters_are_escaped_in_map_and_frag() {
-    let dir = tempfile::Builder::new().prefix("fslab-test-controls-").tempdir_in("/var/tmp").unwrap();
+    let dir = common::temp::dir("controls");
     let file = dir.path().join(NAME);
     // Grown in turn with another file, each append synced: several
     // extents, so frag lists it among the worst.
@@ -103,7 +103,7 @@ fn a_store_handed_over_by_another_user_prints_its_text_escaped() {
     }
     // The store is nobody's, in nobody's folder: a file another user
     // handed over, read as root.
-    let dir = tempfile::Builder::new().prefix("fslab-test-controls-store-").tempdir_in("/var/tmp").unwrap();
+    let dir = common::temp::dir("controls-store");
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let theirs = dir.path().join("theirs");
     std::fs::create_dir(&theirs).unwrap();

@@ -14,9 +14,9 @@
 mod common;
 
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{Lab, cases, figure, recorder_or_skip};
+use common::{Lab, Watched, cases, figure, recorder_or_skip};
 
 /// `fslab exec --json` on ext4 with `args` (flags, then `--` and the
 /// command), exit `code`.
@@ -200,16 +200,10 @@ fn sigkill_while_a_checker_runs_then_cleanup_leaves_nothing() {
     c.args(["--fs", "ext4", "--size", "512M", "--crash", "flush", "--no-store", "--check"]);
     // The checker says it runs, then sleeps (with a child of its own).
     c.arg(format!("touch {}; sleep 300 & sleep 300", flag.display()));
-    c.args(["--", "sh", "-c", "echo a > a; sync a"]);
-    let mut child = c.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while !flag.exists() {
-        assert!(child.try_wait().unwrap().is_none(), "fslab ended before a checker ran");
-        assert!(Instant::now() < deadline, "no checker ran in time");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    c.args(["--progress", "json", "--", "sh", "-c", "echo a > a; sync a"]);
+    let mut child = Watched::spawn(c.stdout(Stdio::null()));
+    child.until(Duration::from_secs(120), "no checker ran in time", || flag.exists());
+    child.kill();
     let out = lab.command().arg("cleanup").output().unwrap();
     let said = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{said}{}", String::from_utf8_lossy(&out.stderr));

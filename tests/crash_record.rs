@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Lab, cases, figure, recorder_or_skip};
+use common::{Lab, Watched, cases, figure, recorder_or_skip};
 use fslab::age_cache::image_copy::content_hash;
 use fslab::crash::replay::{apply, materialise};
 use fslab::crash::{Entry, WriteLog};
@@ -42,7 +42,7 @@ fn a_whole_log_replayed_onto_the_image_before_gives_the_image_the_recorder_saw()
     let lab = Lab::new();
     let work = "for i in 1 2 3; do head -c 300000 /dev/urandom > f$i.tmp && sync f$i.tmp && mv f$i.tmp f$i; done";
     let json = lab.exec_json(&["--fs", "ext4,xfs,btrfs", "--size", "512M", "--crash-record", "--no-store", "--", "sh", "-c", work], 0);
-    let rebuilt_dir = tempfile::Builder::new().prefix("fslab-test-replay-").tempdir_in("/var/tmp").unwrap();
+    let rebuilt_dir = common::temp::dir("replay");
     let mut places = Vec::new();
     for case in cases(&json) {
         let place = format!("{}@crash={}", case["fs"].as_str().unwrap(), case["conditions"]["crash"].as_str().unwrap());
@@ -100,23 +100,16 @@ fn a_whole_log_replayed_onto_the_image_before_gives_the_image_the_recorder_saw()
 
 /// Start `fslab exec --crash-record` of `sleep 60` on ext4, and wait until
 /// the command runs on the recorded device.
-fn recording_sleeper(lab: &Lab) -> std::process::Child {
+fn recording_sleeper(lab: &Lab) -> Watched {
     let mut c = lab.command();
-    c.arg("exec").arg("--scratch").arg(lab.scratch());
+    c.arg("exec").arg("--scratch").arg(lab.scratch()).args(["--progress", "json"]);
     c.args(["--fs", "ext4", "--size", "256M", "--crash-record", "--no-store", "--", "sleep", "60"]);
-    let mut child = c.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let sleeping = common::processes_in(&lab.scratch())
+    let mut child = Watched::spawn(c.stdout(Stdio::null()));
+    child.until(Duration::from_secs(60), "the command never started", || {
+        common::processes_in(&lab.scratch())
             .iter()
-            .any(|pid| std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "sleep"));
-        if sleeping {
-            break;
-        }
-        assert!(child.try_wait().unwrap().is_none(), "fslab ended before the command ran");
-        assert!(Instant::now() < deadline, "the command never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+            .any(|pid| std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "sleep"))
+    });
     let mounts = common::mounts_under(&lab.scratch());
     assert!(mounts.iter().any(|m| m.ends_with("device")), "the recorder's export is mounted: {mounts:?}");
     child
@@ -129,8 +122,7 @@ fn sigkill_while_recording_then_cleanup_leaves_nothing() {
     }
     let lab = Lab::new();
     let mut child = recording_sleeper(&lab);
-    child.kill().unwrap();
-    child.wait().unwrap();
+    child.kill();
     // The daemon dies with fslab; its dead export, the loop device over it
     // and the file system on that stay until cleanup.
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -162,7 +154,7 @@ fn ctrl_c_or_an_error_while_recording_releases_everything() {
     let child = recording_sleeper(&lab);
     let started = Instant::now();
     Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
-    let out = child.wait_with_output().unwrap();
+    let (out, _) = child.finish();
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(out.status.signal(), Some(libc::SIGINT), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(started.elapsed() < Duration::from_secs(30), "SIGINT did not stop the recording");

@@ -12,9 +12,9 @@ mod common;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{Lab, cases, figure, recorder_or_skip, root_or_skip};
+use common::{Lab, Watched, cases, figure, recorder_or_skip, root_or_skip};
 use fslab::age_cache::image_copy::content_hash;
 use fslab::crash::replay::apply;
 use fslab::crash::{Model, WriteLog};
@@ -157,7 +157,7 @@ fn a_kept_recording_judged_again_gives_the_same_states_and_the_same_bad_one() {
             .unwrap_or_else(|| panic!("no state ends at {first}")),
         None => again.states.last().unwrap(),
     };
-    let dir = tempfile::Builder::new().prefix("fslab-test-rejudge-").tempdir_in("/var/tmp").unwrap();
+    let dir = common::temp::dir("rejudge");
     let (a, b) = (dir.path().join("a.img"), dir.path().join("b.img"));
     assert_eq!(rebuilt(&before, &log, state, &a), rebuilt(&before, &log, state, &b));
     if let Some(detail) = first["detail"].as_str() {
@@ -189,20 +189,17 @@ fn sigkill_while_states_are_judged_then_cleanup_leaves_nothing() {
     let mut c = lab.command();
     c.args(["run", "replace-files", "--scratch"]).arg(lab.scratch());
     c.args(["--fs", "btrfs", "--size", "512M", "--crash", "prefix", "--no-store", "--set", "strategy=fsync-each"]);
-    let mut child = c.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    c.args(["--progress", "json"]);
+    let mut child = Watched::spawn(c.stdout(Stdio::null()));
     // Killed once a state is mounted (not on the first: the bench is made).
-    let deadline = Instant::now() + Duration::from_secs(120);
     let mut mounted = 0;
-    while mounted < 3 {
+    child.until(Duration::from_secs(120), "no crash state was mounted in time", || {
         if common::mounts_under(&lab.scratch()).iter().any(|m| m.ends_with("state-mnt")) {
             mounted += 1;
         }
-        assert!(child.try_wait().unwrap().is_none(), "fslab ended before a crash state was mounted");
-        assert!(Instant::now() < deadline, "no crash state was mounted in time");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+        mounted >= 3
+    });
+    child.kill();
     // Between two states the loop device and mount may both be gone; the
     // bench's base image and mount point outlive the kill all the same.
     let bench_left = walkdir_has(&lab.scratch(), "base.img");

@@ -144,7 +144,7 @@ fn a_profile_file_is_read_only_where_root_or_the_user_points() {
     if !root_or_skip("disk_profile_owners") {
         return;
     }
-    let dir = tempfile::Builder::new().prefix("fslab-test-disk-profile-").tempdir_in("/var/tmp").unwrap();
+    let dir = common::temp::dir("disk-profile");
     let file = dir.path().join("disk.json");
     std::fs::write(&file, EXAMPLE).unwrap();
     let shared = common::Sticky::new(dir.path());

@@ -79,7 +79,7 @@ fn every_fslab_command_of_each_engine_s_example_runs_with_this_fslab() {
         for kind in ["plan", "run", "status"] {
             assert_eq!(kinds.iter().filter(|k| **k == kind).count(), 1, "{example}: one {kind} in {found:?}");
         }
-        let dir = tempfile::Builder::new().prefix("fslab-examples-").tempdir_in("/var/tmp").unwrap();
+        let dir = common::temp::dir("examples");
         // The shared store, made and empty, as before any shard ran.
         let store = dir.path().join("store.db");
         drop(fslab::store::Store::open(store.to_str().unwrap()).unwrap());

@@ -254,7 +254,7 @@ fn bad_paths_are_refused_with_exit_2() {
 
 #[test]
 fn a_named_fifo_or_device_is_refused_as_map_refuses_it() {
-    let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+    let dir = common::temp::dir("");
     let fifo = dir.path().join("fifo");
     run("mkfifo", &[fifo.to_str().unwrap()]);
     for path in [fifo.to_str().unwrap(), "/dev/null"] {
@@ -268,7 +268,7 @@ fn a_named_fifo_or_device_is_refused_as_map_refuses_it() {
 
 #[test]
 fn a_huge_thread_count_is_capped_and_said_once() {
-    let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+    let dir = common::temp::dir("");
     for i in 0..53 {
         std::fs::write(dir.path().join(format!("f{i:02}")), b"x").unwrap();
     }
@@ -373,7 +373,7 @@ fn a_file_costs_one_fiemap_and_one_stat_its_open_and_close_batched_and_a_block_m
     // (and b and the root folder, opened and stat'ed once each), no lseek
     // and no inode-flags ioctl; their opens and closes a batch at a time
     // through io_uring where this kernel allows it, else one call each.
-    let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+    let dir = common::temp::dir("");
     let calls_for = |path: &Path| -> BTreeMap<String, i64> {
         let out = dir.path().join("calls");
         let status = std::process::Command::new("strace")

@@ -82,7 +82,7 @@ struct Place {
 
 impl Place {
     fn new() -> Place {
-        let dir = tempfile::Builder::new().prefix("fslab-test-git-").tempdir_in("/var/tmp").unwrap();
+        let dir = common::temp::dir("git");
         chmod(dir.path(), 0o755);
         for (name, mode) in [("markers", 0o1777), ("log", 0o1777), ("bin", 0o755)] {
             std::fs::create_dir(dir.path().join(name)).unwrap();

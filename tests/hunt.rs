@@ -84,7 +84,17 @@ fn a_small_memory_hunt_ends_and_its_steps_are_stored() {
     check_rounds(steps);
     // 32 MiB under 128M is one piece: the hunt holds the machine's sysctl
     // lock shared, so no other fslab run sets early writeback meanwhile.
-    assert_eq!(steps[0]["value_of_figure"].as_f64(), Some(1.0), "{}", steps[0]);
+    // Measured quiet, that is exact; when every repeat there ran on a busy
+    // machine (other runs beside the suite), the figure is their mean and
+    // fslab must say they ran busy (check_rounds holds the rest).
+    let first = &steps[0];
+    if first["busy"] == true {
+        let notes: Vec<&str> = first["cases"].as_array().unwrap().iter().filter_map(|c| c["busy"].as_str()).collect();
+        assert!(notes.len() == 2 && notes.iter().all(|n| !n.is_empty()), "busy without a busy note: {first}");
+        assert!(first["value_of_figure"].as_f64().is_some_and(|v| v >= 1.0), "{first}");
+    } else {
+        assert_eq!(first["value_of_figure"].as_f64(), Some(1.0), "measured quiet: {first}");
+    }
     match hunt["outcome"].as_str().unwrap() {
         "bracket" => {
             let b = &hunt["bracket"];

@@ -18,7 +18,7 @@ use fslab::site::{FsType, Made, Scratch, TargetKind, TargetOptions};
 /// A test folder with a state folder and a scratch folder (`scratch`, or
 /// `scratch_at` when given), and a ledger holding the scratch folder.
 fn setup(scratch_at: Option<&Path>) -> (tempfile::TempDir, PathBuf, Ledger) {
-    let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+    let dir = common::temp::dir("");
     let scratch = scratch_at.map_or_else(|| dir.path().join("scratch"), Path::to_path_buf);
     let ledger = Ledger::create(&dir.path().join("state"), "cache-it").unwrap();
     ledger.set_scratch(OwnedDir::open_or_make(&scratch, FolderRole::Scratch).unwrap()).unwrap();
@@ -283,7 +283,7 @@ fn cleanup_cache_empties_the_cache_and_refuses_one_not_ours() {
 #[test]
 #[ignore]
 fn measure_copy_and_hash_speed() {
-    let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+    let dir = common::temp::dir("");
     measure_in("/var/tmp", dir.path());
     for (fs, args) in [("xfs", &["-f", "-q", "-m", "reflink=1"][..]), ("btrfs", &["-f", "-q"][..])] {
         if have(&format!("mkfs.{fs}")) {

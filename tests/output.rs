@@ -18,7 +18,7 @@ struct Folder {
 
 impl Folder {
     fn new() -> Folder {
-        let dir = tempfile::Builder::new().prefix("fslab-test-output-").tempdir_in("/var/tmp").unwrap();
+        let dir = common::temp::dir("output");
         std::fs::write(dir.path().join("run.json"), common::crafted_run_json("20261121T000000Z-1-00000001", true)).unwrap();
         Folder { dir }
     }

@@ -6,12 +6,11 @@
 
 mod common;
 
-use std::io::BufRead;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{Lab, root_or_skip};
+use common::{Lab, Watched, root_or_skip};
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -88,7 +87,7 @@ fn progress_json_is_one_event_a_line_and_every_line_comes_before_the_results() {
     assert_eq!(out.status.code(), Some(4), "{stdout}\n{stderr}");
     let run: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {stdout}"));
     let all = events(&stderr);
-    let cases: Vec<&serde_json::Value> = all.iter().filter(|e| e["event"] != "wait").collect();
+    let cases: Vec<&serde_json::Value> = all.iter().filter(|e| e["event"] != "wait" && e["event"] != "waited").collect();
     let kinds: Vec<&str> = cases.iter().map(|e| e["event"].as_str().unwrap_or("?")).collect();
     assert_eq!(kinds, ["case_start", "case_end", "case_start", "case_end", "run_end"], "{stderr}");
     for (at, n) in [(0, 1), (1, 1), (2, 2), (3, 2)] {
@@ -169,37 +168,44 @@ fn a_wait_for_another_runs_lock_is_an_event_and_the_run_goes_on_after_it() {
         .unwrap_or_else(|| panic!("no key lock in {}", cache.display()));
     // Another holder makes the next run wait for the key.
     let held = Held::take(&lock);
-    let mut child = aged(&["--progress", "json"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (said, seen) = std::sync::mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = said.send(line);
-        }
-    });
-    let started = Instant::now();
-    let mut lines = Vec::new();
-    let wait = loop {
-        let line = seen.recv_timeout(Duration::from_secs(120)).unwrap_or_else(|_| panic!("no wait said:\n{}", lines.join("\n")));
-        lines.push(line.clone());
-        let event: serde_json::Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
-        if event["event"] == "wait" && event["what"].as_str().is_some_and(|w| w.contains("cache")) {
-            break event;
-        }
-        assert!(started.elapsed() < Duration::from_secs(120), "{}", lines.join("\n"));
-    };
+    let mut child = Watched::spawn(aged(&["--progress", "json"]).stdout(Stdio::null()));
+    let waits_for_the_key = |line: &str| line.contains(r#""event":"wait""#) && line.contains("cache");
+    child.until_said(Duration::from_secs(120), "no wait said", waits_for_the_key);
+    let line = child.lines().into_iter().find(|l| waits_for_the_key(l)).unwrap();
+    let wait: serde_json::Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
     assert!(wait["what"].as_str().unwrap().contains(&lock.display().to_string()), "{wait}");
     let me = format!("pid {} ", std::process::id());
     assert!(wait["holders"].as_array().is_some_and(|h| h.iter().any(|h| h.as_str().unwrap_or("").starts_with(&me))), "{wait}");
     assert_eq!(wait["waited_s"], 0, "the first word comes at once: {wait}");
-    assert!(child.try_wait().unwrap().is_none(), "it did not wait");
+    // While it waits, its working clock (the tests' deadlines) stands still.
+    let worked = child.worked();
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(child.ended().is_none() && child.waiting(), "it did not wait");
+    assert!(child.worked().saturating_sub(worked) < Duration::from_millis(500), "{worked:?}, then {:?}", child.worked());
     drop(held);
-    let status = child.wait().unwrap();
-    reader.join().unwrap();
-    lines.extend(seen.try_iter());
-    assert!(status.success(), "{status:?}\n{}", lines.join("\n"));
-    let last: serde_json::Value = serde_json::from_str(lines.last().unwrap()).unwrap();
-    assert_eq!(last["event"], "run_end", "{}", lines.join("\n"));
+    let (out, _) = child.finish();
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{:?}\n{stderr}", out.status);
+    let all = events(&stderr);
+    // The end of the wait is said once the key is taken.
+    let waited = all.iter().position(|e| e["event"] == "waited").unwrap_or_else(|| panic!("no waited event:\n{stderr}"));
+    let wait_at = all.iter().position(|e| e["event"] == "wait").unwrap();
+    assert!(wait_at < waited, "{stderr}");
+    assert_eq!(all[waited]["what"], wait["what"], "{stderr}");
+    assert!(all[waited]["waited_s"].as_f64().is_some_and(|s| s >= 2.0), "it waited 2 s and more: {stderr}");
+    let last = all.last().unwrap();
+    assert_eq!(last["event"], "run_end", "{stderr}");
     assert_eq!(last["cases"], 1, "{last}");
     lab.assert_nothing_left("after a run that waited");
+}
+
+#[test]
+fn a_wait_and_its_end_are_read_from_events_and_from_words() {
+    use common::watch::says_wait;
+    assert_eq!(says_wait(r#"{"event":"wait","what":"x","holders":[],"waited_s":0}"#), Some(true));
+    assert_eq!(says_wait(r#"{"event":"waited","what":"x","waited_s":1.5}"#), Some(false));
+    assert_eq!(says_wait(r#"{"event":"case_start","case":1}"#), None);
+    assert_eq!(says_wait("fslab: waiting for the machine's sysctl lock (/run/fslab/sysctl.lock), held by pid 1 (uid 0, fslab)"), Some(true));
+    assert_eq!(says_wait("fslab: got the machine's sysctl lock (/run/fslab/sysctl.lock) after 3.0 s"), Some(false));
+    assert_eq!(says_wait("[1/2] 0:01 exec on dir r1 started"), None);
 }

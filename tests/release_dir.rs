@@ -9,9 +9,9 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{Lab, mounts_under, root_or_skip};
+use common::{Lab, Watched, mounts_under, root_or_skip};
 
 /// Unmounts (lazily) whatever is still mounted under a folder when dropped,
 /// so a failing test never leaves a mount, nor lets the lab's own removal
@@ -112,22 +112,11 @@ fn cleanup_after_sigkill_never_crosses_a_mount_either() {
     let s = Setup::new();
     let script = "mkdir x && mount --bind SRC x && ln -s SRC l && mount --bind SRC . && sleep 60";
     let script = script.replace("SRC", s.src.to_str().unwrap());
-    let mut child = s
-        .lab
-        .command()
-        .args(["exec", "--dir", s.work.to_str().unwrap(), "--", "sh", "-c", &script])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while mounts_under(&s.work).len() < 2 {
-        assert!(child.try_wait().unwrap().is_none(), "fslab ended before the command mounted");
-        assert!(Instant::now() < deadline, "the command never mounted");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let mut c = s.lab.command();
+    c.args(["exec", "--progress", "json", "--dir", s.work.to_str().unwrap(), "--", "sh", "-c", &script]);
+    let mut child = Watched::spawn(c.stdout(Stdio::null()));
+    child.until(Duration::from_secs(30), "the command never mounted", || mounts_under(&s.work).len() >= 2);
+    child.kill();
     let out = s.lab.expect(&["cleanup"], 0);
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(said.contains("work folder"), "{said}");

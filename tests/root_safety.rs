@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Lab, LoopDevice, root_or_skip};
+use common::{Lab, LoopDevice, Watched, root_or_skip};
 
 const NOBODY: u32 = 65534;
 
@@ -102,17 +102,9 @@ fn a_scratch_or_state_folder_not_ours_alone_is_refused_before_anything_is_made()
 /// Start `fslab exec ... -- sleep 60` in `cwd`, wait until `ready` holds,
 /// and SIGKILL it.
 fn kill_when(mut command: Command, cwd: &Path, ready: impl Fn() -> bool) {
-    let mut child: Child = command.current_dir(cwd).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !ready() {
-        if let Ok(Some(status)) = child.try_wait() {
-            panic!("fslab ended ({status}) before it was ready to be killed");
-        }
-        assert!(Instant::now() < deadline, "never got ready");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let mut child = Watched::spawn(command.current_dir(cwd).stdout(Stdio::null()));
+    child.until(Duration::from_secs(30), "never got ready to be killed", ready);
+    child.kill();
 }
 
 /// `fslab cleanup` from `/`, which must exit 0; its report.
@@ -133,7 +125,7 @@ fn a_relative_or_roundabout_scratch_killed_mid_run_is_cleaned_up_from_anywhere()
     let absolute_twice = format!("/{}", lab.scratch().display());
     for asked in ["scratch", "./scratch/", "here/scratch", absolute_twice.as_str()] {
         let mut c = lab.command();
-        c.args(["exec", "--scratch", asked, "--fs", "ext4", "--size", "64M", "--", "sleep", "60"]);
+        c.args(["exec", "--progress", "json", "--scratch", asked, "--fs", "ext4", "--size", "64M", "--", "sleep", "60"]);
         kill_when(c, lab.dir.path(), || !common::mounts_under(&lab.scratch()).is_empty());
         assert!(!common::mounts_under(&lab.scratch()).is_empty(), "the mount outlives a SIGKILL");
         let report = cleanup_from_root(&lab);
@@ -152,7 +144,7 @@ fn a_relative_dir_killed_mid_run_is_cleaned_up_from_anywhere() {
     let work = lab.dir.path().join("work");
     std::fs::create_dir(&work).unwrap();
     let mut c = lab.command();
-    c.args(["exec", "--dir", "work", "--", "sh", "-c", "echo x > f; sleep 60"]);
+    c.args(["exec", "--progress", "json", "--dir", "work", "--", "sh", "-c", "echo x > f; sleep 60"]);
     let has_file = || std::fs::read_dir(&work).unwrap().flatten().any(|e| e.path().join("f").exists());
     kill_when(c, lab.dir.path(), has_file);
     let report = cleanup_from_root(&lab);

@@ -21,7 +21,7 @@ fn text(out: &Output) -> String {
 
 /// A folder anyone may read, for scripts run as nobody.
 fn open_folder() -> tempfile::TempDir {
-    let dir = tempfile::Builder::new().prefix("fslab-scripts-").tempdir_in("/var/tmp").unwrap();
+    let dir = common::temp::dir("scripts");
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     dir
 }
@@ -88,30 +88,46 @@ fn a_red_test_run_still_prints_its_total_and_leftover_check_then_fails() {
     let out = bash_unprivileged(&copy.join("test.sh"), &path).output().unwrap();
     let said = text(&out);
     assert!(said.contains("total: 5 passed, 0 failed"), "{said}");
-    // Another test of this suite may hold a loop device or test folder
-    // right now; only then may the green run fail, and it must say so.
-    assert!(out.status.success() || said.contains("tests left resources behind"), "{:?}\n{said}", out.status);
+    // This suite's own tests may hold loop devices and test folders right
+    // now, but under another prefix than the copy's run: none is blamed.
+    assert!(out.status.success() && said.contains("no loop device, mount or test folder left behind"), "{:?}\n{said}", out.status);
 }
 
 #[test]
-fn the_leftover_check_blames_only_what_appeared_during_the_tests() {
+fn the_leftover_check_blames_only_what_this_runs_tests_left() {
     // A test folder another run left before this one started is not this
-    // run's; one its tests leave is.
+    // run's, nor is one another suite beside it makes meanwhile (another
+    // prefix); one its own tests leave, under its own prefix, is.
     let (_dir, copy, bin, path) = test_sh_copy();
-    let before = tempfile::Builder::new().prefix("fslab-lab-scripts-before-").tempdir_in("/var/tmp").unwrap();
-    let during = format!("/var/tmp/fslab-lab-scripts-during-{}", std::process::id());
+    let before = common::temp::dir("scripts-before");
+    let mark = format!("scripts-during-{}", std::process::id());
+    let beside = format!("/var/tmp/fslab-test-beside-{}", std::process::id());
     script(
         &bin.join("cargo"),
         &format!(
-            "#!/bin/sh\n[ \"$1\" = clippy ] && exit 0\nmkdir {during}\n\
+            "#!/bin/sh\n[ \"$1\" = clippy ] && exit 0\nmkdir \"/var/tmp/$FSLAB_TEST_PREFIX-{mark}\" {beside}\n\
              echo 'test result: ok. 5 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.10s'\n"
         ),
     );
     let out = bash_unprivileged(&copy.join("test.sh"), &path).output().unwrap();
-    let _ = std::fs::remove_dir(&during);
+    let during: Vec<PathBuf> = std::fs::read_dir("/var/tmp")
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().ends_with(&mark))
+        .collect();
+    for made in during.iter().chain([&PathBuf::from(&beside)]) {
+        let _ = std::fs::remove_dir(made);
+    }
     let said = text(&out);
+    assert_eq!(during.len(), 1, "{during:?}\n{said}");
+    let during = during[0].display().to_string();
+    // A prefix of the run's own, not this suite's.
+    let theirs = during.trim_end_matches(&format!("-{mark}")).trim_start_matches("/var/tmp/");
+    assert!(theirs.starts_with("fslab-test-") && theirs != common::temp::prefix(), "{during}");
     assert!(said.contains("tests left resources behind") && said.contains(&during), "{said}");
     assert!(!said.contains(&before.path().display().to_string()), "blamed what was there before:\n{said}");
+    assert!(!said.contains(&beside), "blamed another suite's folder:\n{said}");
     assert!(!out.status.success(), "{:?}\n{said}", out.status);
 }
 

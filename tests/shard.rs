@@ -10,9 +10,9 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{Lab, TestDatabase, root_or_skip};
+use common::{Lab, TestDatabase, Watched, root_or_skip};
 use fslab::plan::shard::shard_of;
 use serde_json::Value;
 
@@ -242,6 +242,20 @@ fn a_plan_in_two_shards_stores_what_it_stores_unsharded_once_however_often_a_sha
     let status = common::fslab_json(&["status", p, "--store", sharded, "--json"]);
     assert_eq!(status["status"]["complete"], true, "{status}");
     assert_eq!(status["status"]["done"].as_u64(), Some(all.len() as u64));
+    // What the plan holds now: shard 2's cases measured anew. Their exact
+    // figures are the ones measured before; a word a timing decides may
+    // not be, so the page is held to a `show` of the same cases.
+    let a = common::fslab_json(&["show", p, "--store", sharded, "--json"]);
+    let again = cases_by_key(&a);
+    assert_eq!(again.keys().collect::<Vec<_>>(), a_cases.keys().collect::<Vec<_>>());
+    for (key, case) in &again {
+        for (name, figure) in case["figures"].as_object().unwrap().iter().filter(|(_, f)| f["kind"] == "exact") {
+            let before = &a_cases[key]["figures"][name];
+            if before["kind"] == "exact" {
+                assert_eq!(figure["value"], before["value"], "{key:?} {name}: an exact figure moved when shard 2 ran again");
+            }
+        }
+    }
     // The report of the sharded plan draws the unsharded run's verdicts.
     let (page_a, page_b) = (lab.dir.path().join("a.html"), lab.dir.path().join("b.html"));
     common::fslab_expect(&["report", p, "--store", sharded, "-o", page_a.to_str().unwrap()], 0);
@@ -306,27 +320,14 @@ fn a_shard_killed_mid_way_leaves_its_cases_missing_until_it_runs_again() {
     let planned = plan_of(&p);
     let p = p.to_str().unwrap();
     let store = lab.store();
-    let mut child = lab
-        .command()
-        .args(["run", "--plan", p, "--shard", "1/1", "--progress", "json", "--scratch"])
-        .arg(lab.scratch())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start fslab run");
+    let mut c = lab.command();
+    c.args(["run", "--plan", p, "--shard", "1/1", "--progress", "json", "--scratch"]).arg(lab.scratch());
+    let mut child = Watched::spawn(c.stdout(Stdio::null()));
     // Killed as its fourth case starts.
-    let mut events = std::io::BufReader::new(child.stderr.take().unwrap());
-    let started = Instant::now();
-    loop {
-        assert!(started.elapsed() < Duration::from_secs(120), "no fourth case within two minutes");
-        let mut line = String::new();
-        assert!(std::io::BufRead::read_line(&mut events, &mut line).unwrap() > 0, "the run ended before its fourth case");
-        if line.contains(r#""event":"case_start""#) && line.contains(r#""case":4"#) {
-            break;
-        }
-    }
-    child.kill().expect("kill the run we started");
-    child.wait().unwrap();
+    child.until_said(Duration::from_secs(120), "no fourth case within two minutes", |line| {
+        line.contains(r#""event":"case_start""#) && line.contains(r#""case":4"#)
+    });
+    child.kill();
     let status = lab.expect(&["status", p], 6);
     let said = String::from_utf8_lossy(&status.stdout).into_owned();
     assert!(said.contains("3 done, 0 failed, 9 missing"), "{said}");

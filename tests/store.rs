@@ -6,9 +6,9 @@
 mod common;
 
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{Lab, TestDatabase, root_or_skip};
+use common::{Lab, TestDatabase, Watched, root_or_skip};
 use serde_json::Value;
 
 /// `fslab SUBCOMMAND ARGS` in the lab, insisting on `code`; stdout.
@@ -80,32 +80,23 @@ fn a_killed_run_keeps_its_finished_cases_and_reads_back_incomplete() {
         return;
     }
     let lab = Lab::new();
-    let mut child = lab
-        .command()
-        .args(["run", "mmap-fill", "--fs", "ext4,xfs,btrfs", "--set", "size=16M", "--repeat", "8", "--scratch"])
-        .arg(lab.scratch())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start fslab run");
+    let mut c = lab.command();
+    c.args(["run", "mmap-fill", "--fs", "ext4,xfs,btrfs", "--set", "size=16M", "--repeat", "8", "--progress", "json", "--scratch"]);
+    let mut child = Watched::spawn(c.arg(lab.scratch()).stdout(Stdio::null()));
     let store = lab.store();
-    let started = Instant::now();
-    let stored = loop {
-        assert!(started.elapsed() < Duration::from_secs(120), "no case stored within two minutes");
+    let mut stored = 0;
+    child.until(Duration::from_secs(120), "no case stored within two minutes of work", || {
         std::thread::sleep(Duration::from_millis(200));
         if !store.exists() {
-            continue;
+            return false;
         }
         let out = lab.command().args(["runs", "--json"]).output().unwrap();
-        let Ok(runs) = serde_json::from_slice::<Value>(&out.stdout) else { continue };
-        let cases = runs["runs"][0]["cases"].as_u64().unwrap_or(0);
-        if cases >= 2 {
-            break cases;
-        }
-    };
+        let Ok(runs) = serde_json::from_slice::<Value>(&out.stdout) else { return false };
+        stored = runs["runs"][0]["cases"].as_u64().unwrap_or(0);
+        stored >= 2
+    });
     // SIGKILL: nothing of fslab's own runs after this, only what it stored.
-    child.kill().expect("kill the run we started");
-    child.wait().unwrap();
+    child.kill();
     lab_out(&lab, &["cleanup"], 0);
     lab.assert_nothing_left("after the killed run's cleanup");
 
@@ -552,7 +543,7 @@ fn tiny_run(id: &str) -> fslab::record::RunRecord {
 
 #[test]
 fn a_store_that_is_not_a_regular_file_is_refused_and_nothing_is_made_beside_it() {
-    let dir = tempfile::Builder::new().prefix("fslab-test-store-kind-").tempdir_in("/var/tmp").unwrap();
+    let dir = common::temp::dir("store-kind");
     let work = dir.path().join("work");
     std::fs::create_dir(&work).unwrap();
     let fifo = dir.path().join("fifo.db");
@@ -594,7 +585,7 @@ fn a_store_one_may_read_but_not_write_serves_reading_commands_and_refuses_runs()
         return;
     }
     use std::os::unix::fs::PermissionsExt as _;
-    let dir = tempfile::Builder::new().prefix("fslab-test-store-ro-").tempdir_in("/var/tmp").unwrap();
+    let dir = common::temp::dir("store-ro");
     let chmod = |path: &std::path::Path, mode: u32| std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
     chmod(dir.path(), 0o755);
     let store = dir.path().join("s.db");
@@ -647,7 +638,7 @@ fn a_store_one_may_read_but_not_write_serves_reading_commands_and_refuses_runs()
     assert_eq!(common::names(dir.path()), ["out", "s.db", "state"], "nothing was made beside the store");
 
     // Root, on a read-only bind mount of the folder: the same.
-    let ro = tempfile::Builder::new().prefix("fslab-test-store-ro-mount-").tempdir_in("/var/tmp").unwrap();
+    let ro = common::temp::dir("store-ro-mount");
     common::run("mount", &["--bind", dir.path().to_str().unwrap(), ro.path().to_str().unwrap()]);
     let _mounted = Mounted(ro.path().to_path_buf());
     common::run("mount", &["-o", "remount,bind,ro", ro.path().to_str().unwrap()]);
@@ -666,7 +657,7 @@ fn a_store_one_may_read_but_not_write_serves_reading_commands_and_refuses_runs()
 
 #[test]
 fn a_database_fslab_did_not_make_is_refused_not_made_a_store() {
-    let dir = tempfile::Builder::new().prefix("fslab-test-store-foreign-db-").tempdir_in("/var/tmp").unwrap();
+    let dir = common::temp::dir("store-foreign-db");
     let app = dir.path().join("app.db");
     let conn = rusqlite::Connection::open(&app).unwrap();
     conn.execute_batch("CREATE TABLE accounts (name TEXT); CREATE TABLE sessions (id INTEGER); INSERT INTO accounts VALUES ('a')").unwrap();
@@ -689,7 +680,7 @@ fn reading_commands_do_not_follow_another_users_link_to_a_store_or_a_run() {
     if !root_or_skip("store_reading_foreign_link") {
         return;
     }
-    let dir = tempfile::Builder::new().prefix("fslab-test-store-read-link-").tempdir_in("/var/tmp").unwrap();
+    let dir = common::temp::dir("store-read-link");
     let store = dir.path().join("root.db");
     let run_id = "20261121T000001Z-1-00000001";
     fslab::store::Store::open(store.to_str().unwrap()).unwrap().put_run(&tiny_run(run_id)).unwrap();

@@ -21,7 +21,7 @@ struct Place {
 
 impl Place {
     fn new() -> Place {
-        let dir = tempfile::Builder::new().prefix("fslab-test-store-home-").tempdir_in("/var/tmp").unwrap();
+        let dir = common::temp::dir("store-home");
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         for (name, mode) in [("home", 0o700), ("work", 0o755)] {
             let path = dir.path().join(name);

@@ -6,12 +6,12 @@
 
 mod common;
 
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use common::sysctl::{Saved, cleanup_when_the_lock_is_free, path, read, wait_for, write};
-use common::{Lab, root_or_skip};
+use common::{Lab, Watched, root_or_skip};
 
 /// The tests here change the same knobs: one at a time.
 static KNOBS: Mutex<()> = Mutex::new(());
@@ -22,29 +22,13 @@ fn work(lab: &Lab) -> String {
     work.to_str().unwrap().to_string()
 }
 
-/// A child killed (if still running) when dropped, so a failing test
-/// leaves no fslab running on to change sysctls later.
-struct Killed(Option<Child>);
-
-impl Killed {
-    fn child(&mut self) -> &mut Child {
-        self.0.as_mut().expect("a child")
-    }
-}
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        if let Some(child) = self.0.as_mut() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-fn spawn_sleeper(lab: &Lab, setting: &str) -> Child {
+/// `fslab exec ... -- sleep 60` with `setting`, watched (killed if the
+/// test ends first, so a failing test leaves no fslab running on to change
+/// sysctls later).
+fn spawn_sleeper(lab: &Lab, setting: &str) -> Watched {
     let mut c = lab.command();
-    c.args(["exec", "--dir", &work(lab), "--sysctl", setting, "--", "sleep", "60"]);
-    c.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap()
+    c.args(["exec", "--progress", "json", "--dir", &work(lab), "--sysctl", setting, "--", "sleep", "60"]);
+    Watched::spawn(c.stdout(Stdio::null()))
 }
 
 #[test]
@@ -77,8 +61,7 @@ fn each_writeback_member_comes_back_with_its_partner() {
 
             let mut child = spawn_sleeper(&lab, &setting);
             wait_for(key, reads, &mut child);
-            child.kill().unwrap();
-            child.wait().unwrap();
+            child.kill();
             let out = cleanup_when_the_lock_is_free(&lab);
             let said = String::from_utf8_lossy(&out.stdout);
             assert!(said.contains(key), "{said}");
@@ -103,45 +86,27 @@ fn a_run_waiting_for_the_lock_saves_old_values_only_after_a_killed_holder_is_und
     let lab = Lab::new();
 
     // A holds the lock with its value set.
-    let mut a = Killed(Some(spawn_sleeper(&lab, &format!("{key}={held}"))));
-    wait_for(key, &held, a.child());
+    let mut a = spawn_sleeper(&lab, &format!("{key}={held}"));
+    wait_for(key, &held, &mut a);
     // B waits for the lock; its command reads the value twice, a moment apart.
     let script = format!("cat {p}; sleep 2; cat {p}", p = path(key));
     let mut b = lab.command();
     b.args(["exec", "--json", "--dir", &work(&lab), "--sysctl", &format!("{key}={waiting}"), "--", "sh", "-c", &script]);
-    let mut b = Killed(Some(b.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()));
-    // Its stderr is read as it comes: A is killed only once B says it
-    // waits (holding the turnstile alone, B might still find the lock free
-    // when it gets to it, on a busy machine).
-    let stderr = b.child().stderr.take().unwrap();
-    let (said, seen) = std::sync::mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        use std::io::BufRead;
-        let mut all = String::new();
-        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = said.send(line.clone());
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
+    let mut b = Watched::spawn(b.stdout(Stdio::piped()));
+    // A is killed only once B says it waits (holding the turnstile alone,
+    // B might still find the lock free when it gets to it, on a busy
+    // machine).
+    b.until_said(Duration::from_secs(30), "the second run never said it waits for the sysctl lock", |l| {
+        l.contains("waiting for the machine's sysctl lock")
     });
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let line = seen.recv_timeout(left).expect("the second run never said it waits for the sysctl lock");
-        if line.contains("waiting for the machine's sysctl lock") {
-            break;
-        }
-    }
-    a.child().kill().unwrap();
-    a.child().wait().unwrap();
+    a.kill();
     // While B measures, another start must not put A's old value back
     // under it.
-    wait_for(key, &waiting, b.child());
+    wait_for(key, &waiting, &mut b);
     let out = lab.expect(&["cleanup"], 0);
     assert_eq!(read(key), waiting, "cleanup changed a live run's sysctl: {}", String::from_utf8_lossy(&out.stdout));
-    let out = b.0.take().unwrap().wait_with_output().unwrap();
-    let stderr = reader.join().unwrap();
+    let (out, _) = b.finish();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     // It waited, then put back what the killed holder had set, itself.
     assert!(stderr.contains("waiting for the machine's sysctl lock"), "{stderr}");
@@ -229,35 +194,27 @@ fn a_run_in_another_state_folder_waits_says_for_whom_and_stops_at_sigterm() {
     let held = (saved.get(key).parse::<u64>().unwrap() + 5).to_string();
     // Two labs: two state folders, as CI beside a developer would have.
     let (a_lab, b_lab) = (Lab::new(), Lab::new());
-    let mut a = Killed(Some(spawn_sleeper(&a_lab, &format!("{key}={held}"))));
-    wait_for(key, &held, a.child());
-    let a_pid = a.child().id();
+    let mut a = spawn_sleeper(&a_lab, &format!("{key}={held}"));
+    wait_for(key, &held, &mut a);
+    let a_pid = a.id();
     // B only measures, from another state folder: it must wait for A.
     let mut b = b_lab.command();
-    b.args(["exec", "--dir", &work(&b_lab), "--", "true"]).stdout(Stdio::null()).stderr(Stdio::piped());
-    let mut b = Killed(Some(b.spawn().unwrap()));
-    let stderr = b.child().stderr.take().unwrap();
-    let (said, seen) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        use std::io::BufRead;
-        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = said.send(line);
-        }
-    });
-    let line = seen.recv_timeout(Duration::from_secs(20)).expect("the waiting run said nothing");
+    b.args(["exec", "--dir", &work(&b_lab), "--", "true"]).stdout(Stdio::null());
+    let mut b = Watched::spawn(&mut b);
+    b.until_said(Duration::from_secs(20), "the waiting run said nothing", |l| l.starts_with("fslab: waiting for "));
+    let line = b.lines().into_iter().find(|l| l.starts_with("fslab: waiting for ")).unwrap();
     assert!(line.contains("waiting for the machine's sysctl lock"), "{line}");
     assert!(line.contains(&format!("pid {a_pid} ")) && line.contains("exec"), "it does not say for whom: {line}");
-    assert!(b.child().try_wait().unwrap().is_none(), "B did not wait for A");
+    assert!(b.ended().is_none(), "B did not wait for A");
     // SIGTERM is answered at once, not after A.
-    let b_pid = rustix::process::Pid::from_raw(b.child().id() as i32).unwrap();
+    let b_pid = rustix::process::Pid::from_raw(b.id() as i32).unwrap();
     let asked = Instant::now();
     rustix::process::kill_process(b_pid, rustix::process::Signal::TERM).unwrap();
-    let status = b.child().wait().unwrap();
+    let (out, _) = b.finish();
     assert!(asked.elapsed() < Duration::from_secs(2), "SIGTERM took {:?}", asked.elapsed());
-    assert!(!status.success(), "{status:?}");
+    assert!(!out.status.success(), "{:?}", out.status);
     assert_eq!(read(key), held, "B changed A's setting");
-    a.child().kill().unwrap();
-    a.child().wait().unwrap();
+    a.kill();
     b_lab.expect(&["cleanup"], 0);
     assert_eq!(saved.differences(), Vec::<String>::new(), "a killed run's sysctl is not back after another state folder's cleanup");
     // A's own folder still has its ledger: releasing it writes no sysctl.

@@ -110,7 +110,7 @@ fn a_repeated_run_prints_a_row_per_target_and_parameter_set_within_120_columns()
 /// the lists cut with `…`; `--wide` shows them whole.
 #[test]
 fn runs_lines_fit_120_columns_with_ids_whole_and_wide_shows_every_list() {
-    let dir = tempfile::Builder::new().prefix("fslab-test-runs-wide-").tempdir_in("/var/tmp").unwrap();
+    let dir = common::temp::dir("runs-wide");
     let mut cases = Vec::new();
     for (fs, scenario) in [("ext2", "mmap-fill"), ("ext3", "tree-copy"), ("ext4", "replace-files"), ("xfs", "create-file"), ("btrfs", "direct-stream")] {
         let mut case = common::crafted_case(scenario, fs, 1, None);

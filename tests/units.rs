@@ -70,7 +70,7 @@ fn every_scenarios_figures_carry_a_unit_of_the_convention_and_a_rate_is_mib_per_
 
 #[test]
 fn a_run_recorded_in_decimal_megabytes_reads_back_in_mib_per_second() {
-    let dir = tempfile::Builder::new().prefix("fslab-test-units-").tempdir_in("/var/tmp").unwrap();
+    let dir = common::temp::dir("units");
     let mut case = common::crafted_case("create-file", "ext4", 1, None);
     case["figures"]["create_mbps"] = serde_json::json!({"value": 100.0, "unit": "MB/s", "better": "higher", "kind": "timing"});
     case["figures"]["total_mbps"] = serde_json::json!({"value": 584.9, "unit": "MB/s", "better": "higher", "kind": "timing"});

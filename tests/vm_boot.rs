@@ -37,7 +37,7 @@ fn replace_files_runs_in_a_guest_of_what_was_prepared_though_its_files_were_swap
     if !common::root_or_skip("replace_files_runs_in_a_guest_of_what_was_prepared") {
         return;
     }
-    let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+    let dir = common::temp::dir("");
     let Some((vmlinuz, tree)) = common::kernel::package_copy(dir.path()) else { return };
     // The package's kernel as a vmlinux beside its bzImage (unpacked by a
     // first prepare), so the guest boots the image file given, not a cache
@@ -106,7 +106,7 @@ fn replace_files_runs_in_a_guest_of_what_was_prepared_though_its_files_were_swap
 
 #[test]
 fn kernels_refuses_what_is_no_kernel_image_and_reports_one_that_is() {
-    let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+    let dir = common::temp::dir("");
     let not_image = dir.path().join("notes.txt");
     std::fs::write(&not_image, "hello").unwrap();
     let out = common::fslab_expect(&["kernels", not_image.to_str().unwrap()], 2);

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use common::{Lab, cases, figure};
+use common::{Lab, Watched, cases, figure};
 
 /// One guest at a time: two emulated guests on two cores would each take
 /// twice as long and make the timeouts meaningless.
@@ -219,25 +219,12 @@ fn a_run_killed_while_its_guest_runs_leaves_nothing_after_cleanup() {
     let Some(image) = kernel("a_run_killed_while_its_guest_runs") else { return };
     let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
     let lab = Lab::new();
-    let mut child = lab
-        .command()
-        .args(["run", "replace-files", "--no-store", "--fs", "ext4", "--scratch"])
-        .arg(lab.scratch())
-        .arg("--kernel")
-        .arg(&image)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(300);
-    while !guest_started(&lab.scratch()) {
-        assert!(Instant::now() < deadline, "the guest never started");
-        assert!(child.try_wait().unwrap().is_none(), "fslab ended before its guest started");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let mut c = lab.command();
+    c.args(["run", "replace-files", "--no-store", "--progress", "json", "--fs", "ext4", "--scratch"]).arg(lab.scratch());
+    let mut child = Watched::spawn(c.arg("--kernel").arg(&image).stdout(std::process::Stdio::null()));
+    child.until(Duration::from_secs(300), "the guest never started", || guest_started(&lab.scratch()));
     assert!(!processes_naming(lab.dir.path()).is_empty(), "QEMU runs with the lab's images");
-    child.kill().unwrap();
-    child.wait().unwrap();
+    child.kill();
     lab.expect(&["cleanup"], 0);
     // QEMU dies with its parent or at cleanup, whichever comes first.
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -256,9 +243,12 @@ fn a_guest_that_outlives_its_timeout_is_killed_and_its_case_quotes_the_console()
     let image = image.to_str().unwrap();
     // Ten seconds boot the kernel but never load xfs and fill 256 MiB too.
     let args = ["mmap-fill", "--kernel", image, "--fs", "xfs", "--set", "size=256M", "--vm-timeout", "10"];
-    let started = Instant::now();
-    let json = lab.run_json(&args, 4);
-    assert!(started.elapsed() < Duration::from_secs(120), "the timeout did not end the guest");
+    let mut c = lab.command();
+    c.arg("run").args(args).args(["--json", "--progress", "json", "--scratch"]).arg(lab.scratch());
+    let (out, worked) = Watched::spawn(c.stdout(std::process::Stdio::piped())).finish();
+    assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(worked < Duration::from_secs(120), "the timeout did not end the guest");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let case = &cases(&json)[0];
     assert_eq!(case["status"], "failed");
     let error = case["error"].as_str().unwrap();

@@ -214,7 +214,7 @@ mod tests {
 
     #[test]
     fn nothing_is_written_through_a_symlink() {
-        let dir = tempfile::Builder::new().prefix("fslab-test-writer-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("writer");
         let outside = dir.path().join("outside");
         std::fs::create_dir(&outside).unwrap();
         let root = dir.path().join("root");

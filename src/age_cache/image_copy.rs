@@ -318,7 +318,7 @@ mod tests {
     use std::io::Write;
 
     fn tmp() -> tempfile::TempDir {
-        tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap()
+        crate::test_temp::dir("")
     }
 
     /// A 5 MiB + 100 byte file: data in block 0, a zero-filled block 2

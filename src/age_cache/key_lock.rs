@@ -108,7 +108,7 @@ mod tests {
 
     #[test]
     fn shared_users_keep_out_an_exclusive_taker_and_a_removed_lock_is_not_held_twice() {
-        let tmp = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let tmp = crate::test_temp::dir("");
         let dir = OwnedDir::open_or_make(&tmp.path().join("cache"), FolderRole::Cache).unwrap();
         let (user, waited) = KeyLock::take(&dir, KEY, false, "test").unwrap();
         assert!(!waited);

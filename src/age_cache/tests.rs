@@ -7,7 +7,7 @@ use crate::ledger::cleanup_dead;
 use std::os::unix::fs::FileExt;
 
 fn tmp() -> tempfile::TempDir {
-    tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap()
+    crate::test_temp::dir("")
 }
 
 /// An 8 MiB sparse "image" with a little data.

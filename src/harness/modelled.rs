@@ -81,7 +81,7 @@ mod tests {
 
     #[test]
     fn figures_are_exact_only_where_the_work_placed_its_blocks() {
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         std::fs::create_dir(dir.path().join("sub")).unwrap();
         std::fs::write(dir.path().join("sub/a"), vec![1u8; 64 << 10]).unwrap();
         std::fs::write(dir.path().join("b"), vec![2u8; 200 << 10]).unwrap();

@@ -15,7 +15,7 @@ use crate::ledger::Ledger;
 use crate::site::{TargetOptions, TargetSpec};
 
 fn folder() -> tempfile::TempDir {
-    tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap()
+    crate::test_temp::dir("")
 }
 
 fn lab(parent: &std::path::Path, fail_make: Option<&'static str>) -> (Lab, TargetSpec) {

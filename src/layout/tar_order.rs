@@ -120,7 +120,7 @@ mod tests {
     fn directories_come_before_their_entries_in_tars_order() {
         // Not /tmp: a tmpfs lists a directory in an order of its own, and
         // the point is to follow whatever order the file system has.
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let root = dir.path();
         for d in ["src", "src/lib", "doc"] {
             fs::create_dir(root.join(d)).unwrap();

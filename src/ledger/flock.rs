@@ -2,7 +2,8 @@
 //! and SIGTERM stop the wait at once; said at once and then every minute
 //! (a log without a terminal shows it too, and `--progress json` says it
 //! as a `wait` event: `progress::waiting`), naming the processes that hold
-//! the lock, as `/proc/locks` tells.
+//! the lock, as `/proc/locks` tells; and its end said once the lock is
+//! taken (a `waited` event: `progress::waited`).
 //!
 //! `/proc/locks` names the process that took an flock, even after it died
 //! and a child it was starting (forked, not yet past exec) still holds the
@@ -45,7 +46,14 @@ impl<'a> Waiter<'a> {
     pub fn take(&mut self, file: &File, op: FlockOperation) -> Result<()> {
         loop {
             match rustix::fs::flock(file.as_fd(), op) {
-                Ok(()) => return Ok(()),
+                Ok(()) => {
+                    // A wait that was said is said to be over, and the
+                    // next one is said at once.
+                    if self.said.take().is_some() {
+                        crate::progress::waited(&self.what, self.started.elapsed());
+                    }
+                    return Ok(());
+                }
                 Err(Errno::WOULDBLOCK | Errno::INTR) => {}
                 Err(e) => return Err(Error::failed(format!("lock {}: {}", self.what, std::io::Error::from(e)))),
             }
@@ -151,7 +159,7 @@ mod tests {
 
     #[test]
     fn a_waiter_names_the_holder_and_a_dead_holders_straggler_is_known() {
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let path = dir.path().join("lock");
         let file = File::create(&path).unwrap();
         assert!(held_only_by_the_dead(&file), "no holder at all");

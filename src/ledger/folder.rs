@@ -290,7 +290,7 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     fn tmp() -> tempfile::TempDir {
-        tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap()
+        crate::test_temp::dir("")
     }
 
     #[test]

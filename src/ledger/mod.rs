@@ -351,7 +351,7 @@ impl Ledger {
     /// that run work directly: what the work records is released when the
     /// ledger is dropped, as in a run.
     pub fn for_tests() -> Ledger {
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").expect("a temporary folder");
+        let dir = crate::test_temp::dir("");
         Ledger::create(dir.path(), "unit-test").expect("a ledger in a fresh folder")
     }
 
@@ -560,7 +560,7 @@ mod tests {
 
     /// A state folder and a scratch folder (ours, 0700) in a fresh folder.
     fn folders() -> (tempfile::TempDir, PathBuf, OwnedDir) {
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let state = dir.path().join("state");
         let scratch = OwnedDir::open_or_make(&dir.path().join("scratch"), FolderRole::Scratch).unwrap();
         (dir, state, scratch)

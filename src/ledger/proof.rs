@@ -373,7 +373,7 @@ mod tests {
 
     #[test]
     fn a_crafted_ledger_naming_what_fslab_did_not_make_does_nothing() {
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let scratch = OwnedDir::open_or_make(&dir.path().join("scratch"), FolderRole::Scratch).unwrap();
         let outside = dir.path().join("outside");
         std::fs::create_dir(&outside).unwrap();
@@ -428,7 +428,7 @@ mod tests {
 
     #[test]
     fn a_mount_file_is_removed_only_empty_and_as_made() {
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let scratch = OwnedDir::open_or_make(&dir.path().join("scratch"), FolderRole::Scratch).unwrap();
         let file = scratch.path().join("device");
         std::fs::write(&file, b"").unwrap();
@@ -453,7 +453,7 @@ mod tests {
         if !rustix::process::geteuid().is_root() {
             return;
         }
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let scratch = OwnedDir::open_or_make(&dir.path().join("scratch"), FolderRole::Scratch).unwrap();
         let source = dir.path().join("source");
         std::fs::write(&source, b"bound").unwrap();
@@ -478,7 +478,7 @@ mod tests {
         if !rustix::process::geteuid().is_root() {
             return;
         }
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let scratch = OwnedDir::open_or_make(&dir.path().join("scratch"), FolderRole::Scratch).unwrap();
         let image = scratch.path().join("image");
         std::fs::File::create(&image).unwrap().set_len(1 << 20).unwrap();
@@ -516,7 +516,7 @@ mod tests {
 
     #[test]
     fn a_ledger_of_an_older_fslab_is_refused_whole_reported_once_and_dropped() {
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let outside = dir.path().join("outside");
         std::fs::create_dir(&outside).unwrap();
         std::fs::write(outside.join("precious"), b"keep me").unwrap();

@@ -278,7 +278,7 @@ mod tests {
 
     impl Decoy {
         fn new() -> Decoy {
-            let top = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+            let top = crate::test_temp::dir("");
             let source = top.path().join("source");
             fs::create_dir(&source).unwrap();
             fs::write(source.join("keep"), b"keep").unwrap();

@@ -258,7 +258,7 @@ mod tests {
     use super::*;
 
     fn tmp() -> tempfile::TempDir {
-        tempfile::Builder::new().prefix("fslab-test-walk-").tempdir_in("/var/tmp").unwrap()
+        crate::test_temp::dir("walk")
     }
 
     #[test]

@@ -69,7 +69,7 @@ mod tests {
 
     #[test]
     fn a_profile_file_given_alone_is_the_disk() {
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let path = dir.path().join("mine.json");
         let example = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/disk-profile.json")).unwrap();
         std::fs::write(&path, &example).unwrap();

@@ -208,7 +208,7 @@ mod tests {
 
     fn scratch() -> tempfile::TempDir {
         // Not /tmp: a tmpfs keeps its pages however it is advised.
-        tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap()
+        crate::test_temp::dir("")
     }
 
     fn write_file(path: &Path, len: usize) {

@@ -96,7 +96,7 @@ mod tests {
     /// after 30 s), so at least one sample sees them.
     #[test]
     fn a_dirty_file_raises_the_peak() {
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let ledger = crate::ledger::Ledger::create(dir.path(), "meminfo-test").unwrap();
         let ctx = ProbeCtx {
             ledger: &ledger,

@@ -3,8 +3,8 @@
 //!
 //! The loop device is `tests/common/loop_device.rs`, the integration tests'
 //! own, included here by path (a unit test cannot reach that crate
-//! otherwise); everything lives under `/var/tmp/fslab-test-*`, which the
-//! CI script checks is gone afterwards.
+//! otherwise); everything lives under `/var/tmp/PREFIX-*` (`tests/common/temp.rs`),
+//! which the CI script checks is gone afterwards.
 
 use std::process::Command;
 
@@ -30,5 +30,8 @@ pub fn run(cmd: &str, args: &[&str]) -> String {
 // into the unit tests too, so there is one way to make and release one.
 #[path = "../../tests/common/loop_device.rs"]
 mod loop_device;
+
+// The folder names it uses, under the suite's prefix.
+use crate::test_temp as temp;
 
 pub use loop_device::LoopDevice;

@@ -467,7 +467,7 @@ mod tests {
 
     #[test]
     fn a_fallocate_that_wrote_no_data_has_no_rate() {
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let mut work = Create { size: 64 << 20, method: Method::Fallocate, buf: None, allocated: false };
         work.prepare(dir.path()).unwrap();
         let out = work.run(dir.path(), &crate::ledger::Ledger::for_tests()).unwrap();

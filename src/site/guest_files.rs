@@ -150,7 +150,7 @@ mod tests {
 
     #[test]
     fn a_killed_runs_guest_files_are_all_removed_by_cleanup_and_nothing_outside() {
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let state = dir.path().join("state");
         let outside = dir.path().join("outside");
         std::fs::write(&outside, "keep").unwrap();
@@ -183,7 +183,7 @@ mod tests {
     #[test]
     fn the_host_replays_a_guests_log_and_tells_a_disk_it_does_not_rebuild() {
         use crate::crash::log::tests::{QEMU_LOG, qemu_log_image};
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let ledger = Ledger::create(&dir.path().join("state"), "run3").unwrap();
         ledger.set_scratch(OwnedDir::open_or_make(&dir.path().join("scratch"), FolderRole::Scratch).unwrap()).unwrap();
         let image = qemu_log_image();
@@ -211,7 +211,7 @@ mod tests {
 
     #[test]
     fn a_live_run_releases_its_guest_files() {
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let ledger = Ledger::create(&dir.path().join("state"), "run2").unwrap();
         ledger.set_scratch(OwnedDir::open_or_make(&dir.path().join("scratch"), FolderRole::Scratch).unwrap()).unwrap();
         let files = GuestFiles::make(&ledger, "run2", "xfs", 1 << 20, None).unwrap();

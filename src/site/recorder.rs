@@ -327,7 +327,7 @@ mod tests {
             return;
         }
         use std::os::unix::fs::{PermissionsExt, chown};
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let program = dir.path().join(PROGRAM);
         std::fs::write(&program, b"#!/bin/sh\n").unwrap();
         std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();

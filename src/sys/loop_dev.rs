@@ -170,7 +170,7 @@ mod tests {
             return;
         }
         use std::os::unix::fs::MetadataExt;
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let image = OpenOptions::new().read(true).write(true).create_new(true).open(dir.path().join("i")).unwrap();
         image.set_len(1 << 20).unwrap();
         let meta = image.metadata().unwrap();

@@ -202,7 +202,7 @@ mod tests {
     /// takes; and the closes leave no descriptor open.
     #[test]
     fn the_ring_and_the_plain_calls_open_the_same_files() {
-        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let mut names = Vec::new();
         for i in 0..40 {
             let name = format!("f{i}");

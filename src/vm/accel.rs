@@ -117,7 +117,7 @@ mod tests {
 
     #[test]
     fn facts_are_read_from_cpuinfo_dev_and_sys() {
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let root = dir.path();
         std::fs::create_dir_all(root.join("proc")).unwrap();
         std::fs::create_dir_all(root.join("dev")).unwrap();

@@ -54,7 +54,7 @@ mod tests {
 
     #[test]
     fn a_files_start_or_end_and_whether_there_was_more() {
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let path = dir.path().join("f");
         std::fs::write(&path, b"0123456789").unwrap();
         assert_eq!(head(&path, 4).unwrap(), Capped { bytes: b"0123".to_vec(), cut: true });

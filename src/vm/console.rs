@@ -61,7 +61,7 @@ mod tests {
 
     #[test]
     fn the_last_lines_and_the_marks_are_read_back() {
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let path = dir.path().join("console.log");
         let mut text = String::new();
         for i in 0..5000 {

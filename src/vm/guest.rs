@@ -201,7 +201,7 @@ mod tests {
 
     #[test]
     fn a_guest_that_hangs_is_killed_at_the_timeout_with_its_console_quoted() {
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let pid_file = dir.path().join("sleeper");
         let spec = fake_qemu(dir.path(), "booting\\nstuck here\\n", &format!("sleep 600 & echo $! > {}; wait", pid_file.display()));
         let ledger = Ledger::for_tests();
@@ -221,7 +221,7 @@ mod tests {
 
     #[test]
     fn the_jobs_output_is_read_from_the_share_and_its_absence_is_an_error() {
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let out = dir.path().join("out");
         std::fs::create_dir(&out).unwrap();
         let then = format!("echo 0 > {0}/status; echo '{{}}' > {0}/stdout", out.display());
@@ -243,7 +243,7 @@ mod tests {
     /// try to hold it.
     #[test]
     fn a_guests_unbounded_output_is_cut_and_said_so() {
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let out = dir.path().join("out");
         std::fs::create_dir(&out).unwrap();
         let ledger = Ledger::for_tests();

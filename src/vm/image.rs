@@ -244,7 +244,7 @@ mod tests {
 
     #[test]
     fn a_bzimage_says_its_release_and_compression_and_unpacks_to_its_vmlinux() {
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let inner = fake_vmlinux(18);
         let bz = dir.path().join("vmlinuz");
         std::fs::write(&bz, fake_bzimage(&inner)).unwrap();

@@ -169,7 +169,7 @@ mod tests {
 
     #[test]
     fn only_a_static_busybox_serves() {
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let out = dir.path().join("initramfs.cpio");
         // The host's own fslab is dynamically linked.
         let me = std::env::current_exe().unwrap();

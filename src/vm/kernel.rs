@@ -235,7 +235,7 @@ mod tests {
 
     #[test]
     fn a_package_root_reports_its_modules_file_systems_and_what_is_missing() {
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let root = dir.path();
         std::fs::create_dir_all(root.join("boot")).unwrap();
         let image = root.join("boot/vmlinux-6.1.0-test");

@@ -344,7 +344,7 @@ mod tests {
     /// A tree shaped like Debian 6.1's for ext4, xfs and the crc32c
     /// softdeps, with crc32 built in.
     fn tree() -> (tempfile::TempDir, PathBuf) {
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let root = dir.path().join("lib/modules/6.1.0-test");
         let module = |rel: &str, entries: &[&str]| write_fake_module(&root, rel, entries);
         module("kernel/fs/ext4/ext4.ko", &["softdep=pre: crypto-crc32c", "alias=fs-ext4", "depends=jbd2,mbcache,crc16"]);
@@ -396,7 +396,7 @@ mod tests {
 
     #[test]
     fn a_folder_without_kernel_is_refused_with_the_flag_to_use() {
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let err = ModuleTree::open(dir.path()).unwrap_err();
         assert!(err.message.contains("--kernel-modules"), "{}", err.message);
     }

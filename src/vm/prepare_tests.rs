@@ -11,7 +11,7 @@ use super::*;
 use crate::error::ErrorKind;
 
 fn tempdir() -> tempfile::TempDir {
-    tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap()
+    crate::test_temp::dir("")
 }
 
 /// A `dpkg -x`-shaped root below `root`: `boot/vmlinuz-6.1.0-test` (a

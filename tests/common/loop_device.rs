@@ -1,5 +1,5 @@
 //! The one loop-device helper of the tests: a sparse image under
-//! `/var/tmp/fslab-test-*` attached to a loop device with direct I/O,
+//! `/var/tmp/PREFIX-*` (`temp.rs`) attached to a loop device with direct I/O,
 //! optionally formatted and mounted, and released by `Drop` so a failing
 //! assertion leaves nothing attached.
 //!
@@ -58,7 +58,7 @@ impl LoopDevice {
     }
 
     fn attach(size_mib: u64, first_sector: &[u8], losetup_args: &[&str]) -> LoopDevice {
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").expect("tempdir");
+        let dir = super::temp::dir("");
         let image = dir.path().join("image");
         std::fs::write(&image, first_sector).unwrap();
         std::fs::OpenOptions::new().write(true).open(&image).unwrap().set_len(size_mib << 20).unwrap();

@@ -10,11 +10,14 @@ pub mod browser;
 pub mod kernel;
 mod loop_device;
 pub mod sysctl;
+pub mod temp;
+pub mod watch;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 pub use loop_device::LoopDevice;
+pub use watch::Watched;
 
 /// Run `fslab` with `args`; on an unexpected status, panic with the whole
 /// story (command, stdout, stderr).
@@ -281,7 +284,7 @@ pub struct Lab {
 impl Lab {
     /// Make the folders under /var/tmp.
     pub fn new() -> Lab {
-        let dir = tempfile::Builder::new().prefix("fslab-lab-").tempdir_in("/var/tmp").expect("tempdir");
+        let dir = temp::dir("lab");
         std::fs::create_dir(dir.path().join("scratch")).unwrap();
         std::fs::create_dir(dir.path().join("state")).unwrap();
         Lab { dir }

@@ -1,7 +1,6 @@
 //! Real sysctls in tests: read, write, wait for a run to set one, and a
 //! guard that puts the machine back however a test ends.
 
-use std::process::Child;
 use std::time::{Duration, Instant};
 
 /// The writeback limits given two ways; setting one member zeroes the other.
@@ -62,16 +61,10 @@ impl Drop for Saved {
     }
 }
 
-/// Wait until `key` reads `value` (the run set it), or panic.
-pub fn wait_for(key: &str, value: &str, child: &mut Child) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while read(key) != value {
-        if let Ok(Some(status)) = child.try_wait() {
-            panic!("fslab ended ({status}) before setting {key}");
-        }
-        assert!(Instant::now() < deadline, "{key} never became {value}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+/// Wait until `key` reads `value` (`run` set it), or panic once the run
+/// has worked 30 s (a wait for another run's lock not counted) or ended.
+pub fn wait_for(key: &str, value: &str, run: &mut super::Watched) {
+    run.until(Duration::from_secs(30), &format!("{key} never became {value}"), || read(key) == value);
 }
 
 /// What `cleanup` says of a sysctl it must leave for now because a live

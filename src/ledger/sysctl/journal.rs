@@ -162,7 +162,7 @@ mod tests {
 
     #[test]
     fn changes_stay_open_until_settled_and_the_journal_then_empties() {
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let _guard = super::super::lock::tests_serial();
         set_dir(Some(dir.path()));
         let a = record("vm.a", "1", None).unwrap();

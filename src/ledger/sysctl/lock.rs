@@ -211,7 +211,7 @@ mod tests {
     use super::*;
 
     fn tmp() -> tempfile::TempDir {
-        tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap()
+        crate::test_temp::dir("")
     }
 
     #[test]

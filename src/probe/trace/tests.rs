@@ -106,7 +106,7 @@ impl Tracefs {
         if let Some(path) = find_tracefs() {
             return Tracefs { path, _mounted: None };
         }
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         run("mount", &["-t", "tracefs", "nodev", dir.path().to_str().unwrap()]);
         let guard = MountedTracefs(dir.path().to_path_buf());
         // The guard first: a tuple drops in order, and the folder can only be

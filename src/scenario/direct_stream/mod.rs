@@ -610,7 +610,7 @@ mod tests {
 
     #[test]
     fn the_byte_limit_writes_whole_blocks_and_overwrite_keeps_the_file() {
-        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let bytes = 10 * 64 * 1024 + 5000;
         let s = DirectStream;
         let p = params(&["bs=64K", &format!("bytes={bytes}"), "seconds=60"]);
@@ -643,7 +643,7 @@ mod tests {
 
     #[test]
     fn the_time_limit_stops_the_loop_and_marks_come_every_second() {
-        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let mut work = stream(4096, u64::MAX, 1, false);
         let started = Instant::now();
         let out = work.run(dir.path(), &crate::ledger::Ledger::for_tests()).unwrap();

@@ -195,7 +195,7 @@ mod tests {
     #[test]
     fn holes_stay_holes_and_the_length_is_kept() {
         use std::os::unix::fs::{FileExt, MetadataExt};
-        let dir = tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap();
+        let dir = crate::test_temp::dir("");
         let source = dir.path().join("sparse");
         let f = File::create(&source).unwrap();
         f.write_all_at(&[7u8; 100_000], 1 << 20).unwrap();

@@ -472,7 +472,7 @@ mod tests {
     use std::os::unix::fs::FileTypeExt;
 
     fn scratch() -> tempfile::TempDir {
-        tempfile::Builder::new().prefix("fslab-test-").tempdir_in("/var/tmp").unwrap()
+        crate::test_temp::dir("")
     }
 
     /// Everything under `root` by relative path: a file's bytes, a link's
