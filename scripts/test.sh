@@ -5,6 +5,11 @@
 # no mount, loop device or folder of this run's tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# `scripts/test.sh -- ARGS` hands ARGS to every test binary: with
+# RUSTC_BOOTSTRAP=1, `-- -Zunstable-options --report-time` times each test,
+# and the 20 slowest are listed at the end.
+test_args=()
+if [ "${1:-}" = -- ]; then shift; test_args=("$@"); fi
 
 # What the quick start needs, and what only the tests need: QEMU, a
 # static busybox, Chromium, PostgreSQL, fio, hyperfine...
@@ -53,7 +58,7 @@ test_resources() {
 }
 before=$(test_resources)
 status=0
-cargo test --locked --all-targets --no-fail-fast 2>&1 | tee "$log" || status=$?
+cargo test --locked --all-targets --no-fail-fast -- "${test_args[@]}" 2>&1 | tee "$log" || status=$?
 
 leftover=$(comm -13 <(echo "$before") <(test_resources))
 if [ -n "$leftover" ]; then
@@ -62,6 +67,11 @@ if [ -n "$leftover" ]; then
     [ "$status" -ne 0 ] || status=1
 else
     echo "no loop device, mount or test folder left behind"
+fi
+if grep -qE '^test .* <[0-9.]+s>$' "$log"; then
+    echo "the 20 slowest tests:"
+    sed -nE 's/^test (.*) \.\.\. [a-zA-Z]+ <([0-9.]+)s>$/\2 \1/p' "$log" | sort -rn | head -20 \
+        | awk '{ printf "  %8.1f s  %s\n", $1, $2 }'
 fi
 awk '/^test result:/ { p += $4; f += $6 } END { printf "total: %d passed, %d failed\n", p, f }' "$log"
 exit "$status"
