@@ -20,13 +20,14 @@ const WORDS: [&str; 5] = ["shows", "marginal", "mixed", "gone", "unknown"];
 pub(super) const INDENT: usize = 14;
 
 /// Places that share a line: the same word from the same test (what it
-/// weighs and its threshold; for a place not judged, the same reason),
-/// and all measured on a busy machine or none.
+/// weighs and its threshold; for a place not judged, the same reason).
 struct Group<'a> {
     word: &'a str,
     key: (String, String),
-    busy: bool,
     places: Vec<&'a PlaceVerdict>,
+    /// How many of them had a case measured on a busy machine (the run's
+    /// footnote names the cases).
+    busy: usize,
 }
 
 /// `v` as its head line, a line per group (wrapped), its safety note and
@@ -40,8 +41,7 @@ pub(super) fn render(v: &Verdict, cases: &[Case]) -> String {
     let mut s = wrap(&format!("{head} {}", tally(v)), head.len() + 1);
     let busy = |p: &PlaceVerdict| cases.iter().any(|c| c.scenario == v.scenario && c.busy.is_some() && c.place() == p.target);
     for group in groups(v, &busy) {
-        let ran_busy = if group.busy { " (ran busy)" } else { "" };
-        let line = format!("    {:<9} {}{ran_busy}: {}", group.word, places_text(&group.places, &v.places), figures_text(&group));
+        let line = format!("    {:<9} {}: {}", group.word, places_text(&group.places, &v.places), figures_text(&group));
         s.push_str(&wrap(&line, INDENT));
     }
     if !v.safety.is_empty() {
@@ -78,10 +78,13 @@ fn tally(v: &Verdict) -> String {
 fn groups<'a>(v: &'a Verdict, busy: &dyn Fn(&PlaceVerdict) -> bool) -> Vec<Group<'a>> {
     let mut groups: Vec<Group<'a>> = Vec::new();
     for p in &v.places {
-        let (word, key, busy) = (p.word(), key(p), busy(p));
-        match groups.iter_mut().find(|g| g.word == word && g.key == key && g.busy == busy) {
-            Some(group) => group.places.push(p),
-            None => groups.push(Group { word, key, busy, places: vec![p] }),
+        let (word, key, busy) = (p.word(), key(p), usize::from(busy(p)));
+        match groups.iter_mut().find(|g| g.word == word && g.key == key) {
+            Some(group) => {
+                group.places.push(p);
+                group.busy += busy;
+            }
+            None => groups.push(Group { word, key, places: vec![p], busy }),
         }
     }
     let rank = |word: &str| WORDS.iter().position(|w| *w == word).unwrap_or(WORDS.len());
@@ -149,7 +152,7 @@ fn places_text(group: &[&PlaceVerdict], all: &[PlaceVerdict]) -> String {
 
 /// The group's figures: the deciding test's values as a range beside its
 /// threshold, the modelled read's range, how a lone mixed place's samples
-/// split; a place not judged says why.
+/// split, how many places ran busy; a place not judged says why.
 fn figures_text(group: &Group) -> String {
     let first = group.places[0];
     let mut parts = Vec::new();
@@ -174,6 +177,12 @@ fn figures_text(group: &Group) -> String {
             (1, Some(samples)) => parts.push(samples.describe()),
             _ => parts.push("each place's repeats or images disagree".to_string()),
         }
+    }
+    match (group.busy, group.places.len()) {
+        (0, _) => {}
+        (1, 1) => parts.push("ran busy".to_string()),
+        (busy, all) if busy == all => parts.push(format!("all {all} ran busy")),
+        (busy, all) => parts.push(format!("{busy} of {all} ran busy")),
     }
     parts.join("; ")
 }

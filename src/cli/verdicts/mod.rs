@@ -9,8 +9,8 @@
 //!
 //! The design decision: places share a line by word and deciding test,
 //! never by file system alone, so a place that reads otherwise (marginal,
-//! mixed, not judged, measured on a busy machine) keeps a line of its own
-//! however many places agree around it.
+//! mixed, not judged) keeps a line of its own however many places agree
+//! around it; a line whose places ran on a busy machine says how many.
 
 mod full;
 mod grouped;
