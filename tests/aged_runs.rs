@@ -320,8 +320,8 @@ fn an_aged_place_judged_over_three_images_says_three() {
     assert_eq!(place["samples"]["count"].as_u64(), Some(3), "{place}");
     let fresh = places.iter().find(|p| p["conditions"].get("age").is_none()).expect("the fresh place");
     assert!(fresh["images"].is_null(), "{fresh}");
-    // The text says it too.
-    let shown = lab.expect(&["show", "last"], 0);
+    // The text says it too, with each place's evidence.
+    let shown = lab.expect(&["show", "last", "--why"], 0);
     // Rows wrap at 120 columns: read the words, not the lines.
     let text = String::from_utf8_lossy(&shown.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(text.contains("3 images"), "{text}");

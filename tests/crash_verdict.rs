@@ -45,8 +45,10 @@ fn seed_002_s_verdict_says_cost_and_safety_and_the_stored_run_shows_and_draws_it
     let id = json["run"]["id"].as_str().unwrap();
     let shown = String::from_utf8_lossy(&lab.expect(&["show", id], 0).stdout).into_owned();
     assert_eq!(shown.matches("ext4@crash=flush files=20 strategy=").count(), 6, "{shown}");
-    let words = shown.split_whitespace().collect::<Vec<_>>().join(" ");
-    assert!(words.contains("cost and safety: fsync-each"), "{shown}");
+    // Each place's cost and safety is its evidence: `--why` says it.
+    let why = String::from_utf8_lossy(&lab.expect(&["show", id, "--why"], 0).stdout).into_owned();
+    let words = why.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("cost and safety: fsync-each"), "{why}");
     let page = lab.state().join("page.html");
     lab.expect(&["report", "safety", "-o", page.to_str().unwrap()], 0);
     let html = std::fs::read_to_string(&page).unwrap();

@@ -55,7 +55,7 @@ pub(super) fn store(args: &TargetArgs) -> Option<&str> {
 /// could not keep it or something could not be released.
 pub(super) fn print_run(done: Finished, args: &TargetArgs, wide: bool) -> Result<ExitCode> {
     let Finished { record, stored, released } = done;
-    let mut rendered = if args.json { render_json(&record) } else { super::show::render_text(&record, wide).into_bytes() };
+    let mut rendered = if args.json { render_json(&record) } else { super::show::render_text(&record, wide, false).into_bytes() };
     if let (false, Ok(Some(location))) = (args.json, &stored) {
         let _ = writeln!(rendered, "\nstored as run {} in {location}", record.id);
     }

@@ -598,6 +598,11 @@ pub struct ShowArgs {
     /// the common ones while they fit).
     #[arg(long)]
     pub wide: bool,
+    /// Give the seeds' verdicts with a row per place and all its evidence
+    /// (by default places that got the same word from the same test share
+    /// a line; --json always has every place).
+    #[arg(long)]
+    pub why: bool,
 }
 
 /// Arguments of `fslab export`.

@@ -23,7 +23,7 @@ pub fn run(args: &ShowArgs) -> Result<ExitCode> {
             if !rendered.is_empty() {
                 rendered.push(b'\n');
             }
-            rendered.extend(render_text(record, args.wide).into_bytes());
+            rendered.extend(render_text(record, args.wide, args.why).into_bytes());
         }
     }
     super::print(&rendered)?;
@@ -135,8 +135,9 @@ fn starting_state(catalog: &crate::record::Catalog, record: &RunRecord) -> Strin
 /// the parameters, the seed's figures, then the common ones, as many as
 /// fit (all with `wide`); `exec` cases get exec's columns, then what the
 /// command reported (`--parse`); a footnote naming the cases measured on
-/// a busy machine; the verdicts last.
-pub(super) fn render_text(record: &RunRecord, wide: bool) -> String {
+/// a busy machine; the verdicts last: on one screen, or with `why` every
+/// place's evidence.
+pub(super) fn render_text(record: &RunRecord, wide: bool, why: bool) -> String {
     let mut s = String::new();
     let mut head = format!("run {}  (kernel {})", record.id, record.environment.kernel);
     if !record.tags.is_empty() {
@@ -193,7 +194,11 @@ pub(super) fn render_text(record: &RunRecord, wide: bool) -> String {
     s.push_str(&table::emulated(&record.cases.iter().collect::<Vec<_>>()));
     s.push_str(&recordings(&record.cases));
     s.push_str(&super::crash_table::render(&record.cases));
-    s.push_str(&super::verdicts::render(&record.verdicts));
+    if why {
+        s.push_str(&super::verdicts::render_why(&record.verdicts));
+    } else {
+        s.push_str(&super::verdicts::render(&record.verdicts, &record.cases));
+    }
     s
 }
 

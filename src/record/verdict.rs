@@ -207,6 +207,12 @@ impl PlaceVerdict {
         parts.join("; ")
     }
 
+    /// The place's target: its `fs`, or (in a record stored before `fs`)
+    /// its label up to the conditions.
+    pub fn fs_label(&self) -> &str {
+        if self.fs.is_empty() { self.target.split('@').next().unwrap_or(&self.target) } else { &self.fs }
+    }
+
     /// One word for tables: `shows`, `gone`, `marginal`, `mixed`,
     /// `unknown`.
     pub fn word(&self) -> &str {

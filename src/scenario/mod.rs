@@ -198,6 +198,11 @@ pub trait Seeded {
     /// charts them first, before the verdict's deciding figure and the
     /// rest of the headline.
     fn printed(&self) -> &'static [&'static str];
+    /// What the seed reported, in the figures its verdict weighs and a
+    /// dozen words (`ext3, 2009: mean extent 21 KiB; read at 18 MB/s of
+    /// 70`): the line the verdict's summary sets under the places' ones.
+    /// The seed's own numbers, never new ones.
+    fn reported(&self) -> &'static str;
     /// Preset settings that depend on the machine: given the bytes free
     /// where the scratch images go, `(key, value)` pairs read as `--set`
     /// reads them, after [`Preset::settings`] and before the user's own.

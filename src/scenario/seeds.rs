@@ -426,6 +426,41 @@ pub fn modelled_read(cases: &[&Case], ratio: Option<f64>, reference: &str) -> Op
     Some(format!("reads {slower} on {disk} (modelled) {joined} {reference}"))
 }
 
+/// A modelled read as [`modelled_read`] words it, read back from a
+/// place's evidence: how many times the reference's time, on which drive,
+/// against what.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelledRead {
+    /// The modelled time over the reference's (1 as fast, 82.4 slower).
+    pub ratio: f64,
+    /// The drive it was modelled on (`hdd-7200-2009`).
+    pub disk: String,
+    /// What it was weighed against (`in one piece`, `write-1g's`).
+    pub reference: String,
+}
+
+/// The modelled read a place's evidence says, as [`modelled_read`] wrote
+/// it (`the file reads 44× slower on hdd-7200-2009 (modelled) than in one
+/// piece: ...`), to the precision it was printed; `None` when it says none.
+pub fn modelled_read_in(evidence: &str) -> Option<ModelledRead> {
+    let (_, said) = evidence.split_once("reads ")?;
+    let (how, said) = said.split_once(" on ")?;
+    let (disk, said) = said.split_once(" (modelled) ")?;
+    let said = said.strip_prefix("than ").or_else(|| said.strip_prefix("as "))?;
+    let reference = said.split([':', '(', ',', ';']).next()?.trim_end();
+    let number = |text: &str| text.parse::<f64>().ok();
+    let ratio = if how == "as fast" {
+        1.0
+    } else if let Some(times) = how.strip_suffix("× slower") {
+        number(times)?
+    } else if let Some(pct) = how.strip_suffix("% slower") {
+        1.0 + number(pct)? / 100.0
+    } else {
+        1.0 - number(how.strip_suffix("% faster")?)? / 100.0
+    };
+    Some(ModelledRead { ratio, disk: disk.to_string(), reference: reference.to_string() })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -542,6 +577,22 @@ mod tests {
         assert_eq!(said(82.4).as_deref(), Some("reads 82.4× slower on hdd-7200-2009 (modelled) than in one piece"));
         assert_eq!(said(1.0).as_deref(), Some("reads as fast on hdd-7200-2009 (modelled) as in one piece"));
         assert_eq!(modelled_read(&[&modelled], None, "in one piece"), None);
+    }
+
+    #[test]
+    fn a_modelled_read_is_read_back_from_the_words_that_said_it() {
+        let mut modelled = case("ext3", "fsync-each", 3.0);
+        modelled.target.disk = Some("hdd-7200".into());
+        for (ratio, reference) in [(82.4, "in one piece"), (1.19, "write-1g's"), (1.0, "in one piece"), (0.96, "write-64k's")] {
+            let said = modelled_read(&[&modelled], Some(ratio), reference).unwrap();
+            let evidence = format!("mkfile's file {said}: mkfile 74 extents, write-1g 3");
+            let back = modelled_read_in(&evidence).unwrap();
+            assert!((back.ratio - ratio).abs() < 1e-9, "{evidence}: {back:?}");
+            assert_eq!((back.disk.as_str(), back.reference.as_str()), ("hdd-7200", reference), "{evidence}");
+        }
+        let tree = "98% of files contiguous (best 100%, ext4), the copy reads 11.9× slower on hdd-7200 (modelled) than in one piece (best 35% slower, btrfs)";
+        assert_eq!(modelled_read_in(tree).map(|m| (m.ratio, m.reference)), Some((11.9, "in one piece".to_string())));
+        assert_eq!(modelled_read_in("21 journal commits with fsync-each, 2 with writeback-batch"), None);
     }
 
     #[test]

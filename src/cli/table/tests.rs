@@ -299,14 +299,14 @@ fn an_emulated_case_s_timings_are_marked_and_the_mark_is_said_once() {
     }))
     .unwrap();
     run.cases = cases.clone();
-    let text = crate::cli::show::render_text(&run, false);
+    let text = crate::cli::show::render_text(&run, false, false);
     let footnote = "† emulated (TCG): timings measure the emulator; exact figures carry over (why: /dev/kvm is PVM, which \
                     cannot boot a stock kernel); its writeback timers ran 10 times longer, as its work did: \
                     vm.dirty_writeback_centisecs=5000, vm.dirty_expire_centisecs=30000.";
     assert_eq!(text.replace("\n  ", " ").matches(footnote).count(), 1, "{text}");
     assert_fits(&text);
     run.cases.retain(|c| c.guest.is_none());
-    assert!(!crate::cli::show::render_text(&run, false).contains('†'));
+    assert!(!crate::cli::show::render_text(&run, false, false).contains('†'));
 }
 
 #[test]

@@ -142,10 +142,9 @@ fn columns(verdicts: &[&Verdict]) -> Vec<String> {
     columns
 }
 
-/// A place's target: its `fs`, or (in a record stored before `fs`) its
-/// label up to the conditions.
+/// A place's target (`PlaceVerdict::fs_label`).
 fn fs_of(place: &PlaceVerdict) -> &str {
-    if place.fs.is_empty() { place.target.split('@').next().unwrap_or(&place.target) } else { &place.fs }
+    place.fs_label()
 }
 
 /// The rows of every judged run: per verdict, one per set of conditions in

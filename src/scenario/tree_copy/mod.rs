@@ -165,6 +165,9 @@ impl Seeded for TreeCopy {
     fn printed(&self) -> &'static [&'static str] {
         &["copy_s", "cold_read_s", "user_s", "sys_s", "cold_read_user_s", "cold_read_sys_s"]
     }
+    fn reported(&self) -> &'static str {
+        "ext2, FreeBSD: one block in eight used; a 400 MB tree read back 8.8× slower, copied 1.7× slower"
+    }
     fn preset(&self) -> Preset {
         Preset {
             settings: &[],

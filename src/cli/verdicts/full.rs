@@ -1,23 +1,19 @@
-//! The verdicts at the end of a `--preset seeds` run, as text: per seed
-//! one line naming where it shows and where it is gone (the places said
-//! once), then one row per
-//! place with its figures, then what the seed itself reported. Every line
-//! fits [`WIDTH`] columns, wrapped under its own indent.
+//! Every place's evidence (`show RUN --why`): per seed one line naming
+//! where it shows and where it is gone (the places said once), then one
+//! row per place with its figures, then what the seed itself reported.
 
 use std::fmt::Write as _;
 
+use super::{QUESTION, wrap};
 use crate::record::Verdict;
 
-/// The widest line printed.
-pub const WIDTH: usize = 120;
-
-/// The verdicts block (empty for a run without verdicts).
-pub fn render(verdicts: &[Verdict]) -> String {
+/// The verdicts with a row per place (empty for a run without verdicts).
+pub(super) fn render(verdicts: &[Verdict]) -> String {
     let mut s = String::new();
     if verdicts.is_empty() {
         return s;
     }
-    let _ = writeln!(s, "\nverdicts: does this kernel still show what each seed reported, and where?");
+    let _ = writeln!(s, "\n{QUESTION}");
     for v in verdicts {
         let head = format!("  seed {} {:<14}", v.seed, v.scenario);
         if v.places.is_empty() {
@@ -26,10 +22,10 @@ pub fn render(verdicts: &[Verdict]) -> String {
             continue;
         }
         s.push_str(&wrap(&format!("{head} {}", v.where_list()), head.len() + 1));
-        let width = v.places.iter().map(|p| p.target.len()).max().unwrap_or(0);
+        let width = v.places.iter().map(|p| p.target.chars().count()).max().unwrap_or(0);
         for p in &v.places {
             let row = format!("    {:<width$}  {:<8}  ", p.target, p.word());
-            s.push_str(&wrap(&format!("{row}{}", p.details()), row.len()));
+            s.push_str(&wrap(&format!("{row}{}", p.details()), row.chars().count()));
         }
         if !v.safety.is_empty() {
             s.push_str(&wrap(&format!("    safety: {}", v.safety), 12));
@@ -41,34 +37,10 @@ pub fn render(verdicts: &[Verdict]) -> String {
     s
 }
 
-/// `line` broken at spaces into lines of at most [`WIDTH`] columns, the
-/// continuations indented by `indent`; a word longer than a line stands
-/// alone. Ends with a newline.
-pub(super) fn wrap(line: &str, indent: usize) -> String {
-    let mut out = String::new();
-    let mut current = String::new();
-    let lead: String = line.chars().take_while(|c| *c == ' ').collect();
-    for word in line[lead.len()..].split(' ') {
-        let start = if out.is_empty() && current.is_empty() { lead.clone() } else { String::new() };
-        if current.is_empty() {
-            current = start + word;
-        } else if current.chars().count() + 1 + word.chars().count() <= WIDTH {
-            current.push(' ');
-            current.push_str(word);
-        } else {
-            out.push_str(&current);
-            out.push('\n');
-            current = " ".repeat(indent) + word;
-        }
-    }
-    out.push_str(&current);
-    out.push('\n');
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::verdicts::WIDTH;
     use crate::record::PlaceVerdict;
 
     fn place(target: &str, shows: Option<bool>, evidence: &str) -> PlaceVerdict {
