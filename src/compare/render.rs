@@ -261,7 +261,12 @@ pub fn text(c: &Comparison, all: bool) -> String {
     let _ = writeln!(out, "new  {}", runs_line(&c.new_label, &c.new_runs));
     let differences = words::differences(c);
     if !differences.is_empty() {
-        let _ = writeln!(out, "What differs ({} → {}):", c.base_label, c.new_label);
+        // The sides by name where they fit a line; the lines above name them.
+        let mut head = format!("What differs ({} → {}):", c.base_label, c.new_label);
+        if head.chars().count() > 120 {
+            head = "What differs (base → new):".to_string();
+        }
+        let _ = writeln!(out, "{head}");
         for pieces in &differences {
             for line in words::wrap("  ", " ", pieces) {
                 let _ = writeln!(out, "{line}");

@@ -145,6 +145,11 @@ fn what_differs_opens_every_output() {
     let c = compare_runs(&[run("b", vec![counted("files", 1.0)])], &[new]);
     assert!(text(&c, false).starts_with("base v1 (1 run: b)\nnew  v2 (1 run: n)\nWhat differs (v1 → v2):\n  ext4 mount: defaults → sync\n"));
     assert!(markdown(&c, false).contains("What differs (v1 → v2):\n\n- ext4 mount: defaults → sync\n"));
+    // Sides whose names would not fit a line are named by their roles.
+    let mut long = c.clone();
+    (long.base_label, long.new_label) = (format!("/var/tmp/{}/defaults.json", "x".repeat(50)), format!("/var/tmp/{}/sync.json", "x".repeat(50)));
+    assert!(text(&long, false).contains("\nWhat differs (base → new):\n  ext4 mount: defaults → sync\n"), "{}", text(&long, false));
+    assert!(text(&long, false).lines().all(|l| l.chars().count() <= 120), "{}", text(&long, false));
     assert!(html_summary(&c).starts_with("<p class=\"differs\"><b>What differs</b> (v1 → v2):</p>\n<ul class=\"differs\">\n<li><b>ext4 mount:</b> defaults → sync</li>"));
     assert!(!html_table(&c).contains("differs"), "the table is the rows alone: what differs is said once, at the top");
     let v: serde_json::Value = serde_json::from_slice(&json(&c)).unwrap();
