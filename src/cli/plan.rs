@@ -25,7 +25,10 @@ use crate::store::Selection;
 /// The flags (clap ids) of `fslab run` that say how this machine runs a
 /// plan, not which cases it has: never kept in a plan; with `--plan` only
 /// these (and `--shard`) may be given.
-const LOCAL: &[&str] = &["scratch", "age_cache", "kernel_cache", "location", "no_store", "tag", "json", "progress", "wide"];
+/// `--destroy-data-on` is one of them: the agreement to lose a disk is given
+/// on the machine whose disk it is, never carried there by a plan.
+const LOCAL: &[&str] =
+    &["scratch", "age_cache", "kernel_cache", "destroy_data_on", "location", "no_store", "tag", "json", "progress", "wide"];
 
 /// Of [`LOCAL`], those `fslab plan` has no use for: refused there, so none
 /// is lost unsaid (`plan` uses --scratch and the caches to plan, and
@@ -42,7 +45,8 @@ pub fn run(args: &PlanArgs, given: &ArgMatches) -> Result<ExitCode> {
     super::run::check_named(&args.run)?;
     let run_args = recorded(given)?;
     let planned = plan::run::plan(&args.run.request(), &Host)?;
-    let file = PlanFile::of(&planned, run_args, crate::VERSION)?;
+    let device = args.run.target.device.as_deref().map(crate::site::identity::identity).transpose()?;
+    let file = PlanFile::of(&planned, run_args, crate::VERSION, device)?;
     let document = crate::json_document("plan", &file);
     super::output::write_whole(&args.output, &document, "write plan")?;
     let rendered = if args.run.target.json {
@@ -126,7 +130,34 @@ pub(super) fn planned_args(file: &PlanFile, shown: &Path, current: &RunArgs, giv
             "{flag} with --plan: the plan decides the cases; give {flag} to `fslab plan`, or run without --plan"
         )));
     }
-    let argv = [OsString::from("fslab"), OsString::from("run")].into_iter().chain(file.run_args.iter().map(OsString::from));
+    let destroy = current.target.destroy_data_on.as_ref();
+    match (file.formats_device(), destroy) {
+        (true, None) => {
+            let device = file.run_args.iter().find_map(|a| a.strip_prefix("--device=")).unwrap_or_default();
+            return Err(Error::usage(format!(
+                "{}: its cases format --device {device}, erasing everything on it: name it on this machine with \
+                 --destroy-data-on {device} to agree",
+                crate::text::path(shown),
+                device = crate::text::escape(device)
+            )));
+        }
+        (false, Some(_)) => {
+            return Err(Error::usage(format!(
+                "--destroy-data-on with --plan: {} formats no device; leave it out",
+                crate::text::path(shown)
+            )));
+        }
+        _ => {}
+    }
+    let agreed = destroy.map(|d| {
+        let mut flag = OsString::from("--destroy-data-on=");
+        flag.push(d);
+        flag
+    });
+    let argv = [OsString::from("fslab"), OsString::from("run")]
+        .into_iter()
+        .chain(file.run_args.iter().map(OsString::from))
+        .chain(agreed);
     let parsed = <Cli as clap::Parser>::try_parse_from(argv).map_err(|e| {
         Error::usage(format!("{}: its flags no longer read: {}", crate::text::path(shown), e.to_string().trim()))
     })?;
