@@ -210,15 +210,33 @@ pub(super) fn read_bounded(path: &Path) -> Result<Vec<u8>> {
     Ok(text)
 }
 
+/// How many of `file`'s cases missing from `stored` (key, repeat) no run
+/// of `runs` was to measure: the whole plan's run holds every case, a
+/// shard's (`K/N`) those whose shard key falls in K of N.
+fn not_run(file: &PlanFile, stored: &BTreeSet<(String, u32)>, runs: &[crate::store::PlanRunRow]) -> usize {
+    let held = |shard_key: &str| {
+        runs.iter().any(|r| match r.shard.as_deref().and_then(|s| s.split_once('/')) {
+            None => true,
+            Some((k, n)) => match (k.parse::<u32>(), n.parse::<u32>()) {
+                (Ok(k), Ok(n)) if n > 0 => plan::shard::shard_of(shard_key, n) == k,
+                _ => true,
+            },
+        })
+    };
+    file.cases.iter().filter(|c| !stored.contains(&(c.case.key.clone(), c.case.repeat)) && !held(&c.shard_key)).count()
+}
+
 /// `selection` as one run when it names a plan: every stored case of the
 /// plan in the plan's order, judged as the whole plan is (its seeds'
 /// verdicts over all of them, as an unsharded run judges), under the
 /// plan's id, complete when every case is stored; the first shard's
 /// machine stands for the run's. Any other selection as it is.
 pub(super) fn as_one(selection: Selection) -> Result<Selection> {
-    let Some(stored) = &selection.plan else { return Ok(selection) };
-    let file = PlanFile::read(stored.document.as_bytes(), &selection.label)?;
+    let Some(stored_plan) = &selection.plan else { return Ok(selection) };
+    let file = PlanFile::read(stored_plan.document.as_bytes(), &selection.label)?;
     let mut cases: Vec<Case> = selection.runs.iter().flat_map(|r| r.cases.iter().cloned()).collect();
+    let stored_keys: BTreeSet<(String, u32)> = cases.iter().filter_map(|c| Some((c.plan_key.clone()?, c.repeat))).collect();
+    let stored = stored_keys.len();
     cases.sort_by_key(|c| c.plan_key.as_deref().and_then(|key| file.position(key, c.repeat)).unwrap_or(usize::MAX));
     let first = selection.runs.first().ok_or_else(|| Error::usage(format!("{}: no case stored", selection.label)))?;
     let tags: Vec<String> = selection.runs.iter().flat_map(|r| r.tags.iter().cloned()).collect::<BTreeSet<_>>().into_iter().collect();
@@ -233,7 +251,13 @@ pub(super) fn as_one(selection: Selection) -> Result<Selection> {
         sysctls: first.sysctls.clone(),
         verdicts: plan::verdicts_of(&file.verdicts, &cases),
         cases,
-        plan: Some(PlanRef { id: file.id.clone(), shard: None, cases: file.cases.len(), document: String::new() }),
+        plan: Some(PlanRef {
+            id: file.id.clone(),
+            cases: file.cases.len(),
+            stored: Some(stored),
+            not_run: Some(not_run(&file, &stored_keys, &stored_plan.runs)),
+            ..PlanRef::default()
+        }),
     };
     Ok(Selection { label: selection.label, runs: vec![record], plan: selection.plan })
 }

@@ -39,7 +39,8 @@ pub fn run(command: &RunCommandArgs, given: &ArgMatches) -> Result<ExitCode> {
             let chosen: Vec<&plan::FileCase> = file.cases.iter().filter(|c| shard.is_none_or(|s| s.holds(&c.shard_key))).collect();
             let planned = plan::run::plan(&args.request(), &Host)?.adopt(&chosen, &Host)?;
             let document = String::from_utf8(crate::json_document("plan", &file)).expect("JSON is UTF-8");
-            let reference = PlanRef { id: file.id.clone(), shard: shard.map(|s| s.to_string()), document, cases: file.cases.len() };
+            let reference =
+                PlanRef { id: file.id.clone(), shard: shard.map(|s| s.to_string()), document, cases: file.cases.len(), ..PlanRef::default() };
             (Some(args), planned, Some(reference))
         }
     };
