@@ -25,7 +25,10 @@ use crate::store::Selection;
 /// The flags (clap ids) of `fslab run` that say how this machine runs a
 /// plan, not which cases it has: never kept in a plan; with `--plan` only
 /// these (and `--shard`) may be given.
-const LOCAL: &[&str] = &["scratch", "age_cache", "kernel_cache", "location", "no_store", "tag", "json", "progress", "wide"];
+/// `--destroy-data-on` is one of them: the agreement to lose a disk is given
+/// on the machine whose disk it is, never carried there by a plan.
+const LOCAL: &[&str] =
+    &["scratch", "age_cache", "kernel_cache", "destroy_data_on", "location", "no_store", "tag", "json", "progress", "wide"];
 
 /// Of [`LOCAL`], those `fslab plan` has no use for: refused there, so none
 /// is lost unsaid (`plan` uses --scratch and the caches to plan, and
@@ -42,7 +45,8 @@ pub fn run(args: &PlanArgs, given: &ArgMatches) -> Result<ExitCode> {
     super::run::check_named(&args.run)?;
     let run_args = recorded(given)?;
     let planned = plan::run::plan(&args.run.request(), &Host)?;
-    let file = PlanFile::of(&planned, run_args, crate::VERSION)?;
+    let device = args.run.target.device.as_deref().map(crate::site::identity::identity).transpose()?;
+    let file = PlanFile::of(&planned, run_args, crate::VERSION, device)?;
     let document = crate::json_document("plan", &file);
     super::output::write_whole(&args.output, &document, "write plan")?;
     let rendered = if args.run.target.json {
@@ -126,7 +130,34 @@ pub(super) fn planned_args(file: &PlanFile, shown: &Path, current: &RunArgs, giv
             "{flag} with --plan: the plan decides the cases; give {flag} to `fslab plan`, or run without --plan"
         )));
     }
-    let argv = [OsString::from("fslab"), OsString::from("run")].into_iter().chain(file.run_args.iter().map(OsString::from));
+    let destroy = current.target.destroy_data_on.as_ref();
+    match (file.formats_device(), destroy) {
+        (true, None) => {
+            let device = file.run_args.iter().find_map(|a| a.strip_prefix("--device=")).unwrap_or_default();
+            return Err(Error::usage(format!(
+                "{}: its cases format --device {device}, erasing everything on it: name it on this machine with \
+                 --destroy-data-on {device} to agree",
+                crate::text::path(shown),
+                device = crate::text::escape(device)
+            )));
+        }
+        (false, Some(_)) => {
+            return Err(Error::usage(format!(
+                "--destroy-data-on with --plan: {} formats no device; leave it out",
+                crate::text::path(shown)
+            )));
+        }
+        _ => {}
+    }
+    let agreed = destroy.map(|d| {
+        let mut flag = OsString::from("--destroy-data-on=");
+        flag.push(d);
+        flag
+    });
+    let argv = [OsString::from("fslab"), OsString::from("run")]
+        .into_iter()
+        .chain(file.run_args.iter().map(OsString::from))
+        .chain(agreed);
     let parsed = <Cli as clap::Parser>::try_parse_from(argv).map_err(|e| {
         Error::usage(format!("{}: its flags no longer read: {}", crate::text::path(shown), e.to_string().trim()))
     })?;
@@ -179,15 +210,33 @@ pub(super) fn read_bounded(path: &Path) -> Result<Vec<u8>> {
     Ok(text)
 }
 
+/// How many of `file`'s cases missing from `stored` (key, repeat) no run
+/// of `runs` was to measure: the whole plan's run holds every case, a
+/// shard's (`K/N`) those whose shard key falls in K of N.
+fn not_run(file: &PlanFile, stored: &BTreeSet<(String, u32)>, runs: &[crate::store::PlanRunRow]) -> usize {
+    let held = |shard_key: &str| {
+        runs.iter().any(|r| match r.shard.as_deref().and_then(|s| s.split_once('/')) {
+            None => true,
+            Some((k, n)) => match (k.parse::<u32>(), n.parse::<u32>()) {
+                (Ok(k), Ok(n)) if n > 0 => plan::shard::shard_of(shard_key, n) == k,
+                _ => true,
+            },
+        })
+    };
+    file.cases.iter().filter(|c| !stored.contains(&(c.case.key.clone(), c.case.repeat)) && !held(&c.shard_key)).count()
+}
+
 /// `selection` as one run when it names a plan: every stored case of the
 /// plan in the plan's order, judged as the whole plan is (its seeds'
 /// verdicts over all of them, as an unsharded run judges), under the
 /// plan's id, complete when every case is stored; the first shard's
 /// machine stands for the run's. Any other selection as it is.
 pub(super) fn as_one(selection: Selection) -> Result<Selection> {
-    let Some(stored) = &selection.plan else { return Ok(selection) };
-    let file = PlanFile::read(stored.document.as_bytes(), &selection.label)?;
+    let Some(stored_plan) = &selection.plan else { return Ok(selection) };
+    let file = PlanFile::read(stored_plan.document.as_bytes(), &selection.label)?;
     let mut cases: Vec<Case> = selection.runs.iter().flat_map(|r| r.cases.iter().cloned()).collect();
+    let stored_keys: BTreeSet<(String, u32)> = cases.iter().filter_map(|c| Some((c.plan_key.clone()?, c.repeat))).collect();
+    let stored = stored_keys.len();
     cases.sort_by_key(|c| c.plan_key.as_deref().and_then(|key| file.position(key, c.repeat)).unwrap_or(usize::MAX));
     let first = selection.runs.first().ok_or_else(|| Error::usage(format!("{}: no case stored", selection.label)))?;
     let tags: Vec<String> = selection.runs.iter().flat_map(|r| r.tags.iter().cloned()).collect::<BTreeSet<_>>().into_iter().collect();
@@ -202,7 +251,13 @@ pub(super) fn as_one(selection: Selection) -> Result<Selection> {
         sysctls: first.sysctls.clone(),
         verdicts: plan::verdicts_of(&file.verdicts, &cases),
         cases,
-        plan: Some(PlanRef { id: file.id.clone(), shard: None, cases: file.cases.len(), document: String::new() }),
+        plan: Some(PlanRef {
+            id: file.id.clone(),
+            cases: file.cases.len(),
+            stored: Some(stored),
+            not_run: Some(not_run(&file, &stored_keys, &stored_plan.runs)),
+            ..PlanRef::default()
+        }),
     };
     Ok(Selection { label: selection.label, runs: vec![record], plan: selection.plan })
 }

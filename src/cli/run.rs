@@ -28,11 +28,19 @@ pub fn run(command: &RunCommandArgs, given: &ArgMatches) -> Result<ExitCode> {
         Some(path) => {
             let file = super::plan::read(path)?;
             let args = super::plan::planned_args(&file, path, &command.run, given)?;
+            let shown = crate::text::path(path);
+            if args.scenarios.is_empty() && args.preset.is_none() {
+                return Err(Error::usage(format!("{shown}: its flags name no scenario and no preset; plan again")));
+            }
+            if let Some(device) = &args.target.device {
+                file.check_device(device, &shown)?;
+            }
             let shard = command.shard.as_ref().map(|s| s.resolve(|name| std::env::var(name).ok())).transpose()?;
             let chosen: Vec<&plan::FileCase> = file.cases.iter().filter(|c| shard.is_none_or(|s| s.holds(&c.shard_key))).collect();
-            let planned = plan::run::plan(&args.request(), &Host)?.adopt(&chosen)?;
+            let planned = plan::run::plan(&args.request(), &Host)?.adopt(&chosen, &Host)?;
             let document = String::from_utf8(crate::json_document("plan", &file)).expect("JSON is UTF-8");
-            let reference = PlanRef { id: file.id.clone(), shard: shard.map(|s| s.to_string()), document, cases: file.cases.len() };
+            let reference =
+                PlanRef { id: file.id.clone(), shard: shard.map(|s| s.to_string()), document, cases: file.cases.len(), ..PlanRef::default() };
             (Some(args), planned, Some(reference))
         }
     };

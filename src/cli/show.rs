@@ -143,8 +143,10 @@ pub(super) fn render_text(record: &RunRecord, wide: bool, why: bool) -> String {
     if !record.tags.is_empty() {
         let _ = write!(head, "  tags: {}", record.tags.join(", "));
     }
-    if !record.complete {
-        head.push_str("  INCOMPLETE: interrupted or killed; its finished cases follow");
+    match record.plan.as_ref().and_then(|p| Some((p.stored?, p.cases, p.not_run.unwrap_or(0)))) {
+        Some((stored, cases, not_run)) => head.push_str(&plan_stored(stored, cases, not_run)),
+        None if !record.complete => head.push_str("  INCOMPLETE: interrupted or killed; its finished cases follow"),
+        None => {}
     }
     s.push_str(&wrap(&head, 2));
     s.push_str(&target_options(record));
@@ -202,6 +204,24 @@ pub(super) fn render_text(record: &RunRecord, wide: bool, why: bool) -> String {
     s
 }
 
+/// What a plan shown as one run holds: `stored` of its `cases`, and of
+/// those it lacks, why: `not_run` are in shards no run has started, the
+/// rest in runs interrupted or killed.
+fn plan_stored(stored: usize, cases: usize, not_run: usize) -> String {
+    let said = format!("{stored} of {cases} cases stored");
+    let missing = cases.saturating_sub(stored);
+    if missing == 0 {
+        return format!("  plan: {said}");
+    }
+    let killed = missing.saturating_sub(not_run);
+    let why = match (not_run, killed) {
+        (_, 0) => "shards not run yet".to_string(),
+        (0, _) => "interrupted or killed".to_string(),
+        (n, k) => format!("{n} in shards not run yet, {k} in runs interrupted or killed"),
+    };
+    format!("  INCOMPLETE: {said} ({why}); the stored cases follow")
+}
+
 /// Where each recorded case's recording is kept (`--crash-record`), with
 /// what its log holds; nothing for a run that recorded none.
 fn recordings(cases: &[Case]) -> String {
@@ -228,6 +248,14 @@ fn recordings(cases: &[Case]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plan_says_how_many_of_its_cases_are_stored_and_why_the_others_are_not() {
+        assert_eq!(plan_stored(8, 8, 0), "  plan: 8 of 8 cases stored");
+        assert_eq!(plan_stored(3, 8, 5), "  INCOMPLETE: 3 of 8 cases stored (shards not run yet); the stored cases follow");
+        assert_eq!(plan_stored(3, 8, 0), "  INCOMPLETE: 3 of 8 cases stored (interrupted or killed); the stored cases follow");
+        assert!(plan_stored(3, 8, 2).contains("2 in shards not run yet, 3 in runs interrupted or killed"));
+    }
 
     #[test]
     fn a_kept_recording_is_named_under_the_tables_and_an_unkept_one_is_not() {

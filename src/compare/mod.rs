@@ -43,6 +43,7 @@ mod failed;
 pub mod format;
 pub mod gate;
 mod judge;
+pub mod plans;
 pub mod render;
 pub mod stats;
 
@@ -295,8 +296,15 @@ pub struct Comparison {
     /// Base runs that did not finish (killed or interrupted): only the
     /// cases they stored are compared.
     pub base_incomplete: Vec<String>,
-    /// New runs that did not finish, likewise.
+    /// New runs that did not finish, likewise; both lists name too, by
+    /// its id, a plan not all of whose cases the side holds (its shards
+    /// not all run, or killed), though every run of it finished.
     pub new_incomplete: Vec<String>,
+    /// The plans the base runs ran shares of: each with how many of its
+    /// cases the side holds (`stored` of `cases`).
+    pub base_plans: Vec<plans::PlanShare>,
+    /// The new side's, likewise.
+    pub new_plans: Vec<plans::PlanShare>,
     /// Cases (by key) that both sides ran, ok or failed; 0 means the sides
     /// have nothing to compare.
     pub cases_in_common: usize,
@@ -404,7 +412,11 @@ pub fn compare(base: Side<'_>, new: Side<'_>, options: &CompareOptions) -> Compa
         only_new.push(one_sided_case(n.case, base_pool.failed.contains_key(key), base.label));
     }
     let cases_in_common = base_pool.keys().filter(|key| new_pool.has(key)).count();
-    let incomplete = |runs: &[RunRecord]| runs.iter().filter(|r| !r.complete).map(|r| r.id.clone()).collect();
+    let (base_plans, new_plans) = (plans::of(base.runs), plans::of(new.runs));
+    let incomplete = |runs: &[RunRecord], shares: &[plans::PlanShare]| -> Vec<String> {
+        let runs = runs.iter().filter(|r| !r.complete).map(|r| r.id.clone());
+        runs.chain(shares.iter().filter(|s| s.incomplete()).map(|s| s.id.clone())).collect()
+    };
     control_false_discoveries(&mut rows, options.alpha);
     deferred::no_credit_for_deferring(&mut rows);
     rows.sort_by(by_effect);
@@ -441,8 +453,10 @@ pub fn compare(base: Side<'_>, new: Side<'_>, options: &CompareOptions) -> Compa
         only_base,
         only_new,
         newly_failed,
-        base_incomplete: incomplete(base.runs),
-        new_incomplete: incomplete(new.runs),
+        base_incomplete: incomplete(base.runs, &base_plans),
+        new_incomplete: incomplete(new.runs, &new_plans),
+        base_plans,
+        new_plans,
         cases_in_common,
         base_busy: busy_cases(base.runs),
         new_busy: busy_cases(new.runs),

@@ -227,11 +227,15 @@ fn runs_line(label: &str, runs: &[String]) -> String {
 /// A sentence per run that did not finish: what it means for the
 /// comparison.
 fn incomplete(c: &Comparison) -> Vec<String> {
-    [(&c.base_label, &c.base_incomplete), (&c.new_label, &c.new_incomplete)]
+    [(&c.base_label, &c.base_incomplete, &c.base_plans), (&c.new_label, &c.new_incomplete, &c.new_plans)]
         .into_iter()
-        .flat_map(|(label, ids)| {
-            ids.iter().map(move |id| {
-                format!("run {id} of {label} is incomplete (killed or interrupted): only the cases it stored are compared")
+        .flat_map(|(label, ids, plans)| {
+            ids.iter().map(move |id| match plans.iter().find(|p| p.id == *id) {
+                Some(p) => format!(
+                    "plan {id} of {label}: {} of {} cases stored (its shards not all run, or killed): only those are compared",
+                    p.stored, p.cases
+                ),
+                None => format!("run {id} of {label} is incomplete (killed or interrupted): only the cases it stored are compared"),
             })
         })
         .collect()

@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 
 use super::{PlannedCase, RunPlan, case_key};
 use crate::error::{Error, Result};
-use crate::scenario;
+use crate::site::DeviceIdentity;
 
 /// A plan as its file holds it (`{"schema":"fslab/1","plan":{...}}`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -36,6 +36,11 @@ pub struct PlanFile {
     pub verdicts: Vec<String>,
     /// The cases, in the run's order.
     pub cases: Vec<FileCase>,
+    /// What the `--device` the planner gave up is ([`DeviceIdentity`]):
+    /// `run --plan` formats only that disk, named there again with
+    /// `--destroy-data-on`. Absent for a plan that formats no device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<DeviceIdentity>,
 }
 
 /// A planned case and the key that decides its shard.
@@ -54,8 +59,9 @@ pub const MAX_PLAN_FILE: u64 = 16 << 20;
 
 impl PlanFile {
     /// The file of `plan`, planned from `run_args` by fslab `fslab` (its
-    /// version and commit).
-    pub fn of(plan: &RunPlan, run_args: Vec<String>, fslab: &str) -> Result<PlanFile> {
+    /// version and commit); `device` is the identity of the `--device` it
+    /// formats, if any.
+    pub fn of(plan: &RunPlan, run_args: Vec<String>, fslab: &str, device: Option<DeviceIdentity>) -> Result<PlanFile> {
         let mut cases = Vec::with_capacity(plan.cases.len());
         for case in &plan.cases {
             let work = plan.work(case)?;
@@ -63,15 +69,20 @@ impl PlanFile {
             cases.push(FileCase { shard_key: key.unwrap_or_else(|| case.key.clone()), case: case.clone() });
         }
         let verdicts = if plan.verdicts { plan.scenarios.iter().map(|s| s.to_string()).collect() } else { Vec::new() };
-        let mut file = PlanFile { id: String::new(), fslab: fslab.to_string(), run_args, verdicts, cases };
+        let mut file = PlanFile { id: String::new(), fslab: fslab.to_string(), run_args, verdicts, cases, device };
         file.id = file.id_of();
         Ok(file)
     }
 
     /// The id its content gives: SHA-256 over the JSON array of its other
-    /// fields (the cases' parameters already canonical).
+    /// fields (the cases' parameters already canonical), the device's
+    /// identity last when it has one.
     pub fn id_of(&self) -> String {
-        let text = serde_json::json!([self.fslab, self.run_args, self.verdicts, self.cases]).to_string();
+        let mut fields = serde_json::json!([self.fslab, self.run_args, self.verdicts, self.cases]);
+        if let (Some(device), Some(fields)) = (&self.device, fields.as_array_mut()) {
+            fields.push(serde_json::json!(device));
+        }
+        let text = fields.to_string();
         let mut hex = crate::age_cache::image_copy::hex(&Sha256::digest(text.as_bytes()));
         hex.truncate(16);
         hex
@@ -123,6 +134,32 @@ impl PlanFile {
         Ok(plan)
     }
 
+    /// Whether its cases format a device (`--device` among its flags).
+    pub fn formats_device(&self) -> bool {
+        self.run_args.iter().any(|a| a.starts_with("--device="))
+    }
+
+    /// Refuse (exit 2) to format `device` (its flags' `--device`, as this
+    /// machine resolves it) unless it is the disk the plan records, by
+    /// what the disk says of itself ([`crate::site::identity`]).
+    pub fn check_device(&self, device: &std::path::Path, shown: &str) -> Result<()> {
+        let Some(planned) = &self.device else {
+            return Err(Error::usage(format!(
+                "{shown}: formats --device {} but records no identity of it; plan again",
+                crate::text::path(device)
+            )));
+        };
+        let here = crate::site::identity::identity(device)?;
+        if here != *planned {
+            return Err(Error::usage(format!(
+                "--device {}: not the disk the plan was made for: the plan's is {planned}, this one is {here}; \
+                 nothing was formatted. Run this plan where its disk is, or plan again naming this one",
+                crate::text::path(device)
+            )));
+        }
+        Ok(())
+    }
+
     /// The place of case `c` as tables name it (`xfs@192M`).
     pub fn place(c: &PlannedCase) -> String {
         if c.condition.is_empty() { c.target.clone() } else { format!("{}@{}", c.target, c.condition) }
@@ -131,35 +168,5 @@ impl PlanFile {
     /// Where the case keyed `key` with repeat `repeat` is in the plan.
     pub fn position(&self, key: &str, repeat: u32) -> Option<usize> {
         self.cases.iter().position(|c| c.case.key == key && c.case.repeat == repeat)
-    }
-}
-
-impl RunPlan {
-    /// This plan (made here of a plan file's `run_args`) measuring only
-    /// `chosen`, the file's cases: each case as the file has it (its
-    /// parameters the file's, so every machine runs the same cases even
-    /// where a preset sizes one by the planning machine's free disk), on
-    /// this plan's target and condition of the same name. A case whose
-    /// target or condition this machine does not plan (a memory limit
-    /// without a memory controller) is refused, exit 3.
-    pub fn adopt(mut self, chosen: &[&FileCase]) -> Result<RunPlan> {
-        let mut cases = Vec::with_capacity(chosen.len());
-        for c in chosen {
-            let c = &c.case;
-            let target = self.targets.iter().position(|t| t.label() == c.target);
-            let condition = self.harness.conditions.iter().position(|k| k.as_map() == c.conditions);
-            let (Some(target), Some(condition)) = (target, condition) else {
-                let place = PlanFile::place(c);
-                return Err(Error::environment(format!(
-                    "case {} ({} on {place}, repeat {}) is not in the plan this machine makes of the same flags \
-                     (a memory limit needs a memory controller; a target, its tools): run this shard where it is",
-                    c.key, c.scenario, c.repeat
-                )));
-            };
-            scenario::find(&c.scenario)?;
-            cases.push(PlannedCase { target_index: target, condition_index: condition, ..c.clone() });
-        }
-        self.cases = cases;
-        Ok(self)
     }
 }

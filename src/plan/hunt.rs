@@ -163,7 +163,7 @@ pub fn plan(request: &HuntRequest, machine: &dyn Machine) -> Result<HuntPlan> {
         let (condition, sets) = points.at(value).map_err(|e| Error::usage(format!("--vary {}: {e}", request.vary)))?;
         for params in &sets {
             let work = scenario.work(params);
-            super::run::check_room(scenario, work.as_ref(), (std::slice::from_ref(&target), std::slice::from_ref(&condition)), &harness, machine)?;
+            super::run::check_room(scenario, work.as_ref(), (std::slice::from_ref(&target), std::slice::from_ref(&condition)), &harness, machine, Error::usage)?;
         }
         ends.push(condition);
     }

@@ -24,6 +24,7 @@
 //! controller) goes through [`Machine`], so a plan is built the same in a
 //! test as on the host.
 
+mod adopt;
 mod case;
 pub mod disk;
 pub mod exec;

@@ -144,7 +144,7 @@ pub fn plan(request: &RunRequest, machine: &dyn Machine) -> Result<RunPlan> {
             // Built from the parameters as a case records them, as the
             // run builds each case's work.
             let work = scenario::work_for(&WorkSpec { scenario: s.name().into(), params: p.to_json() })?;
-            check_room(*s, work.as_ref(), (&targets, &conditions), &harness, machine)?;
+            check_room(*s, work.as_ref(), (&targets, &conditions), &harness, machine, Error::usage)?;
         }
         jobs.push(Job { scenario: *s, param_sets, targets, conditions });
     }
@@ -188,13 +188,16 @@ pub fn plan(request: &RunRequest, machine: &dyn Machine) -> Result<RunPlan> {
 /// Refuse (exit 2), before anything is made, `work` of `scenario` on any
 /// of `on`'s targets under any of its conditions when the target cannot
 /// hold it: its `--size` too small for the work, or for the work after
-/// the start's fill, or an image larger than the scratch disk has free.
+/// the start's fill; and an image larger than the scratch disk has free,
+/// the error `disk` makes of why (the command line's is exit 2, a plan's
+/// case run on a smaller machine exit 3).
 pub(super) fn check_room(
     scenario: &dyn Scenario,
     work: &dyn Work,
     on: (&[TargetSpec], &[Condition]),
     plan: &Plan,
     machine: &dyn Machine,
+    disk: impl Fn(String) -> Error,
 ) -> Result<()> {
     let (targets, conditions) = on;
     let options: &TargetOptions = &plan.target_options;
@@ -210,7 +213,10 @@ pub(super) fn check_room(
         }
         let level = start.as_ref().map_or(0.0, StartPlan::level);
         for target in targets {
-            machine.check_disk(target, options, work, level).map_err(named)?;
+            machine.check_disk(target, options, work, level).map_err(|e| match e.kind {
+                crate::error::ErrorKind::Usage => disk(format!("{}: {}", scenario.name(), e.message)),
+                _ => e,
+            })?;
         }
     }
     Ok(())

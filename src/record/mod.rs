@@ -86,6 +86,15 @@ pub struct PlanRef {
     /// run's JSON).
     #[serde(skip)]
     pub document: String,
+    /// For a plan shown as one run (`show PLAN`): how many of its cases
+    /// the store holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stored: Option<usize>,
+    /// For a plan shown as one run: how many of the cases it lacks no run
+    /// of a shard holding them ever started (their shards have not run);
+    /// the others' runs were interrupted or killed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_run: Option<usize>,
 }
 
 fn yes() -> bool {

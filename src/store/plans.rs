@@ -14,6 +14,9 @@ pub struct StoredPlan {
     pub id: String,
     /// The plan file's text.
     pub document: String,
+    /// The runs of its shards, oldest first, those that stored nothing
+    /// too (filled in when the plan is selected as a run).
+    pub runs: Vec<PlanRunRow>,
 }
 
 /// A run of a plan's shard.
@@ -51,7 +54,7 @@ impl Store {
         let mut out = None;
         self.backend.transaction(&mut |sql| {
             let rows = sql.query("SELECT id, document FROM plans WHERE id = ?", &[Value::text(id)])?;
-            out = rows.first().map(|r| StoredPlan { id: text(&r[0]), document: text(&r[1]) });
+            out = rows.first().map(|r| StoredPlan { id: text(&r[0]), document: text(&r[1]), runs: Vec::new() });
             Ok(())
         })?;
         Ok(out)

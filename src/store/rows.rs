@@ -134,7 +134,7 @@ pub(super) fn load_run(sql: &mut dyn Sql, id: &str, version: i64) -> Result<Opti
             id: plan.to_string(),
             shard: row[8].as_str().map(str::to_string),
             cases: row[9].as_i64().and_then(|n| usize::try_from(n).ok()).unwrap_or(0),
-            document: String::new(),
+            ..PlanRef::default()
         }),
     };
     let conditions = if version >= 2 { "conditions, memory_cgroup" } else { "NULL, NULL" };

@@ -90,8 +90,9 @@ pub fn resolve_plan(location: &str, id: &str) -> Result<Selection> {
 
 /// `plan`'s selection: every run of its shards that still holds a case of
 /// it (a shard run again took the cases of the run before).
-fn plan_selection(store: &mut Store, plan: StoredPlan) -> Result<Selection> {
+fn plan_selection(store: &mut Store, mut plan: StoredPlan) -> Result<Selection> {
     let (rows, _) = store.plan_rows(&plan.id)?;
+    plan.runs.clone_from(&rows);
     let mut runs = Vec::new();
     for row in rows {
         let run = load(store, &row.run_id)?;
