@@ -15,8 +15,11 @@
 # state, spool and logs, and the pid of every daemon it started. The
 # machine's own /etc/slurm and /etc/munge are never read or written, and
 # the daemons are stopped by the pids recorded here, never by name. Its
-# ports are 6917 and 6918, not Slurm's 6817 and 6818, so a machine that is
-# also a node of a real cluster keeps it. No
+# ports are 6917 and 6918 (FSLAB_SLURMCTLD_PORT and FSLAB_SLURMD_PORT give
+# others), not Slurm's 6817 and 6818, so a machine that is also a node of a
+# real cluster keeps it. A start checks them before it starts anything (a
+# port another program listens on is exit 3, naming it), and a start that
+# fails stops every daemon it started, so nothing is left half up. No
 # cgroup plugin is used (a machine may mount only some cgroup v1
 # controllers): processes are tracked by parent (proctrack/linuxproc), and
 # no accounting daemon is needed (jobs are waited for with `sbatch --wait`
@@ -31,6 +34,18 @@ usage() {
 action=$1
 dir=${2:-/run/fslab-slurm}
 case "$action" in start | stop | status) ;; *) usage ;; esac
+ctld_port=${FSLAB_SLURMCTLD_PORT:-6917}
+slurmd_port=${FSLAB_SLURMD_PORT:-6918}
+for port in "$ctld_port" "$slurmd_port"; do
+    if ! [[ "$port" =~ ^[0-9]{1,5}$ ]] || [ "$port" -lt 1 ] || [ "$port" -gt 65535 ]; then
+        echo "slurm: '$port' is not a TCP port (FSLAB_SLURMCTLD_PORT, FSLAB_SLURMD_PORT: 1 to 65535)" >&2
+        exit 2
+    fi
+done
+if [ "$ctld_port" = "$slurmd_port" ]; then
+    echo "slurm: FSLAB_SLURMCTLD_PORT and FSLAB_SLURMD_PORT are both $ctld_port; give two ports" >&2
+    exit 2
+fi
 [[ "$dir" = /* ]] || { echo "slurm: DIR must be an absolute path, not '$dir'" >&2; exit 2; }
 if [ "$(id -u)" -ne 0 ]; then
     echo "slurm: run as root (the daemons run as root and jobs run as their submitter)" >&2
@@ -95,6 +110,9 @@ stop_one() {
     rm -f "$dir/pids/$name"
 }
 
+# The daemons this start started, in order: a start that fails stops them.
+started=()
+
 # Start one daemon in the foreground of its own session, its output to its
 # log, and record its pid.
 start_one() {
@@ -105,19 +123,49 @@ start_one() {
     fi
     setsid "$@" </dev/null >>"$dir/log/$name.out" 2>&1 &
     echo $! >"$dir/pids/$name"
+    started+=("$name")
 }
 
-# Wait up to 30 s for a check to pass; on a timeout, show the daemon's log.
+# On a failed start, stop what it started, newest first.
+undo_start() {
+    local status=$? i
+    [ "$status" -ne 0 ] && [ ${#started[@]} -gt 0 ] || return 0
+    echo "slurm: the start failed; stopping what it started (${started[*]})" >&2
+    for ((i = ${#started[@]} - 1; i >= 0; i--)); do stop_one "${started[i]}"; done
+}
+
+# Wait up to 30 s for a check to pass, while the daemon WHAT runs; when it
+# exits or the time is up, show the end of its log and fail.
 await() {
-    local what=$1 log=$2
+    local what=$1 log=$2 pid
     shift 2
+    pid=$(cat "$dir/pids/$what" 2>/dev/null || true)
     for _ in $(seq 300); do
         "$@" >/dev/null 2>&1 && return 0
+        if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+            echo "slurm: $what exited at start; the end of its output and $log:" >&2
+            tail -n 20 "$dir/log/$what.out" "$log" >&2 2>/dev/null || true
+            exit 3
+        fi
         sleep 0.1
     done
     echo "slurm: $what not ready after 30 s; the end of $log:" >&2
     tail -n 20 "$log" >&2 || true
     exit 3
+}
+
+# Fail (exit 3) when another program listens on PORT, naming it.
+port_free() {
+    local port=$1 what=$2 who
+    if command -v ss >/dev/null 2>&1; then
+        who=$(ss -Hltnp "( sport = :$port )" 2>/dev/null | awk '{ print $4, $6 }' | head -n 3 | paste -sd ' ' -)
+    elif (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+        who="something on 127.0.0.1:$port"
+    fi
+    if [ -n "${who:-}" ]; then
+        echo "slurm: port $port ($what) is taken: $who; stop that program, or give other ports with FSLAB_SLURMCTLD_PORT and FSLAB_SLURMD_PORT" >&2
+        exit 3
+    fi
 }
 
 write_conf() {
@@ -134,8 +182,8 @@ write_conf() {
 # A single-node cluster written by scripts/slurm.sh; everything it keeps is under $dir.
 ClusterName=fslab
 SlurmctldHost=$host(127.0.0.1)
-SlurmctldPort=6917
-SlurmdPort=6918
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -191,6 +239,12 @@ for tool in munged mungekey slurmctld slurmd sbatch; do
     fi
 done
 export PATH=$PATH:/usr/sbin:/sbin
+
+# The ports of the daemons this start would start, before anything is
+# made or started (a running daemon of this DIR holds its own).
+running slurmctld >/dev/null || port_free "$ctld_port" SlurmctldPort
+running slurmd >/dev/null || port_free "$slurmd_port" SlurmdPort
+trap undo_start EXIT
 
 {
     for sub in pids log state spool run munge; do own_folder "$dir/$sub"; done

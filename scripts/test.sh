@@ -17,9 +17,12 @@ bash scripts/setup.sh --tests
 
 log=$(mktemp)
 stop_slurm=false
+pg_url=
 finish() {
     rm -f "$log"
     if $stop_slurm; then bash scripts/slurm.sh stop; fi
+    # The role and database postgres.sh made for this run, whatever its end.
+    if [ -n "$pg_url" ]; then bash scripts/postgres.sh drop "$pg_url" || true; fi
 }
 trap finish EXIT
 
@@ -27,11 +30,14 @@ if [ "$(id -u)" -eq 0 ]; then
     export FSLAB_REQUIRE_ROOT_TESTS=1
     # The store tests use a real PostgreSQL server, the report test a real
     # browser; as root both are set up here and skipping them is a failure.
+    # A role and database of this run's own, with a random password that
+    # only this environment (root's) holds; dropped on exit.
     FSLAB_TEST_POSTGRES=$(bash scripts/postgres.sh)
     if ! [[ "$FSLAB_TEST_POSTGRES" =~ ^postgres://[^[:space:]]+$ ]]; then
-        echo "test: scripts/postgres.sh gave no server URL, but: '$FSLAB_TEST_POSTGRES'" >&2
+        echo "test: scripts/postgres.sh gave no server URL" >&2
         exit 3
     fi
+    pg_url=$FSLAB_TEST_POSTGRES
     export FSLAB_TEST_POSTGRES FSLAB_REQUIRE_POSTGRES=1 FSLAB_REQUIRE_BROWSER=1
     # The sharding test submits a job array to a single-node Slurm cluster
     # started here and stopped at the end -- unless it was running before.

@@ -2,7 +2,7 @@
 //! (its total and its leftover check, then a failing exit) instead of
 //! stopping at the first failing test binary (the package installer's
 //! tests are in `apt_install.rs`); the Slurm script keeps its key and pids only in root's own
-//! folder; the fidelity benchmark runs only the pairs it is asked for and
+//! folder, checks its ports before it starts anything and stops what a failed start started; the fidelity benchmark runs only the pairs it is asked for and
 //! shows each cost beside its budget.
 
 mod common;
@@ -163,6 +163,110 @@ fn the_slurm_script_keeps_its_state_only_in_a_folder_no_one_else_can_change() {
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     assert!(text(&out).contains("run as root"), "{}", text(&out));
     assert!(!dir.path().join("mine").exists());
+}
+
+/// Whether the Slurm and munge daemons are installed (else the test is
+/// skipped, unless the suite requires Slurm).
+fn have_slurm(test: &str) -> bool {
+    if ["munged", "mungekey", "slurmctld", "slurmd", "sbatch"].iter().all(|p| common::have(p)) {
+        return true;
+    }
+    assert!(std::env::var_os("FSLAB_REQUIRE_SLURM").is_none(), "{test}: Slurm is not installed");
+    eprintln!("skipping {test}: Slurm is not installed");
+    false
+}
+
+/// A TCP port free now (bound and let go).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("0.0.0.0:0").unwrap().local_addr().unwrap().port()
+}
+
+/// The processes whose command line names `dir` (as slurm.sh's daemons
+/// name their state folder), by pid and command line.
+fn running_from(dir: &Path) -> Vec<String> {
+    let want = format!("{}/", dir.display());
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(raw) = std::fs::read(entry.path().join("cmdline")) else { continue };
+        let line = String::from_utf8_lossy(&raw).replace('\0', " ");
+        if line.contains(&want) {
+            found.push(format!("{}: {line}", entry.file_name().to_string_lossy()));
+        }
+    }
+    found
+}
+
+/// A Slurm state folder of a test's own; dropping it stops what slurm.sh
+/// started there (by the pids recorded in it), whatever the test saw.
+struct SlurmDir(tempfile::TempDir);
+
+impl Drop for SlurmDir {
+    fn drop(&mut self) {
+        let _ = Command::new("bash").arg(scripts().join("slurm.sh")).arg("stop").arg(self.0.path()).output();
+    }
+}
+
+/// `slurm.sh start DIR` on the ports given, with `path` as PATH: its
+/// output, and how long it took.
+fn slurm_start(dir: &Path, ports: (u16, u16), path: &str) -> (Output, std::time::Duration) {
+    let started = std::time::Instant::now();
+    let out = Command::new("bash")
+        .arg(scripts().join("slurm.sh"))
+        .arg("start")
+        .arg(dir)
+        .env("PATH", path)
+        .env("FSLAB_SLURMCTLD_PORT", ports.0.to_string())
+        .env("FSLAB_SLURMD_PORT", ports.1.to_string())
+        .output()
+        .unwrap();
+    (out, started.elapsed())
+}
+
+#[test]
+fn a_slurm_start_whose_port_is_taken_says_so_before_starting_anything() {
+    // The port taken by a listener of the test's own, the state in a
+    // folder of its own: the suite's running cluster is not touched.
+    if !common::root_or_skip("slurm_script_port_taken") || !have_slurm("slurm_script_port_taken") {
+        return;
+    }
+    let dir = SlurmDir(common::temp::dir("slurm-ports"));
+    let taken = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let path = std::env::var("PATH").unwrap_or_default();
+    for ports in [(port, free_port()), (free_port(), port)] {
+        let (out, took) = slurm_start(dir.0.path(), ports, &path);
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(3), "ports {ports:?}: {said}");
+        assert!(took < std::time::Duration::from_secs(10), "ports {ports:?}: took {took:?}: {said}");
+        assert!(said.contains(&format!("port {port}")) && said.contains("FSLAB_SLURMCTLD_PORT"), "ports {ports:?}: {said}");
+        assert_eq!(running_from(dir.0.path()), Vec::<String>::new(), "ports {ports:?}: left running: {said}");
+        assert!(!dir.0.path().join("munge/munge.socket").exists(), "ports {ports:?}: munged was started: {said}");
+    }
+    // A port that is no port is refused as bad input.
+    let (out, _) = slurm_start(dir.0.path(), (0, free_port()), &path);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+}
+
+#[test]
+fn a_slurm_start_that_fails_stops_what_it_started_and_says_why_at_once() {
+    // A slurmctld that exits at once (a stand-in first in PATH): the start
+    // fails saying so, without waiting out its 30 s, and the munged it
+    // started for it is stopped, not left behind with its socket.
+    if !common::root_or_skip("slurm_script_failed_start") || !have_slurm("slurm_script_failed_start") {
+        return;
+    }
+    let dir = SlurmDir(common::temp::dir("slurm-failed"));
+    let bin = open_folder();
+    script(&bin.path().join("slurmctld"), "#!/bin/sh\necho 'slurmctld: fatal: a stand-in that exits' >&2\nexit 1\n");
+    let path = format!("{}:{}", bin.path().display(), std::env::var("PATH").unwrap_or_default());
+    let (out, took) = slurm_start(dir.0.path(), (free_port(), free_port()), &path);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{said}");
+    assert!(took < std::time::Duration::from_secs(20), "took {took:?}: {said}");
+    assert!(said.contains("slurmctld exited") && said.contains("a stand-in that exits"), "{said}");
+    assert!(said.contains("stopped munged"), "{said}");
+    assert_eq!(running_from(dir.0.path()), Vec::<String>::new(), "left running: {said}");
+    assert_eq!(common::names(&dir.0.path().join("pids")), Vec::<String>::new(), "{said}");
 }
 
 /// One case of the fidelity benchmark's record: the seed's program's

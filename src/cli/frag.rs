@@ -23,7 +23,13 @@ pub fn run(args: &FragArgs) -> Result<ExitCode> {
     }
     let mut refused = Vec::new();
     for path in &args.paths {
-        // As the walk itself does, a named symlink is followed.
+        // A named symlink is followed (the walk follows none below), but
+        // only by the rule for every path fslab is given (`ledger::walk`):
+        // another user's is refused (exit 2), naming it and its owner.
+        if let Err(e) = super::store_place::named_file(path) {
+            refused.push(e);
+            continue;
+        }
         match std::fs::metadata(path) {
             Err(e) => refused.push(Error::io(path, "stat", e)),
             Ok(meta) if !meta.is_dir() && !meta.is_file() => refused.push(Error::usage(format!(

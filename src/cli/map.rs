@@ -112,6 +112,9 @@ impl Mapper<'_> {
         svg: Option<&Path>,
         comma: bool,
     ) -> std::result::Result<(), OneFailure> {
+        // A link is followed only by the rule for every path fslab is
+        // given (`ledger::walk`): another user's is refused (exit 2).
+        super::store_place::named_file(path).map_err(OneFailure::Input)?;
         let (file, meta) = layout::open_regular(path).map_err(OneFailure::Input)?;
         let (size, dev) = (meta.len(), std::os::unix::fs::MetadataExt::dev(&meta));
         let fs = match self.fs_cache.entry(dev) {

@@ -21,18 +21,26 @@ use rustix::io::Errno;
 use crate::error::{Error, Result};
 
 /// A wait for one lock (possibly in several steps), and what it has said.
-pub struct Waiter<'a> {
-    watched: &'a File,
+pub struct Waiter {
+    /// The device and inode of the lock file whose holders are named.
+    watched: (u64, u64),
     what: String,
     started: Instant,
     said: Option<Instant>,
     blocked: bool,
 }
 
-impl<'a> Waiter<'a> {
+impl Waiter {
     /// A wait for `what` (`the machine's sysctl lock (PATH)`), whose
     /// holders are those of `watched`.
-    pub fn new(watched: &'a File, what: String) -> Waiter<'a> {
+    pub fn new(watched: &File, what: String) -> Waiter {
+        let watched = watched.metadata().map(|m| (m.dev(), m.ino())).unwrap_or_default();
+        Waiter::for_inode(watched, what)
+    }
+
+    /// [`Waiter::new`] for a lock file known by its device and inode only
+    /// (one this user may not open, whose holders it waits out).
+    pub fn for_inode(watched: (u64, u64), what: String) -> Waiter {
         Waiter { watched, what, started: Instant::now(), said: None, blocked: false }
     }
 
@@ -44,18 +52,25 @@ impl<'a> Waiter<'a> {
     /// Take `op` (a non-blocking flock operation) on `file`, polling until
     /// it is free; a signal ends the wait with an error (the run stops).
     pub fn take(&mut self, file: &File, op: FlockOperation) -> Result<()> {
+        let what = self.what.clone();
+        self.until(|| match rustix::fs::flock(file.as_fd(), op) {
+            Ok(()) => Ok(true),
+            Err(Errno::WOULDBLOCK | Errno::INTR) => Ok(false),
+            Err(e) => Err(Error::failed(format!("lock {what}: {}", std::io::Error::from(e)))),
+        })
+    }
+
+    /// Poll `done` until it says so, saying the wait as [`Waiter::take`]
+    /// does; a signal ends the wait with an error (the run stops).
+    pub fn until(&mut self, mut done: impl FnMut() -> Result<bool>) -> Result<()> {
         loop {
-            match rustix::fs::flock(file.as_fd(), op) {
-                Ok(()) => {
-                    // A wait that was said is said to be over, and the
-                    // next one is said at once.
-                    if self.said.take().is_some() {
-                        crate::progress::waited(&self.what, self.started.elapsed());
-                    }
-                    return Ok(());
+            if done()? {
+                // A wait that was said is said to be over, and the next
+                // one is said at once.
+                if self.said.take().is_some() {
+                    crate::progress::waited(&self.what, self.started.elapsed());
                 }
-                Err(Errno::WOULDBLOCK | Errno::INTR) => {}
-                Err(e) => return Err(Error::failed(format!("lock {}: {}", self.what, std::io::Error::from(e)))),
+                return Ok(());
             }
             self.blocked = true;
             crate::interrupt::check()?;
@@ -80,7 +95,16 @@ impl<'a> Waiter<'a> {
 pub fn held_only_by_the_dead(file: &File) -> bool {
     let Ok(meta) = file.metadata() else { return false };
     let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
-    holder_pids(&locks, meta.dev(), meta.ino()).iter().all(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
+    holder_pids(&locks, meta.dev(), meta.ino(), false)
+        .iter()
+        .all(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
+}
+
+/// Whether `/proc/locks` names a holder of an exclusive lock (`WRITE`) on
+/// the file `dev`:`ino` — which anyone may tell, without opening the file.
+pub fn held_exclusively((dev, ino): (u64, u64)) -> bool {
+    let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
+    !holder_pids(&locks, dev, ino, true).is_empty()
 }
 
 /// A process holding a lock, as `/proc/locks` and `/proc/PID` tell.
@@ -98,13 +122,13 @@ impl Holder {
     }
 }
 
-/// The processes other than this one holding a lock on `file`.
-fn holders(file: &File) -> Vec<Holder> {
-    let Ok(meta) = file.metadata() else { return Vec::new() };
+/// The processes other than this one holding a lock on the file
+/// `dev`:`ino`.
+fn holders((dev, ino): (u64, u64)) -> Vec<Holder> {
     let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
     let me = std::process::id() as i32;
     let mut found: Vec<Holder> = Vec::new();
-    for pid in holder_pids(&locks, meta.dev(), meta.ino()) {
+    for pid in holder_pids(&locks, dev, ino, false) {
         if pid == me || found.iter().any(|h| h.pid == pid) {
             continue;
         }
@@ -125,10 +149,11 @@ fn printable(word: &[u8]) -> String {
     String::from_utf8_lossy(word).chars().map(|c| if c.is_control() { '?' } else { c }).collect()
 }
 
-/// The pids holding (not waiting for) a lock on the file `dev`:`ino`, from
-/// the text of `/proc/locks` (`N: FLOCK ADVISORY WRITE PID MAJ:MIN:INO
-/// START END`, majors and minors in hex; a waiter's line has `->`).
-fn holder_pids(locks: &str, dev: u64, ino: u64) -> Vec<i32> {
+/// The pids holding (not waiting for) a lock on the file `dev`:`ino`
+/// (only exclusive ones, `WRITE`, when `exclusive`), from the text of
+/// `/proc/locks` (`N: FLOCK ADVISORY WRITE PID MAJ:MIN:INO START END`,
+/// majors and minors in hex; a waiter's line has `->`).
+fn holder_pids(locks: &str, dev: u64, ino: u64, exclusive: bool) -> Vec<i32> {
     let want = format!("{:02x}:{:02x}:{ino}", rustix::fs::major(dev), rustix::fs::minor(dev));
     locks
         .lines()
@@ -136,7 +161,11 @@ fn holder_pids(locks: &str, dev: u64, ino: u64) -> Vec<i32> {
         .filter_map(|line| {
             let words: Vec<&str> = line.split_whitespace().collect();
             let at = words.iter().position(|w| *w == want)?;
-            words.get(at.checked_sub(1)?)?.parse().ok()
+            let pid_at = at.checked_sub(1)?;
+            if exclusive && words.get(pid_at.checked_sub(1)?) != Some(&"WRITE") {
+                return None;
+            }
+            words.get(pid_at)?.parse().ok()
         })
         .collect()
 }
@@ -152,9 +181,11 @@ mod tests {
                     2: FLOCK  ADVISORY  READ 4444 fd:01:78 0 EOF\n\
                     3: FLOCK  ADVISORY  READ 4545 08:01:77 0 EOF\n";
         let dev = rustix::fs::makedev(0xfd, 1);
-        assert_eq!(holder_pids(text, dev, 77), vec![4242]);
-        assert_eq!(holder_pids(text, rustix::fs::makedev(8, 1), 77), vec![4545]);
-        assert!(holder_pids(text, dev, 79).is_empty());
+        assert_eq!(holder_pids(text, dev, 77, false), vec![4242]);
+        assert_eq!(holder_pids(text, dev, 77, true), vec![4242]);
+        assert_eq!(holder_pids(text, rustix::fs::makedev(8, 1), 77, false), vec![4545]);
+        assert!(holder_pids(text, rustix::fs::makedev(8, 1), 77, true).is_empty(), "a shared holder is not exclusive");
+        assert!(holder_pids(text, dev, 79, false).is_empty());
     }
 
     #[test]
@@ -174,7 +205,8 @@ mod tests {
         let mut line = String::new();
         std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut line).unwrap();
         child.wait().unwrap();
-        let held = holders(&file);
+        let meta = file.metadata().unwrap();
+        let held = holders((meta.dev(), meta.ino()));
         assert!(!held.is_empty(), "the lock is held by the straggler");
         assert!(held_only_by_the_dead(&file), "{held:?}");
     }

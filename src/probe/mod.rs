@@ -26,7 +26,7 @@ pub mod timeline;
 pub mod trace;
 
 #[cfg(test)]
-mod testutil;
+pub(crate) mod testutil;
 
 use std::path::Path;
 use std::time::Duration;

@@ -415,9 +415,11 @@ pub fn figure(case: &serde_json::Value, name: &str) -> Option<f64> {
     f["value"].as_f64()
 }
 
-/// A fresh PostgreSQL database for one test, dropped afterwards. The
-/// server comes from `FSLAB_TEST_POSTGRES`, a URL of a role that may create
-/// databases (scripts/postgres.sh starts one and prints it).
+/// A fresh PostgreSQL store for one test: a schema of its own in the
+/// database of `FSLAB_TEST_POSTGRES` (scripts/postgres.sh starts a server
+/// and prints the URL of a role that owns that database but may make no
+/// other), found first by the URL fslab is given (`search_path`), dropped
+/// afterwards.
 pub struct TestDatabase {
     admin: String,
     name: String,
@@ -441,9 +443,9 @@ impl TestDatabase {
         let name = format!("fslab_test_{}_{n}", std::process::id());
         let mut client = postgres::Client::connect(&admin, postgres::NoTls)
             .unwrap_or_else(|e| panic!("{test}: cannot reach the test server FSLAB_TEST_POSTGRES={admin:?}: {e}"));
-        client.batch_execute(&format!("CREATE DATABASE {name}")).expect("create the test database");
-        let (base, _) = admin.rsplit_once('/').expect("a URL ending in /DATABASE");
-        let url = format!("{base}/{name}");
+        client.batch_execute(&format!("CREATE SCHEMA {name}")).expect("create the test's schema");
+        assert!(!admin.contains('?'), "FSLAB_TEST_POSTGRES has options already: {admin}");
+        let url = format!("{admin}?options=-csearch_path%3D{name}");
         Some(TestDatabase { admin, name, url })
     }
 }
@@ -451,7 +453,7 @@ impl TestDatabase {
 impl Drop for TestDatabase {
     fn drop(&mut self) {
         if let Ok(mut client) = postgres::Client::connect(&self.admin, postgres::NoTls) {
-            let _ = client.batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name));
+            let _ = client.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name));
         }
     }
 }

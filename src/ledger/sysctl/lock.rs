@@ -10,6 +10,16 @@
 //! the turnstile, so a run that wants to change sysctls is not starved by
 //! a stream of measuring runs, and a measuring run waits behind it.
 //!
+//! Only root takes it: an flock needs no more than a descriptor, so a file
+//! another user can open is one that user can hold for ever, keeping every
+//! root run waiting. The files are root's, 0600 (one an older fslab left
+//! open to others is replaced, not given a new mode, as a descriptor opened
+//! before would still lock it). A run of another user waits out a root run
+//! that holds the lock exclusively — `/proc/locks` names it without the
+//! file being opened — then measures holding nothing: a root run that
+//! changes sysctls later is not kept waiting by it, so only root's own
+//! measuring runs are sure no other run changes sysctls under them.
+//!
 //! A wait polls (so Ctrl-C and SIGTERM answer at once), says for whom it
 //! waits — the processes holding the lock, read from `/proc/locks` — and
 //! says it again every minute, so a log without a terminal shows it.
@@ -79,10 +89,10 @@ pub fn held() -> bool {
     HELD.load(Ordering::SeqCst) > 0
 }
 
-/// Open the machine folder `dir`: root makes it (0755: other users take
-/// the lock shared through it) and insists it is root's and written by no
-/// one else, reached through no symlink; for anyone else it must already
-/// be so, else `None` (no root run has been here since boot).
+/// Open the machine folder `dir`: root makes it (0755: other users look
+/// through it at who holds the lock) and insists it is root's and written
+/// by no one else, reached through no symlink; for anyone else it must
+/// already be so, else `None` (no root run has been here since boot).
 fn open_dir(dir: &Path) -> Result<Option<File>> {
     let root = rustix::process::geteuid().is_root();
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
@@ -118,31 +128,76 @@ fn open_dir(dir: &Path) -> Result<Option<File>> {
     Ok(Some(file))
 }
 
-/// Open (root: making, 0644) the lock file `name` in the machine folder.
-fn open_file(dir: &File, at: &Path, name: &str) -> Result<Option<File>> {
-    let root = rustix::process::geteuid().is_root();
+/// The uid owning the machine folder: the only user who may take the lock.
+fn owner(folder: &File, dir: &Path) -> Result<u32> {
+    folder.metadata().map(|m| m.uid()).map_err(|e| Error::io(dir, "stat", e))
+}
+
+/// Open (making it, 0600) the lock file `name` in the machine folder, as
+/// its owner. A file another user may open, or that is not the owner's
+/// (an older fslab made them 0644), is replaced by a new one rather than
+/// given a new mode: whoever opened it before keeps the descriptor, and an
+/// flock needs no more than that.
+fn open_file(dir: &File, at: &Path, name: &str) -> Result<File> {
     let path = at.join(name);
-    let flags = OFlags::NOFOLLOW | OFlags::CLOEXEC | if root { OFlags::CREATE | OFlags::RDWR } else { OFlags::RDONLY };
-    match rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o644)) {
-        Ok(fd) => {
-            let file = File::from(fd);
-            let meta = file.metadata().map_err(|e| Error::io(&path, "stat", e))?;
-            if !meta.is_file() || meta.uid() != dir.metadata().map(|m| m.uid()).unwrap_or(u32::MAX) {
-                return Err(Error::environment(format!(
-                    "{}: not a lock file of the machine folder's owner; remove it as root",
-                    path.display()
-                )));
-            }
-            Ok(Some(file))
+    let uid = owner(dir, at)?;
+    for _ in 0..3 {
+        let flags = OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::CREATE | OFlags::RDWR;
+        let fd = rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o600))
+            .map_err(|e| Error::io(&path, "open the sysctl lock", e.into()))?;
+        let file = File::from(fd);
+        let meta = file.metadata().map_err(|e| Error::io(&path, "stat", e))?;
+        if !meta.is_file() {
+            return Err(Error::environment(format!("{}: not a lock file (not a regular file); remove it as root", path.display())));
         }
-        Err(Errno::NOENT) if !root => Ok(None),
-        Err(e) => Err(Error::io(&path, "open the sysctl lock", e.into())),
+        if meta.uid() == uid && meta.mode() & 0o077 == 0 {
+            return Ok(file);
+        }
+        replace(dir, &path, name)?;
     }
+    Err(Error::environment(format!(
+        "{}: the sysctl lock file was replaced three times and is still open to others; `rm -r {}` as root, and fslab makes it again",
+        path.display(),
+        at.display()
+    )))
+}
+
+/// Put a new, empty lock file (0600) in place of `name`, by rename.
+fn replace(dir: &File, path: &Path, name: &str) -> Result<()> {
+    let new = format!("{name}.new.{}", std::process::id());
+    let _ = rustix::fs::unlinkat(dir, new.as_str(), rustix::fs::AtFlags::empty());
+    let flags = OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::CREATE | OFlags::EXCL | OFlags::RDWR;
+    let made = rustix::fs::openat(dir, new.as_str(), flags, Mode::from_raw_mode(0o600))
+        .and_then(|fd| rustix::fs::fchmod(&fd, Mode::from_raw_mode(0o600)))
+        .and_then(|()| rustix::fs::renameat(dir, new.as_str(), dir, name));
+    made.map_err(|e| {
+        let _ = rustix::fs::unlinkat(dir, new.as_str(), rustix::fs::AtFlags::empty());
+        Error::io(path, "replace the sysctl lock file others could open", e.into())
+    })
+}
+
+/// Whether `name` in the folder still is the file `file` (another root run
+/// may have replaced an older fslab's file meanwhile).
+fn still_named(dir: &File, name: &str, file: &File) -> bool {
+    let (Ok(now), Ok(held)) = (rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW), file.metadata()) else {
+        return false;
+    };
+    inode(&now) == (held.dev(), held.ino())
+}
+
+/// The device and inode of a stat.
+#[allow(clippy::unnecessary_cast)] // their types differ between targets
+fn inode(st: &rustix::fs::Stat) -> (u64, u64) {
+    (st.st_dev as u64, st.st_ino as u64)
 }
 
 /// Take the machine's sysctl lock as `hold`, waiting (and saying for
-/// whom) while another run holds it. `None` for a user other than root
-/// when no root run has made the lock since boot.
+/// whom) while another run holds it. Only root (the machine folder's
+/// owner) takes it; another user's run cannot (the files are root's,
+/// 0600), so it can never keep root's runs waiting: it waits out a run
+/// that holds the lock exclusively (as `/proc/locks` tells) and then goes
+/// on holding nothing, `None`, as it does when no root run has made the
+/// lock since boot.
 pub fn lock(hold: Hold) -> Result<Option<SysctlLock>> {
     lock_in(Path::new(MACHINE_DIR), hold)
 }
@@ -150,21 +205,49 @@ pub fn lock(hold: Hold) -> Result<Option<SysctlLock>> {
 /// [`lock`] in the folder `dir` (tests lock in a folder of their own).
 pub fn lock_in(dir: &Path, hold: Hold) -> Result<Option<SysctlLock>> {
     let Some(folder) = open_dir(dir)? else { return Ok(None) };
-    let (Some(queue), Some(main)) = (open_file(&folder, dir, "sysctl.queue")?, open_file(&folder, dir, "sysctl.lock")?)
-    else {
-        return Ok(None);
-    };
+    if owner(&folder, dir)? != rustix::process::geteuid().as_raw() {
+        return watch(&folder, dir, hold);
+    }
     let what = format!("the machine's sysctl lock ({})", dir.join("sysctl.lock").display());
-    let mut waiting = Waiter::new(&main, what);
-    waiting.take(&queue, FlockOperation::NonBlockingLockExclusive)?;
-    let op = match hold {
-        Hold::Shared => FlockOperation::NonBlockingLockShared,
-        Hold::Exclusive => FlockOperation::NonBlockingLockExclusive,
+    loop {
+        let queue = open_file(&folder, dir, "sysctl.queue")?;
+        let main = open_file(&folder, dir, "sysctl.lock")?;
+        let mut waiting = Waiter::new(&main, what.clone());
+        waiting.take(&queue, FlockOperation::NonBlockingLockExclusive)?;
+        let op = match hold {
+            Hold::Shared => FlockOperation::NonBlockingLockShared,
+            Hold::Exclusive => FlockOperation::NonBlockingLockExclusive,
+        };
+        let taken = waiting.take(&main, op);
+        let _ = rustix::fs::flock(queue.as_fd(), FlockOperation::Unlock);
+        taken?;
+        if still_named(&folder, "sysctl.lock", &main) {
+            return Ok(Some(taken_as(main, hold, dir)));
+        }
+    }
+}
+
+/// A run of a user other than the folder's owner: it may not take the
+/// lock, so it waits while a run holds it exclusively (one changing
+/// sysctls), then goes on holding nothing. A root run that starts changing
+/// sysctls after that is not kept waiting by it.
+pub(super) fn watch(folder: &File, dir: &Path, hold: Hold) -> Result<Option<SysctlLock>> {
+    if hold == Hold::Exclusive {
+        return Err(Error::environment("only root changes sysctls (the machine's sysctl lock is root's): run as root, or leave --sysctl out"));
+    }
+    let path = dir.join("sysctl.lock");
+    let meta = match rustix::fs::statat(folder, "sysctl.lock", rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(meta) => meta,
+        Err(Errno::NOENT) => return Ok(None),
+        Err(e) => return Err(Error::io(&path, "look at the sysctl lock", e.into())),
     };
-    let taken = waiting.take(&main, op);
-    let _ = rustix::fs::flock(queue.as_fd(), FlockOperation::Unlock);
-    taken?;
-    Ok(Some(taken_as(main, hold, dir)))
+    if rustix::fs::FileType::from_raw_mode(meta.st_mode) != rustix::fs::FileType::RegularFile || meta.st_uid != owner(folder, dir)? {
+        return Err(Error::environment(format!("{}: not a lock file of the machine folder's owner; remove it as root", path.display())));
+    }
+    let inode = inode(&meta);
+    let what = format!("the machine's sysctl lock ({})", path.display());
+    Waiter::for_inode(inode, what).until(|| Ok(!flock::held_exclusively(inode)))?;
+    Ok(None)
 }
 
 fn taken_as(file: File, hold: Hold, dir: &Path) -> SysctlLock {
@@ -186,8 +269,14 @@ pub fn try_exclusive() -> Option<SysctlLock> {
 /// [`try_exclusive`] in the folder `dir`.
 pub fn try_exclusive_in(dir: &Path) -> Option<SysctlLock> {
     let folder = open_dir(dir).ok()??;
-    let main = open_file(&folder, dir, "sysctl.lock").ok()??;
-    let take = || rustix::fs::flock(main.as_fd(), FlockOperation::NonBlockingLockExclusive).is_ok();
+    if owner(&folder, dir).ok()? != rustix::process::geteuid().as_raw() {
+        return None;
+    }
+    let main = open_file(&folder, dir, "sysctl.lock").ok()?;
+    let take = || {
+        rustix::fs::flock(main.as_fd(), FlockOperation::NonBlockingLockExclusive).is_ok()
+            && still_named(&folder, "sysctl.lock", &main)
+    };
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut taken = take();
     while !taken && Instant::now() < deadline && flock::held_only_by_the_dead(&main) {
@@ -273,6 +362,90 @@ mod tests {
         let (writer_done, hold) = writer.join().unwrap();
         assert_eq!(hold, Hold::Exclusive);
         assert!(reader.join().unwrap() >= writer_done, "the later reader went before the waiting writer");
+    }
+
+    /// `flock -x -n` on each of `files` as nobody (uid 65534), in the
+    /// background: the child and whether it said it holds them all.
+    fn nobody_holds(files: &[PathBuf]) -> (std::process::Child, bool) {
+        let opens: Vec<String> = files.iter().enumerate().map(|(i, f)| format!("exec {}<'{}'", i + 3, f.display())).collect();
+        let takes: Vec<String> = (0..files.len()).map(|i| format!("flock -x -n {}", i + 3)).collect();
+        let script = format!("{} && {} && echo held; exec sleep 30", opens.join(" && "), takes.join(" && "));
+        let mut child = std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c", &script])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let _ = std::io::BufRead::read_line(&mut out, &mut line);
+        (child, line.trim() == "held")
+    }
+
+    #[test]
+    fn no_other_user_can_hold_the_lock_against_root_even_through_files_an_older_fslab_left_open() {
+        use std::os::unix::fs::PermissionsExt;
+        if !crate::probe::testutil::root_or_skip("sysctl_lock_other_user") {
+            return;
+        }
+        let _one = tests_serial();
+        let dir = tmp();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let files = [dir.path().join("sysctl.queue"), dir.path().join("sysctl.lock")];
+        // The files as an older fslab made them, open to every reader, and
+        // another user holding both through descriptors opened then.
+        drop(lock_in(dir.path(), Hold::Shared).unwrap().unwrap());
+        for f in &files {
+            std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+        let (mut attacker, held) = nobody_holds(&files);
+        assert!(held, "the setup: nobody could not take the files an older fslab left");
+        // Root's exclusive run is not kept waiting by them.
+        let taking = {
+            let dir = dir.path().to_path_buf();
+            std::thread::spawn(move || lock_in(&dir, Hold::Exclusive).map(|l| l.map(|l| l.hold())))
+        };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !taking.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let finished = taking.is_finished();
+        let _ = attacker.kill();
+        let _ = attacker.wait();
+        assert!(finished, "root's exclusive lock waited for another user's flock");
+        assert_eq!(taking.join().unwrap().unwrap(), Some(Hold::Exclusive));
+        // And the files now are root's alone: nobody cannot open them again.
+        for f in &files {
+            let meta = std::fs::metadata(f).unwrap();
+            assert_eq!((meta.uid(), meta.mode() & 0o777), (0, 0o600), "{}", f.display());
+        }
+        let (mut again, held) = nobody_holds(&files[1..]);
+        let _ = again.kill();
+        let _ = again.wait();
+        assert!(!held, "nobody took the lock again");
+    }
+
+    #[test]
+    fn a_user_who_may_not_take_the_lock_waits_out_only_an_exclusive_holder() {
+        let _one = tests_serial();
+        let dir = tmp();
+        let folder = open_dir(dir.path()).unwrap().unwrap();
+        // No lock made yet: nothing to wait for, nothing held.
+        assert!(watch(&folder, dir.path(), Hold::Shared).unwrap().is_none());
+        let shared = lock_in(dir.path(), Hold::Shared).unwrap().unwrap();
+        assert!(watch(&folder, dir.path(), Hold::Shared).unwrap().is_none(), "waited for a shared holder");
+        drop(shared);
+        let e = watch(&folder, dir.path(), Hold::Exclusive).unwrap_err();
+        assert!(e.message.contains("only root changes sysctls"), "{e}");
+        let held = try_exclusive_in(dir.path()).unwrap();
+        let watching = {
+            let dir = dir.path().to_path_buf();
+            std::thread::spawn(move || watch(&open_dir(&dir).unwrap().unwrap(), &dir, Hold::Shared).unwrap().is_none())
+        };
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(!watching.is_finished(), "went on under an exclusive holder");
+        drop(held);
+        assert!(watching.join().unwrap());
     }
 
     #[test]
