@@ -176,13 +176,25 @@ pub fn start_ticks(pid: i32) -> Option<u64> {
 
 /// SIGKILL the process group a measured command led, if it is still
 /// ours: the leader alive with the recorded start time, or the leader gone
-/// (its pid stays reserved while group members live, so they are ours).
+/// (its pid stays reserved while group members live, so they are ours);
+/// then wait, up to [`GROUP_GONE`], until no member is left, so "released"
+/// means gone and not merely signalled (a killed process on a loaded
+/// machine can take a while to exit, holding its folder meanwhile).
 fn kill_group(pid: i32, recorded: u64) {
     let Some(pid) = Pid::from_raw(pid) else { return };
     match start_ticks(pid.as_raw_nonzero().get()) {
         Some(ticks) if ticks != recorded => {} // a different process now
         _ => {
-            let _ = rustix::process::kill_process_group(pid, Signal::KILL);
+            if rustix::process::kill_process_group(pid, Signal::KILL).is_ok() {
+                let deadline = std::time::Instant::now() + GROUP_GONE;
+                while rustix::process::test_kill_process_group(pid).is_ok() && std::time::Instant::now() < deadline {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+            }
         }
     }
 }
+
+/// How long a release waits for a killed group's members to exit (a
+/// zombie no one reaps still counts as a member, so the wait is bounded).
+const GROUP_GONE: std::time::Duration = std::time::Duration::from_secs(2);
