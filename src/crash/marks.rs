@@ -14,6 +14,7 @@
 //! entry a state must reach to hold the data is then the last flush before
 //! the mark ([`durable_from`]).
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::Mutex;
@@ -35,6 +36,13 @@ pub fn live_entries(log: &File) -> std::io::Result<u64> {
     Ok(if word(0) == MAGIC { word(16) } else { 0 })
 }
 
+/// The most names a work marks durable that are kept (a mark each, the
+/// first of its name): beyond them, new names are counted, not kept, so
+/// what a command writes to `FSLAB_CRASH_MARK` cannot grow the record,
+/// the store, an export or a report without bound (as flush ticks are
+/// capped).
+pub const MAX_DURABLE_NAMES: usize = 5000;
+
 /// Marks taken while a log is written: shared by whoever marks (the
 /// harness around the work; the work itself, later), read once the
 /// recording ends.
@@ -42,26 +50,70 @@ pub fn live_entries(log: &File) -> std::io::Result<u64> {
 pub struct Marker {
     log: File,
     started: Instant,
-    marks: Mutex<Vec<Mark>>,
+    kept: Mutex<Kept>,
+}
+
+/// The marks kept so far.
+#[derive(Debug, Default)]
+struct Kept {
+    marks: Vec<Mark>,
+    /// The names marked durable, each kept once (its first mark).
+    names: HashSet<String>,
+    /// Durable marks of new names past [`MAX_DURABLE_NAMES`].
+    left_out: u64,
 }
 
 impl Marker {
     /// Marks of the log open (for reading) as `log`, timed from now.
     pub fn new(log: File) -> Marker {
-        Marker { log, started: Instant::now(), marks: Mutex::new(Vec::new()) }
+        Marker { log, started: Instant::now(), kept: Mutex::new(Kept::default()) }
+    }
+
+    fn kept(&self) -> std::sync::MutexGuard<'_, Kept> {
+        self.kept.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Mark that `what` has just returned; the log's entry count then.
     pub fn mark(&self, what: &str) -> std::io::Result<u64> {
         let entries = live_entries(&self.log)?;
         let at_s = self.started.elapsed().as_secs_f64();
-        self.marks.lock().unwrap_or_else(|p| p.into_inner()).push(Mark { what: what.to_string(), entries, at_s });
+        self.kept().marks.push(Mark { what: what.to_string(), entries, at_s });
         Ok(entries)
+    }
+
+    /// Mark that what the work names `what` (`durable:NAME`) has just been
+    /// made durable: kept as [`mark`](Self::mark) does the first time the
+    /// name is marked (a name is durable from its first mark on), while
+    /// fewer than [`MAX_DURABLE_NAMES`] are kept; else counted as left out.
+    pub fn mark_durable(&self, what: &str) -> std::io::Result<()> {
+        {
+            let mut kept = self.kept();
+            if kept.names.contains(what) {
+                return Ok(());
+            }
+            if kept.names.len() >= MAX_DURABLE_NAMES {
+                kept.left_out += 1;
+                return Ok(());
+            }
+        }
+        let entries = live_entries(&self.log)?;
+        let at_s = self.started.elapsed().as_secs_f64();
+        let mut kept = self.kept();
+        if kept.names.insert(what.to_string()) {
+            kept.marks.push(Mark { what: what.to_string(), entries, at_s });
+        }
+        Ok(())
     }
 
     /// The marks so far, in the order taken.
     pub fn marks(&self) -> Vec<Mark> {
-        self.marks.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.kept().marks.clone()
+    }
+
+    /// How many durable marks of new names were left out (past
+    /// [`MAX_DURABLE_NAMES`]).
+    pub fn left_out(&self) -> u64 {
+        self.kept().left_out
     }
 }
 
@@ -92,6 +144,23 @@ mod tests {
         assert_eq!(durable_from(&log, 7), 7);
         assert_eq!(durable_from(&log, 1), 0, "no flush yet");
         assert_eq!(durable_from(&log, 99), 7);
+    }
+
+    #[test]
+    fn durable_names_are_kept_once_each_and_capped_with_a_count() {
+        let (dir, _) = log_of(QEMU_LOG);
+        let marker = Marker::new(File::open(dir.path().join("writes.log")).unwrap());
+        marker.mark("work_start").unwrap();
+        for i in 0..MAX_DURABLE_NAMES + 10 {
+            marker.mark_durable(&format!("durable:n{i}")).unwrap();
+            marker.mark_durable("durable:n0").unwrap();
+        }
+        marker.mark("work_end").unwrap();
+        let marks = marker.marks();
+        assert_eq!(marks.len(), MAX_DURABLE_NAMES + 2);
+        assert_eq!((marks[1].what.as_str(), marks[2].what.as_str()), ("durable:n0", "durable:n1"));
+        assert_eq!(marks.last().unwrap().what, "work_end", "the harness's marks are always kept");
+        assert_eq!(marker.left_out(), 10);
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod log;
 pub mod marks;
 pub mod replay;
 pub mod states;
+mod subsets;
 
 pub use log::{Entry, Summary, WriteLog};
 pub use marks::{Marker, live_entries};

@@ -25,13 +25,15 @@
 //! the later (the stricter place: what the flush made durable must be
 //! there). States before `from` (the work's start: its setup was synced)
 //! are not made. When there are more than the cap, as many as the cap
-//! allows are kept, spread evenly over the list (first and last kept).
+//! allows are kept, spread evenly over the list (first and last kept);
+//! `subset` counts its states first and makes only those kept
+//! (`subsets.rs`), an epoch's drawn subsets in the order drawn.
 
-use std::collections::HashSet;
 use std::fmt;
 use std::str::FromStr;
 
 use super::log::{Entry, FUA};
+use super::subsets::Subsets;
 
 /// How crash states are chosen from a log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,18 +151,7 @@ pub fn states(entries: &[Entry], from: usize, model: Model, seed: u64, cap: usiz
         Model::Prefix => std::iter::once(from)
             .chain((from..entries.len()).filter(|&i| changes_bytes(&entries[i])).map(|i| i + 1))
             .collect(),
-        Model::Subset(k) => {
-            let mut all = Vec::new();
-            for (number, (start, writes)) in epochs(entries, from).into_iter().enumerate() {
-                all.push(State { prefix: start, extra: Vec::new() });
-                for extra in subsets(&writes, k, seed ^ (number as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)) {
-                    all.push(State { prefix: start, extra });
-                }
-            }
-            all.sort();
-            all.dedup();
-            return capped(all, cap);
-        }
+        Model::Subset(k) => return subset_states(entries, from, k, seed, cap),
     }
     .into_iter()
     .map(|prefix| State { prefix: past_flushes(entries, prefix), extra: Vec::new() })
@@ -197,67 +188,58 @@ fn epochs(entries: &[Entry], from: usize) -> Vec<(usize, Vec<usize>)> {
     out
 }
 
-/// Non-empty proper subsets of `writes` (each in log order): all of them
-/// when there are at most `k`, else `k` drawn with `seed`.
-fn subsets(writes: &[usize], k: u32, seed: u64) -> Vec<Vec<usize>> {
-    let n = writes.len();
-    if n < 2 {
-        return Vec::new();
-    }
-    let pick = |mask: &dyn Fn(usize) -> bool| writes.iter().enumerate().filter(|(i, _)| mask(*i)).map(|(_, w)| *w).collect();
-    let every = if n < 63 { (1u64 << n) - 2 } else { u64::MAX };
-    if every <= u64::from(k) {
-        return (1..=every).map(|m| pick(&|i| m & (1 << i) != 0)).collect();
-    }
-    let mut rng = SplitMix(seed);
-    let mut seen = HashSet::new();
-    let mut out = Vec::new();
-    // Each write in with probability 1/2; the empty and the whole set, and
-    // repeats, drawn again (a bounded number of times: with every > k,
-    // they are rare).
-    for _ in 0..u64::from(k) * 16 {
-        if out.len() == k as usize {
-            break;
-        }
-        let bits: Vec<bool> = (0..n).map(|_| rng.next() >> 63 == 1).collect();
-        let count = bits.iter().filter(|b| **b).count();
-        if count == 0 || count == n || !seen.insert(bits.clone()) {
-            continue;
-        }
-        out.push(pick(&|i| bits[i]));
-    }
-    out
-}
-
 /// At most `cap` of `all`, spread evenly over it, first and last kept.
 fn capped(all: Vec<State>, cap: usize) -> States {
     let total = all.len();
-    let cap = cap.max(1);
-    if total <= cap {
-        return States { states: all, total };
-    }
-    let keep: Vec<usize> = if cap == 1 { vec![0] } else { (0..cap).map(|i| i * (total - 1) / (cap - 1)).collect() };
-    let states = keep.into_iter().map(|i| all[i].clone()).collect();
+    let states = kept(total, cap).into_iter().map(|i| all[i].clone()).collect();
     States { states, total }
 }
 
-/// splitmix64: a small seeded generator, the same numbers for the same
-/// seed on every machine.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+/// The places of at most `cap` of `total` things, spread evenly over
+/// them, first and last kept, in order.
+fn kept(total: usize, cap: usize) -> Vec<usize> {
+    let cap = cap.max(1);
+    if total <= cap {
+        return (0..total).collect();
     }
+    if cap == 1 { vec![0] } else { (0..cap).map(|i| i * (total - 1) / (cap - 1)).collect() }
+}
+
+/// The states of `subset:K` (see [`states`]), counted epoch by epoch
+/// first and made only for the places the cap keeps: an epoch of
+/// thousands of writes with K in the tens of thousands would otherwise
+/// hold gigabytes of subsets, all but a few thrown away.
+fn subset_states(entries: &[Entry], from: usize, k: u32, seed: u64, cap: usize) -> States {
+    // Each epoch: its start, then its subsets (its states, in order).
+    let epochs: Vec<(usize, Subsets)> = epochs(entries, from)
+        .into_iter()
+        .enumerate()
+        .map(|(number, (start, writes))| (start, Subsets::of(writes, k, seed ^ (number as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))))
+        .collect();
+    let total = epochs.iter().map(|(_, subsets)| 1 + subsets.count()).sum();
+    let mut wanted = kept(total, cap).into_iter().peekable();
+    let mut states = Vec::new();
+    let mut first = 0;
+    for (start, subsets) in &epochs {
+        let after = first + 1 + subsets.count();
+        let mut here = Vec::new();
+        while let Some(i) = wanted.next_if(|&i| i < after) {
+            here.push(i - first);
+        }
+        if here.first() == Some(&0) {
+            states.push(State { prefix: *start, extra: Vec::new() });
+        }
+        let places: Vec<usize> = here.iter().filter(|&&i| i > 0).map(|i| i - 1).collect();
+        states.extend(subsets.made(&places).into_iter().map(|extra| State { prefix: *start, extra }));
+        first = after;
+    }
+    States { states, total }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::log::{DISCARD, FLUSH};
+    use super::super::subsets::MADE;
     use super::*;
 
     fn write(sector: u64) -> Entry {
@@ -353,6 +335,25 @@ mod tests {
         assert_eq!(a.states.len(), 12, "the start, ten subsets, the end");
         assert_ne!(a, b);
         assert_eq!(a, states(&entries, 0, Model::Subset(10), 1, 1000));
+    }
+
+    #[test]
+    fn subset_makes_only_the_states_the_cap_keeps() {
+        // One epoch of 8,000 writes: K=100,000 drawn subsets, three judged.
+        let mut entries: Vec<Entry> = (0..8000).map(|i| write(i * 8)).collect();
+        entries.push(flush());
+        MADE.with(|m| m.set(0));
+        let s = states(&entries, 0, Model::Subset(100_000), 5, 3);
+        let made = MADE.with(|m| m.get());
+        assert_eq!(s.total, 100_002, "the start, the subsets, the end");
+        assert_eq!(s.states.len(), 3);
+        assert!(made <= 3, "{made} subsets made for 3 states judged");
+        assert_eq!((s.states[0].prefix, s.states[0].extra.len()), (0, 0), "the first kept");
+        assert_eq!((s.states[2].prefix, s.states[2].extra.len()), (8001, 0), "the last kept");
+        let middle = &s.states[1].extra;
+        assert!(middle.len() > 3000 && middle.len() < 5000 && middle.windows(2).all(|w| w[0] < w[1]), "{}", middle.len());
+        // Drawn again, the same.
+        assert_eq!(s, states(&entries, 0, Model::Subset(100_000), 5, 3));
     }
 
     #[test]

@@ -44,7 +44,12 @@ pub const DURABLE_PREFIX: &str = "durable:";
 /// points (`durable:NAME`); nothing for the rest.
 pub(super) fn hand_marker(target: &dyn Made, work: &mut dyn crate::scenario::Work) {
     let Some(marker) = target.marker() else { return };
-    work.mark_durable_with(std::sync::Arc::new(move |what: &str| mark_on(&marker, &format!("{DURABLE_PREFIX}{what}"))));
+    work.mark_durable_with(std::sync::Arc::new(move |what: &str| {
+        let what = format!("{DURABLE_PREFIX}{what}");
+        marker.mark_durable(&what).map_err(|e| {
+            crate::error::Error::failed(format!("reading the write log's count for the mark {what}: {e}"))
+        })
+    }));
 }
 
 /// End a recorded target's recording, whatever the case's outcome so far,

@@ -52,8 +52,12 @@ pub struct CrashRecord {
     /// The content hash of the image when the recorder stopped, after the
     /// unmount: what replaying the whole log onto the image before gives.
     pub end_sha256: String,
-    /// The marks, in the order taken.
+    /// The marks, in the order taken (a name marked durable once, its
+    /// first mark; at most `crash::marks::MAX_DURABLE_NAMES` names).
     pub marks: Vec<CrashMark>,
+    /// Durable marks of new names past the names kept, counted.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub marks_left_out: u64,
     /// The crash states judged (`--crash MODEL`), when they were.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub states: Option<CrashStates>,
@@ -161,3 +165,4 @@ pub struct BadState {
     /// checker's words.
     pub detail: String,
 }
+

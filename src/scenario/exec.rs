@@ -3,7 +3,10 @@
 //! The command runs with the target as its working directory (also in
 //! `$FSLAB_MOUNT`), as the leader of its own process group — so a signal
 //! to fslab reaches everything it started, and whatever it leaves running
-//! is ended when it exits, by group id, never by name. Its stdout and
+//! is ended when it exits, by group id, never by name; a process that
+//! left the group (`setsid CMD &`) and holds its output or its mark
+//! channel is found by that (`drain.rs`), named, ended by id, and fails
+//! the case. Its stdout and
 //! stderr are kept, up to [`KEPT_BYTES`] each, and shown as they come with
 //! `--show-output`. It is told where it runs in `FSLAB_MOUNT`, `FSLAB_FS`
 //! and `FSLAB_DEVICE`; its exit status, what it wrote in its own window
@@ -13,12 +16,14 @@
 //! `--check` a command of the user's judges each crash state (`check.rs`).
 
 mod check;
+mod drain;
 mod fio;
 mod marks;
 mod window;
 
 use std::ffi::OsString;
-use std::io::{Read, Write};
+use std::fs::File;
+use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -179,7 +184,8 @@ pub fn run_command(ledger: &Ledger, argv: &[OsString], dir: &Path, echo: Echo, m
         .stderr(Stdio::piped())
         .process_group(0);
     crate::sys::process::kill_with_parent(&mut command);
-    let channel = marks.map(marks::Channel::open).transpose()?;
+    let end = drain::GroupEnd::default();
+    let channel = marks.map(|m| marks::Channel::open(m, &end)).transpose()?;
     if let Some(channel) = &channel {
         let (name, value) = channel.env();
         command.env(name, value);
@@ -204,8 +210,15 @@ pub fn run_command(ledger: &Ledger, argv: &[OsString], dir: &Path, echo: Echo, m
         Echo::Streams => (Some(Shown::Stdout), Some(Shown::Stderr)),
         Echo::Stderr => (Some(Shown::Stderr), Some(Shown::Stderr)),
     };
-    let stdout = child.stdout.take().map(|s| std::thread::spawn(move || keep(s, out_to)));
-    let stderr = child.stderr.take().map(|s| std::thread::spawn(move || keep(s, err_to)));
+    let mut pipes: Vec<String> = channel.iter().map(|c| c.name().to_string()).collect();
+    let mut reader = |stream: Option<File>, to: Option<Shown>| {
+        let stream = stream?;
+        pipes.extend(drain::pipe_name(&stream).ok());
+        let end = end.clone();
+        Some(std::thread::spawn(move || keep(&stream, &end, to)))
+    };
+    let stdout = reader(child.stdout.take().map(|s| File::from(std::os::fd::OwnedFd::from(s))), out_to);
+    let stderr = reader(child.stderr.take().map(|s| File::from(std::os::fd::OwnedFd::from(s))), err_to);
     let status = child.wait().map_err(|e| Error::io(Path::new(program), "wait for the command", e));
     let mut figures = crate::record::Figures::new();
     window.close(place.device.as_ref(), &mut figures);
@@ -215,10 +228,15 @@ pub fn run_command(ledger: &Ledger, argv: &[OsString], dir: &Path, echo: Echo, m
     if let Ok(token) = token {
         let _ = ledger.release(token);
     }
-    let marked = channel.map_or(Ok(()), marks::Channel::close);
-    let status = status?;
+    // What is left in the pipes is read, for a short while only: a
+    // process that escaped the group may hold them open.
+    end.set();
     let (out, out_dropped) = stdout.and_then(|h| h.join().ok()).unwrap_or_default();
     let (err, err_dropped) = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
+    // Before the channel closes: a reader of it would see its end, and go.
+    let escaped = drain::end_escaped(&pipes, end.deadline().unwrap_or_else(std::time::Instant::now));
+    let marked = channel.map_or(Ok(()), marks::Channel::close);
+    let status = status?;
 
     use std::os::unix::process::ExitStatusExt;
     window::put_exit_status(status.code(), status.signal(), &mut figures);
@@ -236,11 +254,9 @@ pub fn run_command(ledger: &Ledger, argv: &[OsString], dir: &Path, echo: Echo, m
         (_, Some(signal)) => Some(format!("the command was killed by {}", crate::interrupt::signal_name(signal))),
         _ => Some("the command ended abnormally".to_string()),
     };
-    let failure = match (ended, marked) {
-        (None, Ok(())) => None,
-        (Some(why), Ok(())) | (None, Err(why)) => Some(why),
-        (Some(first), Err(then)) => Some(format!("{first}; {then}")),
-    };
+    let escaped = (!escaped.is_empty()).then(|| drain::escaped_failure("the command", &escaped));
+    let failures: Vec<String> = ended.into_iter().chain(marked.err()).chain(escaped).collect();
+    let failure = (!failures.is_empty()).then(|| failures.join("; "));
     Ok(WorkOutcome { figures, command: Some(output), failure })
 }
 
@@ -265,25 +281,20 @@ impl Shown {
     }
 }
 
-/// Read a stream to its end, keeping the first [`KEPT_BYTES`] and showing
+/// Read a stream until its end (or a short while after the command's
+/// group is gone, `end`), keeping the first [`KEPT_BYTES`] and showing
 /// everything as it comes when `shown` says where.
-fn keep(mut stream: impl Read, shown: Option<Shown>) -> (String, u64) {
+fn keep(stream: &File, end: &drain::GroupEnd, shown: Option<Shown>) -> (String, u64) {
     let mut kept = Vec::new();
     let mut dropped = 0u64;
-    let mut buf = [0u8; 64 * 1024];
-    loop {
-        match stream.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                if let Some(to) = shown {
-                    to.write(&buf[..n]);
-                }
-                let room = KEPT_BYTES.saturating_sub(kept.len()).min(n);
-                kept.extend_from_slice(&buf[..room]);
-                dropped += (n - room) as u64;
-            }
+    let _ = drain::read(stream, end, drain::Until::Closed, &mut |chunk| {
+        if let Some(to) = shown {
+            to.write(chunk);
         }
-    }
+        let room = KEPT_BYTES.saturating_sub(kept.len()).min(chunk.len());
+        kept.extend_from_slice(&chunk[..room]);
+        dropped += (chunk.len() - room) as u64;
+    });
     (String::from_utf8_lossy(&kept).into_owned(), dropped)
 }
 
@@ -293,8 +304,10 @@ mod tests {
 
     #[test]
     fn output_beyond_the_limit_is_counted_not_kept() {
-        let data = vec![b'x'; KEPT_BYTES + 10];
-        let (kept, dropped) = keep(&data[..], None);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out");
+        std::fs::write(&path, vec![b'x'; KEPT_BYTES + 10]).unwrap();
+        let (kept, dropped) = keep(&File::open(&path).unwrap(), &drain::GroupEnd::default(), None);
         assert_eq!(kept.len(), KEPT_BYTES);
         assert_eq!(dropped, 10);
     }

@@ -159,6 +159,7 @@ impl Made for Hosted<'_> {
             cap_bytes: log.file_len(),
             before_sha256,
             marks: self.marker.marks(),
+            marks_left_out: self.marker.left_out(),
             entries: summary.entries,
             flushes: summary.flushes,
             discards: summary.discards,

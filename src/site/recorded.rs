@@ -233,6 +233,7 @@ impl Made for Recorded<'_> {
             cap_bytes: cap,
             before_sha256: self.before_sha256.clone(),
             marks: self.marker.marks(),
+            marks_left_out: self.marker.left_out(),
             ..CrashRecord::default()
         };
         if log_full(&log_file, cap) {

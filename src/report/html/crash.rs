@@ -169,7 +169,7 @@ fn write_strip(out: &mut String, record: &CrashRecord, states: &CrashStates) -> 
     let marks: Vec<_> = record.marks.iter().filter(|m| m.entries as f64 >= lo).collect();
     writeln!(
         out,
-        r#"<svg class="chart crash" viewBox="0 0 {} {}" role="img" data-states="{}" data-bad="{bad}" data-flushes="{}" data-marks="{}" data-from="{}" data-entries="{}"><title>{} states of {} judged, {bad} bad</title>"#,
+        r#"<svg class="chart crash" viewBox="0 0 {} {}" role="img" data-states="{}" data-bad="{bad}" data-flushes="{}" data-marks="{}" data-from="{}" data-entries="{}"><title>{} states of {} judged, {bad} bad{}</title>"#,
         num(WIDTH),
         num(HEIGHT),
         states.outcomes.len(),
@@ -178,7 +178,11 @@ fn write_strip(out: &mut String, record: &CrashRecord, states: &CrashStates) -> 
         states.from_entry,
         record.entries,
         states.judged,
-        states.total
+        states.total,
+        match record.marks_left_out {
+            0 => String::new(),
+            n => format!("; {n} durable marks past the first {} left out", crate::crash::marks::MAX_DURABLE_NAMES),
+        }
     )?;
     for (y, label) in [(MARKS_Y + 4.0, "marks"), (FLUSH_Y + 4.0, "flushes"), (STATES_Y + STATES_H / 2.0 + 4.0, "states")] {
         writeln!(out, r#"<text x="{}" y="{}" class="row">{label}</text>"#, num(LEFT - 8.0), num(y))?;

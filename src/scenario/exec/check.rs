@@ -10,13 +10,18 @@
 //! the command marked durable whose flush the state holds. It leads its
 //! own process group, recorded in the ledger while it runs; it gets
 //! SIGKILL when fslab dies, its group is ended when it exits, and after
-//! [`TIMEOUT`] it is ended and the state judged bad. Its stdout and
-//! stderr go into one pipe; a bad state keeps their first and last lines.
+//! [`TIMEOUT`] it is ended and the state judged bad; a signal to fslab
+//! ends it at once. Its stdout and stderr go into one pipe; a bad state
+//! keeps their first and last lines. The pipe is read a short while
+//! after its group is gone: a process the checker left outside its group
+//! (`setsid CMD &`) that holds it is named and ended, and the judging
+//! ends with that error (the case fails: a state cannot be judged while
+//! something the checker started may still change it).
 //! A checker the shell cannot start (exit 126 or 127: not found, not
 //! executable) is an error of the run, not a verdict on a state.
 
 use std::ffi::OsString;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
@@ -71,7 +76,7 @@ impl CommandChecker {
 impl StateChecker for CommandChecker {
     fn check(&self, dir: &Path, at: &StateAt<'_>) -> Result<Looked> {
         let durable = durable_file(at.durable)?;
-        let (mut reader, writer) = pipe().map_err(|e| Error::failed(format!("--check: making a pipe: {e}")))?;
+        let (reader, writer) = pipe().map_err(|e| Error::failed(format!("--check: making a pipe: {e}")))?;
         let mut command = Command::new(SHELL);
         let to_both = writer.try_clone().map_err(|e| Error::failed(format!("--check: copying a pipe: {e}")))?;
         command
@@ -91,15 +96,21 @@ impl StateChecker for CommandChecker {
         let mut child = spawned.map_err(|e| Error::environment(format!("--check: {SHELL} could not start: {e}")))?;
         let pid = child.id() as i32;
         let token = at.ledger.record(Resource::Child { pid, start_ticks: ledger::give_back::start_ticks(pid).unwrap_or(0) });
+        let end = super::drain::GroupEnd::default();
+        let name = super::drain::pipe_name(&reader).map_err(|e| Error::failed(format!("--check: reading a pipe: {e}")));
+        let ends = end.clone();
         let output = std::thread::spawn(move || {
             let mut kept = Vec::new();
-            let _ = (&mut reader).take(READ_BYTES as u64).read_to_end(&mut kept);
-            let _ = std::io::copy(&mut reader, &mut std::io::sink());
+            let _ = super::drain::read(&reader, &ends, super::drain::Until::Closed, &mut |chunk| {
+                let room = READ_BYTES.saturating_sub(kept.len()).min(chunk.len());
+                kept.extend_from_slice(&chunk[..room]);
+            });
             kept
         });
         let started = Instant::now();
         let waited = wait_until(&mut child, started + TIMEOUT);
-        // Whatever it left running goes (and, past its time, itself).
+        // Whatever it left running goes (and, past its time or on a
+        // signal to fslab, itself).
         if let Ok(token) = token {
             let _ = at.ledger.release(token);
         }
@@ -111,7 +122,16 @@ impl StateChecker for CommandChecker {
             }
             Err(e) => return Err(Error::failed(format!("--check: waiting for the checker: {e}"))),
         };
-        let said = bounded(&String::from_utf8_lossy(&output.join().unwrap_or_default()));
+        // Its output is read a short while more: a process that escaped
+        // its group may hold the pipe open (then it is named and ended).
+        end.set();
+        let output = output.join().unwrap_or_default();
+        let escaped = super::drain::end_escaped(&[name?], end.deadline().unwrap_or_else(Instant::now));
+        crate::interrupt::check()?;
+        if !escaped.is_empty() {
+            return Err(Error::failed(format!("--check: {}", super::drain::escaped_failure("the checker", &escaped))));
+        }
+        let said = bounded(&String::from_utf8_lossy(&output));
         let Some(status) = status else {
             return Ok(Looked::Verdict(Some(with_output(format!("ran past its {} s and was ended", TIMEOUT.as_secs()), &said))));
         };
@@ -165,15 +185,15 @@ pub(super) fn proc_path(file: &impl AsRawFd) -> OsString {
     format!("/proc/{}/fd/{}", std::process::id(), file.as_raw_fd()).into()
 }
 
-/// Wait for `child` until `deadline`: its status, or `None` when it still
-/// runs then.
+/// Wait for `child` until `deadline`, or a signal to fslab: its status,
+/// or `None` when it still runs then.
 fn wait_until(child: &mut std::process::Child, deadline: Instant) -> std::io::Result<Option<std::process::ExitStatus>> {
     let mut pause = Duration::from_millis(1);
     loop {
         if let Some(status) = child.try_wait()? {
             return Ok(Some(status));
         }
-        if Instant::now() >= deadline {
+        if Instant::now() >= deadline || crate::interrupt::pending().is_some() {
             return Ok(None);
         }
         std::thread::sleep(pause);
