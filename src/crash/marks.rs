@@ -36,12 +36,7 @@ pub fn live_entries(log: &File) -> std::io::Result<u64> {
     Ok(if word(0) == MAGIC { word(16) } else { 0 })
 }
 
-/// The most names a work marks durable that are kept (a mark each, the
-/// first of its name): beyond them, new names are counted, not kept, so
-/// what a command writes to `FSLAB_CRASH_MARK` cannot grow the record,
-/// the store, an export or a report without bound (as flush ticks are
-/// capped).
-pub const MAX_DURABLE_NAMES: usize = 5000;
+pub use crate::record::crash::MAX_DURABLE_NAMES;
 
 /// Marks taken while a log is written: shared by whoever marks (the
 /// harness around the work; the work itself, later), read once the

@@ -4,6 +4,13 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The most names a work marks durable that are kept (a mark each, the
+/// first of its name): beyond them, new names are counted, not kept, so
+/// what a command writes to `FSLAB_CRASH_MARK` cannot grow the record,
+/// the store, an export or a report without bound (as flush ticks are
+/// capped).
+pub const MAX_DURABLE_NAMES: usize = 5000;
+
 /// One mark: what had just returned, and how many entries the write log
 /// counted then (its super block's count, which the driver rewrites at
 /// every flush it logs).
@@ -53,7 +60,7 @@ pub struct CrashRecord {
     /// unmount: what replaying the whole log onto the image before gives.
     pub end_sha256: String,
     /// The marks, in the order taken (a name marked durable once, its
-    /// first mark; at most `crash::marks::MAX_DURABLE_NAMES` names).
+    /// first mark; at most [`MAX_DURABLE_NAMES`] names).
     pub marks: Vec<CrashMark>,
     /// Durable marks of new names past the names kept, counted.
     #[serde(default, skip_serializing_if = "is_zero")]

@@ -181,7 +181,7 @@ fn write_strip(out: &mut String, record: &CrashRecord, states: &CrashStates) -> 
         states.total,
         match record.marks_left_out {
             0 => String::new(),
-            n => format!("; {n} durable marks past the first {} left out", crate::crash::marks::MAX_DURABLE_NAMES),
+            n => format!("; {n} durable marks past the first {} left out", crate::record::crash::MAX_DURABLE_NAMES),
         }
     )?;
     for (y, label) in [(MARKS_Y + 4.0, "marks"), (FLUSH_Y + 4.0, "flushes"), (STATES_Y + STATES_H / 2.0 + 4.0, "states")] {
