@@ -33,9 +33,13 @@ apt_opts=(-o "DPkg::Lock::Timeout=$lock_wait")
 
 # The files whose locks apt and dpkg take, as this APT_CONFIG places them.
 apt_dir() { apt-config shell v "$1" | sed -n "s/^v='\(.*\)'$/\1/p"; }
+# dpkg's own folder: its status file's.
+admin=$(dirname "$(apt_dir Dir::State::status/f)")
+# The version of NAME the machine has installed, or nothing.
+installed_version() {
+    dpkg-query --admindir="$admin" -W -f='${db:Status-Status} ${Version}' "$1" 2>/dev/null | awk '$1 == "installed" { print $2 }' || true
+}
 lock_files() {
-    local admin
-    admin=$(dirname "$(apt_dir Dir::State::status/f)")
     printf '%s\n' "$admin/lock-frontend" "$admin/lock" "$(apt_dir Dir::State::lists/d)lock" \
         "$(apt_dir Dir::Cache::archives/d)lock"
 }
@@ -91,7 +95,7 @@ harms_of() {
 # on Debian 12 is that codename's backports); empty when it cannot be told.
 release_of_installed() {
     local name=$1 version release
-    version=$(dpkg-query --admindir="$(dirname "$(apt_dir Dir::State::status/f)")" -W -f='${Version}' "$name" 2>/dev/null || true)
+    version=$(installed_version "$name")
     [ -n "$version" ] || return 0
     release=$(apt-cache policy "$name" | awk -v v="$version" '
         $1 == "***" { mine = ($2 == v); next }
@@ -160,17 +164,16 @@ wait_for_apt
 # installed`). Status 1, with apt's words, when apt finds no plan and names
 # no installed package.
 troubles_of() {
-    local plan admin name held=""
+    local plan name held=""
     if plan=$(plan_of "$@"); then
         harms_of <<<"$plan"
         return 0
     fi
-    admin=$(dirname "$(apt_dir Dir::State::status/f)")
     # ` qemu-utils : Breaks: qemu-system-common (< 8.0) but 7.2 is to be
     # installed`: either side may be the installed one.
     for name in $({ sed -n 's/^ \+\([a-z0-9][a-z0-9.+-]*\) : .*/\1/p' <<<"$plan"
                    grep -oE '(Depends|Breaks|Conflicts): [a-z0-9][a-z0-9.+-]*' <<<"$plan" | awk '{ print $2 }'; } | sort -u); do
-        version=$(dpkg-query --admindir="$admin" -W -f='${Status} ${Version}' "$name" 2>/dev/null | awk '$3 == "installed" { print $4 }')
+        version=$(installed_version "$name")
         if [ -n "$version" ]; then held+="hold $name $version"$'\n'; fi
     done
     if [ -z "$held" ]; then
@@ -185,8 +188,7 @@ said() { sed 's/^hold \([^ ]*\) \(.*\)/need another \1 than the installed \2 (ap
 # The packages the machine has from a backports release, a line each:
 # NAME RELEASE.
 backported() {
-    local admin name release
-    admin=$(dirname "$(apt_dir Dir::State::status/f)")
+    local name release
     dpkg-query --admindir="$admin" -W -f='${db:Status-Status} ${Package} ${Version}\n' \
         | awk '$1 == "installed" && $3 ~ /~bpo[0-9]+\+/ { print $2 }' | while read -r name; do
             release=$(release_of_installed "$name")
