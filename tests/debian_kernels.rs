@@ -166,6 +166,9 @@ fn a_kernel_is_fetched_once_checked_and_then_used_with_no_apt() {
         assert_eq!(report["image"]["path"], entry.join(format!("boot/vmlinuz-{name}-amd64")).to_str().unwrap());
         let missing: Vec<&Value> = report["file_systems"].as_array().unwrap().iter().filter(|f| f["available"] != true).collect();
         assert!(missing.is_empty(), "the pruned tree lacks a file system: {missing:?}");
+        if common::have("qemu-system-x86_64") {
+            assert_eq!(report["ready"], true, "{report}");
+        }
     }
     assert!(String::from_utf8_lossy(&outs.iter().find(|o| String::from_utf8_lossy(&o.stderr).contains(&fetching)).unwrap().stderr)
         .contains("SHA256 as apt's"));
@@ -204,4 +207,22 @@ fn a_kernel_is_fetched_once_checked_and_then_used_with_no_apt() {
     // The list says where it is cached.
     let listed = json(&kernels(&["--list", &given, "--json"], &cache));
     assert_eq!(listed["kernels_available"][0]["cached"], entry.to_str().unwrap());
+    // A plan of guests under it: the name kept as given, the place its
+    // release, nothing fetched again.
+    if !common::have("qemu-system-x86_64") {
+        return;
+    }
+    let lab = Lab::new();
+    let plan = dir.path().join("plan.json");
+    let (scratch, cache_arg) = (lab.scratch(), cache.to_str().unwrap().to_string());
+    let kernel_arg = format!("{given},host");
+    let args = ["plan", "create-file", "--fs", "ext4", "--set", "size=16M", "--kernel", &kernel_arg, "--kernel-cache", &cache_arg];
+    let out = lab.command().args(args).arg("--scratch").arg(&scratch).arg("-o").arg(&plan).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", said(&out));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("fetching"), "{}", said(&out));
+    let planned: Value = serde_json::from_slice(&std::fs::read(&plan).unwrap()).unwrap();
+    let run_args: Vec<&str> = planned["plan"]["run_args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    assert!(run_args.contains(&format!("--kernel={given}").as_str()), "{run_args:?}");
+    assert_eq!(planned["plan"]["cases"][0]["condition"], format!("{name}-amd64"));
+    lab.assert_nothing_left("a plan under a Debian kernel");
 }
