@@ -75,7 +75,8 @@ tree="$work/root/lib/modules/$rel"
 before=$(du -sm "$tree" | cut -f1)
 # Keep what guests load: file systems and what they use (fs, lib, crypto, arch/x86/crypto),
 # virtio and its block device (drivers/virtio, drivers/block), 9p (net/9p); and every modules.*
-# file at the tree's top, which lies outside kernel/.
+# file at the tree's top, which lies outside kernel/. fslab's own fetch (`--kernel debian:NAME`)
+# prunes by the same rule (src/distro/prune.rs, KEEP): change both together.
 keep_only() { # keep_only DIR NAME...: remove every entry of DIR but the NAMEs
     local dir=$1 entry
     shift

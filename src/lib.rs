@@ -83,6 +83,7 @@ pub mod age_cache;
 pub mod cli;
 pub mod compare;
 pub mod crash;
+pub mod distro;
 pub mod error;
 pub mod harness;
 pub mod layout;

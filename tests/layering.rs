@@ -19,6 +19,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("model", &["error", "units", "text"]),
     ("layout", &["model", "sys", "record", "error", "units", "text"]),
     ("ledger", &["layout", "sys", "record", "error", "units", "text", "interrupt", "progress"]),
+    // Distribution kernel packages (`debian:NAME`): apt's catalog, the
+    // fetch into the kernel cache, held to the ledger's folder rule.
+    ("distro", &["ledger", "sys", "record", "error", "units", "text", "interrupt", "progress"]),
     ("age_cache", &["ledger", "sys", "record", "error", "units", "text", "interrupt"]),
     ("crash", &["age_cache", "record", "error", "units", "text"]),
     ("site", &["crash", "age_cache", "ledger", "layout", "sys", "record", "error", "units", "text", "interrupt", "progress"]),
@@ -38,7 +41,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     // The plan: requests the command line fills, turned into the harness's
     // plan and the list of cases; it never names `cli`.
-    ("plan", &["harness", "age", "vm", "scenario", "site", "age_cache", "ledger", "model", "record", "error", "units", "text"]),
+    ("plan", &["harness", "age", "vm", "distro", "scenario", "site", "age_cache", "ledger", "model", "record", "error", "units", "text"]),
 ];
 
 /// The modules `crate::X` names in one file's code (comments skipped).

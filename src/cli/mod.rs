@@ -116,7 +116,8 @@ enum Command {
     /// fslab run left behind (runs still alive are not touched).
     Cleanup(CleanupArgs),
     /// What a kernel image can do here as a guest (`--kernel`): its
-    /// modules, the file systems it can mount, how it boots, acceleration.
+    /// modules, the file systems it can mount, how it boots, acceleration;
+    /// `--list debian`: Debian's packaged kernels, by name.
     Kernels(KernelsArgs),
     /// Print a completion script for SHELL (bash, zsh, fish, elvish,
     /// powershell), generated from this command line.
@@ -213,13 +214,22 @@ pub struct FragArgs {
 #[derive(Debug, Args)]
 pub struct KernelsArgs {
     /// Kernel images (a bzImage/vmlinuz or vmlinux); `host` is the running
-    /// kernel.
-    #[arg(required = true, value_name = "IMAGE")]
+    /// kernel; `debian:NAME` (a list, a range A..B) Debian's packaged
+    /// kernel, fetched into the kernel cache when absent.
+    #[arg(required_unless_present = "list", value_name = "IMAGE")]
     pub images: Vec<String>,
+    /// List the kernels of Debian's archive apt knows, oldest first, with
+    /// their package version, size and whether the kernel cache holds
+    /// them: `debian`, or `debian:RANGE` (debian:6.1.0-47..6.1.0-57).
+    #[arg(long, value_name = "debian[:RANGE]", conflicts_with_all = ["images", "kernel_modules"])]
+    pub list: Option<String>,
     /// The module tree (`lib/modules/RELEASE`) to use instead of the one
     /// beside the image or in /lib/modules.
     #[arg(long, value_name = "DIR")]
     pub kernel_modules: Option<PathBuf>,
+    /// Where Debian's kernels (debian:NAME) are kept, under debian/NAME.
+    #[arg(long, value_name = "DIR", default_value = crate::vm::prepare::DEFAULT_KERNEL_CACHE)]
+    pub kernel_cache: PathBuf,
     /// Print JSON (schema fslab/1) instead of text.
     #[arg(long)]
     pub json: bool,

@@ -16,9 +16,11 @@ use crate::vm::prepare::DEFAULT_KERNEL_CACHE;
 #[command(next_help_heading = "Other kernels (a QEMU guest per case)")]
 pub struct KernelArgs {
     /// Run every case under each kernel: a bzImage or vmlinux booted in a
-    /// small QEMU guest per case, or `host` for this machine's own. A
-    /// matrix axis, as --fs is; labels then read `ext4@6.1.0-56-amd64`.
-    #[arg(long, value_name = "IMAGE|host[,...]", value_delimiter = ',')]
+    /// small QEMU guest per case, `debian:NAME` (a list, a range A..B) for
+    /// Debian's packaged kernels, fetched into --kernel-cache once, or
+    /// `host` for this machine's own. A matrix axis, as --fs is; labels
+    /// then read `ext4@6.1.0-56-amd64`.
+    #[arg(long, value_name = "IMAGE|debian:NAME|host[,...]", value_delimiter = ',')]
     pub kernel: Vec<String>,
     /// The guest kernel's module tree (lib/modules/RELEASE) when it is not
     /// beside the image (ROOT/lib/modules/RELEASE for ROOT/boot/IMAGE) or
@@ -36,7 +38,8 @@ pub struct KernelArgs {
     /// power-off); its case fails with the console's last lines.
     #[arg(long, value_name = "SECONDS", default_value_t = 1800, value_parser = clap::value_parser!(u64).range(10..=86400))]
     pub vm_timeout: u64,
-    /// Where kernels unpacked for a fast boot are kept.
+    /// Where kernels unpacked for a fast boot, and Debian's kernels
+    /// (debian/NAME), are kept.
     #[arg(long, value_name = "DIR", default_value = DEFAULT_KERNEL_CACHE)]
     pub kernel_cache: PathBuf,
 }

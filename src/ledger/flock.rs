@@ -15,9 +15,10 @@ use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
 use std::time::{Duration, Instant};
 
-use rustix::fs::FlockOperation;
+use rustix::fs::{FlockOperation, Mode, OFlags};
 use rustix::io::Errno;
 
+use super::folder::OwnedDir;
 use crate::error::{Error, Result};
 
 /// A wait for one lock (possibly in several steps), and what it has said.
@@ -87,6 +88,29 @@ impl Waiter {
         self.said = Some(Instant::now());
         let holders: Vec<String> = holders(self.watched).iter().map(Holder::describe).collect();
         crate::progress::waiting(&crate::progress::Wait { what: &self.what, holders: &holders, waited: self.started.elapsed() });
+    }
+}
+
+/// An exclusive `flock` on a lock file in one of fslab's own folders (a
+/// cache's `.lock`), held while the folder is written and released when
+/// dropped (the file closes). Waited for as the other locks are: said,
+/// and stopped by a signal.
+pub struct FolderLock {
+    _file: File,
+}
+
+impl FolderLock {
+    /// Take the lock file `name` in `dir` (made 0600 when absent, never
+    /// through a symlink); `what` names the lock in what is said while
+    /// waiting (`the kernel cache's lock`).
+    pub fn take(dir: &OwnedDir, name: &str, what: &str) -> Result<FolderLock> {
+        let path = dir.path().join(name);
+        let flags = OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(dir.fd(), name, flags, Mode::from_raw_mode(0o600))
+            .map_err(|e| Error::io(&path, &format!("open {what}"), e.into()))?;
+        let file = File::from(fd);
+        Waiter::new(&file, format!("{what} ({})", path.display())).take(&file, FlockOperation::NonBlockingLockExclusive)?;
+        Ok(FolderLock { _file: file })
     }
 }
 

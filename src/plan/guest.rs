@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::TargetRequest;
+use crate::distro;
 use crate::error::{Error, Result};
 use crate::harness::{DEFAULT_VM_MEMORY, GuestPlan, KernelChoice};
 use crate::vm::prepare::GuestKernel;
@@ -62,19 +63,42 @@ pub fn kernels(args: &TargetRequest, file_systems: &[crate::site::FsType]) -> Re
         }
         return Ok((Vec::new(), None));
     }
-    let guests = vm.kernel.iter().filter(|k| k.as_str() != "host").count();
+    let items = with_debian_lists(&vm.kernel);
+    let guests = items.iter().filter(|k| k.as_str() != "host").count();
     refuse_with_guests(args, guests)?;
+    if vm.kernel_modules.is_some() && items.iter().any(|k| distro::is_debian(k)) {
+        return Err(Error::usage(
+            "--kernel-modules with --kernel debian:NAME: a Debian kernel's modules come with its package; leave \
+             --kernel-modules out",
+        ));
+    }
+    // Every name first, so a kernel given twice costs no fetch.
     let mut seen = std::collections::BTreeSet::new();
-    let mut choices = Vec::new();
-    for given in &vm.kernel {
-        if !seen.insert(given.as_str()) {
-            return Err(Error::usage(format!("--kernel {given} is given twice")));
+    let mut named = Vec::new();
+    for item in &items {
+        for kernel in expanded(item, &vm.kernel_cache)? {
+            let given = kernel.given();
+            if !seen.insert(given.clone()) {
+                return Err(Error::usage(format!("--kernel {given} is given twice")));
+            }
+            named.push(kernel);
         }
-        choices.push(if given == "host" {
-            KernelChoice::Host(host_release())
-        } else {
-            let kernel = GuestKernel::prepare(given, vm.kernel_modules.as_deref(), &vm.kernel_cache, file_systems)?;
-            KernelChoice::Guest(Arc::new(kernel))
+    }
+    let mut choices = Vec::new();
+    for kernel in named {
+        choices.push(match kernel {
+            Given::Host => KernelChoice::Host(host_release()),
+            Given::Image(image) => {
+                let kernel = GuestKernel::prepare(&image, vm.kernel_modules.as_deref(), &vm.kernel_cache, file_systems)?;
+                KernelChoice::Guest(Arc::new(kernel))
+            }
+            Given::Debian(named) => {
+                let given = named.given();
+                let entry = named.fetched(&vm.kernel_cache)?;
+                let mut kernel = GuestKernel::prepare(&entry.image.to_string_lossy(), None, &vm.kernel_cache, file_systems)?;
+                kernel.given = given;
+                KernelChoice::Guest(Arc::new(kernel))
+            }
         });
     }
     if guests == 0 {
@@ -88,6 +112,57 @@ pub fn kernels(args: &TargetRequest, file_systems: &[crate::site::FsType]) -> Re
     let timeout = Duration::from_secs(vm.vm_timeout);
     let plan = GuestPlan { memory, cpus: vm.vm_cpus, timeout, forward: forwarded(args), log_cap };
     Ok((choices, Some(plan)))
+}
+
+/// The `--kernel` values as clap split them at commas, with a Debian
+/// list put back together: a value that follows a `debian:` one and starts
+/// with a digit (`debian:6.1.0-50,6.12.57` came as `debian:6.1.0-50` and
+/// `6.12.57`) continues it. An image file in the current folder whose name
+/// starts with a digit is then spelled `./NAME`.
+fn with_debian_lists(values: &[String]) -> Vec<String> {
+    let mut items: Vec<String> = Vec::new();
+    for value in values {
+        match items.last_mut() {
+            Some(last) if distro::is_debian(last) && value.starts_with(|c: char| c.is_ascii_digit()) => {
+                last.push(',');
+                last.push_str(value);
+            }
+            _ => items.push(value.clone()),
+        }
+    }
+    items
+}
+
+/// One kernel `--kernel` names.
+enum Given {
+    /// `host`: this machine's own.
+    Host,
+    /// A kernel image, by its path as given.
+    Image(String),
+    /// One of Debian's kernels, cached or to fetch.
+    Debian(distro::Named),
+}
+
+impl Given {
+    /// What the case records as its kernel (`guest.kernel`): the image as
+    /// given, or `debian:NAME`.
+    fn given(&self) -> String {
+        match self {
+            Given::Host => "host".to_string(),
+            Given::Image(image) => image.clone(),
+            Given::Debian(named) => named.given(),
+        }
+    }
+}
+
+/// The kernels one `--kernel` item names: `host` and an image as they
+/// are, `debian:SPEC` as each kernel it names (nothing fetched yet).
+fn expanded(item: &str, kernel_cache: &std::path::Path) -> Result<Vec<Given>> {
+    Ok(match item {
+        "host" => vec![Given::Host],
+        _ if distro::is_debian(item) => distro::resolve(item, kernel_cache)?.into_iter().map(Given::Debian).collect(),
+        _ => vec![Given::Image(item.to_string())],
+    })
 }
 
 /// This machine's kernel release.
@@ -164,6 +239,16 @@ mod tests {
         args.crash_max_states = Some(12);
         let crash: Vec<String> = forwarded(&args).into_iter().filter(|a| a.starts_with("--crash")).collect();
         assert_eq!(crash, ["--crash=subset:4", "--crash-host-log=/fslab-log/writes.log", "--crash-max-states=12"]);
+    }
+
+    #[test]
+    fn a_debian_list_clap_split_at_its_commas_is_put_back_together() {
+        let values = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            with_debian_lists(&values(&["debian:6.1.0-50", "6.12.57", "6.1.0-47..6.1.0-49", "host", "/boot/vmlinuz", "./6.1"])),
+            values(&["debian:6.1.0-50,6.12.57,6.1.0-47..6.1.0-49", "host", "/boot/vmlinuz", "./6.1"])
+        );
+        assert_eq!(with_debian_lists(&values(&["6.1", "debian:6.1.0-50"])), values(&["6.1", "debian:6.1.0-50"]));
     }
 
     #[test]

@@ -30,13 +30,14 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags};
+use rustix::fs::{AtFlags, Mode, OFlags};
 use sha2::{Digest, Sha256};
 
 use super::image::{self, Format, KernelImage};
 use super::kernel::{self, Located, GUEST_BASE};
 use super::modules::{Loaded, ModuleTree};
 use crate::error::{Error, Result};
+use crate::ledger::flock::FolderLock;
 use crate::ledger::folder::{FolderRole, OwnedDir};
 use crate::site::FsType;
 
@@ -208,7 +209,7 @@ fn cached(located: &Located, cache: &Path) -> Result<PathBuf> {
     if let Some(entry) = present(&dir)? {
         return Ok(entry);
     }
-    let _lock = CacheLock::take(&dir)?;
+    let _lock = FolderLock::take(&dir, ".lock", "the kernel cache's lock")?;
     if let Some(entry) = present(&dir)? {
         return Ok(entry); // another process wrote it while we waited
     }
@@ -262,26 +263,6 @@ fn is_entry(dir: &OwnedDir, name: &str) -> Result<bool> {
     let mut start = [0u8; 1024];
     let read = rustix::io::read(&fd, &mut start).unwrap_or(0);
     Ok(KernelImage::of_bytes(&dir.path().join(name), &start[..read]).is_ok())
-}
-
-/// The kernel cache's lock (`.lock`, an exclusive `flock`), held while
-/// an entry is made; released when dropped (the file closes).
-struct CacheLock {
-    _file: File,
-}
-
-impl CacheLock {
-    fn take(dir: &OwnedDir) -> Result<CacheLock> {
-        let path = dir.path().join(".lock");
-        let flags = OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let fd = rustix::fs::openat(dir.fd(), ".lock", flags, Mode::from_raw_mode(0o600))
-            .map_err(|e| Error::io(&path, "open the kernel cache's lock", e.into()))?;
-        let file = File::from(fd);
-        // Waited for as the other locks are: said, and stopped by a signal.
-        crate::ledger::flock::Waiter::new(&file, format!("the kernel cache's lock ({})", path.display()))
-            .take(&file, FlockOperation::NonBlockingLockExclusive)?;
-        Ok(CacheLock { _file: file })
-    }
 }
 
 #[cfg(test)]

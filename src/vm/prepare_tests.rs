@@ -160,7 +160,8 @@ fn parallel_unpacks_wait_for_the_cache_lock() {
     let bytes = fake_bzimage(&fake_vmlinux(18));
     let located = Located { image: KernelImage::of_bytes(&image, &bytes).unwrap(), bytes, modules_dir: PathBuf::new() };
     let cache = dir.path().join("cache");
-    let held = CacheLock::take(&OwnedDir::open_or_make(&cache, FolderRole::KernelCache).unwrap()).unwrap();
+    let dir = OwnedDir::open_or_make(&cache, FolderRole::KernelCache).unwrap();
+    let held = FolderLock::take(&dir, ".lock", "the kernel cache's lock").unwrap();
     let waiter = {
         let cache = cache.clone();
         std::thread::spawn(move || cached(&located, &cache))
