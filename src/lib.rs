@@ -80,6 +80,7 @@ macro_rules! eprint {
 
 pub mod age;
 pub mod age_cache;
+pub mod bisect;
 pub mod cli;
 pub mod compare;
 pub mod crash;

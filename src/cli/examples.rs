@@ -30,6 +30,16 @@ Examples:
   sudo fslab exec --fs xfs --memory 256M -- fio --name=w --rw=write --bs=64k --size=64M
   fslab exec --dir /var/tmp -- cp -r /usr/share/doc copy   # no root: in a new folder there";
 
+/// `fslab bisect --help`.
+pub const BISECT: &str = "\
+Examples:
+  sudo fslab bisect --repo ~/src/tool --good v1.0 --build make --fs ext4 \\
+      --figure journal_commits -- '{tree}/tool' write 40
+  sudo fslab bisect --kernel debian:6.1.0-47..6.12.117 --fs ext4 --figure wall_s -- sh -c 'cp -r /usr/share/doc d'
+  sudo fslab bisect --kernel old.vmlinuz,new.vmlinuz --scenario replace-files --verdict shows
+Exit status 0 when the first bad point is found, 5 when it cannot be told (the ends do not
+differ, a point stays undecided, or the change is not one step).";
+
 /// `fslab compare --help`.
 pub const COMPARE: &str = "\
 Examples:

@@ -10,6 +10,8 @@
 //! (a plan's cases missing). A closed
 //! stdout (`fslab ... | head`) is not an error.
 
+mod bisect;
+mod bisect_args;
 mod cleanup;
 mod compare;
 mod crash_table;
@@ -94,6 +96,11 @@ enum Command {
     /// Find where a seed's claim flips along one condition or parameter:
     /// measure both ends of `--vary KEY=LO..HI`, then bisect.
     Hunt(Box<HuntArgs>),
+    /// Find the first kernel or commit where a figure or a verdict
+    /// changes: measure both ends of an ordered axis, then bisect, each
+    /// step a stored run (started again, it resumes from the store).
+    #[command(after_help = examples::BISECT)]
+    Bisect(Box<bisect_args::BisectArgs>),
     /// The runs a store holds, a line each.
     Runs(RunsArgs),
     /// Print a stored run again (its tables, or --json).
@@ -749,7 +756,7 @@ pub fn main() -> ExitCode {
     // Only commands that make targets release dead runs first (`cleanup`
     // does nothing else); reading commands leave other runs' leftovers,
     // and what is said about them, to those.
-    if matches!(cli.command, Command::Run(_) | Command::Exec(_) | Command::Hunt(_)) {
+    if matches!(cli.command, Command::Run(_) | Command::Exec(_) | Command::Hunt(_) | Command::Bisect(_)) {
         cleanup::on_start();
     }
     let outcome = match &cli.command {
@@ -763,6 +770,7 @@ pub fn main() -> ExitCode {
         Command::Plan(args) => plan::run(args, given),
         Command::Status(args) => status::run(args),
         Command::Hunt(args) => hunt::run(args),
+        Command::Bisect(args) => bisect::run(args),
         Command::Runs(args) => runs::run(args),
         Command::Show(args) => show::run(args),
         Command::Export(args) => export::run(args),

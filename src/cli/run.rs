@@ -61,39 +61,7 @@ pub(super) fn check_named(args: &RunArgs) -> Result<()> {
 fn measure(args: &RunArgs, plan: &RunPlan, reference: Option<PlanRef>) -> Result<ExitCode> {
     let target = &args.target;
     let mut run = Run::start(plan.harness.clone(), super::exec::store(target), &target.tag, plan.cases.len(), target.progress, reference)?;
-    // Each case's work, built once: what ages ahead reads, then what runs.
-    let works: Vec<_> = plan.cases.iter().map(|case| plan.work(case)).collect();
-    run.set_limits(works.iter().map(|work| work.as_ref().ok().and_then(|w| w.time_limit())));
-    let starts: Vec<crate::harness::CaseStart> = plan
-        .cases
-        .iter()
-        .zip(&works)
-        .filter_map(|(case, work)| {
-            let work = work.as_ref().ok()?;
-            Some(crate::harness::CaseStart { spec: plan.target(case), condition: plan.condition(case), work: work.as_ref(), repeat: case.repeat })
-        })
-        .collect();
-    run.age_ahead(&starts);
-    drop(starts);
-    let mut failed = None;
-    for (case, work) in plan.cases.iter().zip(works) {
-        if run.interrupted() {
-            break;
-        }
-        let mut work = match work {
-            Ok(work) => work,
-            Err(e) => {
-                // The plan built every case's work once already.
-                failed = Some(e);
-                break;
-            }
-        };
-        let (spec, condition) = (plan.target(case), plan.condition(case));
-        let what = format!("{} on {}", case.scenario, condition.place(&spec.label()));
-        run.key_next(&case.key);
-        run.measure(spec, &case.work_spec(), condition, case.repeat, &what, work.as_mut());
-    }
-    let verdicts = plan.verdicts(run.cases());
+    let (verdicts, failed) = plan::measure::measure(plan, &mut run);
     let done = run.finish(verdicts)?;
     if let Some(e) = failed {
         return Err(e);

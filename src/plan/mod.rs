@@ -33,6 +33,7 @@ mod guest;
 pub mod hunt;
 pub mod hunt_axis;
 mod machine;
+pub mod measure;
 mod preset;
 pub mod run;
 pub mod shard;

@@ -431,30 +431,50 @@ mod tests {
 
     #[test]
     fn work_longer_than_short_keeps_the_run_interval() {
-        let sampler = Sampler::start_short_aware(Duration::from_secs(1), None, None);
-        std::thread::sleep(SHORT_WORK + Duration::from_millis(600));
-        let points = sampler.stop();
-        // Five whole seconds and the partial sixth, not 56 tenths.
-        assert!((5..=7).contains(&points.len()), "{points:?}");
-        assert!((points[0].t_s - 1.0).abs() < 0.1, "{points:?}");
+        // Five whole seconds and the partial sixth, not 56 tenths. A machine
+        // busy with other work can wake the sampler late: it is tried again
+        // until one try is on time.
+        let points = on_time(|| {
+            let sampler = Sampler::start_short_aware(Duration::from_secs(1), None, None);
+            std::thread::sleep(SHORT_WORK + Duration::from_millis(600));
+            let points = sampler.stop();
+            ((5..=7).contains(&points.len()) && (points[0].t_s - 1.0).abs() < 0.1, points)
+        });
+        assert!(points.len() <= 7 && points[0].t_s > 0.9, "{points:?}");
+    }
+
+    /// Run `attempt` until it says it was on time, at most five times;
+    /// panics with the last points when no try was.
+    fn on_time(attempt: impl Fn() -> (bool, Vec<TimelinePoint>)) -> Vec<TimelinePoint> {
+        let mut last = Vec::new();
+        for _ in 0..5 {
+            let (timely, points) = attempt();
+            if timely {
+                return points;
+            }
+            last = points;
+        }
+        panic!("five tries, none on time: {last:?}");
     }
 
     #[test]
     fn points_come_every_interval_with_device_throughput() {
         let device = BlockDevice::holding(std::path::Path::new("/var/tmp")).unwrap().map(|d| d.whole_disk());
         let has_device = device.is_some();
-        let sampler = Sampler::start(Duration::from_millis(100), device);
-        let busy = Instant::now();
-        let mut x = 1u64;
-        while busy.elapsed() < Duration::from_millis(450) {
-            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
-        }
-        let points = sampler.stop();
         // Four full intervals and one partial, give or take one for a
-        // point folded into the next when no tick passed.
-        assert!((4..=6).contains(&points.len()), "{points:?}");
+        // point folded into the next when no tick passed; tried again when
+        // a busy machine woke the sampler late.
+        let points = on_time(|| {
+            let sampler = Sampler::start(Duration::from_millis(100), device.clone());
+            let busy = Instant::now();
+            let mut x = 1u64;
+            while busy.elapsed() < Duration::from_millis(450) {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+            }
+            let points = sampler.stop();
+            ((4..=6).contains(&points.len()) && (points[0].t_s - 0.1).abs() < 0.05, points)
+        });
         assert!(points.windows(2).all(|w| w[0].t_s < w[1].t_s));
-        assert!((points[0].t_s - 0.1).abs() < 0.05, "{points:?}");
         // This thread kept a CPU busy in user mode throughout.
         let cpus = std::thread::available_parallelism().unwrap().get() as f64;
         let user: f64 = points.iter().map(|p| p.user_pct).sum::<f64>() / points.len() as f64;

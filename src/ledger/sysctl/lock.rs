@@ -46,6 +46,34 @@ pub const MACHINE_DIR: &str = "/run/fslab";
 /// How many exclusive [`SysctlLock`]s this process holds now.
 static HELD: AtomicUsize = AtomicUsize::new(0);
 
+/// How many [`Pinned`] holds this process has. While it has one (a
+/// bisect, across its steps) it takes the lock shared again without the
+/// turnstile: a run waiting there for the lock exclusively waits for the
+/// pinned hold, so waiting behind it would wait for ever.
+static PINNED: AtomicUsize = AtomicUsize::new(0);
+
+/// The lock held shared for the life of this value by a process that
+/// measures many runs in a row: the machine's settings stay as they are
+/// between its runs, which take the lock shared again at once.
+#[derive(Debug)]
+pub struct Pinned {
+    _lock: Option<SysctlLock>,
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        PINNED.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Hold the machine's lock shared until the [`Pinned`] is dropped (as
+/// [`lock`] takes it: waiting its turn first).
+pub fn pin_shared() -> Result<Pinned> {
+    let lock = lock(Hold::Shared)?;
+    PINNED.fetch_add(1, Ordering::SeqCst);
+    Ok(Pinned { _lock: lock })
+}
+
 /// How a run holds the lock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Hold {
@@ -209,6 +237,15 @@ pub fn lock_in(dir: &Path, hold: Hold) -> Result<Option<SysctlLock>> {
         return watch(&folder, dir, hold);
     }
     let what = format!("the machine's sysctl lock ({})", dir.join("sysctl.lock").display());
+    if hold == Hold::Shared && PINNED.load(Ordering::SeqCst) > 0 {
+        // Pinned shared here already: no run holds it exclusively, so a
+        // second shared hold is granted at once.
+        let main = open_file(&folder, dir, "sysctl.lock")?;
+        let shared = rustix::fs::flock(main.as_fd(), FlockOperation::NonBlockingLockShared);
+        if shared.is_ok() && still_named(&folder, "sysctl.lock", &main) {
+            return Ok(Some(taken_as(main, hold, dir)));
+        }
+    }
     loop {
         let queue = open_file(&folder, dir, "sysctl.queue")?;
         let main = open_file(&folder, dir, "sysctl.lock")?;
@@ -301,6 +338,23 @@ mod tests {
 
     fn tmp() -> tempfile::TempDir {
         crate::test_temp::dir("")
+    }
+
+    #[test]
+    fn a_pinned_process_takes_it_shared_again_past_a_waiter_for_it_exclusively() {
+        let _one = tests_serial();
+        let dir = tmp();
+        let first = lock_in(dir.path(), Hold::Shared).unwrap().unwrap();
+        PINNED.fetch_add(1, Ordering::SeqCst);
+        let pinned = Pinned { _lock: Some(first) };
+        // A run waiting for the lock exclusively holds the turnstile.
+        let queue = std::fs::File::open(dir.path().join("sysctl.queue")).unwrap();
+        rustix::fs::flock(queue.as_fd(), FlockOperation::NonBlockingLockExclusive).unwrap();
+        let started = Instant::now();
+        let again = lock_in(dir.path(), Hold::Shared).unwrap().unwrap();
+        assert!(started.elapsed() < Duration::from_secs(2), "waited {:?} behind the turnstile", started.elapsed());
+        drop((again, pinned));
+        assert_eq!(PINNED.load(Ordering::SeqCst), 0);
     }
 
     #[test]

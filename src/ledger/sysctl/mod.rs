@@ -24,7 +24,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-pub use lock::{Hold, MACHINE_DIR, SysctlLock, held, lock, lock_in, try_exclusive, try_exclusive_in};
+pub use lock::{Hold, MACHINE_DIR, Pinned, SysctlLock, held, lock, lock_in, pin_shared, try_exclusive, try_exclusive_in};
 pub use restore::restore;
 
 use crate::error::{Error, Result};

@@ -1,0 +1,435 @@
+//! The search itself, with no measuring in it: an ordered axis of points
+//! whose first is the good end and last the bad end, the samples measured
+//! so far, and what to measure next.
+//!
+//! The order of work: both ends until they differ as the rule needs
+//! ([`judge::ends_differ`]); then bisection, the point nearest the middle
+//! of the bracket (the last good point and the first bad one) measured
+//! until it reads good or bad; a point that cannot be judged (its build
+//! or case failed) is skipped and its nearest neighbour taken, as `git
+//! bisect skip` does. For a timing the bracket's two sides are then told
+//! apart against each other by the same test before the answer is given,
+//! so one unlucky reading cannot name a wrong point: it ends `can't tell`.
+//!
+//! It stops with the first bad point and the last good one; with a window
+//! when skipped points lie between them; `can't tell` when a point stays
+//! undecided at the ceiling of repeats; `not one step` when a point lies
+//! between the ends or the readings go good after bad; and with the
+//! reason when the ends do not differ.
+
+use super::judge::{self, Change, Reading, Samples};
+use crate::compare::stats::mann_whitney;
+use crate::record::Kind;
+
+/// One point of the axis: a kernel or a commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Point {
+    /// What identifies it for good (a kernel's name, a commit's full id):
+    /// the store's tag and the resume key.
+    pub key: String,
+    /// How people read it (`6.1.0-50`, `3f2a9c1`).
+    pub label: String,
+    /// A line more, when there is one (a commit's subject).
+    pub detail: Option<String>,
+}
+
+/// What the search wants next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Next {
+    /// Measure this point (an index of the axis) again.
+    Measure(usize),
+    /// The search is over.
+    Done(Outcome),
+}
+
+/// How a search ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The change first appears at `first_bad`; `last_good` is the point
+    /// before it that does not have it. `skipped` lie between them when
+    /// they could not be judged (then the change is somewhere in there).
+    Found {
+        /// The last good point.
+        last_good: usize,
+        /// The first bad point.
+        first_bad: usize,
+        /// Skipped points between them.
+        skipped: Vec<usize>,
+        /// Something the reader should know (a later change at the bad
+        /// end), when there is.
+        note: Option<String>,
+    },
+    /// The ends do not differ as the rule needs (or cannot be measured).
+    Ends(String),
+    /// A point stayed undecided at the ceiling of repeats.
+    CantTell {
+        /// The point.
+        point: usize,
+        /// Its figures and why.
+        why: String,
+    },
+    /// The change is not one step: a point between the ends, or good
+    /// after bad.
+    NotOneStep {
+        /// The points that show it.
+        points: Vec<usize>,
+        /// Their figures.
+        why: String,
+    },
+}
+
+/// A bisect's state: the axis, what each point measured, and how it read.
+#[derive(Debug, Clone)]
+pub struct Search {
+    points: Vec<Point>,
+    samples: Vec<Samples>,
+    readings: Vec<Option<Reading>>,
+    change: Change,
+    ceiling: usize,
+}
+
+impl Search {
+    /// A search over `points` (good end first, bad end last, at least two)
+    /// for `change`, measuring a timing's point at most `ceiling` times.
+    pub fn new(points: Vec<Point>, change: Change, ceiling: usize) -> Search {
+        let n = points.len();
+        Search { points, samples: vec![Samples::default(); n], readings: vec![None; n], change, ceiling: ceiling.max(2) }
+    }
+
+    /// The axis.
+    pub fn points(&self) -> &[Point] {
+        &self.points
+    }
+
+    /// What `point` measured so far.
+    pub fn samples(&self, point: usize) -> &Samples {
+        &self.samples[point]
+    }
+
+    /// How `point` read, once it did (good, bad or skipped).
+    pub fn reading(&self, point: usize) -> Option<&Reading> {
+        self.readings[point].as_ref()
+    }
+
+    /// The rule.
+    pub fn change(&self) -> &Change {
+        &self.change
+    }
+
+    /// Add what one measurement of `point` gave.
+    pub fn add(&mut self, point: usize, measured: Samples) {
+        let s = &mut self.samples[point];
+        s.quiet.extend(measured.quiet);
+        s.busy.extend(measured.busy);
+        s.words.extend(measured.words);
+        s.kind = s.kind.or(measured.kind);
+        if measured.failed.is_some() {
+            s.failed = measured.failed;
+        }
+        self.readings[point] = None;
+    }
+
+    /// Points measured between the ends: the steps of the bisection.
+    pub fn steps(&self) -> usize {
+        let last = self.points.len() - 1;
+        (1..last).filter(|&i| self.samples[i].measured() > 0 || self.samples[i].failed.is_some()).count()
+    }
+
+    /// How many steps are left at most, if every point reads at once:
+    /// log2 of the points strictly inside the bracket, rounded up.
+    pub fn steps_left(&self) -> usize {
+        let (lo, hi) = self.bracket();
+        let inside = (lo + 1..hi).filter(|&i| !matches!(self.readings[i], Some(Reading::Skip(_)))).count();
+        (usize::BITS - inside.leading_zeros()) as usize
+    }
+
+    /// The bracket: the last good point before the first bad one.
+    pub fn bracket(&self) -> (usize, usize) {
+        let last = self.points.len() - 1;
+        let hi = (0..=last).find(|&i| self.readings[i] == Some(Reading::Bad)).unwrap_or(last);
+        let lo = (0..hi).rev().find(|&i| self.readings[i] == Some(Reading::Good)).unwrap_or(0);
+        (lo, hi)
+    }
+
+    /// What to do next.
+    pub fn next_step(&mut self) -> Next {
+        let last = self.points.len() - 1;
+        if let Some(next) = self.ends(last) {
+            return next;
+        }
+        self.readings[0] = Some(Reading::Good);
+        self.readings[last] = Some(Reading::Bad);
+        // Read what was measured but not read yet (a resumed search).
+        for i in 1..last {
+            if self.readings[i].is_none() && (self.samples[i].measured() > 0 || self.samples[i].failed.is_some()) {
+                match self.read(i) {
+                    Reading::More => return Next::Measure(i),
+                    other => {
+                        if let Some(done) = self.settle(i, other) {
+                            return Next::Done(done);
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(done) = self.good_after_bad() {
+            return Next::Done(done);
+        }
+        let (lo, hi) = self.bracket();
+        let inside: Vec<usize> = (lo + 1..hi).filter(|&i| self.readings[i].is_none()).collect();
+        if let Some(&mid) = inside.iter().min_by_key(|&&i| (2 * i).abs_diff(lo + hi)) {
+            return Next::Measure(mid);
+        }
+        self.confirm(lo, hi)
+    }
+
+    /// The ends first: `None` once they differ as the rule needs.
+    fn ends(&self, last: usize) -> Option<Next> {
+        let (good, bad) = (&self.samples[0], &self.samples[last]);
+        for (end, s) in [(0, good), (last, bad)] {
+            let busy_once = s.quiet.is_empty() && s.measured() == 1 && s.failed.is_none();
+            if s.measured() == 0 && s.failed.is_none() || busy_once && self.is_exact() {
+                return Some(Next::Measure(end));
+            }
+        }
+        match judge::ends_differ(&self.change, good, bad, self.ceiling) {
+            Ok(()) => None,
+            Err(Reading::More) => Some(Next::Measure(if good.measured() <= bad.measured() { 0 } else { last })),
+            Err(Reading::CantTell(why)) => Some(Next::Done(Outcome::Ends(why))),
+            Err(other) => Some(Next::Done(Outcome::Ends(format!("{other:?}")))),
+        }
+    }
+
+    /// How point `i` reads now.
+    fn read(&self, i: usize) -> Reading {
+        let last = self.points.len() - 1;
+        judge::read(&self.change, &self.samples[0], &self.samples[last], &self.samples[i], self.ceiling)
+    }
+
+    /// Keep a final reading of point `i`; the outcome when it ends the search.
+    fn settle(&mut self, i: usize, reading: Reading) -> Option<Outcome> {
+        match reading {
+            Reading::CantTell(why) => Some(Outcome::CantTell { point: i, why }),
+            Reading::Between(why) => Some(Outcome::NotOneStep {
+                points: vec![i],
+                why: format!("{} lies between the ends: {why}", self.points[i].label),
+            }),
+            settled => {
+                self.readings[i] = Some(settled);
+                None
+            }
+        }
+    }
+
+    /// A good reading after a bad one: the change is not one step.
+    fn good_after_bad(&self) -> Option<Outcome> {
+        let first_bad = (0..self.points.len()).find(|&i| self.readings[i] == Some(Reading::Bad))?;
+        let good_after = (first_bad + 1..self.points.len()).find(|&i| self.readings[i] == Some(Reading::Good))?;
+        let (a, b) = (&self.points[first_bad].label, &self.points[good_after].label);
+        Some(Outcome::NotOneStep {
+            points: vec![first_bad, good_after],
+            why: format!("{a} reads bad and the later {b} good again: the change comes and goes"),
+        })
+    }
+
+    /// The bracket is as narrow as it gets: for a timing its two sides
+    /// must differ by the test themselves before it is the answer.
+    fn confirm(&mut self, lo: usize, hi: usize) -> Next {
+        let skipped: Vec<usize> = (lo + 1..hi).collect();
+        if !self.is_exact() && !matches!(self.change, Change::Verdict { .. }) {
+            let (a, b) = (self.samples[lo].deciding(), self.samples[hi].deciding());
+            let p = mann_whitney(a, b).map_or(1.0, |t| t.p);
+            if p >= judge::ALPHA {
+                let fewer = if self.samples[lo].measured() <= self.samples[hi].measured() { lo } else { hi };
+                if self.samples[fewer].measured() < self.ceiling {
+                    return Next::Measure(fewer);
+                }
+                let why = format!(
+                    "{} and {} are not told apart from each other after {} and {} repeats (p = {})",
+                    self.points[lo].label,
+                    self.points[hi].label,
+                    self.samples[lo].measured(),
+                    self.samples[hi].measured(),
+                    judge::p_shown(p)
+                );
+                return Next::Done(Outcome::CantTell { point: hi, why });
+            }
+        }
+        Next::Done(Outcome::Found { last_good: lo, first_bad: hi, skipped, note: self.later_change(hi) })
+    }
+
+    /// An exact figure at the first bad point far from the bad end's: a
+    /// later change moved it again.
+    fn later_change(&self, first_bad: usize) -> Option<String> {
+        let last = self.points.len() - 1;
+        if !self.is_exact() || first_bad == last || matches!(self.change, Change::Verdict { .. }) {
+            return None;
+        }
+        let (g, b, x) = (self.samples[0].median()?, self.samples[last].median()?, self.samples[first_bad].median()?);
+        ((x - b).abs() > 0.1 * (b - g).abs()).then(|| {
+            format!(
+                "{} reads {} where the bad end reads {}: a later change moved the figure again",
+                self.points[first_bad].label,
+                judge::shown(x),
+                judge::shown(b)
+            )
+        })
+    }
+
+    /// Whether the rule weighs an exact figure.
+    fn is_exact(&self) -> bool {
+        let last = self.points.len() - 1;
+        matches!(self.change, Change::Figure { .. })
+            && self.samples[0].kind.or(self.samples[last].kind).unwrap_or(Kind::Exact) == Kind::Exact
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn axis(n: usize) -> Vec<Point> {
+        (1..=n).map(|i| Point { key: format!("c{i}"), label: format!("c{i}"), detail: None }).collect()
+    }
+
+    fn exact(v: f64) -> Samples {
+        Samples { quiet: vec![v], kind: Some(Kind::Exact), ..Samples::default() }
+    }
+
+    /// Run a search to its end, `measure` giving each point's samples;
+    /// returns the outcome and the points measured, in order.
+    fn drive(search: &mut Search, measure: &mut dyn FnMut(usize) -> Samples) -> (Outcome, Vec<usize>) {
+        let mut order = Vec::new();
+        for _ in 0..1000 {
+            match search.next_step() {
+                Next::Measure(i) => {
+                    order.push(i);
+                    let s = measure(i);
+                    search.add(i, s);
+                }
+                Next::Done(outcome) => return (outcome, order),
+            }
+        }
+        panic!("the search never ended: {order:?}");
+    }
+
+    fn figure() -> Change {
+        Change::Figure { name: "journal_commits".into(), threshold: None }
+    }
+
+    #[test]
+    fn sixteen_commits_with_the_change_at_the_seventh_take_four_steps() {
+        let mut search = Search::new(axis(16), figure(), 12);
+        let (outcome, order) = drive(&mut search, &mut |i| exact(if i >= 6 { 40.0 } else { 2.0 }));
+        assert_eq!(outcome, Outcome::Found { last_good: 5, first_bad: 6, skipped: vec![], note: None });
+        assert_eq!(order[..2], [0, 15], "the ends first");
+        assert_eq!(search.steps(), 4, "{order:?}");
+        assert!(order.len() <= 6);
+    }
+
+    #[test]
+    fn every_position_of_the_change_is_found() {
+        for at in 1..16 {
+            let mut search = Search::new(axis(16), figure(), 12);
+            let (outcome, _) = drive(&mut search, &mut |i| exact(if i >= at { 40.0 } else { 2.0 }));
+            assert_eq!(outcome, Outcome::Found { last_good: at - 1, first_bad: at, skipped: vec![], note: None }, "at {at}");
+            assert!(search.steps() <= 4, "at {at}: {} steps", search.steps());
+        }
+    }
+
+    #[test]
+    fn a_skipped_point_is_passed_over_and_named_when_it_hides_the_answer() {
+        let mut search = Search::new(axis(8), figure(), 12);
+        let mut measure = |i: usize| {
+            if i == 4 {
+                Samples { failed: Some("the build exited 2".into()), ..Samples::default() }
+            } else {
+                exact(if i >= 4 { 40.0 } else { 2.0 })
+            }
+        };
+        let (outcome, _) = drive(&mut search, &mut measure);
+        assert_eq!(outcome, Outcome::Found { last_good: 3, first_bad: 5, skipped: vec![4], note: None });
+    }
+
+    #[test]
+    fn ends_that_agree_stop_at_once() {
+        let mut search = Search::new(axis(8), figure(), 12);
+        let (outcome, order) = drive(&mut search, &mut |_| exact(40.0));
+        assert!(matches!(outcome, Outcome::Ends(ref why) if why.contains("do not differ")), "{outcome:?}");
+        assert_eq!(order, [0, 7]);
+    }
+
+    #[test]
+    fn a_later_second_change_is_said_beside_the_answer() {
+        let mut search = Search::new(axis(8), figure(), 12);
+        let (outcome, _) = drive(&mut search, &mut |i| {
+            exact(match i {
+                0..=2 => 2.0,
+                3..=5 => 60.0,
+                _ => 80.0,
+            })
+        });
+        let Outcome::Found { first_bad: 3, note: Some(note), .. } = outcome else { panic!("{outcome:?}") };
+        assert!(note.contains("reads 60 where the bad end reads 80"), "{note}");
+    }
+
+    #[test]
+    fn a_timing_change_is_found_and_its_sides_confirmed_against_each_other() {
+        let mut search = Search::new(axis(16), figure(), 12);
+        let mut rng = crate::compare::stats::SplitMix64::new(7);
+        let mut noise = move || (rng.next_u64() % 1000) as f64 / 1000.0 * 0.04;
+        let mut measure = |i: usize| {
+            let base = if i >= 10 { 1.25 } else { 1.0 };
+            Samples { quiet: (0..5).map(|_| base + noise()).collect(), kind: Some(Kind::Timing), ..Samples::default() }
+        };
+        let (outcome, _) = drive(&mut search, &mut measure);
+        assert_eq!(outcome, Outcome::Found { last_good: 9, first_bad: 10, skipped: vec![], note: None });
+    }
+
+    #[test]
+    fn a_timing_lost_in_noise_is_cant_tell_never_a_point() {
+        // Every point from one distribution, except that the bad end is
+        // measured once far off: the ends differ, no point can be placed.
+        let mut rng = crate::compare::stats::SplitMix64::new(11);
+        let mut search = Search::new(axis(8), figure(), 8);
+        let mut measure = |i: usize| {
+            let v = 1.0 + (rng.next_u64() % 1000) as f64 / 1000.0 * 0.5;
+            let v = if i == 7 { v + 2.0 } else { v + if i >= 4 { 1.0 } else { 0.0 } };
+            Samples { quiet: vec![v], kind: Some(Kind::Timing), ..Samples::default() }
+        };
+        let (outcome, _) = drive(&mut search, &mut measure);
+        assert!(matches!(outcome, Outcome::NotOneStep { .. } | Outcome::CantTell { .. }), "{outcome:?}");
+    }
+
+    #[test]
+    fn good_after_bad_is_not_one_step() {
+        let mut search = Search::new(axis(8), figure(), 12);
+        search.add(0, exact(2.0));
+        search.add(7, exact(40.0));
+        search.add(2, exact(40.0));
+        search.add(5, exact(2.0));
+        let Next::Done(Outcome::NotOneStep { points, why }) = search.next_step() else { panic!() };
+        assert_eq!(points, [2, 5]);
+        assert!(why.contains("comes and goes"), "{why}");
+    }
+
+    #[test]
+    fn a_resumed_search_reads_what_was_stored_and_goes_on_from_there() {
+        let mut first = Search::new(axis(16), figure(), 12);
+        let truth = |i: usize| exact(if i >= 6 { 40.0 } else { 2.0 });
+        let mut measured = Vec::new();
+        for _ in 0..4 {
+            let Next::Measure(i) = first.next_step() else { panic!() };
+            first.add(i, truth(i));
+            measured.push(i);
+        }
+        // Started again: the stored samples, then the rest.
+        let mut again = Search::new(axis(16), figure(), 12);
+        for &i in &measured {
+            again.add(i, truth(i));
+        }
+        let (outcome, order) = drive(&mut again, &mut |i| truth(i));
+        assert!(order.iter().all(|i| !measured.contains(i)), "measured again: {order:?} after {measured:?}");
+        assert_eq!(outcome, Outcome::Found { last_good: 5, first_bad: 6, skipped: vec![], note: None });
+    }
+}
