@@ -39,12 +39,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "error", "units", "text", "interrupt", "progress",
         ],
     ),
-    // The bisect: judges points of an ordered axis, chooses the next and
-    // measures each as a run (through the plan); `cli` reads its flags.
-    ("bisect", &["plan", "harness", "compare", "store", "record", "error", "units", "text", "interrupt", "ledger", "progress", "sys"]),
     // The plan: requests the command line fills, turned into the harness's
     // plan and the list of cases; it never names `cli`.
     ("plan", &["harness", "age", "vm", "distro", "scenario", "site", "age_cache", "ledger", "model", "record", "error", "units", "text"]),
+    // The bisect: judges points of an ordered axis, chooses the next and
+    // measures each as a run (through the plan); `cli` reads its flags.
+    ("bisect", &["plan", "harness", "compare", "store", "record", "error", "units", "text", "interrupt", "ledger", "progress", "sys"]),
 ];
 
 /// The modules `crate::X` names in one file's code (comments skipped).

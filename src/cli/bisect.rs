@@ -82,13 +82,14 @@ fn axis(args: &BisectArgs) -> Result<Axis> {
         }
         return Ok(Axis::Git { repo, build, points });
     }
-    let kernels = &args.target.vm.kernel;
+    let kernels = crate::plan::kernel_list(&args.target.vm.kernel, &args.target.vm.kernel_cache)?;
     if kernels.len() < 2 {
         return Err(Error::usage(
             "give the axis: --kernel A,B,C... (two kernels at least, in order, the good end first) or --repo DIR --good REV --build CMD",
         ));
     }
-    let points: Vec<Point> = kernels.iter().map(|k| Point { key: k.clone(), label: kernel_label(k), detail: None }).collect();
+    let points: Vec<Point> =
+        kernels.iter().map(|k| Point { key: k.clone(), label: kernel_label(k), detail: None }).collect();
     let find = |name: &str, flag: &str| {
         points
             .iter()
@@ -106,8 +107,12 @@ fn axis(args: &BisectArgs) -> Result<Axis> {
     Ok(Axis::Kernels(points[lo..=hi].to_vec()))
 }
 
-/// How a kernel is named in lines: a file's name, or the name as given.
+/// How a kernel is named in lines: a Debian kernel's name, a file's
+/// name, or `host`.
 fn kernel_label(given: &str) -> String {
+    if let Some(name) = given.strip_prefix(crate::distro::PREFIX) {
+        return name.to_string();
+    }
     let name = Path::new(given).file_name().map_or(given.to_string(), |n| n.to_string_lossy().into_owned());
     name.strip_prefix("vmlinuz-").unwrap_or(&name).to_string()
 }

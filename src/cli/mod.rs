@@ -30,6 +30,7 @@ mod verdicts;
 mod format;
 mod frag;
 mod hunt;
+mod hunt_args;
 mod hunt_said;
 mod free;
 mod kernels;
@@ -51,6 +52,7 @@ use crate::error::ErrorKind;
 pub(crate) use output::{Out, print, write_error};
 
 pub use crate::SCHEMA;
+pub use hunt_args::HuntArgs;
 
 /// fslab: a laboratory for file-system layout and write-path performance.
 #[derive(Debug, Parser)]
@@ -527,35 +529,6 @@ pub struct RunArgs {
     /// the common ones while they fit).
     #[arg(long)]
     pub wide: bool,
-}
-
-/// Arguments of `fslab hunt`.
-#[derive(Debug, Args)]
-pub struct HuntArgs {
-    /// The scenario whose seed's claim is hunted (see `fslab list`).
-    #[arg(value_name = "SCENARIO")]
-    pub scenario: String,
-    /// Targets and measurement (one target: a hunt follows one place).
-    #[command(flatten)]
-    pub target: TargetArgs,
-    /// What to vary, from LO to HI: `memory`, a sysctl key, or a numeric
-    /// parameter of the scenario (`memory=128M..1G`, `size=16M..1G`).
-    #[arg(long, value_name = "KEY=LO..HI")]
-    pub vary: String,
-    /// A scenario parameter held at one value: `size=256M`. Repeatable.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub set: Vec<crate::scenario::params::Setting>,
-    /// Measure each point N times (a point whose repeats disagree, that
-    /// ran busy or that breaks a single flip is measured N times more,
-    /// once).
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
-    pub repeat: u32,
-    /// The most points to measure, both ends included.
-    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u32).range(2..))]
-    pub steps: u32,
-    /// Small default parameter values or the seeds' own.
-    #[arg(long, value_enum, default_value_t = crate::scenario::params::Scale::Small)]
-    pub scale: crate::scenario::params::Scale,
 }
 
 /// Arguments of `fslab list`.

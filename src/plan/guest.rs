@@ -133,6 +133,18 @@ fn with_debian_lists(values: &[String]) -> Vec<String> {
     items
 }
 
+/// Every kernel the `--kernel` values name, one by one and in order, as
+/// a guest's case records it (`host`, an image as given, `debian:NAME`):
+/// a Debian list or range expanded, nothing fetched. An ordered axis
+/// (`fslab bisect --kernel`) is made of these.
+pub fn kernel_list(values: &[String], kernel_cache: &std::path::Path) -> Result<Vec<String>> {
+    let mut all = Vec::new();
+    for item in with_debian_lists(values) {
+        all.extend(expanded(&item, kernel_cache)?.iter().map(Given::given));
+    }
+    Ok(all)
+}
+
 /// One kernel `--kernel` names.
 enum Given {
     /// `host`: this machine's own.

@@ -42,7 +42,7 @@ mod target;
 pub use case::{PlannedCase, case_key};
 pub use exec::ExecRequest;
 pub use file::{FileCase, MAX_PLAN_FILE, PlanFile};
-pub use guest::{GuestRequest, parse_vm_memory};
+pub use guest::{GuestRequest, kernel_list, parse_vm_memory};
 pub use hunt::HuntRequest;
 pub use machine::{Host, Machine};
 pub use run::{PresetName, RunPlan, RunRequest, verdicts_of};
