@@ -200,7 +200,8 @@ fn resume(bisect: &Bisect, id: &str, search: &mut Search) -> Result<Vec<usize>> 
     let Some(location) = bisect.store else {
         return Ok(Vec::new());
     };
-    let mut store = crate::store::Store::open(location)?;
+    // Checked as a run checks it, before any lock is waited for.
+    let mut store = crate::store::Store::open(&crate::harness::writable_store(location)?)?;
     let keys: BTreeMap<&str, usize> = search.points().iter().enumerate().map(|(i, p)| (p.key.as_str(), i)).collect();
     let keys: BTreeMap<String, usize> = keys.into_iter().map(|(k, i)| (k.to_string(), i)).collect();
     let prefix = format!("bisect:{id}@");

@@ -26,7 +26,7 @@ pub struct Keeper {
 /// file's own too, root's or the user's ([`OwnedDir::file_in`]), else exit
 /// 3 before anything is written: root never writes through a folder or a
 /// link another user controls. The path returned has no link in it.
-fn writable(location: &str) -> Result<String> {
+pub fn writable(location: &str) -> Result<String> {
     if is_postgres(location) {
         return Ok(location.to_string());
     }
