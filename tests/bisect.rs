@@ -215,6 +215,15 @@ fn bad_input_is_refused_with_what_to_do() {
     // A figure the work does not measure.
     let mut figure = bisect(&lab, &repo, &["--figure", "journal_comits", "--no-store"]);
     refused(&mut figure, 2, "--figure journal_comits: the work measures no such figure");
+    // Kernels: one Debian has not, a range the wrong way round, one kernel.
+    let kernels = |list: &str| {
+        let mut c = lab.command();
+        c.args(["bisect", "--kernel", list, "--fs", "ext4", "--figure", "journal_commits", "--no-store", "--", "true"]);
+        c
+    };
+    refused(&mut kernels("debian:6.1.0-99,debian:6.1.0-50"), 2, "6.1.0-99");
+    refused(&mut kernels("debian:6.1.0-54..6.1.0-47"), 2, "debian:6.1.0-47..6.1.0-54");
+    refused(&mut kernels("host"), 2, "two kernels at least");
     // Uncommitted changes: refused before anything is built.
     std::fs::write(repo.join("prog.c"), "changed").unwrap();
     let mut dirty = bisect(&lab, &repo, &["--figure", "journal_commits"]);
