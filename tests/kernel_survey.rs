@@ -111,7 +111,10 @@ fn show_tables_each_headline_figure_per_kernel_in_version_order() {
         assert!(line.chars().count() <= 120, "{} columns: {line}\n{out}", line.chars().count());
     }
     let across = out.split("across kernels (version order)").nth(1).unwrap_or_else(|| panic!("no table across kernels:\n{out}"));
-    assert!(across.starts_with(": the median under each kernel; * where its repeats lie apart from 6.1.0-47-amd64's"), "{across}");
+    assert!(
+        across.starts_with(": the median under each kernel; * where its repeats lie apart from 6.1.0-47-amd64's"),
+        "{across}"
+    );
     let heading = across.lines().find(|l| l.trim_start().starts_with("place")).expect("a heading");
     let at: Vec<usize> = ["6.1.0-47-amd64", "6.1.0-57-amd64", "6.12.57+deb12-amd64", "6.18.44 (host)"]
         .iter()
@@ -122,7 +125,11 @@ fn show_tables_each_headline_figure_per_kernel_in_version_order() {
     let replace = across.split("replace-files (seed 002):").nth(1).expect("replace-files").split("mmap-fill").next().unwrap();
     let flushes: Vec<&str> = replace.lines().filter(|l| l.contains("flushes")).collect();
     assert_eq!(flushes.len(), 2, "a row per place: {replace}");
-    assert_eq!(flushes[0].split_whitespace().collect::<Vec<_>>(), ["ext4", "strategy=fsync-each", "flushes", "42", "42", "21*", "42"], "{replace}");
+    assert_eq!(
+        flushes[0].split_whitespace().collect::<Vec<_>>(),
+        ["ext4", "strategy=fsync-each", "flushes", "42", "42", "21*", "42"],
+        "{replace}"
+    );
     assert!(!flushes[1].contains('*'), "in-place flushes alike everywhere: {replace}");
     // The oldest kernel's guest was emulated: its timings marked, its
     // exact figures not; the mark said once under the tables.
@@ -157,7 +164,9 @@ fn charts(html: &str) -> Vec<[String; 4]> {
     html.split(r#"<svg class="chart across""#)
         .skip(1)
         .map(|svg| {
-            let attr = |name: &str| svg.split(&format!(r#" {name}=""#)).nth(1).and_then(|v| v.split('"').next()).unwrap_or("").to_string();
+            let attr = |name: &str| {
+                svg.split(&format!(r#" {name}=""#)).nth(1).and_then(|v| v.split('"').next()).unwrap_or("").to_string()
+            };
             [attr("data-scenario"), attr("data-figure"), attr("data-change"), attr("data-kernels")]
         })
         .collect()
@@ -167,7 +176,13 @@ fn charts(html: &str) -> Vec<[String; 4]> {
 fn report_draws_a_chart_per_figure_that_moves_across_kernels() {
     let (dir, file) = stored();
     let html = std::fs::read_to_string(page(dir.path(), &file)).unwrap();
-    let section = html.split(r#"<section class="across" id="kernels" data-kernels="4">"#).nth(1).expect("the section").split("</section>").next().unwrap();
+    let section = html
+        .split(r#"<section class="across" id="kernels" data-kernels="4">"#)
+        .nth(1)
+        .expect("the section")
+        .split("</section>")
+        .next()
+        .unwrap();
     assert!(html.contains(r##"<a href="#kernels">across kernels</a>"##));
     assert!(section.contains("4 kernels, in version order: 6.1.0-47-amd64 (debian:6.1.0-47), 6.1.0-57-amd64 (debian:6.1.0-57), 6.12.57+deb12-amd64 (debian:6.12.57+deb12), 6.18.44 (host)."), "{section}");
     let charts = charts(section);
@@ -187,20 +202,33 @@ fn report_draws_a_chart_per_figure_that_moves_across_kernels() {
         ],
         "a chart per figure that moves, those that differ first, in the headline's order"
     );
-    for (figure, value) in [("early_allocated_bytes", "64 MiB on xfs"), ("journal_commits", "21 on every place"), ("user_s", "2 ms on every place")] {
+    for (figure, value) in
+        [("early_allocated_bytes", "64 MiB on xfs"), ("journal_commits", "21 on every place"), ("user_s", "2 ms on every place")]
+    {
         let line = format!(r#"data-same="{figure}"><b>{figure}</b> is the same under every kernel: {value}.</p>"#);
         assert!(section.contains(&line), "{line}\n{section}");
     }
-    assert!(!section.contains(r#"data-figure="perfection""#) && !section.contains(r#"data-same="perfection""#), "a mark, not a figure");
+    assert!(
+        !section.contains(r#"data-figure="perfection""#) && !section.contains(r#"data-same="perfection""#),
+        "a mark, not a figure"
+    );
     // The flushes chart: a dot per repeat, a median per place and kernel,
     // the host's band.
     let flushes = section.split(r#"data-figure="flushes""#).nth(1).unwrap().split("</svg>").next().unwrap();
     assert_eq!(flushes.matches("<circle class=\"repeat\"").count(), 16, "2 places × 4 kernels × 2 repeats");
     assert_eq!(flushes.matches("<path class=\"median-mark\"").count(), 8);
-    assert!(flushes.contains(r#"data-series="ext4 strategy=fsync-each" data-release="6.12.57+deb12-amd64" data-value="21""#), "{flushes}");
+    assert!(
+        flushes.contains(r#"data-series="ext4 strategy=fsync-each" data-release="6.12.57+deb12-amd64" data-value="21""#),
+        "{flushes}"
+    );
     assert!(flushes.contains(r#"data-release="6.18.44" data-host="true""#) && flushes.matches(r#"class="host""#).count() == 1);
     let wall = section.split(r#"data-figure="wall_s""#).nth(1).unwrap().split("</svg>").next().unwrap();
-    assert_eq!(wall.matches(r#"<circle class="repeat emulated" data-series="ext4 strategy=fsync-each" data-release="6.1.0-47-amd64""#).count(), 2, "{wall}");
+    assert_eq!(
+        wall.matches(r#"<circle class="repeat emulated" data-series="ext4 strategy=fsync-each" data-release="6.1.0-47-amd64""#)
+            .count(),
+        2,
+        "{wall}"
+    );
     assert_eq!(wall.matches("<circle class=\"repeat emulated\"").count(), 4, "the emulated guest's timings hollow");
     assert!(section.contains("Hollow dots: emulated (TCG): timings measure the emulator"), "{section}");
     assert!(html.find(r#"id="kernels""#) < html.find(r#"id="runs""#), "the survey before the runs and the scenarios");
@@ -224,7 +252,14 @@ fn the_survey_renders_in_a_browser_without_errors() {
     let shot = browser.run(
         dir.path(),
         "shot",
-        &["--enable-logging=stderr", "--v=0", "--hide-scrollbars", &format!("--screenshot={}", png.display()), "--window-size=1280,2400", &url],
+        &[
+            "--enable-logging=stderr",
+            "--v=0",
+            "--hide-scrollbars",
+            &format!("--screenshot={}", png.display()),
+            "--window-size=1280,2400",
+            &url,
+        ],
     );
     assert_no_page_errors(&shot.stderr, &url, false);
     let counts = colour_counts(&png);

@@ -30,7 +30,9 @@ pub(super) fn render(catalog: &Catalog, record: &RunRecord, wide: bool) -> Strin
     let mut s = String::new();
     s.push('\n');
     s.push_str(&wrap(
-        &format!("across kernels (version order): the median under each kernel; {DIFFERS} where its repeats lie apart from {first}'s"),
+        &format!(
+            "across kernels (version order): the median under each kernel; {DIFFERS} where its repeats lie apart from {first}'s"
+        ),
         2,
     ));
     for (i, scenario) in survey.scenarios.iter().enumerate() {
@@ -103,7 +105,8 @@ fn cell_text(cell: &Cell, first: &Cell, figure: &str, unit: &str) -> String {
 /// The cells of a column padded on the right to as many marks as the
 /// most marked one has, so their digits stay in line when right-aligned.
 fn hang_marks(column: &mut [String]) {
-    let marks = |c: &str| c.chars().rev().take_while(|m| DIFFERS.contains(*m) || crate::record::EMULATED_MARK.contains(*m)).count();
+    let marks =
+        |c: &str| c.chars().rev().take_while(|m| DIFFERS.contains(*m) || crate::record::EMULATED_MARK.contains(*m)).count();
     let most = column.iter().map(|c| marks(c)).max().unwrap_or(0);
     for cell in column.iter_mut().filter(|c| !c.is_empty()) {
         let pad = most - marks(cell);
@@ -166,16 +169,28 @@ mod tests {
     fn a_row_per_place_and_figure_a_column_per_kernel_in_version_order() {
         let text = render(&catalog(), &replace_files_survey(), false);
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[1], "across kernels (version order): the median under each kernel; * where its repeats lie apart from 6.1.0-47-amd64's");
+        assert_eq!(
+            lines[1],
+            "across kernels (version order): the median under each kernel; * where its repeats lie apart from 6.1.0-47-amd64's"
+        );
         assert_eq!(lines[2], "replace-files (seed 002):");
         assert_eq!(
             lines[3],
             "  place                     figure   6.1.0-47-amd64  6.1.0-57-amd64  6.12.57+deb12-amd64  6.18.44 (host)"
         );
         // The digits in line, the mark hanging right of them.
-        assert_eq!(lines[4], "  ext4 strategy=fsync-each  extents               3               3                   6*               3");
-        assert_eq!(lines[5], "                            wall s            1.300           1.300               1.300            1.350");
-        assert_eq!(lines[6], "                            files                20              20                  20               20");
+        assert_eq!(
+            lines[4],
+            "  ext4 strategy=fsync-each  extents               3               3                   6*               3"
+        );
+        assert_eq!(
+            lines[5],
+            "                            wall s            1.300           1.300               1.300            1.350"
+        );
+        assert_eq!(
+            lines[6],
+            "                            files                20              20                  20               20"
+        );
         assert!(lines[7].starts_with("  ext4 strategy=in-place    extents") && !lines[7].contains('*'), "{text}");
         assert_eq!(lines.len(), 10, "{text}");
         assert_eq!(render(&catalog(), &run(vec![case("mmap-fill", "xfs", "a", ("6.18.44", true), 1, 1.0, 1.0)]), false), "");
@@ -193,7 +208,10 @@ mod tests {
         let text = render(&catalog(), &record, false);
         assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
         assert!(text.contains("  6.1.0-40  6.1.0-41") && !text.contains("6.1.0-40-amd64  "), "{text}");
-        assert!(text.contains("\n(10 more kernels with --wide: 6.1.0-48 to 6.1.0-57)\n"), "the first and the host's stay: {text}");
+        assert!(
+            text.contains("\n(10 more kernels with --wide: 6.1.0-48 to 6.1.0-57)\n"),
+            "the first and the host's stay: {text}"
+        );
         assert!(text.lines().nth(3).unwrap().ends_with("6.1.0-46  6.1.0-47  6.18.44 (host)"), "{text}");
         let wide = render(&catalog(), &record, true);
         assert!(wide.contains("6.1.0-57-amd64") && wide.contains("6.18.44 (host)") && !wide.contains("--wide"), "{wide}");

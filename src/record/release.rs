@@ -110,14 +110,8 @@ mod tests {
 
     #[test]
     fn debian_and_host_releases_sort_as_their_versions() {
-        let surveyed = [
-            "6.18.44",
-            "6.12.57+deb12-amd64",
-            "6.1.0-57-amd64",
-            "6.12.90+deb12.1-amd64",
-            "6.12.90+deb12-amd64",
-            "6.1.0-9-amd64",
-        ];
+        let surveyed =
+            ["6.18.44", "6.12.57+deb12-amd64", "6.1.0-57-amd64", "6.12.90+deb12.1-amd64", "6.12.90+deb12-amd64", "6.1.0-9-amd64"];
         assert_eq!(
             sorted(&surveyed),
             ["6.1.0-9-amd64", "6.1.0-57-amd64", "6.12.57+deb12-amd64", "6.12.90+deb12-amd64", "6.12.90+deb12.1-amd64", "6.18.44"]
@@ -126,7 +120,10 @@ mod tests {
 
     #[test]
     fn a_release_comes_after_its_pre_releases_and_before_longer_ones() {
-        assert_eq!(sorted(&["6.18.1", "6.18", "6.18-rc3", "6.18-rc10", "6.18-amd64"]), ["6.18-rc3", "6.18-rc10", "6.18", "6.18-amd64", "6.18.1"]);
+        assert_eq!(
+            sorted(&["6.18.1", "6.18", "6.18-rc3", "6.18-rc10", "6.18-amd64"]),
+            ["6.18-rc3", "6.18-rc10", "6.18", "6.18-amd64", "6.18.1"]
+        );
         assert_eq!(release_order("6.12~rc1", "6.12"), Ordering::Less);
         // Numbers of any length, and leading zeros, without overflow.
         assert_eq!(release_order("6.99999999999999999999999", "6.100000000000000000000000"), Ordering::Less);

@@ -60,18 +60,35 @@ fn kernel_words(kernel: &Kernel) -> String {
 fn write_scenario(out: &mut String, catalog: &Catalog, survey: &Survey, scenario: &ScenarioAcross) -> fmt::Result {
     let name = &scenario.name;
     writeln!(out, r#"<div class="across-scenario" data-scenario="{}">"#, escape(name))?;
-    let seed = catalog.scenario(name).and_then(|s| s.seed).map(|s| format!(r#" <span class="seed">seed {}</span>"#, escape(s))).unwrap_or_default();
+    let seed = catalog
+        .scenario(name)
+        .and_then(|s| s.seed)
+        .map(|s| format!(r#" <span class="seed">seed {}</span>"#, escape(s)))
+        .unwrap_or_default();
     writeln!(out, r##"<h3><a href="#{}">{}</a>{seed}</h3>"##, section_id(name), escape(name))?;
-    let charted: Vec<&FigureAcross> = scenario.figures.iter().filter(|f| matches!(f.change, Change::Differs | Change::WithinRepeats)).collect();
+    let charted: Vec<&FigureAcross> =
+        scenario.figures.iter().filter(|f| matches!(f.change, Change::Differs | Change::WithinRepeats)).collect();
     if !charted.is_empty() {
         write!(out, r#"<p class="legend series">"#)?;
         for (s, series) in scenario.series.iter().enumerate() {
-            write!(out, r#"<span data-series="{}"><i style="background:{}"></i>{}</span>"#, escape(series), chart::colour(s), escape(series))?;
+            write!(
+                out,
+                r#"<span data-series="{}"><i style="background:{}"></i>{}</span>"#,
+                escape(series),
+                chart::colour(s),
+                escape(series)
+            )?;
         }
         writeln!(out, "</p>")?;
         writeln!(out, r#"<div class="grid across">"#)?;
         for figure in &charted {
-            let chart = Chart { scenario: name, kernels: &survey.kernels, series: &scenario.series, figure, about: catalog.about(&figure.name) };
+            let chart = Chart {
+                scenario: name,
+                kernels: &survey.kernels,
+                series: &scenario.series,
+                figure,
+                about: catalog.about(&figure.name),
+            };
             writeln!(out, r#"<div class="card">{}</div>"#, chart.render())?;
         }
         writeln!(out, "</div>")?;
@@ -85,7 +102,8 @@ fn write_scenario(out: &mut String, catalog: &Catalog, survey: &Survey, scenario
             escape(&same_values(scenario, figure))
         )?;
     }
-    let unmeasured: Vec<&str> = scenario.figures.iter().filter(|f| f.change == Change::Unmeasured).map(|f| f.name.as_str()).collect();
+    let unmeasured: Vec<&str> =
+        scenario.figures.iter().filter(|f| f.change == Change::Unmeasured).map(|f| f.name.as_str()).collect();
     if !unmeasured.is_empty() {
         writeln!(out, r#"<p class="note">Measured under no kernel: {}.</p>"#, escape(&unmeasured.join(", ")))?;
     }
@@ -144,14 +162,19 @@ fn write_medians(out: &mut String, survey: &Survey, scenario: &ScenarioAcross) -
                 s = escape(series)
             )?;
             for cell in row {
-                let median = cell.spread().map_or_else(|| if cell.cases.is_empty() { String::new() } else { "—".to_string() }, |s| plain(s.median));
+                let median = cell
+                    .spread()
+                    .map_or_else(|| if cell.cases.is_empty() { String::new() } else { "—".to_string() }, |s| plain(s.median));
                 write!(out, "<td>{median}</td>")?;
             }
             writeln!(out, "</tr>")?;
         }
     }
     writeln!(out, "</tbody></table>")?;
-    writeln!(out, r#"<p class="note">"—": the place ran under that kernel and did not measure the figure; empty: it did not run there.</p>"#)?;
+    writeln!(
+        out,
+        r#"<p class="note">"—": the place ran under that kernel and did not measure the figure; empty: it did not run there.</p>"#
+    )?;
     writeln!(out, "</details>")
 }
 
@@ -166,24 +189,49 @@ mod tests {
 
     #[test]
     fn a_survey_gets_a_section_with_a_chart_per_figure_that_moves_and_a_line_per_same_one() {
-        let mut second: Vec<_> = KERNELS.iter().map(|(k, host)| case("mmap-fill", "xfs", "a", (*k, *host), 1, 2.0, 3.0)).collect();
+        let mut second: Vec<_> =
+            KERNELS.iter().map(|(k, host)| case("mmap-fill", "xfs", "a", (*k, *host), 1, 2.0, 3.0)).collect();
         second.retain(|c| c.conditions["kernel"] != "6.1.0-47-amd64");
         let html = page(&[replace_files_survey(), run(second)]);
-        let section = html.split(r#"<section class="across" id="kernels" data-kernels="4">"#).nth(1).expect("the section").split("</section>").next().unwrap();
+        let section = html
+            .split(r#"<section class="across" id="kernels" data-kernels="4">"#)
+            .nth(1)
+            .expect("the section")
+            .split("</section>")
+            .next()
+            .unwrap();
         assert!(html.contains(r##"<a href="#kernels">across kernels</a>"##));
         assert!(section.contains("4 kernels, in version order: 6.1.0-47-amd64 (debian:6.1.0-47), 6.1.0-57-amd64 (debian:6.1.0-57), 6.12.57+deb12-amd64 (debian:6.12.57+deb12), 6.18.44 (host)."), "{section}");
         // The catalog's order: mmap-fill, then replace-files.
-        let scenarios: Vec<&str> = section.split(r#"<div class="across-scenario" data-scenario=""#).skip(1).map(|s| s.split('"').next().unwrap()).collect();
+        let scenarios: Vec<&str> = section
+            .split(r#"<div class="across-scenario" data-scenario=""#)
+            .skip(1)
+            .map(|s| s.split('"').next().unwrap())
+            .collect();
         assert_eq!(scenarios, ["mmap-fill", "replace-files"]);
         let charts: Vec<(&str, &str)> = section
             .split(r#"<svg class="chart across" data-scenario=""#)
             .skip(1)
             .map(|s| (s.split('"').next().unwrap(), s.split(r#"data-figure=""#).nth(1).unwrap().split('"').next().unwrap()))
             .collect();
-        assert_eq!(charts, [("replace-files", "extents"), ("replace-files", "wall_s")], "differing first; mmap-fill's are the same everywhere");
-        assert!(section.contains(r#"<p class="note same" data-same="extents"><b>extents</b> is the same under every kernel: 2 on xfs.</p>"#), "{section}");
-        assert!(section.contains(r#"data-same="files"><b>files</b> is the same under every kernel: 20 on every place.</p>"#), "{section}");
-        assert!(section.contains(r#"<span data-series="ext4 strategy=in-place"><i style="background:#e69f00"></i>ext4 strategy=in-place</span>"#));
+        assert_eq!(
+            charts,
+            [("replace-files", "extents"), ("replace-files", "wall_s")],
+            "differing first; mmap-fill's are the same everywhere"
+        );
+        assert!(
+            section.contains(
+                r#"<p class="note same" data-same="extents"><b>extents</b> is the same under every kernel: 2 on xfs.</p>"#
+            ),
+            "{section}"
+        );
+        assert!(
+            section.contains(r#"data-same="files"><b>files</b> is the same under every kernel: 20 on every place.</p>"#),
+            "{section}"
+        );
+        assert!(section.contains(
+            r#"<span data-series="ext4 strategy=in-place"><i style="background:#e69f00"></i>ext4 strategy=in-place</span>"#
+        ));
         // The medians to copy: a column per kernel, empty where a place did not run.
         assert!(section.contains(r#"<tr data-figure="extents" data-series="xfs"><td>extents</td><td>count</td><td>xfs</td><td></td><td>2</td><td>2</td><td>2</td></tr>"#), "{section}");
         assert!(section.contains(r#"<tr data-figure="extents" data-series="ext4 strategy=fsync-each"><td>extents</td><td>count</td><td>ext4 strategy=fsync-each</td><td>3</td><td>3</td><td>6</td><td>3</td></tr>"#), "{section}");

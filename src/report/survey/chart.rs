@@ -14,9 +14,9 @@
 use std::fmt::{self, Write as _};
 
 use super::{Change, FigureAcross, Kernel};
+use crate::record::EMULATED_MARK;
 use crate::record::guest::EMULATED_FOOTNOTE;
 use crate::record::release::short_release;
-use crate::record::EMULATED_MARK;
 use crate::report::axis::{Display, Scale};
 use crate::report::bars::{PALETTE, better_sentence};
 use crate::report::markup::{escape_xml as escape, num, shorten};
@@ -82,7 +82,11 @@ impl Slots {
 fn tick_labels(kernels: &[Kernel]) -> Vec<String> {
     let short: Vec<(&str, bool)> = kernels.iter().map(|k| (short_release(&k.release), k.host)).collect();
     let distinct = short.iter().enumerate().all(|(i, a)| !short[i + 1..].contains(a));
-    kernels.iter().map(|k| if distinct { short_release(&k.release) } else { &k.release }).map(|l| shorten(l, LABEL_CHARS)).collect()
+    kernels
+        .iter()
+        .map(|k| if distinct { short_release(&k.release) } else { &k.release })
+        .map(|l| shorten(l, LABEL_CHARS))
+        .collect()
 }
 
 impl Chart<'_, '_> {
@@ -131,9 +135,14 @@ impl Chart<'_, '_> {
         )?;
         let about = self.about.map(|a| format!(": {a}")).unwrap_or_default();
         writeln!(out, "<title>{}</title>", escape(&format!("{} against the kernel release{about}", figure.name)))?;
-        writeln!(out, r##"<text class="heading" x="8" y="17" font-size="13.5" font-weight="600" fill="#1b1f24">{}</text>"##, escape(&figure.name))?;
+        writeln!(
+            out,
+            r##"<text class="heading" x="8" y="17" font-size="13.5" font-weight="600" fill="#1b1f24">{}</text>"##,
+            escape(&figure.name)
+        )?;
         let unit = display.axis_unit(&scale);
-        let how = if draw_dots { "a dot per repeat, a line through the medians" } else { "medians only (too many repeats to draw)" };
+        let how =
+            if draw_dots { "a dot per repeat, a line through the medians" } else { "medians only (too many repeats to draw)" };
         let change = match figure.change {
             Change::Differs => "differs between kernels",
             _ => "moves within its repeats",
@@ -170,7 +179,13 @@ impl Chart<'_, '_> {
         for tick in scale.values() {
             let ty = plot_bottom - scale.fraction(tick).clamp(0.0, 1.0) * PLOT_HEIGHT;
             let stroke = if tick == scale.origin() { "#8a929c" } else { "#e3e6ea" };
-            writeln!(out, r#"<line x1="{}" x2="{}" y1="{t}" y2="{t}" stroke="{stroke}" stroke-width="1"/>"#, num(LEFT), num(WIDTH - RIGHT), t = num(ty))?;
+            writeln!(
+                out,
+                r#"<line x1="{}" x2="{}" y1="{t}" y2="{t}" stroke="{stroke}" stroke-width="1"/>"#,
+                num(LEFT),
+                num(WIDTH - RIGHT),
+                t = num(ty)
+            )?;
             writeln!(
                 out,
                 r##"<text x="{}" y="{}" font-size="10" fill="#5b6470" text-anchor="end">{}</text>"##,
@@ -196,9 +211,18 @@ impl Chart<'_, '_> {
             let tip = format!("{}{given}{host}{emulated}", kernel.release);
             let text = if slanted {
                 let ty = plot_bottom + 12.0;
-                format!(r##"<text x="{x}" y="{}" font-size="10" fill="#3a4048" text-anchor="end"{weight} transform="rotate(-35 {x} {})">{}</text>"##, num(ty), num(ty), escape(label))
+                format!(
+                    r##"<text x="{x}" y="{}" font-size="10" fill="#3a4048" text-anchor="end"{weight} transform="rotate(-35 {x} {})">{}</text>"##,
+                    num(ty),
+                    num(ty),
+                    escape(label)
+                )
             } else {
-                format!(r##"<text x="{x}" y="{}" font-size="10" fill="#3a4048" text-anchor="middle"{weight}>{}</text>"##, num(plot_bottom + 14.0), escape(label))
+                format!(
+                    r##"<text x="{x}" y="{}" font-size="10" fill="#3a4048" text-anchor="middle"{weight}>{}</text>"##,
+                    num(plot_bottom + 14.0),
+                    escape(label)
+                )
             };
             writeln!(
                 out,
@@ -263,7 +287,11 @@ impl Chart<'_, '_> {
                 }
                 if draw_dots {
                     for repeat in &cell.repeats {
-                        let (fill, mark) = if repeat.emulated { ("#ffffff", format!(" {EMULATED_MARK} {EMULATED_FOOTNOTE}")) } else { (colour, String::new()) };
+                        let (fill, mark) = if repeat.emulated {
+                            ("#ffffff", format!(" {EMULATED_MARK} {EMULATED_FOOTNOTE}"))
+                        } else {
+                            (colour, String::new())
+                        };
                         writeln!(
                             out,
                             r#"<circle class="repeat{}" data-series="{}" data-release="{}" data-repeat="{}" data-value="{}" cx="{}" cy="{}" r="3.2" fill="{fill}" fill-opacity="0.55" stroke="{colour}" stroke-width="1"><title>{}</title></circle>"#,
@@ -274,7 +302,12 @@ impl Chart<'_, '_> {
                             repeat.value,
                             num(at(k)),
                             num(y(repeat.value)),
-                            escape(&format!("{name} · {} · repeat {}: {}{mark}", kernel.label(), repeat.repeat, display.format(repeat.value))),
+                            escape(&format!(
+                                "{name} · {} · repeat {}: {}{mark}",
+                                kernel.label(),
+                                repeat.repeat,
+                                display.format(repeat.value)
+                            )),
                         )?;
                     }
                 }

@@ -185,7 +185,8 @@ impl<'a> Survey<'a> {
         if kernels.len() < 2 {
             return None;
         }
-        let mut names: Vec<&str> = catalog.scenarios.iter().map(|s| s.name).filter(|n| cases.iter().any(|c| c.scenario == *n)).collect();
+        let mut names: Vec<&str> =
+            catalog.scenarios.iter().map(|s| s.name).filter(|n| cases.iter().any(|c| c.scenario == *n)).collect();
         for case in &cases {
             if !names.contains(&case.scenario.as_str()) {
                 names.push(&case.scenario);

@@ -26,7 +26,15 @@ fn guest(release: &str, emulated: bool) -> GuestRecord {
 
 /// A case of `scenario` on `fs` with `strategy`, under a kernel (its
 /// release, and whether it is the host's rather than a guest's), with `extents` (exact) and `wall_s` (a timing).
-pub(crate) fn case(scenario: &str, fs: &str, strategy: &str, (kernel, host): (&str, bool), repeat: u32, extents: f64, wall_s: f64) -> Case {
+pub(crate) fn case(
+    scenario: &str,
+    fs: &str,
+    strategy: &str,
+    (kernel, host): (&str, bool),
+    repeat: u32,
+    extents: f64,
+    wall_s: f64,
+) -> Case {
     let mut params = serde_json::Map::new();
     params.insert("strategy".into(), strategy.into());
     params.insert("files".into(), 20.into());
@@ -43,7 +51,15 @@ pub(crate) fn case(scenario: &str, fs: &str, strategy: &str, (kernel, host): (&s
 
 /// A catalog of replace-files and mmap-fill with small headlines.
 pub(crate) fn catalog() -> Catalog {
-    let info = |name, seed, headline| ScenarioInfo { name, seed: Some(seed), about: "", params: vec![], headline, printed: &[], figures: &[] };
+    let info = |name, seed, headline| ScenarioInfo {
+        name,
+        seed: Some(seed),
+        about: "",
+        params: vec![],
+        headline,
+        printed: &[],
+        figures: &[],
+    };
     Catalog {
         scenarios: vec![
             info("mmap-fill", "000", &["extents", "perfection", "wall_s"]),
@@ -157,20 +173,32 @@ fn the_chart_draws_kernels_in_order_a_dot_per_repeat_and_a_median_per_kernel() {
     let survey = Survey::of(&catalog(), &runs).unwrap();
     let scenario = &survey.scenarios[0];
     let figure = &scenario.figures[0];
-    let svg = Chart { scenario: &scenario.name, kernels: &survey.kernels, series: &scenario.series, figure, about: Some("extents, <filefrag>") }.render();
+    let svg = Chart {
+        scenario: &scenario.name,
+        kernels: &survey.kernels,
+        series: &scenario.series,
+        figure,
+        about: Some("extents, <filefrag>"),
+    }
+    .render();
     assert!(svg.contains(r#"data-kernels="6.1.0-47-amd64 6.1.0-57-amd64 6.12.57+deb12-amd64 6.18.44""#), "{svg}");
     assert!(svg.contains(r#"data-change="differs""#) && svg.contains(r#"role="img""#));
     assert!(svg.contains("<title>extents against the kernel release: extents, &lt;filefrag&gt;</title>"), "{svg}");
     assert_eq!(svg.matches(r#"<circle class="repeat""#).count(), 16, "2 series × 4 kernels × 2 repeats");
     assert_eq!(svg.matches(r#"<path class="median-mark""#).count(), 8);
     assert_eq!(svg.matches(r#"<polyline class="median""#).count(), 2, "a line per series");
-    let ticks: Vec<&str> = svg.split(r#"<g class="kernel" data-release=""#).skip(1).map(|t| t.split('"').next().unwrap()).collect();
+    let ticks: Vec<&str> =
+        svg.split(r#"<g class="kernel" data-release=""#).skip(1).map(|t| t.split('"').next().unwrap()).collect();
     assert_eq!(ticks, ["6.1.0-47-amd64", "6.1.0-57-amd64", "6.12.57+deb12-amd64", "6.18.44"]);
     assert_eq!(svg.matches(r#"class="host""#).count(), 1, "one band, the host's");
     assert!(svg.contains(r#"data-release="6.18.44" data-host="true""#));
     assert!(svg.contains(">6.1.0-57<") && !svg.contains(">6.1.0-57-amd64<"), "tick labels leave the flavour off: {svg}");
     assert!(svg.contains("kernel release, in version order") && svg.contains(">extents (count)</text>"), "{svg}");
-    let marks: Vec<&str> = svg.split(r#"data-series="ext4 strategy=fsync-each" data-release="6.12.57+deb12-amd64" data-value=""#).skip(1).map(|t| t.split('"').next().unwrap()).collect();
+    let marks: Vec<&str> = svg
+        .split(r#"data-series="ext4 strategy=fsync-each" data-release="6.12.57+deb12-amd64" data-value=""#)
+        .skip(1)
+        .map(|t| t.split('"').next().unwrap())
+        .collect();
     assert_eq!(marks, ["6"], "the median mark carries the median");
 }
 
@@ -191,13 +219,20 @@ fn emulated_timings_are_hollow_and_a_missing_kernel_breaks_the_line() {
     let scenario = &survey.scenarios[0];
     let wall = scenario.figures.iter().find(|f| f.name == "wall_s").unwrap();
     assert_eq!(wall.change, Change::Differs, "measured under three kernels, missing under one");
-    let svg = Chart { scenario: &scenario.name, kernels: &survey.kernels, series: &scenario.series, figure: wall, about: None }.render();
+    let svg = Chart { scenario: &scenario.name, kernels: &survey.kernels, series: &scenario.series, figure: wall, about: None }
+        .render();
     assert_eq!(svg.matches(r#"<circle class="repeat emulated""#).count(), 4, "{svg}");
     assert_eq!(svg.matches(r#"<text class="missing""#).count(), 2, "one mark per series");
     assert!(svg.contains("missing: the case failed: the guest did not boot"), "{svg}");
-    assert_eq!(svg.matches(r#"<polyline class="median""#).count(), 2, "two kernels before the gap; the host alone after it draws no line");
+    assert_eq!(
+        svg.matches(r#"<polyline class="median""#).count(),
+        2,
+        "two kernels before the gap; the host alone after it draws no line"
+    );
     // Exact figures of an emulated guest are not hollow.
     let extents = scenario.figures.iter().find(|f| f.name == "extents").unwrap();
-    let svg = Chart { scenario: &scenario.name, kernels: &survey.kernels, series: &scenario.series, figure: extents, about: None }.render();
+    let svg =
+        Chart { scenario: &scenario.name, kernels: &survey.kernels, series: &scenario.series, figure: extents, about: None }
+            .render();
     assert_eq!(svg.matches("repeat emulated").count(), 0);
 }
