@@ -184,7 +184,13 @@ fn report_draws_a_chart_per_figure_that_moves_across_kernels() {
         .next()
         .unwrap();
     assert!(html.contains(r##"<a href="#kernels">across kernels</a>"##));
-    assert!(section.contains("4 kernels, in version order: 6.1.0-47-amd64 (debian:6.1.0-47), 6.1.0-57-amd64 (debian:6.1.0-57), 6.12.57+deb12-amd64 (debian:6.12.57+deb12), 6.18.44 (host)."), "{section}");
+    assert!(
+        section.contains(
+            "4 kernels, in version order: 6.1.0-47-amd64, 6.1.0-57-amd64, 6.12.57+deb12-amd64, 6.18.44 (host). \
+             Debian's packaged kernels (<code>--kernel debian:NAME</code>): 3."
+        ),
+        "{section}"
+    );
     let charts = charts(section);
     let order = IN_ORDER.join(" ");
     assert!(charts.iter().all(|c| c[3] == order), "every chart's kernels in version order: {charts:?}");

@@ -8,8 +8,9 @@
 //! a cell whose repeats lie apart from the first kernel's (a single repeat
 //! each: whose value differs) is marked `*`, and the figures that differ
 //! somewhere come first. The table fits [`WIDTH`]: release names lose
-//! their flavour (`-amd64`) when that is needed, then the kernels that
-//! still do not fit are left to `--wide`, named.
+//! their flavour (`-amd64`) when that is needed, then kernels are left to
+//! `--wide`, named: those with no cell marked first (they add nothing to
+//! the first kernel's column), never the first nor the host's.
 
 use std::fmt::Write as _;
 
@@ -144,25 +145,47 @@ fn scenario_table(catalog: &Catalog, kernels: &[Kernel], scenario: &ScenarioAcro
     if !wide && table.width(&shown) > WIDTH {
         table.kernels = columns(true);
     }
-    // Too wide still: the last kernels before the host's go, the first
-    // (what the marks compare with) and the host's stay.
+    // Too wide still: kernels go, last first, those with no cell marked
+    // before those with one; the first (what the marks compare with) and
+    // the host's stay.
+    let marked = |k: usize| table.kernels[k].1.iter().any(|c| c.contains(DIFFERS));
     let mut left_out = Vec::new();
-    while !wide && table.width(&shown) > WIDTH {
-        let Some(at) = shown.iter().rposition(|k| *k > 0 && !kernels[*k].host) else { break };
-        left_out.insert(0, shown.remove(at));
+    for keep_marked in [false, true] {
+        while !wide && table.width(&shown) > WIDTH {
+            let Some(at) = shown.iter().rposition(|k| *k > 0 && !kernels[*k].host && (keep_marked || !marked(*k))) else { break };
+            left_out.push(shown.remove(at));
+        }
     }
     s.push_str(&table.lines(&shown));
-    if let (Some(first), Some(last)) = (left_out.first(), left_out.last()) {
-        let named = |k: &usize| table.kernels[*k].0.clone();
-        let which = if first == last { named(first) } else { format!("{} to {}", named(first), named(last)) };
-        let _ = writeln!(s, "({} more kernels with --wide: {which})", left_out.len());
+    if !left_out.is_empty() {
+        left_out.sort_unstable();
+        let named = |k: usize| short_release(&kernels[k].release).to_string();
+        let like_first =
+            if left_out.iter().all(|k| !marked(*k)) { format!("; none apart from {}", named(0)) } else { String::new() };
+        let said = format!("({} more kernels with --wide: {}{like_first})", left_out.len(), ranges(&left_out, named));
+        s.push_str(&wrap(&said, 2));
     }
     s
+}
+
+/// Kernel indices `sorted` named in runs of neighbours: `a to c, e`.
+fn ranges(sorted: &[usize], named: impl Fn(usize) -> String) -> String {
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for &k in sorted {
+        match runs.last_mut() {
+            Some((_, end)) if *end + 1 == k => *end = k,
+            _ => runs.push((k, k)),
+        }
+    }
+    let said: Vec<String> =
+        runs.into_iter().map(|(a, b)| if a == b { named(a) } else { format!("{} to {}", named(a), named(b)) }).collect();
+    said.join(", ")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::{Better, Kind};
     use crate::report::survey::tests::{KERNELS, case, catalog, replace_files_survey, run};
 
     #[test]
@@ -204,20 +227,41 @@ mod tests {
             cases.push(case("mmap-fill", "xfs", "a", (&kernel, false), 1, f64::from(abi % 2 + 1), 1.0));
         }
         cases.push(case("mmap-fill", "xfs", "a", (KERNELS[0].0, true), 1, 1.0, 1.0));
-        let record = run(cases);
+        let mut record = run(cases);
         let text = render(&catalog(), &record, false);
         assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
         assert!(text.contains("  6.1.0-40  6.1.0-41") && !text.contains("6.1.0-40-amd64  "), "{text}");
+        // The first and the host's stay; the kernels with a cell marked
+        // (odd ABIs: 2 extents where 6.1.0-40 has 1) before the others.
         assert!(
-            text.contains("\n(10 more kernels with --wide: 6.1.0-48 to 6.1.0-57)\n"),
-            "the first and the host's stay: {text}"
+            text.contains("\n(10 more kernels with --wide: 6.1.0-42, 6.1.0-44, 6.1.0-46, 6.1.0-48, 6.1.0-50, 6.1.0-52, 6.1.0-54 to 6.1.0-57)\n"),
+            "{text}"
         );
-        assert!(text.lines().nth(3).unwrap().ends_with("6.1.0-46  6.1.0-47  6.18.44 (host)"), "{text}");
+        let heading = text.lines().nth(3).unwrap();
+        assert!(
+            heading.ends_with("6.1.0-40  6.1.0-41  6.1.0-43  6.1.0-45  6.1.0-47  6.1.0-49  6.1.0-51  6.1.0-53  6.18.44 (host)"),
+            "{text}"
+        );
         let wide = render(&catalog(), &record, true);
         assert!(wide.contains("6.1.0-57-amd64") && wide.contains("6.18.44 (host)") && !wide.contains("--wide"), "{wide}");
         assert!(wide.lines().any(|l| l.chars().count() > WIDTH));
-        // 6.1.0-41 has 2 extents where 6.1.0-40 has 1: marked.
         let extents = text.lines().find(|l| l.contains("extents")).unwrap();
-        assert!(extents.starts_with("  xfs    extents         1        2*         1        2*"), "{extents}");
+        assert_eq!(
+            extents.split_whitespace().collect::<Vec<_>>(),
+            ["xfs", "extents", "1", "2*", "2*", "2*", "2*", "2*", "2*", "2*", "1"]
+        );
+        // None of those left out marked: said.
+        for case in record.cases.iter_mut() {
+            case.figures.set("extents", 1.0, "count", Better::Lower, Kind::Exact);
+        }
+        let text = render(&catalog(), &record, false);
+        assert!(text.contains("; none apart from 6.1.0-40)"), "{text}");
+    }
+
+    #[test]
+    fn kernels_left_out_are_named_in_runs_of_neighbours() {
+        let named = |k: usize| format!("k{k}");
+        assert_eq!(ranges(&[1, 2, 3, 5, 7, 8], named), "k1 to k3, k5, k7 to k8");
+        assert_eq!(ranges(&[4], named), "k4");
     }
 }

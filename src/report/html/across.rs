@@ -17,6 +17,7 @@ use super::numbers::plain;
 use super::{escape, plural, section_id};
 use crate::record::Catalog;
 use crate::record::guest::EMULATED_FOOTNOTE;
+use crate::record::release::short_release;
 use crate::report::axis::Display;
 use crate::report::survey::chart::{self, Chart};
 use crate::report::survey::{Change, FigureAcross, Kernel, ScenarioAcross, Survey};
@@ -29,9 +30,15 @@ pub(super) fn write_across(out: &mut String, catalog: &Catalog, survey: &Survey)
     writeln!(out, r#"<section class="across" id="{ID}" data-kernels="{}">"#, survey.kernels.len())?;
     writeln!(out, "<h2>Across kernels</h2>")?;
     let named: Vec<String> = survey.kernels.iter().map(kernel_words).collect();
+    let debian = survey.kernels.iter().filter(|k| is_debian(k)).count();
+    let debian = match debian {
+        0 => String::new(),
+        n if n == survey.kernels.len() => " All Debian's packaged kernels (<code>--kernel debian:NAME</code>).".to_string(),
+        n => format!(" Debian's packaged kernels (<code>--kernel debian:NAME</code>): {n}."),
+    };
     writeln!(
         out,
-        r#"<p class="params">{}, in version order: {}.</p>"#,
+        r#"<p class="params">{}, in version order: {}.{debian}</p>"#,
         plural(survey.kernels.len(), "kernel", "kernels"),
         escape(&named.join(", "))
     )?;
@@ -48,11 +55,19 @@ pub(super) fn write_across(out: &mut String, catalog: &Catalog, survey: &Survey)
     writeln!(out, "</section>")
 }
 
-/// `6.1.0-57-amd64 (debian:6.1.0-57)`, `6.18.44 (host)`.
+/// Whether `kernel` is a Debian kernel named as `--kernel` names it
+/// (`debian:6.1.0-57` for `6.1.0-57-amd64`).
+fn is_debian(kernel: &Kernel) -> bool {
+    kernel.given.as_deref().and_then(|g| g.strip_prefix("debian:")).is_some_and(|name| name == short_release(&kernel.release))
+}
+
+/// A kernel in the section's list: its release, `(host)` after the
+/// host's, the kernel as given after an image's (`6.12.0 (/boot/vmlinuz-6.12.0)`);
+/// a Debian kernel's name says nothing its release does not.
 fn kernel_words(kernel: &Kernel) -> String {
     match (&kernel.given, kernel.host) {
         (_, true) => kernel.label(),
-        (Some(given), false) if *given != kernel.release => format!("{} ({given})", kernel.release),
+        (Some(given), false) if !is_debian(kernel) => format!("{} ({given})", kernel.release),
         _ => kernel.release.clone(),
     }
 }
@@ -201,7 +216,10 @@ mod tests {
             .next()
             .unwrap();
         assert!(html.contains(r##"<a href="#kernels">across kernels</a>"##));
-        assert!(section.contains("4 kernels, in version order: 6.1.0-47-amd64 (debian:6.1.0-47), 6.1.0-57-amd64 (debian:6.1.0-57), 6.12.57+deb12-amd64 (debian:6.12.57+deb12), 6.18.44 (host)."), "{section}");
+        assert!(
+            section.contains("4 kernels, in version order: 6.1.0-47-amd64, 6.1.0-57-amd64, 6.12.57+deb12-amd64, 6.18.44 (host). Debian's packaged kernels (<code>--kernel debian:NAME</code>): 3."),
+            "{section}"
+        );
         // The catalog's order: mmap-fill, then replace-files.
         let scenarios: Vec<&str> = section
             .split(r#"<div class="across-scenario" data-scenario=""#)
@@ -237,6 +255,21 @@ mod tests {
         assert!(section.contains(r#"<tr data-figure="extents" data-series="ext4 strategy=fsync-each"><td>extents</td><td>count</td><td>ext4 strategy=fsync-each</td><td>3</td><td>3</td><td>6</td><td>3</td></tr>"#), "{section}");
         // The section comes before the runs and the scenarios' own.
         assert!(html.find(r#"id="kernels""#) < html.find(r#"id="runs""#));
+    }
+
+    #[test]
+    fn an_image_is_named_as_given_a_debian_kernel_by_its_release_alone() {
+        use crate::report::survey::Kernel;
+        let kernel = |release: &str, given: Option<&str>, host| Kernel {
+            release: release.into(),
+            host,
+            given: given.map(Into::into),
+            emulated: false,
+        };
+        assert_eq!(super::kernel_words(&kernel("6.1.0-57-amd64", Some("debian:6.1.0-57"), false)), "6.1.0-57-amd64");
+        assert_eq!(super::kernel_words(&kernel("6.12.0", Some("/boot/vmlinuz-6.12.0"), false)), "6.12.0 (/boot/vmlinuz-6.12.0)");
+        assert_eq!(super::kernel_words(&kernel("6.18.44", None, true)), "6.18.44 (host)");
+        assert!(!super::is_debian(&kernel("6.1.0-57-amd64", Some("debian:6.1.0-56"), false)));
     }
 
     #[test]
