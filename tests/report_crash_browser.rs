@@ -7,11 +7,9 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-use std::fs::File;
 use std::path::PathBuf;
 
-use common::browser::{assert_no_page_errors, browser};
+use common::browser::{assert_no_page_errors, browser, colour_counts};
 use common::{Lab, cases, recorder_or_skip};
 
 /// The good states' colour in the strips.
@@ -65,14 +63,5 @@ fn the_crash_states_are_drawn_along_the_log_in_a_browser() {
 
 /// How many pixels of the screenshot `png` are exactly `colour`.
 fn pixels_of(png: &std::path::Path, colour: [u8; 3]) -> usize {
-    let decoder = png::Decoder::new(std::io::BufReader::new(File::open(png).expect("the screenshot exists")));
-    let mut reader = decoder.read_info().expect("a PNG");
-    let mut buffer = vec![0; reader.output_buffer_size().expect("a size")];
-    let info = reader.next_frame(&mut buffer).expect("a frame");
-    let channels = info.color_type.samples();
-    let mut counts: BTreeMap<[u8; 3], usize> = BTreeMap::new();
-    for p in buffer[..info.buffer_size()].chunks_exact(channels) {
-        *counts.entry([p[0], p[1], p[2]]).or_default() += 1;
-    }
-    counts.get(&colour).copied().unwrap_or(0)
+    colour_counts(png).get(&colour).copied().unwrap_or(0)
 }

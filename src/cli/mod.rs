@@ -10,6 +10,7 @@
 //! (a plan's cases missing). A closed
 //! stdout (`fslab ... | head`) is not an error.
 
+mod across;
 mod bisect;
 mod bisect_args;
 mod cleanup;

@@ -134,8 +134,9 @@ fn starting_state(catalog: &crate::record::Catalog, record: &RunRecord) -> Strin
 /// A run's tables: one per scenario, in the order the run took them, with
 /// the parameters, the seed's figures, then the common ones, as many as
 /// fit (all with `wide`); `exec` cases get exec's columns, then what the
-/// command reported (`--parse`); a footnote naming the cases measured on
-/// a busy machine; the verdicts last: on one screen, or with `why` every
+/// command reported (`--parse`); for a run across kernels, each deciding
+/// figure per kernel side by side (`across`); a footnote naming the cases
+/// measured on a busy machine; the verdicts last: on one screen, or with `why` every
 /// place's evidence.
 pub(super) fn render_text(record: &RunRecord, wide: bool, why: bool) -> String {
     let mut s = String::new();
@@ -189,6 +190,8 @@ pub(super) fn render_text(record: &RunRecord, wide: bool, why: bool) -> String {
         s.push_str(&table::render_cases(&catalog, &cases, &columns));
         s.push_str(&table::failures(&cases));
     }
+    // A run across kernels: each deciding figure per kernel, side by side.
+    s.push_str(&super::across::render(&catalog, record, wide));
     // Once for the run, under its last table: which cases ran on a busy
     // machine.
     s.push_str(&table::busy(&record.cases.iter().collect::<Vec<_>>()));

@@ -16,6 +16,7 @@ pub mod extent;
 mod figures;
 pub mod guest;
 mod ids;
+pub mod release;
 pub mod requests;
 mod timeline;
 mod verdict;
@@ -372,18 +373,27 @@ impl Case {
     /// guest's kernel release and memory); the label alone without
     /// conditions.
     pub fn place(&self) -> String {
-        if self.conditions.is_empty() {
-            return self.fs.clone();
-        }
+        self.place_without("")
+    }
+
+    /// Where the case ran with one of its conditions left out: `ext4`
+    /// for `ext4@6.1.0-57-amd64` without `kernel`, `ext4@vm=512M` for
+    /// `ext4@6.1.0-57-amd64,vm=512M`; a survey across kernels draws a
+    /// line per such place.
+    pub fn place_without(&self, condition: &str) -> String {
         let shown: Vec<String> = self
             .conditions
             .iter()
+            .filter(|(name, _)| name.as_str() != condition)
             .map(|(name, value)| match name.as_str() {
                 "memory" | "kernel" => value.clone(),
                 "vm_memory" => format!("vm={value}"),
                 _ => format!("{name}={value}"),
             })
             .collect();
+        if shown.is_empty() {
+            return self.fs.clone();
+        }
         format!("{}@{}", self.fs, shown.join(","))
     }
 }
@@ -415,5 +425,11 @@ mod tests {
         assert_eq!(a.place(), "xfs@256M");
         a.conditions.insert("vm.dirty_ratio".into(), "5".into());
         assert_eq!(a.place(), "xfs@256M,vm.dirty_ratio=5");
+        a.conditions.insert("kernel".into(), "6.1.0-57-amd64".into());
+        assert_eq!(a.place(), "xfs@6.1.0-57-amd64,256M,vm.dirty_ratio=5");
+        assert_eq!(a.place_without("kernel"), "xfs@256M,vm.dirty_ratio=5");
+        a.conditions.clear();
+        a.conditions.insert("kernel".into(), "6.18.44".into());
+        assert_eq!((a.place(), a.place_without("kernel")), ("xfs@6.18.44".to_string(), "xfs".to_string()));
     }
 }

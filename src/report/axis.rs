@@ -283,6 +283,17 @@ impl Display {
         if self.suffix.is_empty() { "count".to_string() } else { self.suffix.clone() }
     }
 
+    /// What a chart's unit line and axis title say of the unit on `scale`:
+    /// the axis's unit (`MiB`, `ms`, `count`), or on a log axis, whose
+    /// ticks of bytes and seconds carry their own unit, `bytes, log scale`.
+    pub fn axis_unit(&self, scale: &Scale) -> String {
+        match scale {
+            Scale::Log(_) if self.units_on_log_ticks() => format!("{}, log scale", if self.bytes { "bytes" } else { "s" }),
+            Scale::Log(_) => format!("{}, log scale", self.axis_title()),
+            Scale::Linear(_) => self.axis_title(),
+        }
+    }
+
     /// `value` (base units) scaled for the axis.
     pub fn scaled(&self, value: f64) -> f64 {
         value / self.divisor
@@ -422,6 +433,17 @@ mod tests {
         assert_eq!(power_of_ten_label(1e10), "10G");
         assert_eq!(power_of_ten_label(0.01), "0.01");
         assert_eq!(power_of_ten_label(1e-5), "1e-5");
+    }
+
+    #[test]
+    fn the_axis_unit_says_a_log_scale_and_whose_ticks_carry_their_unit() {
+        let log = Scale::over(&[1.0, 1000.0], false, 4);
+        let linear = Scale::over(&[1.0, 2.0], false, 4);
+        assert_eq!(Display::for_unit("bytes", 64.0 * 1048576.0).axis_unit(&log), "bytes, log scale");
+        assert_eq!(Display::for_unit("s", 0.5).axis_unit(&log), "s, log scale");
+        assert_eq!(Display::for_unit("count", 1000.0).axis_unit(&log), "count, log scale");
+        assert_eq!(Display::for_unit("bytes", 64.0 * 1048576.0).axis_unit(&linear), "MiB");
+        assert_eq!(Display::for_unit("s", 0.5).axis_unit(&linear), "ms");
     }
 
     #[test]

@@ -327,7 +327,6 @@ impl BarChart<'_> {
         let scaled: Vec<f64> =
             spreads.iter().flatten().flat_map(|s| [s.min, s.median, s.max]).map(|v| display.scaled(v)).chain(marks).collect();
         let scale = Scale::over(&scaled, display.is_bytes(), 4);
-        let log = matches!(scale, Scale::Log(_));
 
         // Several parameter sets: a heading per block says the set, and
         // the labels name the place alone.
@@ -392,12 +391,7 @@ impl BarChart<'_> {
         let repeats = self.bars.iter().map(|b| b.repeats).max().unwrap_or(0);
         let summary = if repeats > 1 { format!(" · median of {repeats}, whisker min–max") } else { String::new() };
         // A log axis of bytes has its unit on each tick (4 KiB, 1 MiB).
-        let unit = match (log, plot.display.is_bytes()) {
-            (true, true) => "bytes".to_string(),
-            (true, false) if plot.display.units_on_log_ticks() => "s".to_string(),
-            _ => plot.display.axis_title(),
-        };
-        let unit = if log { format!("{unit}, log scale") } else { unit };
+        let unit = plot.display.axis_unit(&plot.scale);
         let mark = self.mark.filter(|_| self.bars.iter().any(|b| b.mark.is_some())).map(|m| format!(" · ┃ {m}")).unwrap_or_default();
         writeln!(
             out,
@@ -696,7 +690,8 @@ fn ink_on(fill: &str) -> &'static str {
     if brightness > 0.55 { "#1b1f24" } else { "#ffffff" }
 }
 
-fn better_sentence(better: Better) -> &'static str {
+/// `lower is better` or `higher is better`: said under a chart's heading.
+pub(super) fn better_sentence(better: Better) -> &'static str {
     match better {
         Better::Lower => "lower is better",
         Better::Higher => "higher is better",

@@ -30,6 +30,17 @@ pub fn shorten(text: &str, max: usize) -> String {
     short
 }
 
+/// A parameter's value as people write it: a string as it is, a size
+/// (a key ending in `size` or `bytes`, `bs`) in binary units, any other
+/// number as it is.
+pub fn param_value(key: &str, value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Number(n) => n.as_u64().map_or_else(|| n.to_string(), crate::units::bytes_or_count(key)),
+        other => other.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,4 +14,5 @@ pub mod hunt;
 mod markup;
 pub mod seekwatch;
 pub mod strip;
+pub mod survey;
 pub mod timeline;

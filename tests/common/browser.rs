@@ -2,6 +2,7 @@
 //! killed if it hangs, and the check that a page made no console message
 //! and loaded nothing but itself.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -116,3 +117,18 @@ pub fn assert_no_page_errors(stderr: &str, url: &str, loads_logged: bool) {
     }
 }
 
+
+/// How many pixels of the screenshot `png` (8-bit RGB or RGBA) have each
+/// colour.
+pub fn colour_counts(png: &Path) -> BTreeMap<[u8; 3], usize> {
+    let decoder = png::Decoder::new(std::io::BufReader::new(File::open(png).expect("the screenshot exists")));
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut buffer = vec![0; reader.output_buffer_size().expect("a size")];
+    let info = reader.next_frame(&mut buffer).expect("a frame");
+    let channels = info.color_type.samples();
+    let mut counts = BTreeMap::new();
+    for p in buffer[..info.buffer_size()].chunks_exact(channels) {
+        *counts.entry([p[0], p[1], p[2]]).or_default() += 1;
+    }
+    counts
+}

@@ -1,7 +1,9 @@
 //! `fslab report`'s page: one or more runs as a single self-contained HTML5
 //! file. It opens with the verdict matrix (every seed judged, at every
 //! place); with `--compare`, what differs between base and new right
-//! under it; then the runs and what they ran on; then, per scenario (in
+//! under it; when the cases ran under several kernels, each deciding
+//! figure against the kernel release ("Across kernels"); then the runs
+//! and what they ran on; then, per scenario (in
 //! the [`Catalog`]'s order, then `exec`), a bar chart per headline figure,
 //! the extent maps the cases kept, and each case's timeline; last, the
 //! comparison table when one is given. The answers first, the evidence
@@ -16,11 +18,13 @@
 //! font file, no image, no link off the page.
 //!
 //! This file writes the page around the sections and its header; `matrix`
-//! the verdict matrix; `runs` the runs and the machines they ran on; `section` one scenario's
+//! the verdict matrix; `across` the survey across kernels, when the runs'
+//! cases ran under several; `runs` the runs and the machines they ran on; `section` one scenario's
 //! section, with its bar charts from `figures` and its extent strips from
 //! `maps`, its timelines from `timelines` and its block requests from
 //! `requests`; `style.css` is the style sheet, inlined.
 
+mod across;
 mod crash;
 mod figures;
 mod maps;
@@ -40,6 +44,7 @@ pub use regressed::Regressed;
 
 use super::markup::escape_xml as escape;
 use crate::record::{Catalog, RunRecord};
+use crate::report::survey::Survey;
 
 /// Extent-map strips drawn on one page at most: each is bounded (about
 /// 100 KB at worst), and so must their number be.
@@ -109,6 +114,7 @@ impl<'a> Page<'a> {
     fn write(mut self, out: &mut String, title: &str) -> fmt::Result {
         let compared = self.compared;
         let scenarios = scenario_order(self.catalog, self.runs);
+        let survey = Survey::of(self.catalog, self.runs);
         writeln!(out, "<!DOCTYPE html>")?;
         writeln!(out, r#"<html lang="en">"#)?;
         writeln!(out, "<head>")?;
@@ -128,7 +134,7 @@ impl<'a> Page<'a> {
             plural(cases, "case", "cases"),
             escape(env!("CARGO_PKG_VERSION"))
         )?;
-        write_nav(out, &scenarios, compared)?;
+        write_nav(out, &scenarios, compared, survey.is_some())?;
         writeln!(out, "</header>")?;
         writeln!(out, "<main>")?;
         matrix::write_matrix(out, self.runs, compared.map(|c| (c.base_label, c.base_runs)))?;
@@ -138,6 +144,9 @@ impl<'a> Page<'a> {
             write!(out, "{}", compared.summary_html)?;
             writeln!(out, r##"<p class="params">The figures that moved, base against new: <a href="#compare">the comparison table</a> at the end of the page.</p>"##)?;
             writeln!(out, "</section>")?;
+        }
+        if let Some(survey) = &survey {
+            across::write_across(out, self.catalog, survey)?;
         }
         if self.runs.is_empty() {
             writeln!(out, r#"<p class="note">No runs to show.</p>"#)?;
@@ -198,7 +207,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 }
 
 /// Links to the sections.
-fn write_nav(out: &mut String, scenarios: &[String], compared: Option<&Compared>) -> fmt::Result {
+fn write_nav(out: &mut String, scenarios: &[String], compared: Option<&Compared>, across: bool) -> fmt::Result {
     let compare = compared.is_some();
     write!(out, r##"<nav><a href="#verdicts">verdicts</a>"##)?;
     if compared.is_some_and(|c| !c.regressed.is_empty()) {
@@ -206,6 +215,9 @@ fn write_nav(out: &mut String, scenarios: &[String], compared: Option<&Compared>
     }
     if compare {
         write!(out, r##"<a href="#differs">what differs</a>"##)?;
+    }
+    if across {
+        write!(out, r##"<a href="#{}">across kernels</a>"##, across::ID)?;
     }
     write!(out, r##"<a href="#runs">runs</a>"##)?;
     for name in scenarios {

@@ -122,7 +122,7 @@ fn note_number(notes: &mut Vec<String>, bar: &Bar) -> usize {
 
 /// A number as a spreadsheet reads it: whole numbers exact, others to six
 /// significant digits; no thousands separator, no exponent.
-fn plain(value: f64) -> String {
+pub(super) fn plain(value: f64) -> String {
     if value.fract() == 0.0 && value.abs() < 1e15 {
         return format!("{}", value as i64);
     }

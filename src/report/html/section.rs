@@ -24,7 +24,7 @@ use super::timelines::write_timelines;
 use super::{Page, escape, figures, plural, section_id, unique};
 use crate::record::{Case, RunRecord, Status};
 use crate::report::bars::{Side, Sides};
-use crate::units::bytes_or_count;
+use crate::report::markup::param_value;
 
 /// The cases of one scenario on one target with one parameter set (in one
 /// run): the repeats a bar summarises.
@@ -262,15 +262,6 @@ fn param_label(case: &Case, varying: &[String]) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// A parameter value as people write it: sizes in binary units.
-fn param_value(key: &str, value: &serde_json::Value) -> String {
-    match value {
-        serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Number(n) => n.as_u64().map_or_else(|| n.to_string(), bytes_or_count(key)),
-        other => other.to_string(),
-    }
 }
 
 /// A run's short name: its first tag, else its id.
