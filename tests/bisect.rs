@@ -124,14 +124,11 @@ fn a_bisect_killed_mid_step_resumes_without_measuring_its_decided_steps_again() 
     let ids = repository(&repo, 7, None, None);
     let mut child =
         bisect(&lab, &repo, &["--figure", "journal_commits"]).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
-    // Three points said (the two ends and a step), then killed in the next.
+    // The two ends and a step said, then killed in the next.
     let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
     let mut said = Vec::new();
-    while said.len() < 4 {
-        let line = lines.next().expect("the bisect ended before its third point").unwrap();
-        if line.contains(" → ") || said.is_empty() {
-            said.push(line);
-        }
+    while !said.last().is_some_and(|l: &String| l.contains("steps left") && (l.contains("→ good") || l.contains("→ bad"))) {
+        said.push(lines.next().expect("the bisect ended before its first step was decided").unwrap());
     }
     std::thread::sleep(std::time::Duration::from_millis(300));
     let _ = Command::new("kill").args(["-KILL", &child.id().to_string()]).status();

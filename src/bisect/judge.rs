@@ -181,6 +181,17 @@ pub fn ends_differ(change: &Change, good: &Samples, bad: &Samples, ceiling: usiz
                         shown(t)
                     )));
                 }
+                for (end, s, median) in [("good", good, g), ("bad", bad, b)] {
+                    let across = s.deciding().iter().any(|v| (v - t).signum() != (median - t).signum());
+                    if across {
+                        return Err(Reading::CantTell(format!(
+                            "the {end} end's own repeats fall on both sides of the threshold {} ({}): \
+                             the figure moves with the machine's timing there, not by a step",
+                            shown(t),
+                            list(s.deciding())
+                        )));
+                    }
+                }
                 Ok(())
             }
             Kind::Timing => {
@@ -387,6 +398,11 @@ mod tests {
         assert!(why.contains("good 40, bad 40"), "{why}");
         let t = ends_differ(&figure(Some(Threshold::Value(100.0))), &exact(&[2.0]), &exact(&[40.0]), 10);
         assert!(matches!(t, Err(Reading::CantTell(_))), "{t:?}");
+        // An end whose repeats straddle the threshold places no step.
+        let Err(Reading::CantTell(why)) = ends_differ(&figure(None), &exact(&[3.0, 3.0]), &exact(&[2.0, 3.0]), 10) else {
+            panic!()
+        };
+        assert!(why.contains("the bad end's own repeats fall on both sides"), "{why}");
     }
 
     #[test]
