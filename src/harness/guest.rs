@@ -90,7 +90,7 @@ impl Lab {
         let shape = VmShape { memory_bytes, cpus: plan.cpus, timeout: plan.timeout, log_cap: plan.log_cap };
         progress(Phase::Guest);
         let label = condition.place(&spec.label());
-        let run = session::Job { fslab: &fslab, args: &argv };
+        let run = session::Job { fslab: &fslab, args: &argv, env: None };
         let outcome = match session::run_job(self.ledger(), &self.id, &label, kernel, fs, &shape, disk_bytes, run) {
             Ok(outcome) => outcome,
             Err(e) => return failed(case, format!("the guest ({}): {e}", kernel.release)),
