@@ -21,10 +21,12 @@ pub mod seeds;
 #[cfg(test)]
 pub mod skeleton;
 pub mod tree_copy;
+mod words;
 
 use std::path::Path;
 
 pub use seeds::{Preset, PresetCondition, Variant};
+pub use words::WorkWords;
 
 use crate::error::{Error, Result};
 use crate::probe::cold;
