@@ -195,6 +195,12 @@ fn refuse_with_guests(args: &TargetRequest, guests: usize) -> Result<()> {
         (!args.fill.is_empty(), "--fill", "filled starts are not made in guests yet: leave --fill out"),
         (args.vm.kernel_modules.is_some() && guests > 1, "--kernel-modules", "it names one tree: give one guest kernel"),
         (args.disk_profile.is_some(), "--disk-profile", "a guest models only the built-in drives: name one with --disk"),
+        (
+            args.crash_record,
+            "--crash-record",
+            "a guest's recording is judged inside the guest and not kept; give --crash MODEL without --crash-record, \
+             or run on the host's kernel only",
+        ),
     ];
     match refused.iter().find(|(given, _, _)| *given) {
         Some((_, flag, why)) => Err(Error::usage(format!("{flag} with --kernel IMAGE: {why}"))),
