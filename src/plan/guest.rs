@@ -177,6 +177,12 @@ fn expanded(item: &str, kernel_cache: &std::path::Path) -> Result<Vec<Given>> {
     })
 }
 
+/// Whether the flags name a kernel booted in a guest (an image or
+/// `debian:NAME`, not `host` alone).
+pub fn names_guests(args: &TargetRequest) -> bool {
+    args.vm.kernel.iter().any(|k| k.as_str() != "host")
+}
+
 /// This machine's kernel release.
 fn host_release() -> String {
     rustix::system::uname().release().to_string_lossy().into_owned()

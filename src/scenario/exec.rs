@@ -183,6 +183,19 @@ impl super::Work for CommandWork {
     fn state_checker(&self) -> Option<Box<dyn StateChecker>> {
         self.check.as_ref().map(|command| Box::new(CommandChecker { command: command.clone() }) as Box<dyn StateChecker>)
     }
+
+    /// A guest cannot stream the command's output as it comes: what it
+    /// kept is shown when its case is back, where `--show-output` says.
+    fn came_back(&mut self, case: &crate::record::Case) {
+        let Some(output) = &case.command else { return };
+        let (out_to, err_to) = match self.echo {
+            Echo::Off => return,
+            Echo::Streams => (Shown::Stdout, Shown::Stderr),
+            Echo::Stderr => (Shown::Stderr, Shown::Stderr),
+        };
+        out_to.write(output.stdout.as_bytes());
+        err_to.write(output.stderr.as_bytes());
+    }
 }
 
 /// Run `argv` in `dir` and wait for it, recording its process group in

@@ -143,6 +143,11 @@ pub trait Work {
     fn state_checker(&self) -> Option<Box<dyn durable::StateChecker>> {
         None
     }
+
+    /// The work ran in a guest and came back as `case`: show here what
+    /// it would have shown while running (a command its kept output, as
+    /// `--show-output` asks). By default nothing.
+    fn came_back(&mut self, _case: &Case) {}
 }
 
 /// The work of a case as data: what another process needs to build it.
