@@ -77,7 +77,7 @@ fn replace_files_runs_in_a_guest_of_what_was_prepared_though_its_files_were_swap
     let shape = VmShape { memory_bytes: 1 << 30, cpus: 2, timeout: Duration::from_secs(900), log_cap: None };
     let label = format!("ext4@{}", kernel.release);
     let fslab = std::fs::File::open(env!("CARGO_BIN_EXE_fslab")).unwrap();
-    let job = Job { fslab: &fslab, args: &args };
+    let job = Job { fslab: &fslab, args: &args, env: None };
     let got = run_job(&ledger, "vmboot", &label, &kernel, FsType::Ext4, &shape, 256 << 20, job).unwrap();
     let run = &got.run;
     eprintln!(

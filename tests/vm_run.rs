@@ -5,34 +5,15 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
+use common::kernel::{self, one_guest};
 use common::{Lab, Watched, cases, figure};
-
-/// One guest at a time: two emulated guests on two cores would each take
-/// twice as long and make the timeouts meaningless.
-static ONE_GUEST: Mutex<()> = Mutex::new(());
-
-/// The Debian kernel, or `None` (the test says it skipped) without root
-/// or QEMU.
-fn kernel(test: &str) -> Option<PathBuf> {
-    if !common::root_or_skip(test) {
-        return None;
-    }
-    common::kernel::debian_kernel()
-}
-
-/// This machine's kernel release.
-fn host_release() -> String {
-    common::run("uname", &["-r"]).trim().to_string()
-}
 
 #[test]
 fn replace_files_in_a_guest_and_on_the_host_shows_the_same_commits() {
-    let Some(image) = kernel("replace_files_in_a_guest_and_on_the_host") else { return };
-    let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
+    let Some((image, _one)) = one_guest("replace_files_in_a_guest_and_on_the_host") else { return };
     let lab = Lab::new();
     let kernels = format!("{},host", image.display());
     let args =
@@ -40,7 +21,7 @@ fn replace_files_in_a_guest_and_on_the_host_shows_the_same_commits() {
     let json = lab.run_json(&args, 0);
     let all = cases(&json);
     assert_eq!(all.len(), 4, "two strategies under two kernels");
-    let host = host_release();
+    let host = kernel::host_release();
     let mut guests = 0;
     for case in all {
         assert_eq!(case["status"], "ok", "{case}");
@@ -78,8 +59,7 @@ fn replace_files_in_a_guest_and_on_the_host_shows_the_same_commits() {
 
 #[test]
 fn a_guests_crash_states_are_judged_by_the_guests_own_kernel() {
-    let Some(image) = kernel("a_guests_crash_states_are_judged_by_the_guests_own_kernel") else { return };
-    let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
+    let Some((image, _one)) = one_guest("a_guests_crash_states_are_judged_by_the_guests_own_kernel") else { return };
     let lab = Lab::new();
     let args = [
         "replace-files", "--kernel", image.to_str().unwrap(), "--fs", "ext4", "--set", "strategy=fsync-each", "--crash", "flush",
@@ -89,7 +69,7 @@ fn a_guests_crash_states_are_judged_by_the_guests_own_kernel() {
     let case = &cases(&json)[0];
     assert_eq!(case["status"], "ok", "{case}");
     let release = case["guest"]["release"].as_str().unwrap();
-    assert!(release.starts_with("6.1.0-") && release != host_release(), "{release}");
+    assert!(release.starts_with("6.1.0-") && release != kernel::host_release(), "{release}");
     assert_eq!(case["conditions"]["crash"], "flush");
     // The host's QEMU logged the guest's disk; the guest's own kernel
     // mounted and checked every state rebuilt from that log.
@@ -113,8 +93,7 @@ fn a_guests_crash_states_are_judged_by_the_guests_own_kernel() {
 
 #[test]
 fn mmap_fill_fragments_in_a_small_guest_and_not_in_a_large_one() {
-    let Some(image) = kernel("mmap_fill_in_a_small_guest") else { return };
-    let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
+    let Some((image, _one)) = one_guest("mmap_fill_in_a_small_guest") else { return };
     let lab = Lab::new();
     let image = image.to_str().unwrap();
     let args = ["mmap-fill", "--kernel", image, "--vm-memory", "512M,4G", "--fs", "xfs", "--set", "size=256M"];
@@ -166,8 +145,7 @@ fn mmap_fill_fragments_in_a_small_guest_and_not_in_a_large_one() {
 /// s on laptop-5400 under Debian's 6.1 in a TCG guest and under 6.18 here).
 #[test]
 fn a_guests_modelled_read_of_the_same_layout_is_the_hosts_to_the_bit() {
-    let Some(image) = kernel("a_guests_modelled_read_of_the_same_layout") else { return };
-    let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
+    let Some((image, _one)) = one_guest("a_guests_modelled_read_of_the_same_layout") else { return };
     let lab = Lab::new();
     let kernels = format!("{},host", image.display());
     let args = ["create-file", "--kernel", &kernels, "--fs", "xfs", "--set", "size=64M", "--set", "method=odirect-64k", "--disk", "laptop-5400"];
@@ -216,8 +194,7 @@ fn processes_naming(dir: &Path) -> Vec<String> {
 
 #[test]
 fn a_run_killed_while_its_guest_runs_leaves_nothing_after_cleanup() {
-    let Some(image) = kernel("a_run_killed_while_its_guest_runs") else { return };
-    let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
+    let Some((image, _one)) = one_guest("a_run_killed_while_its_guest_runs") else { return };
     let lab = Lab::new();
     let mut c = lab.command();
     c.args(["run", "replace-files", "--no-store", "--progress", "json", "--fs", "ext4", "--scratch"]).arg(lab.scratch());
@@ -237,8 +214,7 @@ fn a_run_killed_while_its_guest_runs_leaves_nothing_after_cleanup() {
 
 #[test]
 fn a_guest_that_outlives_its_timeout_is_killed_and_its_case_quotes_the_console() {
-    let Some(image) = kernel("a_guest_that_outlives_its_timeout") else { return };
-    let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
+    let Some((image, _one)) = one_guest("a_guest_that_outlives_its_timeout") else { return };
     let lab = Lab::new();
     let image = image.to_str().unwrap();
     // Ten seconds boot the kernel but never load xfs and fill 256 MiB too.
@@ -263,8 +239,7 @@ fn a_guest_that_outlives_its_timeout_is_killed_and_its_case_quotes_the_console()
 
 #[test]
 fn a_guest_runs_the_very_binary_the_host_runs_even_from_var_tmp() {
-    let Some(image) = kernel("a_guest_runs_the_very_binary_the_host_runs") else { return };
-    let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
+    let Some((image, _one)) = one_guest("a_guest_runs_the_very_binary_the_host_runs") else { return };
     let lab = Lab::new();
     // The guest mounts tmpfs on /tmp, /run and /var/tmp: a path there names
     // nothing inside it, so the binary must travel with the guest.

@@ -159,7 +159,7 @@ fn work(args: &BisectArgs, point: &Point, tree: Option<&Path>, repeats: u32) -> 
     }
     let argv: Vec<OsString> = args.command.iter().map(|a| with_tree(a, tree)).collect();
     let work = CommandWork { argv, cold_read: false, parse: None, echo: Echo::Off, check: None, marks: None };
-    Ok(Work::Exec(ExecRequest { target, repeat: repeats, work }))
+    Ok(Work::Exec(ExecRequest { target, repeat: repeats, warmup: 0, work }))
 }
 
 /// `arg` with `{tree}` replaced by the build tree's path.

@@ -16,7 +16,8 @@ use crate::plan::{self, Host};
 use crate::record::{RunRecord, Status};
 
 /// Run `fslab exec`: per target and condition, the warmups (measured
-/// and dropped), then the repeats (stored).
+/// and dropped), then the repeats (stored); a case in a guest is warmed
+/// in its guest.
 pub fn run(args: &ExecArgs) -> Result<ExitCode> {
     let request = args.request();
     let plan = plan::exec::plan(&request, &Host)?;
@@ -26,8 +27,9 @@ pub fn run(args: &ExecArgs) -> Result<ExitCode> {
     'all: for case in &plan.cases {
         let (spec, condition, job) = (plan.target(case), plan.condition(case), case.work_spec());
         let place = condition.place(&spec.label());
-        // Warmups come before a target and condition's first repeat.
-        for warmup in (1..=args.warmup).filter(|_| case.repeat == 1) {
+        // Warmups come before a target and condition's first repeat; a
+        // guest's are its own fslab's, in the guest the case boots.
+        for warmup in (1..=args.warmup).filter(|_| case.repeat == 1 && !condition.in_guest()) {
             if run.interrupted() {
                 break 'all;
             }

@@ -110,7 +110,7 @@ impl ExecArgs {
         };
         let work =
             CommandWork { argv: self.command.clone(), cold_read: self.cold_read, parse: self.parse, echo, check: self.check.clone(), marks: None };
-        ExecRequest { target: self.target.request(), repeat: self.repeat, work }
+        ExecRequest { target: self.target.request(), repeat: self.repeat, warmup: self.warmup, work }
     }
 }
 

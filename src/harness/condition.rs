@@ -76,6 +76,12 @@ pub struct Condition {
 }
 
 impl Condition {
+    /// Whether the case runs in a guest (`--kernel IMAGE`), not on this
+    /// machine's kernel.
+    pub fn in_guest(&self) -> bool {
+        matches!(self.kernel, Some(KernelChoice::Guest(_)))
+    }
+
     /// The case's `conditions`: `memory` and each sysctl key, with the
     /// values as given.
     pub fn as_map(&self) -> BTreeMap<String, String> {

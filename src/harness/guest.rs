@@ -1,8 +1,9 @@
 //! A case in a guest (`--kernel IMAGE`): instead of making the target on
 //! the host, boot the kernel in a small virtual machine whose `/dev/vda`
 //! is a fresh image, run this same fslab binary inside it on that device
-//! for the one case, and bring the case it recorded back into the host's
-//! run.
+//! for the one case (`run SCENARIO`, or `exec -- COMMAND` with the host's
+//! environment, as the work says itself: [`WorkSpec::words`]), and bring
+//! the case it recorded back into the host's run.
 //!
 //! The design decisions: the guest measures everything itself (its own
 //! probes, tracefs and block statistics, under its own kernel), so a case
@@ -38,9 +39,10 @@ pub struct GuestPlan {
     pub cpus: u32,
     /// How long a guest may take, boot to power-off, before it is killed.
     pub timeout: Duration,
-    /// Flags passed to every guest's `fslab run`: mkfs and mount options,
-    /// run-wide sysctls, the sampling interval, the image size, and
-    /// `--crash` with the log the host keeps.
+    /// Flags passed to every guest's fslab (`run` or `exec`): mkfs and
+    /// mount options, run-wide sysctls, the sampling interval, the
+    /// modelled drive, `--crash` with the log the host keeps, and `exec`'s
+    /// `--warmup`.
     pub forward: Vec<String>,
     /// Log every write of each guest's disk, in a log of at most this
     /// many bytes (`--crash`).
@@ -76,8 +78,8 @@ impl Lab {
         let Some(fs) = spec.scratch_fs() else {
             return failed(case, format!("{} is not a scratch file system: only those run in a guest", spec.label()));
         };
-        let mut argv = match guest_argv(job, condition, plan, fs.name()) {
-            Ok(argv) => argv,
+        let mut call = match guest_call(job, condition, plan, fs.name()) {
+            Ok(call) => call,
             Err(why) => return failed(case, why),
         };
         // The very binary running here, whatever its path has become.
@@ -85,12 +87,13 @@ impl Lab {
             Ok(file) => file,
             Err(e) => return failed(case, format!("opening this fslab's own binary (/proc/self/exe) for the guest: {e}")),
         };
-        let stretched = if crate::vm::accel::detect().emulated() { stretch_timers(&mut argv) } else { Vec::new() };
+        let stretched = if crate::vm::accel::detect().emulated() { stretch_timers(&mut call.args) } else { Vec::new() };
+        let argv = [call.args, call.last].concat();
         let (memory, memory_bytes) = condition.vm_memory.clone().unwrap_or_else(|| plan.memory.clone());
         let shape = VmShape { memory_bytes, cpus: plan.cpus, timeout: plan.timeout, log_cap: plan.log_cap };
         progress(Phase::Guest);
         let label = condition.place(&spec.label());
-        let run = session::Job { fslab: &fslab, args: &argv };
+        let run = session::Job { fslab: &fslab, args: &argv, env: call.env.as_deref() };
         let outcome = match session::run_job(self.ledger(), &self.id, &label, kernel, fs, &shape, disk_bytes, run) {
             Ok(outcome) => outcome,
             Err(e) => return failed(case, format!("the guest ({}): {e}", kernel.release)),
@@ -115,33 +118,50 @@ impl Lab {
     }
 }
 
-/// The arguments of this fslab in the guest: `run` of the one case on the
-/// guest's disk, its JSON on stdout, nothing stored inside, no progress
-/// in the stderr a failed case quotes.
-fn guest_argv(job: &WorkSpec, condition: &Condition, plan: &GuestPlan, fs: &str) -> Result<Vec<String>, String> {
-    let mut argv = vec!["run".into(), job.scenario.clone()];
+/// How this fslab is run in the guest.
+#[derive(Debug)]
+struct GuestCall {
+    /// The arguments up to the last flag (flags may still be added
+    /// before `--repeat`).
+    args: Vec<String>,
+    /// The arguments after every flag: `--` and the command, for `exec`.
+    last: Vec<String>,
+    /// The environment it runs with, for a work that inherits fslab's
+    /// (a command): the host's.
+    env: Option<Vec<(String, String)>>,
+}
+
+/// The guest's fslab's call: the one case's work on the guest's disk,
+/// its JSON on stdout, nothing stored inside, no progress in the stderr
+/// a failed case quotes.
+fn guest_call(job: &WorkSpec, condition: &Condition, plan: &GuestPlan, fs: &str) -> Result<GuestCall, String> {
+    let words = job.words()?;
+    let mut args = words.command;
     for word in ["--fs", fs, "--device", GUEST_DEVICE, "--destroy-data-on", GUEST_DEVICE] {
-        argv.push(word.into());
+        args.push(word.into());
     }
-    for (name, value) in &job.params {
-        let text = match value {
-            serde_json::Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        if text.contains(',') {
-            // `--set` reads a comma as a list of values.
-            return Err(format!("parameter {name}={text} holds a comma, which a guest's `--set` would split"));
-        }
-        argv.push("--set".into());
-        argv.push(format!("{name}={text}"));
-    }
+    args.extend(words.flags);
     for sysctl in &condition.sysctls {
-        argv.push("--sysctl".into());
-        argv.push(format!("{}={}", sysctl.setting.key, sysctl.setting.value));
+        args.push("--sysctl".into());
+        args.push(format!("{}={}", sysctl.setting.key, sysctl.setting.value));
     }
-    argv.extend(plan.forward.iter().cloned());
-    argv.extend(["--repeat", "1", "--no-store", "--json", "--progress", "none"].map(String::from));
-    Ok(argv)
+    args.extend(plan.forward.iter().cloned());
+    args.extend(["--repeat", "1", "--no-store", "--json", "--progress", "none"].map(String::from));
+    let env = words.inherits_env.then(host_env);
+    Ok(GuestCall { args, last: words.last, env })
+}
+
+/// This process's environment, for a guest whose work is a command:
+/// what the command would see on the host, but for fslab's own settings
+/// (`FSLAB_*`: the guest's fslab has its own state and store, and tells
+/// the command `FSLAB_MOUNT` and the rest itself). A variable whose name
+/// or value is not UTF-8 cannot be written into the guest's job, and is
+/// left out.
+fn host_env() -> Vec<(String, String)> {
+    std::env::vars_os()
+        .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
+        .filter(|(name, _)| !name.is_empty() && !name.starts_with("FSLAB_"))
+        .collect()
 }
 
 /// Add `--sysctl KEY=VALUE` to `argv` for each of [`EMULATED_TIMERS`] it
@@ -299,7 +319,9 @@ mod tests {
             setting: crate::harness::conditions::sysctl::SysctlSetting { key: "vm.dirty_bytes".into(), value: "16777216".into() },
             shown: "16M".into(),
         });
-        let argv = guest_argv(&job, &condition, &plan(), "ext4").unwrap();
+        let call = guest_call(&job, &condition, &plan(), "ext4").unwrap();
+        assert!(call.last.is_empty() && call.env.is_none(), "{call:?}");
+        let argv = call.args;
         assert_eq!(
             argv.join(" "),
             "run replace-files --fs ext4 --device /dev/vda --destroy-data-on /dev/vda --set strategy=fsync-each \
@@ -310,7 +332,7 @@ mod tests {
         let mut stretched = argv.clone();
         let mut own = plan();
         own.forward.push("--sysctl=vm.dirty_expire_centisecs=100".into());
-        let mut own_argv = guest_argv(&job, &condition, &own, "ext4").unwrap();
+        let mut own_argv = guest_call(&job, &condition, &own, "ext4").unwrap().args;
         assert_eq!(stretch_timers(&mut stretched), ["vm.dirty_writeback_centisecs=5000", "vm.dirty_expire_centisecs=30000"]);
         assert!(stretched.join(" ").contains(
             "--interval 0.5 --sysctl vm.dirty_writeback_centisecs=5000 --sysctl vm.dirty_expire_centisecs=30000 --repeat 1"
@@ -319,6 +341,32 @@ mod tests {
         assert!(!own_argv.iter().any(|a| a == "vm.dirty_expire_centisecs=30000"), "{own_argv:?}");
         let mut bad = job.clone();
         bad.params.insert("path".into(), "./a,b".into());
-        assert!(guest_argv(&bad, &condition, &plan(), "ext4").unwrap_err().contains("comma"));
+        assert!(guest_call(&bad, &condition, &plan(), "ext4").unwrap_err().contains("comma"));
+    }
+
+    #[test]
+    fn a_command_runs_as_exec_in_the_guest_with_the_hosts_environment() {
+        let work = crate::scenario::exec::CommandWork {
+            argv: vec!["sh".into(), "-c".into(), "uname -r > f".into()],
+            cold_read: true,
+            parse: None,
+            echo: crate::scenario::exec::Echo::Off,
+            check: None,
+            marks: None,
+        };
+        let job = WorkSpec { scenario: "exec".into(), params: work.params() };
+        let mut call = guest_call(&job, &Condition::default(), &plan(), "xfs").unwrap();
+        assert_eq!(
+            call.args.join(" "),
+            "exec --fs xfs --device /dev/vda --destroy-data-on /dev/vda --cold-read --interval 0.5 --repeat 1 --no-store \
+             --json --progress none"
+        );
+        assert_eq!(call.last, ["--", "sh", "-c", "uname -r > f"]);
+        // The command's own words never read as the run's setting of a timer.
+        call.last.push("vm.dirty_writeback_centisecs=1".into());
+        assert_eq!(stretch_timers(&mut call.args).len(), 2);
+        let env = call.env.expect("a command inherits the environment");
+        assert!(env.iter().any(|(name, _)| name == "PATH"), "{env:?}");
+        assert!(!env.iter().any(|(name, _)| name.starts_with("FSLAB_")), "{env:?}");
     }
 }

@@ -93,7 +93,9 @@ impl Lab {
     ) -> Case {
         if let Some(kernel) = super::guest::guest_kernel(condition) {
             let disk_bytes = self.options_for(&*work, None).size_bytes.unwrap_or(crate::site::DEFAULT_SIZE_BYTES);
-            return self.measure_in_guest(spec, job, condition, repeat, progress, kernel, disk_bytes);
+            let case = self.measure_in_guest(spec, job, condition, repeat, progress, kernel, disk_bytes);
+            work.came_back(&case);
+            return case;
         }
         let mut case = Case::new(&job.scenario, &spec.label(), job.params.clone(), repeat);
         case.conditions = condition.as_map();

@@ -177,6 +177,12 @@ fn expanded(item: &str, kernel_cache: &std::path::Path) -> Result<Vec<Given>> {
     })
 }
 
+/// Whether the flags name a kernel booted in a guest (an image or
+/// `debian:NAME`, not `host` alone).
+pub fn names_guests(args: &TargetRequest) -> bool {
+    args.vm.kernel.iter().any(|k| k.as_str() != "host")
+}
+
 /// This machine's kernel release.
 fn host_release() -> String {
     rustix::system::uname().release().to_string_lossy().into_owned()
@@ -195,6 +201,12 @@ fn refuse_with_guests(args: &TargetRequest, guests: usize) -> Result<()> {
         (!args.fill.is_empty(), "--fill", "filled starts are not made in guests yet: leave --fill out"),
         (args.vm.kernel_modules.is_some() && guests > 1, "--kernel-modules", "it names one tree: give one guest kernel"),
         (args.disk_profile.is_some(), "--disk-profile", "a guest models only the built-in drives: name one with --disk"),
+        (
+            args.crash_record,
+            "--crash-record",
+            "a guest's recording is judged inside the guest and not kept; give --crash MODEL without --crash-record, \
+             or run on the host's kernel only",
+        ),
     ];
     match refused.iter().find(|(given, _, _)| *given) {
         Some((_, flag, why)) => Err(Error::usage(format!("{flag} with --kernel IMAGE: {why}"))),

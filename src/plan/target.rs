@@ -138,12 +138,6 @@ pub fn harness_plan(args: &TargetRequest, cold_read: bool) -> Result<Plan> {
     let records = args.crash_record || args.crash.is_some();
     let host_too = kernels.is_empty() || kernels.iter().any(|k| matches!(k, crate::harness::KernelChoice::Host(_)));
     if records {
-        if args.crash_record && guest.is_some() {
-            return Err(Error::usage(
-                "--crash-record with --kernel: a guest's recording is judged inside the guest and not kept; give \
-                 --crash MODEL without --crash-record, or run on the host's kernel only",
-            ));
-        }
         match (&args.crash_host_log, &args.device) {
             (Some(log), Some(_)) => target_options.host_log = Some(log.clone()),
             (None, Some(device)) => {

@@ -214,7 +214,7 @@ fn exec_plans_each_target_and_condition_repeat_by_repeat() {
         check: None,
         marks: None,
     };
-    let plan = exec::plan(&ExecRequest { target: asked, repeat: 2, work }, &Roomy).unwrap();
+    let plan = exec::plan(&ExecRequest { target: asked, repeat: 2, warmup: 0, work }, &Roomy).unwrap();
     let got: Vec<String> = plan.cases.iter().map(|c| format!("{}@{} r{}", c.target, c.condition, c.repeat)).collect();
     let want = [
         "ext4@vm.dirty_ratio=10 r1",

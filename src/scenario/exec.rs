@@ -137,6 +137,25 @@ impl CommandWork {
         let check = params.get("check").and_then(|c| c.as_str()).map(str::to_string);
         Ok(CommandWork { argv, cold_read, parse, echo: Echo::Off, check, marks: None })
     }
+
+    /// `fslab exec` of this command once: the flags that shape its work
+    /// (`--cold-read`, `--parse`, `--check`), then `--` and the command
+    /// (as its case records it, UTF-8).
+    pub fn words(&self) -> super::WorkWords {
+        let mut flags = Vec::new();
+        if self.cold_read {
+            flags.push("--cold-read".to_string());
+        }
+        if let Some(parser) = self.parse {
+            flags.push(format!("--parse={}", parser.as_str()));
+        }
+        if let Some(check) = &self.check {
+            flags.push(format!("--check={check}"));
+        }
+        let command = self.argv.iter().map(|a| a.to_string_lossy().into_owned());
+        let last = std::iter::once("--".to_string()).chain(command).collect();
+        super::WorkWords { command: vec![NAME.to_string()], flags, last, inherits_env: true }
+    }
 }
 
 impl super::Work for CommandWork {
@@ -163,6 +182,19 @@ impl super::Work for CommandWork {
 
     fn state_checker(&self) -> Option<Box<dyn StateChecker>> {
         self.check.as_ref().map(|command| Box::new(CommandChecker { command: command.clone() }) as Box<dyn StateChecker>)
+    }
+
+    /// A guest cannot stream the command's output as it comes: what it
+    /// kept is shown when its case is back, where `--show-output` says.
+    fn came_back(&mut self, case: &crate::record::Case) {
+        let Some(output) = &case.command else { return };
+        let (out_to, err_to) = match self.echo {
+            Echo::Off => return,
+            Echo::Streams => (Shown::Stdout, Shown::Stderr),
+            Echo::Stderr => (Shown::Stderr, Shown::Stderr),
+        };
+        out_to.write(output.stdout.as_bytes());
+        err_to.write(output.stderr.as_bytes());
     }
 }
 

@@ -21,10 +21,12 @@ pub mod seeds;
 #[cfg(test)]
 pub mod skeleton;
 pub mod tree_copy;
+mod words;
 
 use std::path::Path;
 
 pub use seeds::{Preset, PresetCondition, Variant};
+pub use words::WorkWords;
 
 use crate::error::{Error, Result};
 use crate::probe::cold;
@@ -141,6 +143,11 @@ pub trait Work {
     fn state_checker(&self) -> Option<Box<dyn durable::StateChecker>> {
         None
     }
+
+    /// The work ran in a guest and came back as `case`: show here what
+    /// it would have shown while running (a command its kept output, as
+    /// `--show-output` asks). By default nothing.
+    fn came_back(&mut self, _case: &Case) {}
 }
 
 /// The work of a case as data: what another process needs to build it.

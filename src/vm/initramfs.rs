@@ -93,11 +93,24 @@ poweroff -f
 
 /// The job script for `argv`, run by the guest's `/bin/sh` in its root:
 /// the host's usual PATH, `/tmp` as the working folder, every argument
-/// quoted (never read by a shell as anything but a word).
-pub fn job_script(argv: &[String]) -> String {
+/// quoted (never read by a shell as anything but a word). Given `env`,
+/// the job runs with that environment alone (`env -i`), in place of the
+/// guest's.
+pub fn job_script(argv: &[String], env: Option<&[(String, String)]>) -> String {
+    let run = match env {
+        Some(vars) => {
+            // `--` before the variables: a name may start with `-`. The
+            // program (fslab's path in the share) holds no `=`.
+            let mut words = vec!["env".to_string(), "-i".to_string(), "--".to_string()];
+            words.extend(vars.iter().map(|(name, value)| format!("{name}={value}")));
+            words.extend(argv.iter().cloned());
+            words
+        }
+        None => argv.to_vec(),
+    };
     format!(
         "export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root\ncd /tmp\nexec {}\n",
-        shell_words::join(argv)
+        shell_words::join(run)
     )
 }
 
@@ -163,8 +176,17 @@ mod tests {
 
     #[test]
     fn the_job_quotes_every_argument() {
-        let job = job_script(&["/usr/bin/fslab".into(), "run".into(), "a b".into(), "it's;rm -rf /".into()]);
+        let argv = ["/usr/bin/fslab".into(), "run".into(), "a b".into(), "it's;rm -rf /".into()];
+        let job = job_script(&argv, None);
         assert!(job.ends_with("exec /usr/bin/fslab run 'a b' 'it'\\''s;rm -rf /'\n"), "{job}");
+        let env = [("PATH".to_string(), "/opt/x bin:/usr/bin".to_string()), ("ODD".to_string(), "a'b\nc".to_string())];
+        let job = job_script(&argv, Some(&env));
+        assert!(
+            job.ends_with(
+                "exec env -i -- 'PATH=/opt/x bin:/usr/bin' 'ODD=a'\\''b\nc' /usr/bin/fslab run 'a b' 'it'\\''s;rm -rf /'\n"
+            ),
+            "{job}"
+        );
     }
 
     #[test]

@@ -72,6 +72,10 @@ pub struct Job<'a> {
     pub fslab: &'a File,
     /// Its arguments.
     pub args: &'a [String],
+    /// The environment it runs with, in place of the guest's (`exec`: the
+    /// command sees what it would see on the host); `None` keeps the
+    /// guest's.
+    pub env: Option<&'a [(String, String)]>,
 }
 
 /// QEMU's version line, asked once per process.
@@ -132,7 +136,7 @@ fn boot(
     let mut argv = vec![format!("{}/{}", initramfs::OUT_DIR, initramfs::SHIPPED)];
     argv.extend_from_slice(job.args);
     let script = files.share.join("job");
-    std::fs::write(&script, initramfs::job_script(&argv)).map_err(|e| Error::io(&script, "write the guest's job", e))?;
+    std::fs::write(&script, initramfs::job_script(&argv, job.env)).map_err(|e| Error::io(&script, "write the guest's job", e))?;
     let mut spec = qemu::GuestSpec {
         qemu: "qemu-system-x86_64".into(),
         accel: accel.clone(),

@@ -3,7 +3,27 @@
 
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+/// One guest at a time in a test binary: two emulated guests on two
+/// cores would each take twice as long and make the timeouts meaningless.
+static ONE_GUEST: Mutex<()> = Mutex::new(());
+
+/// For a test that boots a guest: the Debian kernel and, held until the
+/// guard drops, the turn of this test binary's one guest; `None` (the
+/// test says it skipped) without root or QEMU.
+pub fn one_guest(test: &str) -> Option<(PathBuf, MutexGuard<'static, ()>)> {
+    if !super::root_or_skip(test) {
+        return None;
+    }
+    let image = debian_kernel()?;
+    Some((image, ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner())))
+}
+
+/// This machine's kernel release.
+pub fn host_release() -> String {
+    super::run("uname", &["-r"]).trim().to_string()
+}
 
 /// The kernel image (a vmlinuz) guest tests boot: `FSLAB_TEST_KERNEL`
 /// (a path) when set, else the Debian kernel `scripts/debian-kernel.sh`
