@@ -255,18 +255,7 @@ fn the_survey_renders_in_a_browser_without_errors() {
     // Looked at as a reader would, in a window the width of a laptop's
     // and tall enough for the verdicts and the survey under them.
     let png = dir.path().join("survey.png");
-    let shot = browser.run(
-        dir.path(),
-        "shot",
-        &[
-            "--enable-logging=stderr",
-            "--v=0",
-            "--hide-scrollbars",
-            &format!("--screenshot={}", png.display()),
-            "--window-size=1280,2400",
-            &url,
-        ],
-    );
+    let shot = browser.screenshot(dir.path(), &png, &url, (1280, 2400));
     assert_no_page_errors(&shot.stderr, &url, false);
     let counts = colour_counts(&png);
     for (name, colour) in [("the first place's blue", [0x00, 0x72, 0xb2]), ("the second place's orange", [0xe6, 0x9f, 0x00])] {

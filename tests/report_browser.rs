@@ -93,18 +93,7 @@ fn the_report_renders_every_chart_in_a_browser_without_errors() {
 
     // 2. What it looks like.
     let png = dir.path().join("report.png");
-    let shot = browser.run(
-        dir.path(),
-        "shot",
-        &[
-            "--enable-logging=stderr",
-            "--v=0",
-            "--hide-scrollbars",
-            &format!("--screenshot={}", png.display()),
-            "--window-size=1280,2000",
-            &url,
-        ],
-    );
+    let shot = browser.screenshot(dir.path(), &png, &url, (1280, 2000));
     assert_no_page_errors(&shot.stderr, &url, false);
     check_not_blank(&png);
 

@@ -45,11 +45,7 @@ fn the_crash_states_are_drawn_along_the_log_in_a_browser() {
     assert!(dom.contains(r#"<table class="numbers crash-table">"#));
 
     let png = dir.path().join("report.png");
-    let shot = browser.run(
-        dir.path(),
-        "shot",
-        &["--enable-logging=stderr", "--v=0", "--hide-scrollbars", &format!("--screenshot={}", png.display()), "--window-size=1280,3200", &url],
-    );
+    let shot = browser.screenshot(dir.path(), &png, &url, (1280, 3200));
     assert_no_page_errors(&shot.stderr, &url, false);
     let green = pixels_of(&png, GOOD);
     assert!(green > 2000, "the good states' green covers {green} pixels");

@@ -45,6 +45,15 @@ pub struct Output {
 }
 
 impl Browser {
+    /// A screenshot of `url` into `png`, the window `width` by `height`
+    /// pixels, with the console logged to its stderr (for
+    /// [`assert_no_page_errors`]).
+    pub fn screenshot(&self, dir: &Path, png: &Path, url: &str, (width, height): (u32, u32)) -> Output {
+        let shot = format!("--screenshot={}", png.display());
+        let size = format!("--window-size={width},{height}");
+        self.run(dir, "shot", &["--enable-logging=stderr", "--v=0", "--hide-scrollbars", &shot, &size, url])
+    }
+
     /// Run headless Chromium with a new empty profile and `args`; its
     /// output goes to files (no pipe to fill up), and it is killed if it
     /// outlives [`BROWSER_TIMEOUT`].
