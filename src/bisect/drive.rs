@@ -171,7 +171,12 @@ pub fn run(bisect: Bisect, make: &mut MakeWork, say: &mut dyn FnMut(&str)) -> Re
         let work = make(point, tree.as_deref(), repeats)?;
         let mut tags = bisect.tags.clone();
         tags.extend([format!("bisect:{id}"), format!("bisect:{id}@{}", point.key)]);
-        let record = measure(work, bisect.store, &tags, bisect.progress)?;
+        let record = match measure(work, bisect.store, &tags, bisect.progress) {
+            Ok(record) => record,
+            // Interrupted mid-step: said as such, with how to go on.
+            Err(_) if crate::interrupt::pending().is_some() => break None,
+            Err(e) => return Err(e),
+        };
         let samples = super::samples_of(&record, &bisect.change);
         check_figure(&bisect.change, &record, &samples)?;
         let values = samples.quiet.iter().chain(&samples.busy).copied().collect();
@@ -190,8 +195,10 @@ pub fn run(bisect: Bisect, make: &mut MakeWork, say: &mut dyn FnMut(&str)) -> Re
 /// Whether the rule weighs a timing (known once an end reported its kind).
 fn timing(search: &Search) -> bool {
     let last = search.points().len() - 1;
+    let known = search.samples(0).kind.or(search.samples(last).kind).is_some();
     matches!(search.change(), Change::Figure { .. })
-        && search.samples(0).kind.or(search.samples(last).kind) == Some(crate::record::Kind::Timing)
+        && known
+        && judge::kind(search.samples(0), search.samples(last)) == crate::record::Kind::Timing
 }
 
 /// Read the stored steps of bisect `id` into `search`: the points they

@@ -282,8 +282,7 @@ impl Search {
     /// Whether the rule weighs an exact figure.
     fn is_exact(&self) -> bool {
         let last = self.points.len() - 1;
-        matches!(self.change, Change::Figure { .. })
-            && self.samples[0].kind.or(self.samples[last].kind).unwrap_or(Kind::Exact) == Kind::Exact
+        matches!(self.change, Change::Figure { .. }) && judge::kind(&self.samples[0], &self.samples[last]) == Kind::Exact
     }
 }
 
