@@ -221,6 +221,9 @@ fn bad_input_is_refused_with_what_to_do() {
     refused(&mut kernels("debian:6.1.0-99,debian:6.1.0-50"), 2, "6.1.0-99");
     refused(&mut kernels("debian:6.1.0-54..6.1.0-47"), 2, "debian:6.1.0-47..6.1.0-54");
     refused(&mut kernels("host"), 2, "two kernels at least");
+    let mut two_places = lab.command();
+    two_places.args(["bisect", "--kernel", "host,host", "--fs", "ext4,xfs", "--figure", "wall_s", "--", "true"]);
+    refused(&mut two_places, 2, "a bisect follows one place");
     // Uncommitted changes: refused before anything is built.
     std::fs::write(repo.join("prog.c"), "changed").unwrap();
     let mut dirty = bisect(&lab, &repo, &["--figure", "journal_commits"]);

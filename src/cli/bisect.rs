@@ -33,6 +33,12 @@ pub fn run(args: &BisectArgs) -> Result<ExitCode> {
     if args.scenario.is_none() && args.command.is_empty() {
         return Err(Error::usage("say what to measure at each point: a command after --, or --scenario NAME"));
     }
+    let t = &args.target;
+    if t.fs.len() != 1 && t.dir.is_none() && t.device.is_none() || t.memory.len() > 1 || t.vm.vm_memory.len() > 1 {
+        return Err(Error::usage(
+            "a bisect follows one place: give one --fs (or --dir), and at most one --memory or --vm-memory value",
+        ));
+    }
     let axis = axis(args)?;
     let json = args.target.json;
     let identity = identity(args, &change);
