@@ -106,10 +106,22 @@ pub struct Samples {
 }
 
 impl Samples {
-    /// The values that decide: the quiet ones, or the busy ones when no
-    /// quiet one was measured.
-    pub fn deciding(&self) -> &[f64] {
-        if self.quiet.is_empty() { &self.busy } else { &self.quiet }
+    /// The values that decide: the quiet ones when they are at least half
+    /// of those measured, else all of them (a machine busy most of the
+    /// time leaves too few quiet values to test, and its busy ones are as
+    /// good as any it gives).
+    pub fn deciding(&self) -> Vec<f64> {
+        if self.quiet.len() >= self.busy.len() {
+            self.quiet.clone()
+        } else {
+            self.quiet.iter().chain(&self.busy).copied().collect()
+        }
+    }
+
+    /// How the deciding values were chosen, for messages: `` or `, busy
+    /// ones included`.
+    fn which(&self) -> &'static str {
+        if self.quiet.len() >= self.busy.len() || self.quiet.is_empty() && self.busy.is_empty() { "" } else { ", busy ones included" }
     }
 
     /// How many values were measured, busy ones included.
@@ -119,7 +131,7 @@ impl Samples {
 
     /// The median of the deciding values.
     pub fn median(&self) -> Option<f64> {
-        median(self.deciding())
+        median(&self.deciding())
     }
 }
 
@@ -192,14 +204,14 @@ pub fn ends_differ(change: &Change, good: &Samples, bad: &Samples, ceiling: usiz
                             "the {end} end's own repeats fall on both sides of the threshold {} ({}): \
                              the figure moves with the machine's timing there, not by a step",
                             shown(t),
-                            list(s.deciding())
+                            list(&s.deciding())
                         )));
                     }
                 }
                 Ok(())
             }
             Kind::Timing => {
-                let (g, b) = (good.deciding(), bad.deciding());
+                let (g, b) = (&good.deciding(), &bad.deciding());
                 let least = match threshold {
                     Some(Threshold::Relative(r)) => *r,
                     _ => DEFAULT_TIMING_CHANGE,
@@ -216,9 +228,12 @@ pub fn ends_differ(change: &Change, good: &Samples, bad: &Samples, ceiling: usiz
                     return Err(Reading::More);
                 }
                 Err(Reading::CantTell(format!(
-                    "the ends are not told apart after {} repeats each: medians {} and {} ({:+.1}%, p = {}), \
-                     the change asked for is at least {:.0}% at p < {ALPHA}",
+                    "the ends are not told apart after {} repeats each ({} and {} deciding{}): medians {} and {} \
+                     ({:+.1}%, p = {}), the change asked for is at least {:.0}% at p < {ALPHA}",
                     good.measured().min(bad.measured()),
+                    g.len(),
+                    b.len(),
+                    if good.which().is_empty() { bad.which() } else { good.which() },
                     shown(mg),
                     shown(mb),
                     (mb / mg - 1.0) * 100.0,
@@ -256,7 +271,7 @@ fn read_exact(threshold: Option<Threshold>, good: &Samples, bad: &Samples, point
         return Reading::More;
     };
     let t = exact_threshold(threshold, g, b);
-    let values = point.deciding();
+    let values = &point.deciding();
     if values.is_empty() || point.quiet.is_empty() && point.measured() < 2 {
         // Nothing yet, or one busy value only: measure again (once).
         return Reading::More;
@@ -281,17 +296,17 @@ fn read_exact(threshold: Option<Threshold>, good: &Samples, bad: &Samples, point
 
 /// A timing: the point's samples against each end's by the rank-sum test.
 fn read_timing(good: &Samples, bad: &Samples, point: &Samples, ceiling: usize) -> Reading {
-    let (g, b, x) = (good.deciding(), bad.deciding(), point.deciding());
+    let (g, b, x) = (&good.deciding(), &bad.deciding(), &point.deciding());
     let (Some(mg), Some(mb), Some(mx)) = (median(g), median(b), median(x)) else {
         return Reading::More;
     };
     let p_good = mann_whitney(x, g).map_or(1.0, |t| t.p);
     let p_bad = mann_whitney(x, b).map_or(1.0, |t| t.p);
     let bad_side = (mx - (mg + mb) / 2.0).signum() == (mb - mg).signum();
-    let quiet_enough = !point.quiet.is_empty();
+    let enough = x.len() >= 2;
     match (p_good < ALPHA, p_bad < ALPHA) {
-        (true, false) if bad_side && quiet_enough => return Reading::Bad,
-        (false, true) if !bad_side && quiet_enough => return Reading::Good,
+        (true, false) if bad_side && enough => return Reading::Bad,
+        (false, true) if !bad_side && enough => return Reading::Good,
         _ => {}
     }
     if point.measured() < ceiling {
@@ -466,9 +481,13 @@ mod tests {
     fn busy_values_decide_only_without_quiet_ones() {
         let mut point = exact(&[]);
         point.busy = vec![40.0];
-        assert_eq!(point.deciding(), &[40.0]);
+        assert_eq!(point.deciding(), [40.0]);
         point.quiet = vec![3.0];
-        assert_eq!(point.deciding(), &[3.0]);
+        assert_eq!(point.deciding(), [3.0]);
+        // Mostly busy: every value decides.
+        point.busy = vec![40.0, 41.0];
+        assert_eq!(point.deciding(), [3.0, 40.0, 41.0]);
+        point.busy = vec![40.0];
         assert_eq!(read(&figure(None), &exact(&[2.0]), &exact(&[40.0]), &point, 10), Reading::Good);
     }
 

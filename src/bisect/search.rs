@@ -240,7 +240,7 @@ impl Search {
     fn confirm(&mut self, lo: usize, hi: usize) -> Next {
         let skipped: Vec<usize> = (lo + 1..hi).collect();
         if !self.is_exact() && !matches!(self.change, Change::Verdict { .. }) {
-            let (a, b) = (self.samples[lo].deciding(), self.samples[hi].deciding());
+            let (a, b) = (&self.samples[lo].deciding(), &self.samples[hi].deciding());
             let p = mann_whitney(a, b).map_or(1.0, |t| t.p);
             if p >= judge::ALPHA {
                 let fewer = if self.samples[lo].measured() <= self.samples[hi].measured() { lo } else { hi };
