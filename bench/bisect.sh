@@ -53,8 +53,8 @@ repo=$out/repo
 mkdir "$repo"
 git -C "$repo" init -q
 for n in $(seq 16); do
-    spins=40000000
-    [ "$n" -ge 11 ] && spins=50000000
+    spins=400000000
+    [ "$n" -ge 11 ] && spins=500000000
     cat >"$repo/prog.c" <<EOF
 #include <fcntl.h>
 #include <stdio.h>
