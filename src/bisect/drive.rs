@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::git::Repo;
-use super::judge::{self, Change, Reading, Samples};
+use super::judge::{self, Change, Samples};
 use super::search::{Next, Outcome, Point, Search};
 use crate::error::{Error, Result};
 use crate::harness::Run;
@@ -194,11 +194,7 @@ pub fn run(bisect: Bisect, make: &mut MakeWork, say: &mut dyn FnMut(&str)) -> Re
 
 /// Whether the rule weighs a timing (known once an end reported its kind).
 fn timing(search: &Search) -> bool {
-    let last = search.points().len() - 1;
-    let known = search.samples(0).kind.or(search.samples(last).kind).is_some();
-    matches!(search.change(), Change::Figure { .. })
-        && known
-        && judge::kind(search.samples(0), search.samples(last)) == crate::record::Kind::Timing
+    search.judged() == Some(crate::record::Kind::Timing)
 }
 
 /// Read the stored steps of bisect `id` into `search`: the points they
@@ -209,8 +205,7 @@ fn resume(bisect: &Bisect, id: &str, search: &mut Search) -> Result<Vec<usize>> 
     };
     // Checked as a run checks it, before any lock is waited for.
     let mut store = crate::store::Store::open(&crate::harness::writable_store(location)?)?;
-    let keys: BTreeMap<&str, usize> = search.points().iter().enumerate().map(|(i, p)| (p.key.as_str(), i)).collect();
-    let keys: BTreeMap<String, usize> = keys.into_iter().map(|(k, i)| (k.to_string(), i)).collect();
+    let keys: BTreeMap<String, usize> = search.points().iter().enumerate().map(|(i, p)| (p.key.clone(), i)).collect();
     let prefix = format!("bisect:{id}@");
     let mut found = Vec::new();
     for run_id in store.ids_tagged(&format!("bisect:{id}"))? {
@@ -284,13 +279,7 @@ fn reading_now(search: &Search, i: usize) -> String {
     if i == 0 || i == last {
         return if i == 0 { "good end".into() } else { "bad end".into() };
     }
-    let change = search.change();
-    match judge::read(change, search.samples(0), search.samples(last), search.samples(i), usize::MAX) {
-        Reading::Good => "good".into(),
-        Reading::Bad => "bad".into(),
-        Reading::Skip(_) => "skip".into(),
-        _ => "undecided".into(),
-    }
+    judge::read(search.change(), search.samples(0), search.samples(last), search.samples(i), usize::MAX).word().into()
 }
 
 /// The line said after a point was measured.
@@ -336,7 +325,7 @@ struct Builds {
 
 impl Builds {
     fn new(bisect: &Bisect, id: &str) -> Result<Builds> {
-        let Axis::Git { repo, .. } = &bisect.axis else {
+        let Axis::Git { .. } = &bisect.axis else {
             return Ok(Builds { ledger: None, root: None, trees: BTreeMap::new() });
         };
         let scratch = crate::ledger::folder::OwnedDir::open_or_make(&bisect.scratch, crate::ledger::folder::FolderRole::Scratch)?;
@@ -352,7 +341,6 @@ impl Builds {
             token,
             crate::ledger::proof::Proof::File(crate::ledger::folder::FileId { dev: meta.dev(), ino: meta.ino() }),
         )?;
-        let _ = repo;
         Ok(Builds { ledger: Some(ledger), root: Some(root), trees: BTreeMap::new() })
     }
 

@@ -153,6 +153,19 @@ pub enum Reading {
     Skip(String),
 }
 
+impl Reading {
+    /// The word for a reading people and `--json` see: `good`, `bad`,
+    /// `skip`, or `undecided` for the rest.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Reading::Good => "good",
+            Reading::Bad => "bad",
+            Reading::Skip(_) => "skip",
+            _ => "undecided",
+        }
+    }
+}
+
 /// The threshold an exact figure is judged against: the one given, else
 /// midway between the ends' medians.
 pub fn exact_threshold(threshold: Option<Threshold>, good: f64, bad: f64) -> f64 {

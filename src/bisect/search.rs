@@ -281,8 +281,14 @@ impl Search {
 
     /// Whether the rule weighs an exact figure.
     fn is_exact(&self) -> bool {
+        self.judged() == Some(Kind::Exact)
+    }
+
+    /// How the rule's figure is judged, by what the ends measured
+    /// ([`judge::kind`]); `None` for a verdict's word.
+    pub fn judged(&self) -> Option<Kind> {
         let last = self.points.len() - 1;
-        matches!(self.change, Change::Figure { .. }) && judge::kind(&self.samples[0], &self.samples[last]) == Kind::Exact
+        matches!(self.change, Change::Figure { .. }).then(|| judge::kind(&self.samples[0], &self.samples[last]))
     }
 }
 

@@ -304,9 +304,7 @@ fn render_json(ended: &Ended) -> Vec<u8> {
             serde_json::json!({
                 "key": p.key, "label": p.label, "detail": p.detail,
                 "values": s.quiet, "busy_values": s.busy, "words": s.words, "skipped": s.failed,
-                "reading": search.reading(i).map(|r| match r {
-                    bisect::Reading::Good => "good", bisect::Reading::Bad => "bad", bisect::Reading::Skip(_) => "skip", _ => "undecided",
-                }),
+                "reading": search.reading(i).map(bisect::Reading::word),
             })
         })
         .collect();
