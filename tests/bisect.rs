@@ -251,6 +251,11 @@ fn a_commit_that_makes_the_program_a_quarter_slower_is_found_by_its_wall_time_or
             assert_eq!(first_bad(&json), ids[10], "a wrong commit: {b:#}");
             let first = b["outcome"]["first_bad"].as_u64().unwrap() as usize;
             assert!(b["points"][first]["values"].as_array().unwrap().len() >= 2, "a timing decided from one value: {b:#}");
+            // The answer's two sides were measured again one after the other.
+            let confirm = &b["confirm"];
+            assert_eq!(confirm["first_bad"].as_u64(), Some(first as u64), "{b:#}");
+            let (g, bad) = (confirm["good"].as_array().unwrap().len(), confirm["bad"].as_array().unwrap().len());
+            assert!(g >= 5 && g == bad, "{b:#}");
         }
         // Undecided is an answer too, with its figures and exit 5.
         Some("cant_tell" | "ends_agree" | "not_one_step") => {

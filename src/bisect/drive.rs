@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 
 use super::git::Repo;
 use super::judge::{self, Change, Samples};
-use super::search::{Next, Outcome, Point, Search};
+use super::search::{Ask, Next, Outcome, Point, Search};
 use crate::error::{Error, Result};
 use crate::harness::Run;
 use crate::ledger::{Ledger, Resource};
@@ -134,8 +134,8 @@ pub fn id_of(identity: &str, points: &[Point]) -> String {
 pub fn run(bisect: Bisect, make: &mut MakeWork, say: &mut dyn FnMut(&str)) -> Result<Ended> {
     let points = bisect.axis.points().to_vec();
     let id = id_of(&bisect.identity, &points);
-    let mut search = Search::new(points.clone(), bisect.change.clone(), bisect.ceiling as usize);
-    let resumed = resume(&bisect, &id, &mut search)?;
+    let mut search = Search::new(points.clone(), bisect.change.clone(), bisect.first as usize, bisect.ceiling as usize);
+    let (stored, resumed) = resume(&bisect, &id, &mut search)?;
     if !resumed.is_empty() {
         let names: Vec<&str> = resumed.iter().map(|&i| points[i].label.as_str()).collect();
         say(&format!("bisect {id}: resumed from the store, {} already measured ({})", names.len(), names.join(", ")));
@@ -167,10 +167,10 @@ pub fn run(bisect: Bisect, make: &mut MakeWork, say: &mut dyn FnMut(&str)) -> Re
             },
             Axis::Kernels(_) => None,
         };
-        let repeats = if timing(&search) && search.samples(i).measured() == 0 { bisect.first } else { 1 };
-        let work = make(point, tree.as_deref(), repeats)?;
+        let work = make(point, tree.as_deref(), search.repeats() as u32)?;
         let mut tags = bisect.tags.clone();
-        tags.extend([format!("bisect:{id}"), format!("bisect:{id}@{}", point.key)]);
+        let step = stored + steps.len();
+        tags.extend([format!("bisect:{id}"), format!("bisect:{id}@{}", point.key), format!("bisect:{id}#{step:05}")]);
         let record = match measure(work, bisect.store, &tags, bisect.progress) {
             Ok(record) => record,
             // Interrupted mid-step: said as such, with how to go on.
@@ -180,9 +180,10 @@ pub fn run(bisect: Bisect, make: &mut MakeWork, say: &mut dyn FnMut(&str)) -> Re
         let samples = super::samples_of(&record, &bisect.change);
         check_figure(&bisect.change, &record, &samples)?;
         let values = samples.quiet.iter().chain(&samples.busy).copied().collect();
+        let asked = search.asked();
         search.add(i, samples);
-        let reading = reading_now(&search, i);
-        say(&step_line(&search, i, &reading));
+        let reading = reading_now(&search, i, asked);
+        say(&step_line(&search, i, asked, &reading));
         steps.push(Step { point: i, run: Some(record.id.clone()), values, reading });
         if crate::interrupt::pending().is_some() {
             break None;
@@ -192,37 +193,40 @@ pub fn run(bisect: Bisect, make: &mut MakeWork, say: &mut dyn FnMut(&str)) -> Re
     Ok(Ended { id, search, outcome, steps, resumed })
 }
 
-/// Whether the rule weighs a timing (known once an end reported its kind).
-fn timing(search: &Search) -> bool {
-    search.judged() == Some(crate::record::Kind::Timing)
-}
-
-/// Read the stored steps of bisect `id` into `search`: the points they
-/// measured.
-fn resume(bisect: &Bisect, id: &str, search: &mut Search) -> Result<Vec<usize>> {
+/// Read the stored steps of bisect `id` into `search`, in the order they
+/// were measured (each step's `bisect:ID#N` tag), each as the answer to
+/// what the search asks next, as it was when measured: how many steps
+/// were read, and the points they measured.
+fn resume(bisect: &Bisect, id: &str, search: &mut Search) -> Result<(usize, Vec<usize>)> {
     let Some(location) = bisect.store else {
-        return Ok(Vec::new());
+        return Ok((0, Vec::new()));
     };
     // Checked as a run checks it, before any lock is waited for.
     let mut store = crate::store::Store::open(&crate::harness::writable_store(location)?)?;
     let keys: BTreeMap<String, usize> = search.points().iter().enumerate().map(|(i, p)| (p.key.clone(), i)).collect();
-    let prefix = format!("bisect:{id}@");
-    let mut found = Vec::new();
+    let (at, number) = (format!("bisect:{id}@"), format!("bisect:{id}#"));
+    let mut stored = Vec::new();
     for run_id in store.ids_tagged(&format!("bisect:{id}"))? {
         let Some(record) = store.load(&run_id)? else {
             continue;
         };
-        let Some(key) = record.tags.iter().find_map(|t| t.strip_prefix(&prefix)) else {
+        let Some(&i) = record.tags.iter().find_map(|t| t.strip_prefix(&at)).and_then(|key| keys.get(key)) else {
             continue;
         };
-        let Some(&i) = keys.get(key) else { continue };
-        search.add(i, super::samples_of(&record, &bisect.change));
-        if !found.contains(&i) {
-            found.push(i);
-        }
+        let step = record.tags.iter().find_map(|t| t.strip_prefix(&number)?.parse::<usize>().ok()).unwrap_or(usize::MAX);
+        stored.push((step, stored.len(), i, super::samples_of(&record, &bisect.change)));
+    }
+    stored.sort_by_key(|&(step, order, ..)| (step, order));
+    let count = stored.len();
+    let mut found = Vec::new();
+    for (_, _, i, samples) in stored {
+        search.next_step();
+        search.add(i, samples);
+        found.push(i);
     }
     found.sort_unstable();
-    Ok(found)
+    found.dedup();
+    Ok((count, found))
 }
 
 /// Measure `work` as a stored run tagged `tags`.
@@ -273,19 +277,28 @@ fn check_figure(change: &Change, record: &RunRecord, samples: &Samples) -> Resul
     Err(Error::usage(format!("--figure {name}: the work measures no such figure{}", crate::error::did_you_mean(name, &known))))
 }
 
-/// How point `i` reads now, as a word.
-fn reading_now(search: &Search, i: usize) -> String {
+/// How point `i` reads now, as a word, after a measure asked for `asked`.
+fn reading_now(search: &Search, i: usize, asked: Option<(usize, Ask)>) -> String {
     let last = search.points().len() - 1;
-    if i == 0 || i == last {
-        return if i == 0 { "good end".into() } else { "bad end".into() };
+    match asked {
+        Some((_, Ask::Confirm)) => "measured again beside the other side".into(),
+        _ if i == 0 => "good end".into(),
+        _ if i == last => "bad end".into(),
+        _ => search.read_now(i).word().into(),
     }
-    judge::read(search.change(), search.samples(0), search.samples(last), search.samples(i), usize::MAX).word().into()
 }
 
-/// The line said after a point was measured.
-fn step_line(search: &Search, i: usize, reading: &str) -> String {
-    let s = search.samples(i);
+/// The line said after a point was measured, for `asked`.
+fn step_line(search: &Search, i: usize, asked: Option<(usize, Ask)>, reading: &str) -> String {
     let point = &search.points()[i];
+    let (s, role) = match asked {
+        Some((_, Ask::Beside(x))) => (&search.beside(x)[usize::from(i != 0)], format!(", beside {}", search.points()[x].label)),
+        Some((_, Ask::Confirm)) => match search.confirmed() {
+            Some(((_, hi), fresh)) => (&fresh[usize::from(i == hi)], " (the answer's side)".to_string()),
+            None => (search.samples(i), String::new()),
+        },
+        _ => (search.samples(i), String::new()),
+    };
     let figure = match search.change() {
         Change::Figure { name, .. } => {
             let values = s.deciding();
@@ -301,16 +314,15 @@ fn step_line(search: &Search, i: usize, reading: &str) -> String {
             format!("verdict {}", s.words.last().map_or("none", String::as_str))
         }
     };
-    let left = if i == 0 || i == search.points().len() - 1 {
-        String::new()
-    } else {
-        match search.steps_left() {
+    let left = match asked {
+        Some((_, Ask::Point)) => match search.steps_left() {
             1 => " · ≤ 1 step left".to_string(),
             n => format!(" · ≤ {n} steps left"),
-        }
+        },
+        _ => String::new(),
     };
     let detail = point.detail.as_deref().map(|d| format!(" ({})", clip(d, 40))).unwrap_or_default();
-    format!("{}{detail}: {figure} → {reading}{left}", point.label)
+    format!("{}{detail}{role}: {figure} → {reading}{left}", point.label)
 }
 
 /// The build trees of a git bisect: one folder per commit in a folder of

@@ -14,7 +14,7 @@ pub mod search;
 
 pub use drive::{Axis, Bisect, Ended, Step, Work};
 pub use judge::{Change, Reading, Samples, Threshold};
-pub use search::{Next, Outcome, Point, Search};
+pub use search::{Ask, Next, Outcome, Point, Search};
 
 use crate::record::{RunRecord, Status};
 

@@ -7,9 +7,16 @@
 //! of the bracket (the last good point and the first bad one) measured
 //! until it reads good or bad; a point that cannot be judged (its build
 //! or case failed) is skipped and its nearest neighbour taken, as `git
-//! bisect skip` does. For a timing the bracket's two sides are then told
-//! apart against each other by the same test before the answer is given,
-//! so one unlucky reading cannot name a wrong point: it ends `can't tell`.
+//! bisect skip` does.
+//!
+//! A timing drifts with the machine (a warmer CPU, another job), so values
+//! measured minutes apart are not compared: a point is judged against the
+//! ends measured again beside it (point, good end, bad end, one after the
+//! other, a repeat each round), and the final bracket's two sides are
+//! measured afresh, interleaved, and told apart against each other by the
+//! same test, by at least the change asked for, before the answer is
+//! given. One unlucky reading or a drift between steps cannot name a
+//! wrong point: it ends `can't tell`.
 //!
 //! It stops with the first bad point and the last good one; with a window
 //! when skipped points lie between them; `can't tell` when a point stays
@@ -78,6 +85,20 @@ pub enum Outcome {
     },
 }
 
+/// Why the search asked for its last measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ask {
+    /// An end, until the ends differ.
+    End,
+    /// A point of the bisection.
+    Point,
+    /// An end measured again beside point `.0`, to judge that point
+    /// against values of the same minutes.
+    Beside(usize),
+    /// A side of the final bracket measured afresh beside the other.
+    Confirm,
+}
+
 /// A bisect's state: the axis, what each point measured, and how it read.
 #[derive(Debug, Clone)]
 pub struct Search {
@@ -85,15 +106,32 @@ pub struct Search {
     samples: Vec<Samples>,
     readings: Vec<Option<Reading>>,
     change: Change,
+    first: usize,
     ceiling: usize,
+    asked: Option<(usize, Ask)>,
+    /// A timing's ends measured beside each point: `[good, bad]`.
+    beside: Vec<[Samples; 2]>,
+    /// The final bracket of a timing, and its sides measured afresh.
+    confirm: Option<((usize, usize), [Samples; 2])>,
 }
 
 impl Search {
     /// A search over `points` (good end first, bad end last, at least two)
-    /// for `change`, measuring a timing's point at most `ceiling` times.
-    pub fn new(points: Vec<Point>, change: Change, ceiling: usize) -> Search {
+    /// for `change`, measuring a timing's point `first` times at first and
+    /// at most `ceiling` times.
+    pub fn new(points: Vec<Point>, change: Change, first: usize, ceiling: usize) -> Search {
         let n = points.len();
-        Search { points, samples: vec![Samples::default(); n], readings: vec![None; n], change, ceiling: ceiling.max(2) }
+        Search {
+            points,
+            samples: vec![Samples::default(); n],
+            readings: vec![None; n],
+            change,
+            first: first.max(1),
+            ceiling: ceiling.max(first).max(2),
+            asked: None,
+            beside: vec![Default::default(); n],
+            confirm: None,
+        }
     }
 
     /// The axis.
@@ -116,17 +154,50 @@ impl Search {
         &self.change
     }
 
-    /// Add what one measurement of `point` gave.
-    pub fn add(&mut self, point: usize, measured: Samples) {
-        let s = &mut self.samples[point];
-        s.quiet.extend(measured.quiet);
-        s.busy.extend(measured.busy);
-        s.words.extend(measured.words);
-        s.kind = s.kind.or(measured.kind);
-        if measured.failed.is_some() {
-            s.failed = measured.failed;
+    /// Why the last measure was asked for, and of which point.
+    pub fn asked(&self) -> Option<(usize, Ask)> {
+        self.asked
+    }
+
+    /// How many repeats the measure [`Search::next_step`] asked for takes:
+    /// a timing's first measure of a point (or of an end beside it, or of
+    /// a side of the final bracket) takes `first`, every other one.
+    pub fn repeats(&self) -> usize {
+        let Some((point, ask)) = self.asked else { return 1 };
+        if !self.is_timing() {
+            return 1;
         }
-        self.readings[point] = None;
+        let so_far = match ask {
+            Ask::End | Ask::Point => self.samples[point].measured(),
+            Ask::Beside(x) => self.beside[x][self.side(point)].measured(),
+            Ask::Confirm => self.confirm.as_ref().map_or(0, |(_, fresh)| fresh[self.side(point)].measured()),
+        };
+        if so_far == 0 { self.first } else { 1 }
+    }
+
+    /// The good end's or the bad end's slot (`0`, `1`) for `point`: the
+    /// good end and a bracket's lower side are `0`.
+    fn side(&self, point: usize) -> usize {
+        match self.confirm {
+            Some(((_, hi), _)) if matches!(self.asked, Some((_, Ask::Confirm))) => usize::from(point == hi),
+            _ => usize::from(point != 0),
+        }
+    }
+
+    /// Add what one measurement of `point` gave (the one asked for last,
+    /// or, when resuming, whatever was stored).
+    pub fn add(&mut self, point: usize, measured: Samples) {
+        let side = self.side(point);
+        match self.asked {
+            Some((p, Ask::Beside(x))) if p == point => merge(&mut self.beside[x][side], &measured),
+            Some((p, Ask::Confirm)) if p == point => {
+                if let Some((_, fresh)) = &mut self.confirm {
+                    merge(&mut fresh[side], &measured);
+                }
+            }
+            _ => self.readings[point] = None,
+        }
+        merge(&mut self.samples[point], &measured);
     }
 
     /// Points measured between the ends: the steps of the bisection.
@@ -153,7 +224,27 @@ impl Search {
 
     /// What to do next.
     pub fn next_step(&mut self) -> Next {
+        let next = self.choose();
+        self.asked = match next {
+            Next::Measure(i) => Some((i, self.asked_now(i))),
+            Next::Done(_) => None,
+        };
+        next
+    }
+
+    /// Why `i` is measured, as [`Search::choose`] left it.
+    fn asked_now(&self, i: usize) -> Ask {
+        match self.asked {
+            Some((p, ask @ (Ask::Beside(_) | Ask::Confirm))) if p == i => ask,
+            _ if i == 0 || i == self.points.len() - 1 => Ask::End,
+            _ => Ask::Point,
+        }
+    }
+
+    /// The next measure, or the end.
+    fn choose(&mut self) -> Next {
         let last = self.points.len() - 1;
+        self.asked = None;
         if let Some(next) = self.ends(last) {
             return next;
         }
@@ -162,6 +253,9 @@ impl Search {
         // Read what was measured but not read yet (a resumed search).
         for i in 1..last {
             if self.readings[i].is_none() && (self.samples[i].measured() > 0 || self.samples[i].failed.is_some()) {
+                if let Some(end) = self.beside_wanted(i) {
+                    return self.ask(end, Ask::Beside(i));
+                }
                 match self.read(i) {
                     Reading::More => return Next::Measure(i),
                     other => {
@@ -203,10 +297,38 @@ impl Search {
         }
     }
 
-    /// How point `i` reads now.
+    /// How point `i` reads now (a timing against the ends measured beside it).
     fn read(&self, i: usize) -> Reading {
+        self.read_up_to(i, self.ceiling)
+    }
+
+    /// How point `i` reads now, with no ceiling of repeats: for the line
+    /// said after a step.
+    pub fn read_now(&self, i: usize) -> Reading {
+        self.read_up_to(i, usize::MAX)
+    }
+
+    fn read_up_to(&self, i: usize, ceiling: usize) -> Reading {
         let last = self.points.len() - 1;
-        judge::read(&self.change, &self.samples[0], &self.samples[last], &self.samples[i], self.ceiling)
+        let [good, bad] = if self.is_timing() { [&self.beside[i][0], &self.beside[i][1]] } else { [&self.samples[0], &self.samples[last]] };
+        judge::read(&self.change, good, bad, &self.samples[i], ceiling)
+    }
+
+    /// The end a timing's point `i` wants measured beside it before it is
+    /// read: each end as often as the point, the good end first.
+    fn beside_wanted(&self, i: usize) -> Option<usize> {
+        if !self.is_timing() || self.samples[i].failed.is_some() {
+            return None;
+        }
+        let n = self.samples[i].measured();
+        let last = self.points.len() - 1;
+        [0, last].into_iter().zip(&self.beside[i]).find(|(_, s)| s.measured() < n && s.failed.is_none()).map(|(end, _)| end)
+    }
+
+    /// Ask for `point` to be measured, for `why`.
+    fn ask(&mut self, point: usize, why: Ask) -> Next {
+        self.asked = Some((point, why));
+        Next::Measure(point)
     }
 
     /// Keep a final reading of point `i`; the outcome when it ends the search.
@@ -235,30 +357,98 @@ impl Search {
         })
     }
 
-    /// The bracket is as narrow as it gets: for a timing its two sides
-    /// must differ by the test themselves before it is the answer.
+    /// The bracket is as narrow as it gets: for a timing its two sides,
+    /// measured afresh one after the other, must differ by the test and by
+    /// the change asked for, the right way round, before it is the answer.
     fn confirm(&mut self, lo: usize, hi: usize) -> Next {
         let skipped: Vec<usize> = (lo + 1..hi).collect();
-        if !self.is_exact() && !matches!(self.change, Change::Verdict { .. }) {
-            let (a, b) = (&self.samples[lo].deciding(), &self.samples[hi].deciding());
-            let p = mann_whitney(a, b).map_or(1.0, |t| t.p);
-            if p >= judge::ALPHA {
-                let fewer = if self.samples[lo].measured() <= self.samples[hi].measured() { lo } else { hi };
-                if self.samples[fewer].measured() < self.ceiling {
-                    return Next::Measure(fewer);
+        if self.is_timing() {
+            if self.confirm.as_ref().is_none_or(|(pair, _)| *pair != (lo, hi)) {
+                self.confirm = Some(((lo, hi), Default::default()));
+            }
+            let Some((_, [a, b])) = &self.confirm else { unreachable!("set above") };
+            let (na, nb) = (a.measured(), b.measured());
+            if na == 0 || na < nb {
+                return self.ask(lo, Ask::Confirm);
+            }
+            if nb < na {
+                return self.ask(hi, Ask::Confirm);
+            }
+            let told = self.told_apart(a, b);
+            if let Err(why) = told {
+                if na < self.ceiling {
+                    return self.ask(lo, Ask::Confirm);
                 }
                 let why = format!(
-                    "{} and {} are not told apart from each other after {} and {} repeats (p = {})",
-                    self.points[lo].label,
-                    self.points[hi].label,
-                    self.samples[lo].measured(),
-                    self.samples[hi].measured(),
-                    judge::p_shown(p)
+                    "{} and {}, measured again one after the other {na} times each, are not told apart: {why}",
+                    self.points[lo].label, self.points[hi].label
                 );
                 return Next::Done(Outcome::CantTell { point: hi, why });
             }
         }
         Next::Done(Outcome::Found { last_good: lo, first_bad: hi, skipped, note: self.later_change(hi) })
+    }
+
+    /// Whether a bracket's fresh sides `a` (good) and `b` (bad) differ as
+    /// the ends do: by the rank-sum test, by at least the change asked for,
+    /// the same way; `Err` with the figures when not.
+    fn told_apart(&self, a: &Samples, b: &Samples) -> Result<(), String> {
+        let last = self.points.len() - 1;
+        let (va, vb) = (a.deciding(), b.deciding());
+        let (Some(ma), Some(mb), Some(g), Some(bad)) = (a.median(), b.median(), self.samples[0].median(), self.samples[last].median())
+        else {
+            return Err("nothing measured".into());
+        };
+        let p = mann_whitney(&va, &vb).map_or(1.0, |t| t.p);
+        let least = match &self.change {
+            Change::Figure { threshold: Some(judge::Threshold::Relative(r)), .. } => *r,
+            _ => judge::DEFAULT_TIMING_CHANGE,
+        };
+        let change = if ma != 0.0 { (mb - ma) / ma.abs() } else { f64::INFINITY };
+        let way = (mb - ma).signum() == (bad - g).signum();
+        if p < judge::ALPHA && change.abs() >= least && way {
+            return Ok(());
+        }
+        Err(format!(
+            "medians {} and {} ({:+.1}%, p = {}); the ends differ by {:+.1}%, the change asked for is at least {:.0}% at p < {}",
+            judge::shown(ma),
+            judge::shown(mb),
+            change * 100.0,
+            judge::p_shown(p),
+            (bad / g - 1.0) * 100.0,
+            least * 100.0,
+            judge::ALPHA
+        ))
+    }
+
+    /// The final bracket of a timing measured afresh: its two sides'
+    /// samples, once measured.
+    pub fn confirmed(&self) -> Option<((usize, usize), &[Samples; 2])> {
+        self.confirm.as_ref().map(|(pair, fresh)| (*pair, fresh))
+    }
+
+    /// The final bracket's fresh sides in words: medians, change, p and
+    /// repeats, once both were measured.
+    pub fn confirmation(&self) -> Option<String> {
+        let ((lo, hi), [a, b]) = self.confirmed()?;
+        let (ma, mb) = (a.median()?, b.median()?);
+        let p = mann_whitney(&a.deciding(), &b.deciding()).map_or(1.0, |t| t.p);
+        Some(format!(
+            "{} {} against {} {} ({:+.1}%, p = {}), measured again one after the other, {} and {} repeats",
+            self.points[lo].label,
+            judge::shown(ma),
+            self.points[hi].label,
+            judge::shown(mb),
+            (mb / ma - 1.0) * 100.0,
+            judge::p_shown(p),
+            a.measured(),
+            b.measured()
+        ))
+    }
+
+    /// The ends' values measured beside point `i` (a timing's): `[good, bad]`.
+    pub fn beside(&self, i: usize) -> &[Samples; 2] {
+        &self.beside[i]
     }
 
     /// An exact figure at the first bad point far from the bad end's: a
@@ -284,11 +474,27 @@ impl Search {
         self.judged() == Some(Kind::Exact)
     }
 
+    /// Whether the rule weighs a timing.
+    fn is_timing(&self) -> bool {
+        self.judged() == Some(Kind::Timing)
+    }
+
     /// How the rule's figure is judged, by what the ends measured
     /// ([`judge::kind`]); `None` for a verdict's word.
     pub fn judged(&self) -> Option<Kind> {
         let last = self.points.len() - 1;
         matches!(self.change, Change::Figure { .. }).then(|| judge::kind(&self.samples[0], &self.samples[last]))
+    }
+}
+
+/// Add `measured` to `into`.
+fn merge(into: &mut Samples, measured: &Samples) {
+    into.quiet.extend(&measured.quiet);
+    into.busy.extend(&measured.busy);
+    into.words.extend(measured.words.iter().cloned());
+    into.kind = into.kind.or(measured.kind);
+    if measured.failed.is_some() {
+        into.failed.clone_from(&measured.failed);
     }
 }
 
@@ -307,12 +513,18 @@ mod tests {
     /// Run a search to its end, `measure` giving each point's samples;
     /// returns the outcome and the points measured, in order.
     fn drive(search: &mut Search, measure: &mut dyn FnMut(usize) -> Samples) -> (Outcome, Vec<usize>) {
+        drive_asked(search, &mut |i, _, _| measure(i))
+    }
+
+    /// [`drive`], `measure` told why each point is measured and how often.
+    fn drive_asked(search: &mut Search, measure: &mut dyn FnMut(usize, Ask, usize) -> Samples) -> (Outcome, Vec<usize>) {
         let mut order = Vec::new();
         for _ in 0..1000 {
             match search.next_step() {
                 Next::Measure(i) => {
                     order.push(i);
-                    let s = measure(i);
+                    let (_, ask) = search.asked().expect("a measure is asked for a reason");
+                    let s = measure(i, ask, search.repeats());
                     search.add(i, s);
                 }
                 Next::Done(outcome) => return (outcome, order),
@@ -327,7 +539,7 @@ mod tests {
 
     #[test]
     fn sixteen_commits_with_the_change_at_the_seventh_take_four_steps() {
-        let mut search = Search::new(axis(16), figure(), 12);
+        let mut search = Search::new(axis(16), figure(), 1, 12);
         let (outcome, order) = drive(&mut search, &mut |i| exact(if i >= 6 { 40.0 } else { 2.0 }));
         assert_eq!(outcome, Outcome::Found { last_good: 5, first_bad: 6, skipped: vec![], note: None });
         assert_eq!(order[..4], [0, 0, 15, 15], "the ends first, twice each");
@@ -338,7 +550,7 @@ mod tests {
     #[test]
     fn every_position_of_the_change_is_found() {
         for at in 1..16 {
-            let mut search = Search::new(axis(16), figure(), 12);
+            let mut search = Search::new(axis(16), figure(), 1, 12);
             let (outcome, _) = drive(&mut search, &mut |i| exact(if i >= at { 40.0 } else { 2.0 }));
             assert_eq!(outcome, Outcome::Found { last_good: at - 1, first_bad: at, skipped: vec![], note: None }, "at {at}");
             assert!(search.steps() <= 4, "at {at}: {} steps", search.steps());
@@ -347,7 +559,7 @@ mod tests {
 
     #[test]
     fn a_skipped_point_is_passed_over_and_named_when_it_hides_the_answer() {
-        let mut search = Search::new(axis(8), figure(), 12);
+        let mut search = Search::new(axis(8), figure(), 1, 12);
         let mut measure = |i: usize| {
             if i == 4 {
                 Samples { failed: Some("the build exited 2".into()), ..Samples::default() }
@@ -361,7 +573,7 @@ mod tests {
 
     #[test]
     fn ends_that_agree_stop_at_once() {
-        let mut search = Search::new(axis(8), figure(), 12);
+        let mut search = Search::new(axis(8), figure(), 1, 12);
         let (outcome, order) = drive(&mut search, &mut |_| exact(40.0));
         assert!(matches!(outcome, Outcome::Ends(ref why) if why.contains("do not differ")), "{outcome:?}");
         assert_eq!(order, [0, 0, 7, 7]);
@@ -369,7 +581,7 @@ mod tests {
 
     #[test]
     fn a_later_second_change_is_said_beside_the_answer() {
-        let mut search = Search::new(axis(8), figure(), 12);
+        let mut search = Search::new(axis(8), figure(), 1, 12);
         let (outcome, _) = drive(&mut search, &mut |i| {
             exact(match i {
                 0..=2 => 2.0,
@@ -383,7 +595,7 @@ mod tests {
 
     #[test]
     fn a_timing_change_is_found_and_its_sides_confirmed_against_each_other() {
-        let mut search = Search::new(axis(16), figure(), 12);
+        let mut search = Search::new(axis(16), figure(), 1, 12);
         let mut rng = crate::compare::stats::SplitMix64::new(7);
         let mut noise = move || (rng.next_u64() % 1000) as f64 / 1000.0 * 0.04;
         let mut measure = |i: usize| {
@@ -399,7 +611,7 @@ mod tests {
         // Every point from one distribution, except that the bad end is
         // measured once far off: the ends differ, no point can be placed.
         let mut rng = crate::compare::stats::SplitMix64::new(11);
-        let mut search = Search::new(axis(8), figure(), 8);
+        let mut search = Search::new(axis(8), figure(), 1, 8);
         let mut measure = |i: usize| {
             let v = 1.0 + (rng.next_u64() % 1000) as f64 / 1000.0 * 0.5;
             let v = if i == 7 { v + 2.0 } else { v + if i >= 4 { 1.0 } else { 0.0 } };
@@ -411,7 +623,7 @@ mod tests {
 
     #[test]
     fn good_after_bad_is_not_one_step() {
-        let mut search = Search::new(axis(8), figure(), 12);
+        let mut search = Search::new(axis(8), figure(), 1, 12);
         for _ in 0..2 {
             search.add(0, exact(2.0));
             search.add(7, exact(40.0));
@@ -425,7 +637,7 @@ mod tests {
 
     #[test]
     fn a_resumed_search_reads_what_was_stored_and_goes_on_from_there() {
-        let mut first = Search::new(axis(16), figure(), 12);
+        let mut first = Search::new(axis(16), figure(), 1, 12);
         let truth = |i: usize| exact(if i >= 6 { 40.0 } else { 2.0 });
         let mut measured = Vec::new();
         for _ in 0..4 {
@@ -434,12 +646,83 @@ mod tests {
             measured.push(i);
         }
         // Started again: the stored samples, then the rest.
-        let mut again = Search::new(axis(16), figure(), 12);
+        let mut again = Search::new(axis(16), figure(), 1, 12);
         for &i in &measured {
             again.add(i, truth(i));
         }
         let (outcome, order) = drive(&mut again, &mut |i| truth(i));
         assert!(order.iter().all(|i| !measured.contains(i)), "measured again: {order:?} after {measured:?}");
         assert_eq!(outcome, Outcome::Found { last_good: 5, first_bad: 6, skipped: vec![], note: None });
+    }
+
+    /// Timing values of a program whose points from `at` on are 25% slower,
+    /// on a machine that drifts `drift` per measure (slower, or faster when
+    /// negative), with 1% noise: `repeats` values a measure.
+    fn drifting(at: usize, drift: f64, seed: u64) -> impl FnMut(usize, Ask, usize) -> Samples {
+        let mut rng = crate::compare::stats::SplitMix64::new(seed);
+        let mut clock = 0.0;
+        move |i, _, repeats| {
+            clock += 1.0;
+            let base = if i >= at { 1.25 } else { 1.0 };
+            let quiet = (0..repeats).map(|_| base * (1.0 + drift * clock) * (1.0 + (rng.next_u64() % 1000) as f64 / 100_000.0)).collect();
+            Samples { quiet, kind: Some(Kind::Timing), ..Samples::default() }
+        }
+    }
+
+    #[test]
+    fn a_timing_is_judged_against_ends_measured_beside_it_so_drift_names_no_wrong_point() {
+        // A machine 1% slower (or faster) each measure: over a bisect of
+        // some forty measures that is more than the change itself, so
+        // values measured minutes apart would place it wrongly.
+        for (seed, drift) in (0..12).flat_map(|seed| [(seed, 0.01), (seed, -0.008)]) {
+            let mut search = Search::new(axis(16), figure(), 5, 12);
+            let (outcome, order) = drive_asked(&mut search, &mut drifting(10, drift, seed));
+            match outcome {
+                Outcome::Found { last_good: 9, first_bad: 10, .. } | Outcome::CantTell { .. } => {}
+                other => panic!("seed {seed}, drift {drift}: {other:?} after {order:?}"),
+            }
+        }
+        // Without drift it is found, each point's ends measured beside it.
+        let mut search = Search::new(axis(16), figure(), 5, 12);
+        let (outcome, order) = drive_asked(&mut search, &mut drifting(10, 0.0, 3));
+        assert_eq!(outcome, Outcome::Found { last_good: 9, first_bad: 10, skipped: vec![], note: None }, "{order:?}");
+        let probed: Vec<usize> = (1..15).filter(|&i| search.samples(i).measured() > 0).collect();
+        for &i in probed.iter().filter(|&&i| i != 9 && i != 10) {
+            assert_eq!(search.beside(i).iter().map(Samples::measured).collect::<Vec<_>>(), [search.samples(i).measured(); 2]);
+        }
+        let Some(((9, 10), [a, b])) = search.confirmed() else { panic!("{:?}", search.confirmed()) };
+        assert!(a.measured() >= 5 && a.measured() == b.measured());
+    }
+
+    #[test]
+    fn a_bracket_whose_sides_do_not_differ_when_measured_again_is_cant_tell() {
+        // Point 10 reads like the good end while it is bisected (a fluke),
+        // but measured again beside point 11 it is as slow as that.
+        let mut truth = drifting(10, 0.0, 5);
+        let mut measure = |i: usize, ask: Ask, repeats: usize| {
+            let fluke = i == 10 && ask == Ask::Point;
+            truth(if fluke { 0 } else { i }, ask, repeats)
+        };
+        let mut search = Search::new(axis(16), figure(), 5, 8);
+        let (outcome, _) = drive_asked(&mut search, &mut measure);
+        let Outcome::CantTell { point: 11, why } = outcome else { panic!("{outcome:?}") };
+        assert!(why.contains("c11 and c12, measured again one after the other 8 times each, are not told apart"), "{why}");
+    }
+
+    #[test]
+    fn a_timing_asks_for_its_first_repeats_once_a_measure_then_one_at_a_time() {
+        let mut search = Search::new(axis(8), figure(), 5, 12);
+        let mut asks = Vec::new();
+        let mut truth = drifting(4, 0.0, 1);
+        drive_asked(&mut search, &mut |i, ask, repeats| {
+            asks.push((i, ask, repeats));
+            truth(i, ask, repeats)
+        });
+        // The good end once before its kind is known, then five at a time.
+        assert_eq!(asks[..2], [(0, Ask::End, 1), (7, Ask::End, 5)]);
+        let first_point = asks.iter().position(|a| a.1 == Ask::Point).unwrap();
+        let (x, _, n) = asks[first_point];
+        assert_eq!(n, 5);
+        assert_eq!(asks[first_point + 1..first_point + 3], [(0, Ask::Beside(x), 5), (7, Ask::Beside(x), 5)]);
     }
 }

@@ -211,6 +211,9 @@ fn render_text(ended: &Ended, repo: Option<&Path>) -> String {
                 line(&mut s, "bad", *first_bad);
             }
             line(&mut s, "last good", *last_good);
+            if let Some(told) = search.confirmation() {
+                let _ = writeln!(s, "  told apart: {told}");
+            }
             if let Some(note) = note {
                 let _ = writeln!(s, "  note: {note}");
             }
@@ -305,6 +308,7 @@ fn render_json(ended: &Ended) -> Vec<u8> {
                 "key": p.key, "label": p.label, "detail": p.detail,
                 "values": s.quiet, "busy_values": s.busy, "words": s.words, "skipped": s.failed,
                 "reading": search.reading(i).map(bisect::Reading::word),
+                "beside": {"good": search.beside(i)[0].deciding(), "bad": search.beside(i)[1].deciding()},
             })
         })
         .collect();
@@ -321,8 +325,12 @@ fn render_json(ended: &Ended) -> Vec<u8> {
             serde_json::json!({"kind": "not_one_step", "points": points, "why": why})
         }
     };
+    let confirm = search.confirmed().map(|((lo, hi), [a, b])| {
+        serde_json::json!({"last_good": lo, "first_bad": hi, "good": a.deciding(), "bad": b.deciding(), "said": search.confirmation()})
+    });
     let value = serde_json::json!({
         "id": ended.id,
+        "confirm": confirm,
         "rule": rule(search),
         "steps": search.steps(),
         "resumed": ended.resumed,
