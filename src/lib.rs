@@ -87,6 +87,7 @@ pub mod crash;
 pub mod distro;
 pub mod error;
 pub mod harness;
+pub mod history;
 pub mod layout;
 pub mod plan;
 pub mod interrupt;

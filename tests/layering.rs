@@ -31,7 +31,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("vm", &["site", "age_cache", "ledger", "sys", "record", "error", "units", "text", "interrupt"]),
     ("store", &["record", "error", "units", "text"]),
     ("compare", &["store", "record", "error", "units", "text"]),
-    ("report", &["compare", "store", "record", "error", "units", "text"]),
+    ("history", &["compare", "store", "record", "error", "units", "text"]),
+    ("report", &["history", "compare", "store", "record", "error", "units", "text"]),
     (
         "harness",
         &[

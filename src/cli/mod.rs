@@ -30,6 +30,7 @@ mod table;
 mod verdicts;
 mod format;
 mod frag;
+mod history;
 mod hunt;
 mod hunt_args;
 mod hunt_said;
@@ -104,6 +105,12 @@ enum Command {
     /// step a stored run (started again, it resumes from the store).
     #[command(after_help = examples::BISECT)]
     Bisect(Box<bisect_args::BisectArgs>),
+    /// Where a series of stored runs changed, per case, figure and
+    /// machine: each change once, with its run, its step and the window
+    /// it falls in (and the bisect that would find it); drift said as
+    /// drift; `can't tell` with the noise where a step would be missed.
+    /// With --gate, exits 1 on a change for the worse, 5 when undecided.
+    History(Box<history::HistoryArgs>),
     /// The runs a store holds, a line each.
     Runs(RunsArgs),
     /// Print a stored run again (its tables, or --json).
@@ -745,6 +752,7 @@ pub fn main() -> ExitCode {
         Command::Status(args) => status::run(args),
         Command::Hunt(args) => hunt::run(args),
         Command::Bisect(args) => bisect::run(args),
+        Command::History(args) => history::run(args),
         Command::Runs(args) => runs::run(args),
         Command::Show(args) => show::run(args),
         Command::Export(args) => export::run(args),

@@ -9,6 +9,7 @@
 
 pub mod axis;
 pub mod bars;
+pub mod history;
 pub mod html;
 pub mod hunt;
 mod markup;

@@ -1,0 +1,189 @@
+//! The series a list of stored runs makes: per machine, per case key
+//! (scenario, place, parameters, conditions) and per figure, one value a
+//! run (the median of the run's ok repeats), in the runs' order, each
+//! judged by [`super::detect`].
+
+use std::collections::BTreeMap;
+
+use super::detect::{self, Finding};
+use crate::compare::stats::median;
+use crate::record::{Better, Kind, RunRecord, Status};
+
+/// One run's value of a series.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Value {
+    /// The run's index in the list given.
+    pub run: usize,
+    /// The median of its ok repeats.
+    pub value: f64,
+    /// Whether every repeat was measured on a busy machine.
+    pub busy: bool,
+}
+
+/// A series and what it says.
+#[derive(Debug, Clone)]
+pub struct Series {
+    /// The machine (host name, else its architecture).
+    pub machine: String,
+    /// The case's scenario.
+    pub scenario: String,
+    /// Where it ran (`ext4`, `xfs@256M`).
+    pub place: String,
+    /// The case key `compare` matches by.
+    pub key: String,
+    /// The figure.
+    pub figure: String,
+    /// Its unit.
+    pub unit: String,
+    /// Which way is better.
+    pub better: Better,
+    /// Exact or timing.
+    pub kind: Kind,
+    /// The values that were judged, in run order.
+    pub values: Vec<Value>,
+    /// Busy runs set aside (a timing's, when quiet ones are most).
+    pub set_aside: usize,
+    /// What the detector found; `Step::at` indexes `values`.
+    pub finding: Finding,
+}
+
+impl Series {
+    /// Whether a change of this series is for the worse.
+    pub fn worse(&self, relative: f64) -> bool {
+        match self.better {
+            Better::Lower => relative > 0.0,
+            Better::Higher => relative < 0.0,
+        }
+    }
+}
+
+/// The series of `runs` (oldest first), each judged with `threshold`;
+/// `figures` keeps only those named (all when empty).
+pub fn of(runs: &[RunRecord], figures: &[String], threshold: f64) -> Vec<Series> {
+    type Key = (String, String, String);
+    let mut gathered: BTreeMap<Key, (Series, Vec<Value>)> = BTreeMap::new();
+    for (index, run) in runs.iter().enumerate() {
+        let machine = run.environment.host.clone().unwrap_or_else(|| run.environment.machine.clone());
+        let mut per_key: BTreeMap<Key, (Vec<f64>, usize, &crate::record::Case, &crate::record::Figure)> = BTreeMap::new();
+        for case in run.cases.iter().filter(|c| c.status == Status::Ok) {
+            for (name, figure) in case.figures.iter() {
+                let Some(v) = figure.value else { continue };
+                if !figures.is_empty() && !figures.iter().any(|f| f == name) {
+                    continue;
+                }
+                let entry =
+                    per_key.entry((machine.clone(), case.key(), name.to_string())).or_insert((Vec::new(), 0, case, figure));
+                entry.0.push(v);
+                entry.1 += usize::from(case.busy.is_some());
+            }
+        }
+        for (key, (values, busy, case, figure)) in per_key {
+            let all_busy = busy == values.len();
+            let Some(value) = median(&values) else { continue };
+            let slot = gathered.entry(key.clone()).or_insert_with(|| {
+                let series = Series {
+                    machine: key.0.clone(),
+                    scenario: case.scenario.clone(),
+                    place: case.place(),
+                    key: key.1.clone(),
+                    figure: key.2.clone(),
+                    unit: figure.unit.to_string(),
+                    better: figure.better,
+                    kind: figure.kind,
+                    values: Vec::new(),
+                    set_aside: 0,
+                    finding: detect::detect(&[], true, threshold),
+                };
+                (series, Vec::new())
+            });
+            slot.1.push(Value { run: index, value, busy: all_busy });
+        }
+    }
+    gathered
+        .into_values()
+        .map(|(mut series, all)| {
+            let quiet = all.iter().filter(|v| !v.busy).count();
+            // Busy values are set aside from a timing while quiet ones are
+            // at least half of them: a busy machine's time is not the code's.
+            let keep_busy = series.kind == Kind::Exact || quiet * 2 < all.len();
+            series.values = all.iter().filter(|v| keep_busy || !v.busy).cloned().collect();
+            series.set_aside = all.len() - series.values.len();
+            let values: Vec<f64> = series.values.iter().map(|v| v.value).collect();
+            series.finding = detect::detect(&values, series.kind == Kind::Exact, threshold);
+            series
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Case, Environment, Figures, TargetRecord};
+
+    fn run(id: &str, files: f64, wall: f64, busy: bool) -> RunRecord {
+        let mut figures = Figures::new();
+        figures.set("files", files, "count", Better::Lower, Kind::Exact);
+        figures.set("wall_s", wall, "s", Better::Lower, Kind::Timing);
+        let case = Case {
+            scenario: "exec".into(),
+            fs: "ext4".into(),
+            params: Default::default(),
+            repeat: 1,
+            status: Status::Ok,
+            error: None,
+            target: TargetRecord::default(),
+            figures,
+            timeline: Vec::new(),
+            maps: Vec::new(),
+            command: None,
+            conditions: Default::default(),
+            start: None,
+            busy: busy.then(|| "others used 1.5 cores".to_string()),
+            guest: None,
+            crash: None,
+            requests: Vec::new(),
+            plan_key: None,
+        };
+        let environment = Environment {
+            fslab_version: "test".into(),
+            host: Some("lab1".into()),
+            kernel: "6.1".into(),
+            machine: "x86_64".into(),
+            cpu: None,
+            cpus: 1,
+            memory_bytes: None,
+            tools: serde_json::Map::new(),
+            disk: None,
+        };
+        RunRecord {
+            id: id.into(),
+            tag: None,
+            tags: Vec::new(),
+            started_at: String::new(),
+            command: Vec::new(),
+            complete: true,
+            environment,
+            sysctls: Vec::new(),
+            cases: vec![case],
+            verdicts: Vec::new(),
+            plan: None,
+        }
+    }
+
+    #[test]
+    fn a_run_a_value_per_case_and_figure_and_busy_timings_set_aside() {
+        let mut runs: Vec<RunRecord> =
+            (0..12).map(|i| run(&format!("r{i}"), if i >= 6 { 13.0 } else { 12.0 }, 1.0 + 0.001 * i as f64, false)).collect();
+        runs.push(run("busy", 13.0, 3.0, true));
+        let series = of(&runs, &[], 0.05);
+        assert_eq!(series.len(), 2);
+        let files = series.iter().find(|s| s.figure == "files").unwrap();
+        assert_eq!(files.values.len(), 13, "an exact figure keeps busy runs");
+        assert_eq!(files.finding.changes.len(), 1);
+        assert_eq!(files.values[files.finding.changes[0].at].run, 6);
+        let wall = series.iter().find(|s| s.figure == "wall_s").unwrap();
+        assert_eq!((wall.values.len(), wall.set_aside), (12, 1));
+        assert!(wall.finding.changes.is_empty(), "{:?}", wall.finding);
+        assert_eq!(of(&runs, &["wall_s".to_string()], 0.05).len(), 1);
+    }
+}
