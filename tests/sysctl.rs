@@ -265,3 +265,44 @@ fn a_measuring_run_beside_one_setting_writeback_measures_as_alone() {
     measuring.assert_nothing_left("after the measuring run");
     setting.assert_nothing_left("after the setting runs");
 }
+
+#[test]
+fn a_run_whose_cases_set_sysctls_holds_the_lock_alone_only_while_those_cases_run() {
+    if !root_or_skip("sysctl_per_case") {
+        return;
+    }
+    let _one = KNOBS.lock().unwrap_or_else(|p| p.into_inner());
+    let saved = Saved::now(&[]);
+    let (setting, other) = (Lab::new(), Lab::new());
+    // Two cases, each setting writeback for itself and sleeping 3 s.
+    let mut first = setting.command();
+    first.args(["exec", "--progress", "json", "--dir", &work(&setting), "--no-store"]);
+    first.args(["--sysctl", "vm.dirty_background_bytes=33554432,67108864", "--", "sleep", "3"]);
+    let mut first = Watched::spawn(first.stdout(Stdio::null()));
+    wait_for("vm.dirty_background_bytes", "33554432", &mut first);
+    // A run that changes nothing, started during the first case: it gets
+    // the lock (shared) when that case ends, and the second case waits
+    // for it. Held for the whole run, it would have waited for both.
+    let mut second = other.command();
+    second.args(["exec", "--progress", "json", "--dir", &work(&other), "--no-store", "--", "sleep", "2"]);
+    let mut second = Watched::spawn(second.stdout(Stdio::null()));
+    let started = Instant::now();
+    let mut second_done = None;
+    let mut first_done = None;
+    while first_done.is_none() || second_done.is_none() {
+        if second_done.is_none() && second.ended().is_some() {
+            second_done = Some(started.elapsed());
+        }
+        if first_done.is_none() && first.ended().is_some() {
+            first_done = Some(started.elapsed());
+        }
+        assert!(started.elapsed() < Duration::from_secs(600), "neither run ended: {:?} {:?}", first.lines(), second.lines());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(first.ended().unwrap().success() && second.ended().unwrap().success());
+    let (first_done, second_done) = (first_done.unwrap(), second_done.unwrap());
+    assert!(second_done < first_done, "the other run ended at {second_done:?}, after the run setting sysctls ({first_done:?})");
+    assert_eq!(saved.differences(), Vec::<String>::new());
+    setting.assert_nothing_left("after the setting run");
+    other.assert_nothing_left("after the other run");
+}

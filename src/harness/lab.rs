@@ -82,7 +82,15 @@ pub struct Lab {
     // Declared before the lock so the ledger (which restores sysctls) is
     // dropped first.
     ledger: Ledger,
-    _sysctl_lock: Option<SysctlLock>,
+    /// The machine's sysctl lock: exclusive for the whole run when it sets
+    /// sysctls of its own (`--sysctl`), else shared, and exclusive only
+    /// while a case whose condition sets sysctls runs ([`Lab::hold_for`]).
+    sysctl_lock: std::cell::RefCell<Option<SysctlLock>>,
+    /// Whether the run holds the lock exclusively throughout.
+    sysctl_exclusive: bool,
+    /// The state folder (where dead runs' ledgers are), for taking the lock
+    /// again.
+    state: PathBuf,
 }
 
 impl std::fmt::Debug for Lab {
@@ -211,8 +219,13 @@ impl Lab {
             let _ = image_cache.set(ImageCache::open(&dir)?);
         }
         let id = crate::record::run_id();
-        let hold = if plan.sets_sysctls() { sysctl::Hold::Exclusive } else { sysctl::Hold::Shared };
-        let sysctl_lock = lock_sysctls(state_dir.path(), hold)?;
+        // A run's own sysctls hold the lock exclusively throughout; a
+        // condition's only while its cases run, so a long run with one such
+        // condition (the preset's) does not shut out every other run.
+        let exclusive = !plan.sysctls.is_empty();
+        let hold = if exclusive { sysctl::Hold::Exclusive } else { sysctl::Hold::Shared };
+        let state = state_dir.path().to_path_buf();
+        let sysctl_lock = lock_sysctls(&state, hold)?;
         let memory = if plan.conditions.iter().any(|c| c.memory.is_some()) { Some(cgroup::memory_controller()?) } else { None };
         let ledger = Ledger::create_in(state_dir, &id)?;
         if let Some(dir) = scratch {
@@ -234,8 +247,49 @@ impl Lab {
             failed_bases: std::cell::RefCell::new(std::collections::HashMap::new()),
             made_ahead: std::cell::RefCell::new(std::collections::HashMap::new()),
             ledger,
-            _sysctl_lock: sysctl_lock,
+            sysctl_lock: std::cell::RefCell::new(sysctl_lock),
+            sysctl_exclusive: exclusive,
+            state,
         })
+    }
+
+    /// Hold the machine's sysctl lock as a case under `condition` needs it:
+    /// exclusively while the case sets sysctls (and the run does not hold
+    /// it so already), taken past the turnstile like any run's, after
+    /// which the dead runs' sysctls are put back; `Ok(true)` when it was
+    /// taken so and [`Lab::back_to_shared`] must follow the case.
+    pub(super) fn hold_for(&self, condition: &super::Condition) -> Result<bool> {
+        if condition.sysctls.is_empty() || self.sysctl_exclusive {
+            return Ok(false);
+        }
+        let mut slot = self.sysctl_lock.borrow_mut();
+        if slot.is_none() {
+            return Ok(false);
+        }
+        // Let go of the shared hold first: two runs upgrading at once must
+        // not wait on each other.
+        *slot = None;
+        match lock_sysctls(&self.state, sysctl::Hold::Exclusive) {
+            Ok(lock) => {
+                *slot = lock;
+                Ok(true)
+            }
+            Err(e) => {
+                *slot = lock_sysctls(&self.state, sysctl::Hold::Shared).ok().flatten();
+                Err(e)
+            }
+        }
+    }
+
+    /// After a case [`Lab::hold_for`] took the lock exclusively for (its
+    /// sysctls put back): hold it shared again.
+    pub(super) fn back_to_shared(&self) {
+        let mut slot = self.sysctl_lock.borrow_mut();
+        *slot = None;
+        match lock_sysctls(&self.state, sysctl::Hold::Shared) {
+            Ok(lock) => *slot = lock,
+            Err(e) => eprintln!("fslab: taking the machine's sysctl lock again, shared: {e}"),
+        }
     }
 
     /// The plan this lab runs.

@@ -99,6 +99,15 @@ impl Lab {
         }
         let mut case = Case::new(&job.scenario, &spec.label(), job.params.clone(), repeat);
         case.conditions = condition.as_map();
+        // A case that sets sysctls holds the machine's lock exclusively
+        // while it runs, and only then.
+        let exclusive = match self.hold_for(condition) {
+            Ok(taken) => taken,
+            Err(e) => {
+                fail(&mut case, format!("taking the machine's sysctl lock for the case's sysctls: {e}"));
+                return case;
+            }
+        };
         // What the case alone holds (its sysctls, its memory cgroup), put
         // back when it ends, newest first.
         let mut held = Vec::new();
@@ -108,6 +117,9 @@ impl Lab {
             if let Err(e) = self.ledger().release(token) {
                 fail(&mut case, format!("putting back what the case held: {e}"));
             }
+        }
+        if exclusive {
+            self.back_to_shared();
         }
         case
     }
