@@ -89,3 +89,47 @@ fn twelve_runs_name_run_7_for_the_files_and_run_10_for_the_time_each_once() {
     lab.expect(&["history", "nightly", "--figure", "no_such_figure"], 2);
     lab.assert_nothing_left("after a history");
 }
+
+#[test]
+fn two_hundred_replace_files_runs_in_postgresql_name_the_night_they_slowed() {
+    if !common::root_or_skip("history over a PostgreSQL store") {
+        return;
+    }
+    let Some(db) = common::TestDatabase::new("history_postgres") else { return };
+    let lab = Lab::new();
+    // One real run of the seed's replace-files (small), stored 200 times
+    // as a night's run each, its times wobbling by up to 1%, 12% slower
+    // from the 151st night.
+    let json = lab.run_json(&["replace-files", "--fs", "ext4", "--size", "128M", "--no-store", "--progress", "none"], 0);
+    let run: fslab::record::RunRecord = serde_json::from_value(json["run"].clone()).unwrap();
+    let mut store = fslab::store::Store::open(&db.url).unwrap();
+    for night in 0..200u32 {
+        let mut copy = run.clone();
+        copy.id = format!("20261101T{:02}{:02}00Z-1-{night:08x}", night / 60, night % 60);
+        copy.started_at = format!("2026-11-01T{:02}:{:02}:00Z", night / 60, night % 60);
+        copy.tags = vec!["nightly".into()];
+        for case in &mut copy.cases {
+            // Each night's times wobble by up to 1%.
+            let wobble = 1.0 + f64::from((night * 37 + 11) % 21) / 2000.0 - 0.005;
+            let slower = if night >= 150 { 1.12 } else { 1.0 };
+            let names: Vec<String> = case.figures.iter().map(|(n, _)| n.to_string()).collect();
+            for name in names {
+                let mut figure = case.figures.get(&name).unwrap().clone();
+                if figure.kind == fslab::record::Kind::Timing && figure.unit == "s" {
+                    figure.value = figure.value.map(|v| v * wobble * slower);
+                }
+                case.figures.insert_figure(&name, figure);
+            }
+        }
+        store.put_run(&copy).unwrap();
+    }
+    drop(store);
+    // How fast it answers is bench/history-postgres.sh's to measure.
+    let out = lab.expect(&["history", "nightly", "--store", &db.url, "--json"], 0);
+    let history: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(history["history"]["runs"].as_array().unwrap().len(), 200);
+    let wall = history["history"]["series"].as_array().unwrap().iter().find(|s| s["figure"] == "wall_s").unwrap();
+    let at: Vec<u64> = wall["changes"].as_array().unwrap().iter().map(|c| c["index"].as_u64().unwrap() + 1).collect();
+    assert_eq!(at, [151], "{wall:#}");
+    lab.assert_nothing_left("after a history over PostgreSQL");
+}

@@ -296,11 +296,11 @@ fn scan(y: &[f64]) -> Scan {
         cuts.push(at);
         cuts.sort_unstable();
     }
-    let level = |i: usize| {
-        let k = cuts.windows(2).position(|w| i >= w[0] && i < w[1]).unwrap_or(0);
-        (prefix[cuts[k + 1]] - prefix[cuts[k]]) / (cuts[k + 1] - cuts[k]) as f64
-    };
-    let levels: Vec<f64> = (0..n).map(level).collect();
+    let mut levels = Vec::with_capacity(n);
+    for w in cuts.windows(2) {
+        let level = (prefix[w[1]] - prefix[w[0]]) / (w[1] - w[0]) as f64;
+        levels.extend(std::iter::repeat_n(level, w[1] - w[0]));
+    }
     let residual = |i: usize| y[i] - levels[i];
     let rss3: f64 = (0..n).map(|i| residual(i).powi(2)).sum();
     let sigma = (rss3 / (n as f64 - (cuts.len() - 1) as f64)).sqrt();
@@ -412,9 +412,35 @@ fn noise_of(sigma: f64, rho: f64, n: usize, threshold: f64, relative: bool) -> N
     Noise { cv: to_rel(sigma), rho, detectable: to_rel(d), runs_needed: runs_needed.max(2 * MIN_SIDE) }
 }
 
-/// The critical values (split, slope) for a series of `n` values,
-/// simulated once per length.
+/// The critical values (split, slope) for a series of `n` values: the
+/// larger of those simulated at the two grid lengths around it (every
+/// length to 24, then about an eighth apart), each simulated once.
 pub fn critical(n: usize) -> (f64, f64) {
+    let (below, above) = grid_around(n);
+    let (a, b) = (simulated(below), simulated(above));
+    (a.0.max(b.0), a.1.max(b.1))
+}
+
+/// The grid lengths at or around `n`.
+fn grid_around(n: usize) -> (usize, usize) {
+    if n <= 24 {
+        return (n, n);
+    }
+    let mut below = 24;
+    loop {
+        let next = below + (below / 8).max(1);
+        if next > n {
+            return (below, next);
+        }
+        if next == n {
+            return (n, n);
+        }
+        below = next;
+    }
+}
+
+/// The critical values simulated at length `n`, once per process.
+fn simulated(n: usize) -> (f64, f64) {
     static TABLE: OnceLock<Mutex<HashMap<usize, (f64, f64)>>> = OnceLock::new();
     let table = TABLE.get_or_init(|| Mutex::new(HashMap::new()));
     if let Some(c) = table.lock().unwrap_or_else(|e| e.into_inner()).get(&n) {
@@ -428,17 +454,25 @@ pub fn critical(n: usize) -> (f64, f64) {
 /// The 1 − ALPHA quantiles of the split and slope statistics over series
 /// of independent noise.
 fn simulate(n: usize) -> (f64, f64) {
-    let mut rng = SplitMix64::new(0x5eed_0000 + n as u64);
-    let mut y = vec![0.0; n];
-    let mut ts = Vec::with_capacity(SIMS);
-    let mut ls = Vec::with_capacity(SIMS);
-    for _ in 0..SIMS {
-        for v in y.iter_mut() {
-            *v = normal(&mut rng);
-        }
-        ts.push(scan(&y).t);
-        ls.push(slope(&y).t);
-    }
+    use rayon::prelude::*;
+    // In chunks of their own seeds, so the cores share the work and the
+    // values stay the same however many there are.
+    const CHUNKS: usize = 16;
+    let (mut ts, mut ls): (Vec<f64>, Vec<f64>) = (0..CHUNKS)
+        .into_par_iter()
+        .flat_map_iter(|chunk| {
+            let mut rng = SplitMix64::new(0x5eed_0000 + (n as u64) * 64 + chunk as u64);
+            let mut y = vec![0.0; n];
+            (0..SIMS / CHUNKS)
+                .map(|_| {
+                    for v in y.iter_mut() {
+                        *v = normal(&mut rng);
+                    }
+                    (scan(&y).t, slope(&y).t)
+                })
+                .collect::<Vec<_>>()
+        })
+        .unzip();
     (quantile(&mut ts, 1.0 - ALPHA), quantile(&mut ls, 1.0 - ALPHA))
 }
 

@@ -99,8 +99,10 @@ pub fn of(runs: &[RunRecord], figures: &[String], threshold: f64) -> Vec<Series>
             slot.1.push(Value { run: index, value, busy: all_busy });
         }
     }
+    use rayon::prelude::*;
+    let gathered: Vec<(Series, Vec<Value>)> = gathered.into_values().collect();
     gathered
-        .into_values()
+        .into_par_iter()
         .map(|(mut series, all)| {
             let quiet = all.iter().filter(|v| !v.busy).count();
             // Busy values are set aside from a timing while quiet ones are
