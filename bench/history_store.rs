@@ -9,7 +9,7 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use fslab::record::{Kind, RunRecord};
+use fslab::record::RunRecord;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
@@ -21,24 +21,8 @@ fn main() {
     let run: RunRecord = serde_json::from_value(json["run"].clone()).expect("a run record");
     let mut into = fslab::store::Store::open(store).expect("open the store");
     let started = Instant::now();
-    for night in 0..200u32 {
-        let mut copy = run.clone();
-        copy.id = format!("20261101T{:02}{:02}00Z-1-{night:08x}", night / 60, night % 60);
-        copy.started_at = format!("2026-11-01T{:02}:{:02}:00Z", night / 60, night % 60);
-        copy.tags = vec!["nightly".into()];
-        for case in &mut copy.cases {
-            let wobble = 1.0 + f64::from((night * 37 + 11) % 21) / 2000.0 - 0.005;
-            let slower = if night >= 150 { 1.12 } else { 1.0 };
-            let names: Vec<String> = case.figures.iter().map(|(n, _)| n.to_string()).collect();
-            for name in names {
-                let mut figure = case.figures.get(&name).expect("listed").clone();
-                if figure.kind == Kind::Timing && figure.unit == "s" {
-                    figure.value = figure.value.map(|v| v * wobble * slower);
-                }
-                case.figures.insert_figure(&name, figure);
-            }
-        }
-        into.put_run(&copy).expect("store a night");
+    for night in fslab::history::series::nights(&run, 200, "nightly", 150, 1.12) {
+        into.put_run(&night).expect("store a night");
     }
     drop(into);
     println!("200 runs of {} cases stored in {:.1} s", run.cases.len(), started.elapsed().as_secs_f64());

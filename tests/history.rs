@@ -103,25 +103,8 @@ fn two_hundred_replace_files_runs_in_postgresql_name_the_night_they_slowed() {
     let json = lab.run_json(&["replace-files", "--fs", "ext4", "--size", "128M", "--no-store", "--progress", "none"], 0);
     let run: fslab::record::RunRecord = serde_json::from_value(json["run"].clone()).unwrap();
     let mut store = fslab::store::Store::open(&db.url).unwrap();
-    for night in 0..200u32 {
-        let mut copy = run.clone();
-        copy.id = format!("20261101T{:02}{:02}00Z-1-{night:08x}", night / 60, night % 60);
-        copy.started_at = format!("2026-11-01T{:02}:{:02}:00Z", night / 60, night % 60);
-        copy.tags = vec!["nightly".into()];
-        for case in &mut copy.cases {
-            // Each night's times wobble by up to 1%.
-            let wobble = 1.0 + f64::from((night * 37 + 11) % 21) / 2000.0 - 0.005;
-            let slower = if night >= 150 { 1.12 } else { 1.0 };
-            let names: Vec<String> = case.figures.iter().map(|(n, _)| n.to_string()).collect();
-            for name in names {
-                let mut figure = case.figures.get(&name).unwrap().clone();
-                if figure.kind == fslab::record::Kind::Timing && figure.unit == "s" {
-                    figure.value = figure.value.map(|v| v * wobble * slower);
-                }
-                case.figures.insert_figure(&name, figure);
-            }
-        }
-        store.put_run(&copy).unwrap();
+    for night in fslab::history::series::nights(&run, 200, "nightly", 150, 1.12) {
+        store.put_run(&night).unwrap();
     }
     drop(store);
     // How fast it answers is bench/history-postgres.sh's to measure.

@@ -117,6 +117,34 @@ pub fn of(runs: &[RunRecord], figures: &[String], threshold: f64) -> Vec<Series>
         .collect()
 }
 
+/// `nights` copies of one run, as a series of nights for a test or a
+/// benchmark: run `i` is started at minute `i` of 2026-11-01 and tagged
+/// `tag`, its times in seconds wobbling by up to 1% and, from night
+/// `slower_from` on, `factor` times as long.
+pub fn nights(run: &RunRecord, nights: u32, tag: &str, slower_from: u32, factor: f64) -> Vec<RunRecord> {
+    (0..nights)
+        .map(|night| {
+            let mut copy = run.clone();
+            copy.id = format!("20261101T{:02}{:02}00Z-1-{night:08x}", night / 60, night % 60);
+            copy.started_at = format!("2026-11-01T{:02}:{:02}:00Z", night / 60, night % 60);
+            copy.tags = vec![tag.to_string()];
+            let wobble = 1.0 + f64::from((night * 37 + 11) % 21) / 2000.0 - 0.005;
+            let scale = wobble * if night >= slower_from { factor } else { 1.0 };
+            for case in &mut copy.cases {
+                let names: Vec<String> = case.figures.iter().map(|(n, _)| n.to_string()).collect();
+                for name in names {
+                    let Some(mut figure) = case.figures.get(&name).cloned() else { continue };
+                    if figure.kind == Kind::Timing && figure.unit == "s" {
+                        figure.value = figure.value.map(|v| v * scale);
+                    }
+                    case.figures.insert_figure(&name, figure);
+                }
+            }
+            copy
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
