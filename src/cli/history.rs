@@ -140,7 +140,10 @@ impl Said {
 /// A value with its unit, scaled for people.
 fn value(v: f64, unit: &str) -> String {
     match unit {
+        "s" if v < 0.001 => format!("{:.0} µs", v * 1e6),
         "s" if v < 1.0 => format!("{:.1} ms", v * 1000.0),
+        "s" => format!("{v:.2} s"),
+        "bytes" if v >= 0.0 && v.fract() == 0.0 => crate::units::bytes(v as u64),
         "count" | "" => crate::bisect::judge::shown(v),
         _ => format!("{} {unit}", crate::bisect::judge::shown(v)),
     }

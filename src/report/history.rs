@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use crate::history::Series;
 use crate::history::detect::Verdict;
 use crate::record::RunRecord;
-use crate::report::markup::{escape_xml as escape, num};
+use crate::report::markup::escape_xml as escape;
 
 const WIDTH: f64 = 640.0;
 const HEIGHT: f64 = 220.0;
@@ -35,7 +35,8 @@ pub fn page(label: &str, runs: &[RunRecord], all: &[Series]) -> String {
     let shown: Vec<&Series> = all.iter().filter(|s| s.finding.verdict != Verdict::Steady).collect();
     let _ = write!(
         s,
-        "<h1>History of {}</h1><p>{} runs, {} … {}; {} series, {} steady (not drawn).</p>",
+        "<h1>History of {}</h1><p>{} runs, {} … {}; {} series, {} steady (not drawn). A dot is a run's \
+         median; hollow, measured while others used the machine.</p>",
         escape(label),
         runs.len(),
         escape(&runs[0].started_at),
@@ -48,6 +49,20 @@ pub fn page(label: &str, runs: &[RunRecord], all: &[Series]) -> String {
     }
     s.push_str("</body></html>\n");
     s
+}
+
+/// A value for an axis or a tooltip: three significant digits, seconds
+/// scaled to ms or µs.
+fn label(v: f64, unit: &str) -> String {
+    let (v, unit) = match unit {
+        "s" if v.abs() < 0.001 => (v * 1e6, "µs"),
+        "s" if v.abs() < 1.0 => (v * 1e3, "ms"),
+        "count" => (v, ""),
+        _ => (v, unit),
+    };
+    let digits = if v == 0.0 { 0 } else { (2 - v.abs().log10().floor() as i32).clamp(0, 6) as usize };
+    let text = format!("{v:.digits$}");
+    if unit.is_empty() { text } else { format!("{text} {unit}") }
 }
 
 /// One series' chart, with its heading.
@@ -86,19 +101,25 @@ fn chart(s: &mut String, runs: &[RunRecord], series: &Series) {
         "<svg width=\"{WIDTH}\" height=\"{HEIGHT}\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\" data-figure=\"{}\">\
          <line x1=\"{LEFT}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#999\"/>\
          <text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\
-         <text x=\"{}\" y=\"{}\" text-anchor=\"middle\">run</text>",
+         <text x=\"{}\" y=\"{}\" text-anchor=\"middle\">run</text>\
+         <text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">1</text><text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
         escape(&series.figure),
         TOP + PLOT,
         WIDTH - RIGHT,
         TOP + PLOT,
         LEFT - 6.0,
         TOP + 4.0,
-        num(hi),
+        escape(&label(hi, &series.unit)),
         LEFT - 6.0,
         TOP + PLOT,
-        num(lo),
+        escape(&label(lo, &series.unit)),
         (LEFT + WIDTH - RIGHT) / 2.0,
-        HEIGHT - 8.0
+        HEIGHT - 8.0,
+        x(0),
+        TOP + PLOT + 14.0,
+        x(runs.len() - 1),
+        TOP + PLOT + 14.0,
+        runs.len()
     );
     // The levels between changes.
     let mut cuts: Vec<usize> = f.changes.iter().map(|c| c.at).collect();
@@ -129,7 +150,7 @@ fn chart(s: &mut String, runs: &[RunRecord], series: &Series) {
             v.value,
             v.run + 1,
             escape(&runs[v.run].id),
-            num(v.value)
+            escape(&label(v.value, &series.unit))
         );
     }
     for c in &f.changes {
