@@ -296,7 +296,9 @@ fn a_run_whose_cases_set_sysctls_holds_the_lock_alone_only_while_those_cases_run
         if first_done.is_none() && first.ended().is_some() {
             first_done = Some(started.elapsed());
         }
-        assert!(started.elapsed() < Duration::from_secs(600), "neither run ended: {:?} {:?}", first.lines(), second.lines());
+        // Their working time, not their waits for other runs' locks.
+        let worked = first.worked().max(second.worked());
+        assert!(worked < Duration::from_secs(300), "the runs did not end: {:?} {:?}", first.lines(), second.lines());
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(first.ended().unwrap().success() && second.ended().unwrap().success());
