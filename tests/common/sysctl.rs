@@ -22,15 +22,29 @@ pub fn write(key: &str, value: &str) {
     std::fs::write(path(key), value).unwrap_or_else(|e| panic!("{key}={value}: {e}"));
 }
 
-/// The four writeback values, as found; dropping puts them back (the
-/// member of each pair that was set) and a few other knobs as well.
+/// Run `f` holding the machine's sysctl lock shared, as a measuring run
+/// does: no fslab run (another suite's, a user's preset) is changing
+/// sysctls meanwhile, so what `f` reads is the machine's own. Without the
+/// lock file (no root run since boot), just `f`.
+pub fn quiet<T>(f: impl FnOnce() -> T) -> T {
+    let Ok(lock) = std::fs::File::open("/run/fslab/sysctl.lock") else { return f() };
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockShared).expect("take the sysctl lock shared");
+    let out = f();
+    drop(lock);
+    out
+}
+
+/// The four writeback values, as found; dropping puts back those that
+/// differ then (the member of each pair that was set) and a few other
+/// knobs as well. Read and put back under the machine's sysctl lock
+/// ([`quiet`]), so another run's setting is neither saved nor undone.
 pub struct Saved(Vec<(String, String)>);
 
 impl Saved {
     /// The four, and `others`, as they are now.
     pub fn now(others: &[&str]) -> Saved {
-        let keys = PAIRS.iter().flat_map(|(a, b)| [*a, *b]).chain(others.iter().copied());
-        Saved(keys.map(|k| (k.to_string(), read(k))).collect())
+        let keys: Vec<&str> = PAIRS.iter().flat_map(|(a, b)| [*a, *b]).chain(others.iter().copied()).collect();
+        quiet(|| Saved(keys.iter().map(|k| (k.to_string(), read(k))).collect()))
     }
 
     /// One saved value.
@@ -40,12 +54,21 @@ impl Saved {
 
     /// Every saved value against the machine's now, or the differences.
     pub fn differences(&self) -> Vec<String> {
-        self.0.iter().filter(|(k, v)| read(k) != *v).map(|(k, v)| format!("{k} is {}, was {v}", read(k))).collect()
+        quiet(|| self.0.iter().filter(|(k, v)| read(k) != *v).map(|(k, v)| format!("{k} is {}, was {v}", read(k))).collect())
     }
 }
 
 impl Drop for Saved {
     fn drop(&mut self) {
+        quiet(|| self.put_back());
+    }
+}
+
+impl Saved {
+    fn put_back(&self) {
+        if self.0.iter().all(|(k, v)| std::fs::read_to_string(path(k)).is_ok_and(|now| now.trim() == v)) {
+            return;
+        }
         for (bytes, ratio) in PAIRS {
             let _ = if self.get(bytes) != "0" {
                 std::fs::write(path(bytes), self.get(bytes))
