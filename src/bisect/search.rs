@@ -161,7 +161,8 @@ impl Search {
 
     /// How many repeats the measure [`Search::next_step`] asked for takes:
     /// a timing's first measure of a point (or of an end beside it, or of
-    /// a side of the final bracket) takes `first`, every other one.
+    /// a side of the final bracket) takes `first`, every later one a single
+    /// repeat.
     pub fn repeats(&self) -> usize {
         let Some((point, ask)) = self.asked else { return 1 };
         if !self.is_timing() {
