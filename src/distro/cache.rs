@@ -17,7 +17,8 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use serde::{Deserialize, Serialize};
 
-use super::catalog::{Package, is_versioned_abi};
+use super::catalog::Package;
+use crate::record::release::is_versioned_abi;
 use crate::error::{Error, Result};
 use crate::ledger::folder::{FolderRole, OwnedDir};
 

@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use super::version;
 use crate::error::{Error, Result};
+use crate::record::release::is_versioned_abi;
 
 /// The package names apt is asked for (a regular expression of
 /// `apt-cache search --names-only`); [`abi_of`] keeps the plain flavour
@@ -109,22 +110,6 @@ impl Catalog {
 pub fn abi_of(package: &str) -> Option<&str> {
     let abi = package.strip_prefix("linux-image-")?.strip_suffix("-amd64")?;
     is_versioned_abi(abi).then_some(abi)
-}
-
-/// `X.Y.Z-N` or `X.Y.Z+SUFFIX` (SUFFIX of lowercase letters, digits and
-/// dots): how Debian names one kernel build.
-pub fn is_versioned_abi(abi: &str) -> bool {
-    let (upstream, tail) = match abi.find(['-', '+']) {
-        Some(at) => abi.split_at(at),
-        None => return false,
-    };
-    let numbers: Vec<&str> = upstream.split('.').collect();
-    let upstream_ok = numbers.len() == 3 && numbers.iter().all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-    let tail_ok = match tail.split_at(1) {
-        ("-", n) => !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()),
-        (_, suffix) => !suffix.is_empty() && suffix.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'.'),
-    };
-    upstream_ok && tail_ok
 }
 
 /// One stanza's kernel package, when it is one and whole.

@@ -3,6 +3,7 @@
 //! `fslab bisect` that would find which change did it, ready to run.
 
 use crate::record::RunRecord;
+use crate::record::release::debian_name;
 
 /// The window a change falls in.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,23 +44,13 @@ pub fn between(before: &RunRecord, after: &RunRecord, figure: &str, place_kernel
         (Some(a), Some(b)) if a != b => {
             Some(vec!["--repo".into(), "DIR".into(), "--good".into(), a, "--bad".into(), b, "--build".into(), "CMD".into()])
         }
-        _ => match (debian(kernel_a), debian(kernel_b)) {
+        _ => match (debian_name(kernel_a), debian_name(kernel_b)) {
             (Some(a), Some(b)) if a != b => Some(vec!["--kernel".into(), format!("debian:{a}..{b}")]),
             _ => None,
         },
     };
     let bisect = axis.and_then(|axis| bisect_command(after, figure, axis));
     Window { before: before.id.clone(), after: after.id.clone(), differs, bisect }
-}
-
-/// A Debian kernel's name from its release (`6.1.0-52-amd64` → `6.1.0-52`,
-/// `6.12.57+deb12-amd64` → `6.12.57+deb12`); none for another kernel.
-fn debian(release: &str) -> Option<String> {
-    let name = release.strip_suffix("-amd64")?;
-    let numbered = name.split(['.', '-', '+']).next().is_some_and(|p| p.chars().all(|c| c.is_ascii_digit()));
-    let packaged = name.contains("+deb")
-        || name.matches('-').count() == 1 && name.split('-').nth(1).is_some_and(|n| n.parse::<u32>().is_ok());
-    (numbered && packaged).then(|| name.to_string())
 }
 
 /// `fslab bisect AXIS --figure FIGURE` with the stored run's own work and
@@ -105,17 +96,4 @@ fn bisect_command(run: &RunRecord, figure: &str, axis: Vec<String>) -> Option<St
         i += 1;
     }
     scenario_named.then(|| shell_words::join(&words))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn debian_releases_are_named_as_the_archive_names_them() {
-        assert_eq!(debian("6.1.0-52-amd64").as_deref(), Some("6.1.0-52"));
-        assert_eq!(debian("6.12.57+deb12-amd64").as_deref(), Some("6.12.57+deb12"));
-        assert_eq!(debian("6.18.3-arch1"), None);
-        assert_eq!(debian("6.18.0-custom-amd64"), None);
-    }
 }

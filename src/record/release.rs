@@ -87,6 +87,30 @@ pub fn short_release(release: &str) -> &str {
     ["-amd64", "-arm64", "-686-pae", "-686"].iter().find_map(|flavour| release.strip_suffix(flavour)).unwrap_or(release)
 }
 
+/// `X.Y.Z-N` or `X.Y.Z+SUFFIX` (SUFFIX of lowercase letters, digits and
+/// dots): how Debian names one kernel build.
+pub fn is_versioned_abi(abi: &str) -> bool {
+    let (upstream, tail) = match abi.find(['-', '+']) {
+        Some(at) => abi.split_at(at),
+        None => return false,
+    };
+    let numbers: Vec<&str> = upstream.split('.').collect();
+    let upstream_ok = numbers.len() == 3 && numbers.iter().all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    let tail_ok = match tail.split_at(1) {
+        ("-", n) => !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()),
+        (_, suffix) => !suffix.is_empty() && suffix.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'.'),
+    };
+    upstream_ok && tail_ok
+}
+
+/// The Debian kernel a release names (`6.1.0-52-amd64` gives `6.1.0-52`,
+/// `6.12.57+deb12-amd64` gives `6.12.57+deb12`): the release of a plain
+/// amd64 kernel with a versioned ABI, as `--kernel debian:NAME` takes it;
+/// `None` for any other kernel.
+pub fn debian_name(release: &str) -> Option<&str> {
+    release.strip_suffix("-amd64").filter(|abi| is_versioned_abi(abi))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,5 +160,13 @@ mod tests {
         assert_eq!(short_release("6.1.0-57-amd64"), "6.1.0-57");
         assert_eq!(short_release("6.12.57+deb12-amd64"), "6.12.57+deb12");
         assert_eq!(short_release("6.18.44"), "6.18.44");
+    }
+
+    #[test]
+    fn debian_kernels_are_named_as_the_archive_names_them() {
+        assert_eq!(debian_name("6.1.0-52-amd64"), Some("6.1.0-52"));
+        assert_eq!(debian_name("6.12.57+deb12-amd64"), Some("6.12.57+deb12"));
+        assert_eq!(debian_name("6.18.3-arch1"), None);
+        assert_eq!(debian_name("6.18.0-custom-amd64"), None);
     }
 }
