@@ -137,21 +137,9 @@ impl Said {
     }
 }
 
-/// A value with its unit, scaled for people.
-fn value(v: f64, unit: &str) -> String {
-    match unit {
-        "s" if v < 0.001 => format!("{:.0} µs", v * 1e6),
-        "s" if v < 1.0 => format!("{:.1} ms", v * 1000.0),
-        "s" => format!("{v:.2} s"),
-        "bytes" if v >= 0.0 && v.fract() == 0.0 => crate::units::bytes(v as u64),
-        "count" | "" => crate::bisect::judge::shown(v),
-        _ => format!("{} {unit}", crate::bisect::judge::shown(v)),
-    }
-}
-
 /// The step in words: `12 → 13 (+8.3%)`, with a timing's interval.
 fn step_words(s: &Series, c: &Step) -> String {
-    let mut out = format!("{} → {} ({:+.1}%", value(c.before, &s.unit), value(c.after, &s.unit), c.relative * 100.0);
+    let mut out = format!("{} ({:+.1}%", crate::compare::format::change(c.before, c.after, &s.unit), c.relative * 100.0);
     if s.kind == Kind::Timing {
         let _ = write!(out, ", 95% {:+.1}..{:+.1}%", c.interval.0 * 100.0, c.interval.1 * 100.0);
     }

@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 use crate::history::Series;
 use crate::history::detect::Verdict;
 use crate::record::RunRecord;
+use crate::compare::format::value;
 use crate::report::markup::escape_xml as escape;
 
 const WIDTH: f64 = 640.0;
@@ -49,20 +50,6 @@ pub fn page(label: &str, runs: &[RunRecord], all: &[Series]) -> String {
     }
     s.push_str("</body></html>\n");
     s
-}
-
-/// A value for an axis or a tooltip: three significant digits, seconds
-/// scaled to ms or µs.
-fn label(v: f64, unit: &str) -> String {
-    let (v, unit) = match unit {
-        "s" if v.abs() < 0.001 => (v * 1e6, "µs"),
-        "s" if v.abs() < 1.0 => (v * 1e3, "ms"),
-        "count" => (v, ""),
-        _ => (v, unit),
-    };
-    let digits = if v == 0.0 { 0 } else { (2 - v.abs().log10().floor() as i32).clamp(0, 6) as usize };
-    let text = format!("{v:.digits$}");
-    if unit.is_empty() { text } else { format!("{text} {unit}") }
 }
 
 /// One series' chart, with its heading.
@@ -109,10 +96,10 @@ fn chart(s: &mut String, runs: &[RunRecord], series: &Series) {
         TOP + PLOT,
         LEFT - 6.0,
         TOP + 4.0,
-        escape(&label(hi, &series.unit)),
+        escape(&value(hi, &series.unit)),
         LEFT - 6.0,
         TOP + PLOT,
-        escape(&label(lo, &series.unit)),
+        escape(&value(lo, &series.unit)),
         (LEFT + WIDTH - RIGHT) / 2.0,
         HEIGHT - 8.0,
         x(0),
@@ -150,7 +137,7 @@ fn chart(s: &mut String, runs: &[RunRecord], series: &Series) {
             v.value,
             v.run + 1,
             escape(&runs[v.run].id),
-            escape(&label(v.value, &series.unit))
+            escape(&value(v.value, &series.unit))
         );
     }
     for c in &f.changes {
