@@ -3,34 +3,10 @@
 
 use super::*;
 use crate::record::Figures;
-use crate::record::Environment;
 
 /// A run called `id` holding `cases`.
 pub(super) fn run(id: &str, cases: Vec<Case>) -> RunRecord {
-    let environment = Environment {
-        fslab_version: "test".into(),
-        host: None,
-        kernel: "6.1".into(),
-        machine: "x86_64".into(),
-        cpu: None,
-        cpus: 1,
-        memory_bytes: None,
-        tools: serde_json::Map::new(),
-        disk: None,
-    };
-    RunRecord {
-        id: id.into(),
-        tag: None,
-        tags: Vec::new(),
-        started_at: String::new(),
-        command: Vec::new(),
-        complete: true,
-        environment,
-        sysctls: Vec::new(),
-        cases,
-        verdicts: Vec::new(),
-        plan: None,
-    }
+    crate::record::test_run(id, cases)
 }
 
 /// An ok case of `scenario` on `fs` with `params` (name, value) and one

@@ -148,56 +148,16 @@ pub fn nights(run: &RunRecord, nights: u32, tag: &str, slower_from: u32, factor:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Case, Environment, Figures, TargetRecord};
+    use crate::record::{Case, test_run};
 
     fn run(id: &str, files: f64, wall: f64, busy: bool) -> RunRecord {
-        let mut figures = Figures::new();
-        figures.set("files", files, "count", Better::Lower, Kind::Exact);
-        figures.set("wall_s", wall, "s", Better::Lower, Kind::Timing);
-        let case = Case {
-            scenario: "exec".into(),
-            fs: "ext4".into(),
-            params: Default::default(),
-            repeat: 1,
-            status: Status::Ok,
-            error: None,
-            target: TargetRecord::default(),
-            figures,
-            timeline: Vec::new(),
-            maps: Vec::new(),
-            command: None,
-            conditions: Default::default(),
-            start: None,
-            busy: busy.then(|| "others used 1.5 cores".to_string()),
-            guest: None,
-            crash: None,
-            requests: Vec::new(),
-            plan_key: None,
-        };
-        let environment = Environment {
-            fslab_version: "test".into(),
-            host: Some("lab1".into()),
-            kernel: "6.1".into(),
-            machine: "x86_64".into(),
-            cpu: None,
-            cpus: 1,
-            memory_bytes: None,
-            tools: serde_json::Map::new(),
-            disk: None,
-        };
-        RunRecord {
-            id: id.into(),
-            tag: None,
-            tags: Vec::new(),
-            started_at: String::new(),
-            command: Vec::new(),
-            complete: true,
-            environment,
-            sysctls: Vec::new(),
-            cases: vec![case],
-            verdicts: Vec::new(),
-            plan: None,
-        }
+        let mut case = Case::new("exec", "ext4", Default::default(), 1);
+        case.figures.set("files", files, "count", Better::Lower, Kind::Exact);
+        case.figures.set("wall_s", wall, "s", Better::Lower, Kind::Timing);
+        case.busy = busy.then(|| "others used 1.5 cores".to_string());
+        let mut run = test_run(id, vec![case]);
+        run.environment.host = Some("lab1".into());
+        run
     }
 
     #[test]

@@ -398,6 +398,36 @@ impl Case {
     }
 }
 
+/// A run called `id` holding `cases`, on a plain x86_64 machine of one
+/// core: what unit tests build their runs from.
+#[cfg(test)]
+pub fn test_run(id: &str, cases: Vec<Case>) -> RunRecord {
+    let environment = Environment {
+        fslab_version: "test".into(),
+        host: None,
+        kernel: "6.1".into(),
+        machine: "x86_64".into(),
+        cpu: None,
+        cpus: 1,
+        memory_bytes: None,
+        tools: serde_json::Map::new(),
+        disk: None,
+    };
+    RunRecord {
+        id: id.into(),
+        tag: None,
+        tags: Vec::new(),
+        started_at: String::new(),
+        command: Vec::new(),
+        complete: true,
+        environment,
+        sysctls: Vec::new(),
+        cases,
+        verdicts: Vec::new(),
+        plan: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
