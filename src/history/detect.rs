@@ -108,7 +108,9 @@ impl Verdict {
 pub struct Step {
     /// The index of the first value after the change.
     pub at: usize,
-    /// The level before (median of the values since the change before).
+    /// The level before: a timing's mean since the change before (a
+    /// geometric mean, as it is read in logarithms); an exact figure's
+    /// value at the run before.
     pub before: f64,
     /// The level after.
     pub after: f64,
@@ -179,7 +181,7 @@ pub fn detect(values: &[f64], exact: bool, threshold: f64) -> Finding {
         }
     }
     let mut found = Vec::new();
-    segment(&y, 0, &mut |at, s: &Scan, c: f64| found.push((at, *s, c)));
+    segment(&y, 0, &whole, &mut |at, s: &Scan, c: f64| found.push((at, *s, c)));
     found.sort_by_key(|f| f.0);
     // The noise around the levels found, and the step it lets the series see.
     let cuts: Vec<usize> = found.iter().map(|f| f.0).collect();
@@ -243,20 +245,20 @@ fn detect_exact(values: &[f64]) -> Finding {
     Finding { changes, small: Vec::new(), possible: Vec::new(), drift: None, noise: None, verdict }
 }
 
-/// Binary segmentation of `y` (offset `base` in the whole series): each
-/// significant split is handed to `found`, then both sides are searched.
-fn segment(y: &[f64], base: usize, found: &mut dyn FnMut(usize, &Scan, f64)) {
-    if y.len() < 2 * MIN_SIDE {
-        return;
-    }
-    let s = scan(y);
+/// Binary segmentation of `y` (offset `base` in the whole series), `s`
+/// its best split: each significant split is handed to `found`, then both
+/// sides are searched.
+fn segment(y: &[f64], base: usize, s: &Scan, found: &mut dyn FnMut(usize, &Scan, f64)) {
     let c = critical(y.len()).0;
     if s.t <= c {
         return;
     }
-    found(base + s.at, &s, c);
-    segment(&y[..s.at], base, found);
-    segment(&y[s.at..], base + s.at, found);
+    found(base + s.at, s, c);
+    for (side, from) in [(&y[..s.at], base), (&y[s.at..], base + s.at)] {
+        if side.len() >= 2 * MIN_SIDE {
+            segment(side, from, &scan(side), found);
+        }
+    }
 }
 
 /// The best split of a series.
@@ -291,20 +293,8 @@ fn scan(y: &[f64]) -> Scan {
     // A second cut, on whichever side it explains more.
     let second =
         [best_cut(&prefix, 0, best), best_cut(&prefix, best, n)].into_iter().flatten().max_by(|a, b| a.1.total_cmp(&b.1));
-    let mut cuts = vec![0, best, n];
-    if let Some((at, _)) = second {
-        cuts.push(at);
-        cuts.sort_unstable();
-    }
-    let mut levels = Vec::with_capacity(n);
-    for w in cuts.windows(2) {
-        let level = (prefix[w[1]] - prefix[w[0]]) / (w[1] - w[0]) as f64;
-        levels.extend(std::iter::repeat_n(level, w[1] - w[0]));
-    }
-    let residual = |i: usize| y[i] - levels[i];
-    let rss3: f64 = (0..n).map(|i| residual(i).powi(2)).sum();
-    let sigma = (rss3 / (n as f64 - (cuts.len() - 1) as f64)).sqrt();
-    let rho = lag_one(n, residual, rss3, cuts.len() - 1);
+    let cuts: Vec<usize> = std::iter::once(best).chain(second.map(|(at, _)| at)).collect();
+    let (sigma, rho) = residual_noise(y, &cuts);
     let se = sigma * ((1.0 + rho) / (1.0 - rho)).sqrt() * (1.0 / nl + 1.0 / nr).sqrt();
     let t = if se > 0.0 {
         (mr - ml).abs() / se
@@ -439,16 +429,14 @@ fn grid_around(n: usize) -> (usize, usize) {
     }
 }
 
-/// The critical values simulated at length `n`, once per process.
+/// The critical values simulated at length `n`, once per process
+/// however many series of that length are judged at once.
 fn simulated(n: usize) -> (f64, f64) {
-    static TABLE: OnceLock<Mutex<HashMap<usize, (f64, f64)>>> = OnceLock::new();
+    type Once = std::sync::Arc<OnceLock<(f64, f64)>>;
+    static TABLE: OnceLock<Mutex<HashMap<usize, Once>>> = OnceLock::new();
     let table = TABLE.get_or_init(|| Mutex::new(HashMap::new()));
-    if let Some(c) = table.lock().unwrap_or_else(|e| e.into_inner()).get(&n) {
-        return *c;
-    }
-    let c = simulate(n);
-    table.lock().unwrap_or_else(|e| e.into_inner()).insert(n, c);
-    c
+    let once = table.lock().unwrap_or_else(|e| e.into_inner()).entry(n).or_default().clone();
+    *once.get_or_init(|| simulate(n))
 }
 
 /// The 1 − ALPHA quantiles of the split and slope statistics over series
