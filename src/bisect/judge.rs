@@ -111,17 +111,18 @@ impl Samples {
     /// time leaves too few quiet values to test, and its busy ones are as
     /// good as any it gives).
     pub fn deciding(&self) -> Vec<f64> {
-        if self.quiet.len() >= self.busy.len() {
-            self.quiet.clone()
-        } else {
-            self.quiet.iter().chain(&self.busy).copied().collect()
-        }
+        if self.busy_decide() { self.quiet.iter().chain(&self.busy).copied().collect() } else { self.quiet.clone() }
+    }
+
+    /// Whether the busy values decide too ([`crate::record::busy::busy_ones_decide`]).
+    fn busy_decide(&self) -> bool {
+        crate::record::busy::busy_ones_decide(self.quiet.len(), self.busy.len())
     }
 
     /// How the deciding values were chosen, for messages: `` or `, busy
     /// ones included`.
     fn which(&self) -> &'static str {
-        if self.quiet.len() >= self.busy.len() || self.quiet.is_empty() && self.busy.is_empty() { "" } else { ", busy ones included" }
+        if self.busy_decide() { ", busy ones included" } else { "" }
     }
 
     /// How many values were measured, busy ones included.

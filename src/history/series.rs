@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use super::detect::{self, Finding};
 use crate::compare::stats::median;
-use crate::record::{Better, Kind, RunRecord, Status};
+use crate::record::{Better, Case, Figure, Kind, RunRecord, Status};
 
 /// One run's value of a series.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,59 +60,57 @@ impl Series {
 /// The series of `runs` (oldest first), each judged with `threshold`;
 /// `figures` keeps only those named (all when empty).
 pub fn of(runs: &[RunRecord], figures: &[String], threshold: f64) -> Vec<Series> {
+    use rayon::prelude::*;
+    // (machine, case key, figure) → the first case and figure that measured
+    // it (what the series is of), and a value a run.
     type Key = (String, String, String);
-    let mut gathered: BTreeMap<Key, (Series, Vec<Value>)> = BTreeMap::new();
+    type Gathered<'r> = (&'r Case, &'r Figure, Vec<Value>);
+    let mut gathered: BTreeMap<Key, Gathered> = BTreeMap::new();
     for (index, run) in runs.iter().enumerate() {
-        let machine = run.environment.host.clone().unwrap_or_else(|| run.environment.machine.clone());
-        let mut per_key: BTreeMap<Key, (Vec<f64>, usize, &crate::record::Case, &crate::record::Figure)> = BTreeMap::new();
+        let machine = run.environment.host.as_deref().unwrap_or(&run.environment.machine);
+        let mut per_key: BTreeMap<Key, (Vec<f64>, usize, &Case, &Figure)> = BTreeMap::new();
         for case in run.cases.iter().filter(|c| c.status == Status::Ok) {
+            let key = case.key();
             for (name, figure) in case.figures.iter() {
                 let Some(v) = figure.value else { continue };
                 if !figures.is_empty() && !figures.iter().any(|f| f == name) {
                     continue;
                 }
                 let entry =
-                    per_key.entry((machine.clone(), case.key(), name.to_string())).or_insert((Vec::new(), 0, case, figure));
+                    per_key.entry((machine.to_string(), key.clone(), name.to_string())).or_insert((Vec::new(), 0, case, figure));
                 entry.0.push(v);
                 entry.1 += usize::from(case.busy.is_some());
             }
         }
         for (key, (values, busy, case, figure)) in per_key {
-            let all_busy = busy == values.len();
             let Some(value) = median(&values) else { continue };
-            let slot = gathered.entry(key.clone()).or_insert_with(|| {
-                let series = Series {
-                    machine: key.0.clone(),
-                    scenario: case.scenario.clone(),
-                    place: case.place(),
-                    key: key.1.clone(),
-                    figure: key.2.clone(),
-                    unit: figure.unit.to_string(),
-                    better: figure.better,
-                    kind: figure.kind,
-                    values: Vec::new(),
-                    set_aside: 0,
-                    finding: detect::detect(&[], true, threshold),
-                };
-                (series, Vec::new())
-            });
-            slot.1.push(Value { run: index, value, busy: all_busy });
+            let value = Value { run: index, value, busy: busy == values.len() };
+            gathered.entry(key).or_insert((case, figure, Vec::new())).2.push(value);
         }
     }
-    use rayon::prelude::*;
-    let gathered: Vec<(Series, Vec<Value>)> = gathered.into_values().collect();
+    let gathered: Vec<(Key, Gathered)> = gathered.into_iter().collect();
     gathered
         .into_par_iter()
-        .map(|(mut series, all)| {
+        .map(|((machine, key, name), (case, figure, all))| {
             let quiet = all.iter().filter(|v| !v.busy).count();
             // Busy values are set aside from a timing while quiet ones are
             // at least half of them: a busy machine's time is not the code's.
-            let keep_busy = series.kind == Kind::Exact || quiet * 2 < all.len();
-            series.values = all.iter().filter(|v| keep_busy || !v.busy).cloned().collect();
-            series.set_aside = all.len() - series.values.len();
-            let values: Vec<f64> = series.values.iter().map(|v| v.value).collect();
-            series.finding = detect::detect(&values, series.kind == Kind::Exact, threshold);
-            series
+            let keep_busy = figure.kind == Kind::Exact || crate::record::busy::busy_ones_decide(quiet, all.len() - quiet);
+            let kept: Vec<Value> = all.iter().filter(|v| keep_busy || !v.busy).cloned().collect();
+            let values: Vec<f64> = kept.iter().map(|v| v.value).collect();
+            Series {
+                machine,
+                scenario: case.scenario.clone(),
+                place: case.place(),
+                key,
+                figure: name,
+                unit: figure.unit.to_string(),
+                better: figure.better,
+                kind: figure.kind,
+                set_aside: all.len() - kept.len(),
+                finding: detect::detect(&values, figure.kind == Kind::Exact, threshold),
+                values: kept,
+            }
         })
         .collect()
 }
@@ -148,7 +146,7 @@ pub fn nights(run: &RunRecord, nights: u32, tag: &str, slower_from: u32, factor:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Case, test_run};
+    use crate::record::test_run;
 
     fn run(id: &str, files: f64, wall: f64, busy: bool) -> RunRecord {
         let mut case = Case::new("exec", "ext4", Default::default(), 1);

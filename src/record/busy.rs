@@ -150,6 +150,14 @@ impl Others {
     }
 }
 
+/// Whether a case's busy values decide beside its quiet ones: when they
+/// are the greater number (a machine busy most of the time leaves too few
+/// quiet values to test, and its busy ones are as good as any it gives);
+/// otherwise the quiet ones decide alone.
+pub fn busy_ones_decide(quiet: usize, busy: usize) -> bool {
+    quiet < busy
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
