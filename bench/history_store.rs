@@ -12,6 +12,12 @@ use std::time::{Duration, Instant};
 use fslab::record::RunRecord;
 
 fn main() {
+    // `cargo test` runs every bench target too, without `--bench` and
+    // without a store: this one needs bench/history-postgres.sh.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("history_store: a benchmark, not a test; bench/history-postgres.sh runs it");
+        return;
+    }
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
     let [store, run, fslab] = &args[..] else {
         eprintln!("usage: cargo bench --bench history_store -- STORE RUN.json FSLAB");

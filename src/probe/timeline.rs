@@ -417,7 +417,9 @@ mod tests {
         let points = sampler.stop();
         // Seven full steps and one partial, give or take one folded point.
         assert!((7..=9).contains(&points.len()), "{points:?}");
-        assert!((points[0].t_s - 0.1).abs() < 0.05, "{points:?}");
+        // The first tick is due at 0.1 s; a busy machine may wake the
+        // sampler late, never early.
+        assert!((0.05..0.3).contains(&points[0].t_s), "{points:?}");
         // The work's own CPU: this thread spun throughout, about one CPU's
         // worth (other tests and builds share the CPUs: ask for a quarter).
         let own: Vec<f64> = points.iter().map(|p| p.work_user_pct.expect("the work's own CPU") + p.work_system_pct.unwrap()).collect();
