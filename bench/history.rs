@@ -6,14 +6,14 @@
 //! independent or AR(1) with rho 0.5) with a step at run 15 (none in the
 //! step-free rows), judged with the default threshold of 5%.
 //!
-//! Usage: cargo bench --bench history [-- SERIES]   (default 200 a cell)
+//! Usage: cargo bench --bench history [-- SERIES]   (default 1000 a cell)
 
 use std::time::Instant;
 
 use fslab::history::detect::{Verdict, detect, synthetic};
 
 fn main() {
-    let series: u64 = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(200);
+    let series: u64 = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(1000);
     let (n, at, threshold) = (30, 15, 0.05);
     println!("{series} series a cell, {n} runs, a step at run {} (index {at}), threshold 5%", at + 1);
     println!();

@@ -18,7 +18,9 @@
 //!   so a level shift is one change, said once.
 //! - **The step it can see.** From the noise around the levels found (its
 //!   spread and autocorrelation) comes the smallest step the series would
-//!   find nine times in ten. Where that is larger than the threshold, the
+//!   find nine times in ten; each split is weighed by the step it can see
+//!   between its neighbours (its spread alone, and fewer runs a side see
+//!   less). Where that is larger than the threshold, the
 //!   series cannot answer the question asked: a step smaller than that is
 //!   not called a change but a possible one, and the series is `can't
 //!   tell`, with the noise and the runs that would decide. So correlated
@@ -189,9 +191,13 @@ pub fn detect(values: &[f64], exact: bool, threshold: f64) -> Finding {
     let noise = noise_of(sigma, rho, y.len(), threshold, positive);
     finding.noise = Some(noise);
     // The gate weighs the spread alone: the correlation a short series
-    // gives is too unsure to cost every quiet series its power.
-    let sees = noise_of(sigma, 0.0, y.len(), threshold, positive).detectable;
-    for (at, s, c) in found {
+    // gives is too unsure to cost every quiet series its power. It is the
+    // step this split can see, between the changes either side of it: a
+    // split near an end, with few runs on one side, sees less.
+    let bounds: Vec<usize> = std::iter::once(0).chain(cuts.iter().copied()).chain(std::iter::once(y.len())).collect();
+    for (i, (at, s, c)) in found.into_iter().enumerate() {
+        let sides = (at - bounds[i], bounds[i + 2] - at);
+        let sees = visible(sigma, y.len(), sides, positive);
         // The interval said is 95%; a step is small only when its 99%
         // interval lies below the threshold.
         let (lo, hi) = (s.delta - 1.96 * s.se, s.delta + 1.96 * s.se);
@@ -388,6 +394,15 @@ fn residual_noise(y: &[f64], cuts: &[usize]) -> (f64, f64) {
     let rss: f64 = residuals.iter().map(|r| r * r).sum();
     let df = (y.len() as f64 - (bounds.len() - 1) as f64).max(1.0);
     (((rss / df).sqrt()), lag_one(residuals.len(), |i| residuals[i], rss, bounds.len() - 1))
+}
+
+/// The smallest step (relative when `relative`) found nine times in ten
+/// at a split with `sides` runs either side, in a series of `n` whose
+/// independent noise is `sigma`.
+fn visible(sigma: f64, n: usize, sides: (usize, usize), relative: bool) -> f64 {
+    let c = critical(n.max(2 * MIN_SIDE)).0;
+    let d = (c + POWER_Z) * sigma * (1.0 / sides.0 as f64 + 1.0 / sides.1 as f64).sqrt();
+    if relative { d.exp() - 1.0 } else { d }
 }
 
 /// The noise in people's terms, with the step it could find.
