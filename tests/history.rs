@@ -83,6 +83,19 @@ fn twelve_runs_name_run_7_for_the_files_and_run_10_for_the_time_each_once() {
     lab.expect(&["history", "nightly", "--figure", "files,wall_s", "--report", page.to_str().unwrap()], 0);
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("data-change-run=\"7\"") && html.contains("data-change-run=\"10\""), "{html}");
+    // `report --history` draws the same series among every figure's, and a
+    // browser reads it without a console message or another file.
+    let page = lab.dir.path().join("report-history.html");
+    lab.expect(&["report", "--history", "nightly", "-o", page.to_str().unwrap()], 0);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("data-change-run=\"7\"") && html.contains("data-change-run=\"10\""), "{html}");
+    lab.expect(&["report", "--history", "nightly", "--compare", "nightly", "-o", page.to_str().unwrap()], 2);
+    if let Some(browser) = common::browser::browser() {
+        let url = format!("file://{}", page.display());
+        let dump = browser.run(lab.dir.path(), "history", &["--enable-logging=stderr", "--v=1", "--dump-dom", &url]);
+        common::browser::assert_no_page_errors(&dump.stderr, &url, true);
+        assert!(dump.stdout.contains("data-change-run=\"10\""), "{}", dump.stdout);
+    }
 
     // Too few runs, and a figure no case has, are said.
     lab.expect(&["history", "nightly", "--since", "2999-01-01"], 2);

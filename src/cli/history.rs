@@ -60,7 +60,7 @@ pub struct HistoryArgs {
 const MAX_LISTED: usize = 12;
 
 /// `5%` as 0.05.
-fn threshold(text: &str) -> std::result::Result<f64, String> {
+pub(super) fn threshold(text: &str) -> std::result::Result<f64, String> {
     match crate::bisect::Threshold::parse(text)? {
         crate::bisect::Threshold::Relative(r) => Ok(r),
         crate::bisect::Threshold::Value(_) => Err(format!("{text}: give a percentage (as in 5%)")),
@@ -69,12 +69,42 @@ fn threshold(text: &str) -> std::result::Result<f64, String> {
 
 /// Run `fslab history`.
 pub fn run(args: &HistoryArgs) -> Result<ExitCode> {
-    let selection = args.store.resolve(&args.series)?;
+    let (label, runs) = runs_of(&args.store, &args.series, args.since.as_deref(), args.until.as_deref())?;
+    let all = series_of(&label, &runs, &args.figure, args.threshold)?;
+    let said = Said::of(&runs, &all);
+    if let Some(path) = &args.report {
+        let page = crate::report::history::page(&label, &runs, &all);
+        super::output::write_whole(path, page.as_bytes(), "write")?;
+    }
+    let rendered = if args.json {
+        json(&label, &runs, &all, &said)
+    } else {
+        text(&label, &runs, &all, &said, args).into_bytes()
+    };
+    super::print(&rendered)?;
+    let worse = all.iter().any(|s| s.finding.drift.is_some() || s.finding.changes.iter().any(|c| s.worse(c.relative)));
+    let unsure = all.iter().any(|s| s.finding.verdict == Verdict::CantTell);
+    Ok(match (args.gate, worse, unsure) {
+        (true, true, _) => ExitCode::from(1),
+        (true, false, true) => ExitCode::from(super::compare::UNDECIDED_EXIT),
+        _ => ExitCode::SUCCESS,
+    })
+}
+
+/// The runs of `series` started in `since..until`, oldest first, with
+/// the series' label; two at least.
+pub(super) fn runs_of(
+    store: &StoreArgs,
+    series: &str,
+    since: Option<&str>,
+    until: Option<&str>,
+) -> Result<(String, Vec<RunRecord>)> {
+    let selection = store.resolve(series)?;
     let runs: Vec<RunRecord> = selection
         .runs
         .into_iter()
-        .filter(|r| args.since.as_deref().is_none_or(|s| r.started_at.as_str() >= s))
-        .filter(|r| args.until.as_deref().is_none_or(|u| r.started_at.as_str() < u))
+        .filter(|r| since.is_none_or(|s| r.started_at.as_str() >= s))
+        .filter(|r| until.is_none_or(|u| r.started_at.as_str() < u))
         .collect();
     if runs.len() < 2 {
         return Err(Error::usage(format!(
@@ -85,29 +115,18 @@ pub fn run(args: &HistoryArgs) -> Result<ExitCode> {
             if runs.len() == 1 { "" } else { "s" }
         )));
     }
-    let all = series::of(&runs, &args.figure, args.threshold);
+    Ok((selection.label, runs))
+}
+
+/// The series of `runs` (only `figures`, when named), judged against
+/// `threshold`; an error when no case measured a figure.
+pub(super) fn series_of(label: &str, runs: &[RunRecord], figures: &[String], threshold: f64) -> Result<Vec<Series>> {
+    let all = series::of(runs, figures, threshold);
     if all.is_empty() {
-        let hint = if args.figure.is_empty() { String::new() } else { format!(" named {}", args.figure.join(", ")) };
-        return Err(Error::usage(format!("{}: no ok case measured a figure{hint}", selection.label)));
+        let hint = if figures.is_empty() { String::new() } else { format!(" named {}", figures.join(", ")) };
+        return Err(Error::usage(format!("{label}: no ok case measured a figure{hint}")));
     }
-    let said = Said::of(&runs, &all);
-    if let Some(path) = &args.report {
-        let page = crate::report::history::page(&selection.label, &runs, &all);
-        super::output::write_whole(path, page.as_bytes(), "write")?;
-    }
-    let rendered = if args.json {
-        json(&selection.label, &runs, &all, &said)
-    } else {
-        text(&selection.label, &runs, &all, &said, args).into_bytes()
-    };
-    super::print(&rendered)?;
-    let worse = all.iter().any(|s| s.finding.drift.is_some() || s.finding.changes.iter().any(|c| s.worse(c.relative)));
-    let unsure = all.iter().any(|s| s.finding.verdict == Verdict::CantTell);
-    Ok(match (args.gate, worse, unsure) {
-        (true, true, _) => ExitCode::from(1),
-        (true, false, true) => ExitCode::from(super::compare::UNDECIDED_EXIT),
-        _ => ExitCode::SUCCESS,
-    })
+    Ok(all)
 }
 
 /// Each change's window, in the order of the series and their changes.

@@ -644,15 +644,21 @@ pub struct CompareOptionArgs {
 /// Arguments of `fslab report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// A run id (or a unique start of one), a tag, `last`, or a file.
+    /// A run id (or a unique start of one), a tag, `last`, or a file; with
+    /// `--history`, the series (a tag, a plan id, or a store).
     #[arg(value_name = "RUN")]
     pub run: String,
     /// The HTML file to write (whole or not at all).
     #[arg(short, long, value_name = "FILE.html")]
     pub output: PathBuf,
     /// Add the comparison of RUN against this base.
-    #[arg(long, value_name = "BASE")]
+    #[arg(long, value_name = "BASE", conflicts_with = "history")]
     pub compare: Option<String>,
+    /// Draw RUN's runs as a history instead, oldest first: each figure's
+    /// series with its change points (as `fslab history`), judged against
+    /// `--threshold`.
+    #[arg(long)]
+    pub history: bool,
     /// How the comparison judges.
     #[command(flatten)]
     pub compare_options: CompareOptionArgs,

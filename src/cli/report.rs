@@ -1,6 +1,7 @@
 //! `fslab report RUN -o FILE.html`: one self-contained HTML page of a run
 //! (or of every run a tag or store names), with the comparison against a
-//! base when `--compare BASE` is given.
+//! base when `--compare BASE` is given; `--history` draws the runs as a
+//! series instead (the page of `fslab history --report`).
 
 use std::process::ExitCode;
 
@@ -16,6 +17,9 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
             "-o {}: the report is one HTML file; give a name ending in .html",
             args.output.display()
         )));
+    }
+    if args.history {
+        return history(args);
     }
     let options = super::compare::options(&args.compare_options)?;
     let selection = args.store.resolve_one(&args.run)?;
@@ -41,6 +45,17 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
     let title = format!("fslab report: {}", selection.label);
     let page = crate::report::html::render(&crate::harness::catalog(), &selection.runs, &title, compared.as_ref());
     super::output::write_whole(&args.output, &page, "write")?;
+    eprintln!("fslab: wrote {} ({} KiB)", args.output.display(), page.len().div_ceil(1024));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `fslab report --history SERIES -o FILE.html`.
+fn history(args: &ReportArgs) -> Result<ExitCode> {
+    let threshold = super::history::threshold(&args.compare_options.threshold).map_err(Error::usage)?;
+    let (label, runs) = super::history::runs_of(&args.store, &args.run, None, None)?;
+    let all = super::history::series_of(&label, &runs, &[], threshold)?;
+    let page = crate::report::history::page(&label, &runs, &all);
+    super::output::write_whole(&args.output, page.as_bytes(), "write")?;
     eprintln!("fslab: wrote {} ({} KiB)", args.output.display(), page.len().div_ceil(1024));
     Ok(ExitCode::SUCCESS)
 }
