@@ -33,7 +33,13 @@ pub fn page(label: &str, runs: &[RunRecord], all: &[Series]) -> String {
          .cant{{color:#555}}svg text{{font:11px system-ui,sans-serif}}</style></head><body>",
         escape(label)
     );
-    let shown: Vec<&Series> = all.iter().filter(|s| s.finding.verdict != Verdict::Steady).collect();
+    // The changes first, then drift, then what varies or cannot tell.
+    let mut shown: Vec<&Series> = all.iter().filter(|s| s.finding.verdict != Verdict::Steady).collect();
+    shown.sort_by_key(|s| match s.finding.verdict {
+        Verdict::Changed => 0,
+        Verdict::Drift => 1,
+        _ => 2,
+    });
     let _ = write!(
         s,
         "<h1>History of {}</h1><p>{} runs, {} … {}; {} series, {} steady (not drawn). A dot is a run's \
@@ -80,7 +86,13 @@ fn chart(s: &mut String, runs: &[RunRecord], series: &Series) {
     let values: Vec<f64> = series.values.iter().map(|v| v.value).collect();
     let (lo, hi) = values.iter().fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(*v), b.max(*v)));
     let pad = ((hi - lo) * 0.1).max(hi.abs() * 0.01).max(f64::MIN_POSITIVE);
-    let (lo, hi) = (lo - pad, hi + pad);
+    // A figure that cannot go below zero is not drawn below it.
+    let (lo, hi) = (if lo >= 0.0 { (lo - pad).max(0.0) } else { lo - pad }, hi + pad);
+    // The axis says numbers; a long unit is in the heading already.
+    let label = |v: f64| {
+        let said = value(v, &series.unit);
+        if said.chars().count() > 10 { value(v, "count") } else { said }
+    };
     let x = |run: usize| LEFT + (WIDTH - LEFT - RIGHT) * (run as f64 + 0.5) / runs.len() as f64;
     let y = |v: f64| TOP + PLOT * (1.0 - (v - lo) / (hi - lo));
     let _ = write!(
@@ -96,10 +108,10 @@ fn chart(s: &mut String, runs: &[RunRecord], series: &Series) {
         TOP + PLOT,
         LEFT - 6.0,
         TOP + 4.0,
-        escape(&value(hi, &series.unit)),
+        escape(&label(hi)),
         LEFT - 6.0,
         TOP + PLOT,
-        escape(&value(lo, &series.unit)),
+        escape(&label(lo)),
         (LEFT + WIDTH - RIGHT) / 2.0,
         HEIGHT - 8.0,
         x(0),
