@@ -18,9 +18,14 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
             args.output.display()
         )));
     }
-    if args.history {
-        return history(args);
-    }
+    let page = if args.history { history(args)? } else { page(args)? };
+    super::output::write_whole(&args.output, &page, "write")?;
+    eprintln!("fslab: wrote {} ({} KiB)", args.output.display(), page.len().div_ceil(1024));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The page of a run, with its comparison when asked.
+fn page(args: &ReportArgs) -> Result<Vec<u8>> {
     let options = super::compare::options(&args.compare_options)?;
     let selection = args.store.resolve_one(&args.run)?;
     let base = match &args.compare {
@@ -43,19 +48,13 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
         }
     });
     let title = format!("fslab report: {}", selection.label);
-    let page = crate::report::html::render(&crate::harness::catalog(), &selection.runs, &title, compared.as_ref());
-    super::output::write_whole(&args.output, &page, "write")?;
-    eprintln!("fslab: wrote {} ({} KiB)", args.output.display(), page.len().div_ceil(1024));
-    Ok(ExitCode::SUCCESS)
+    Ok(crate::report::html::render(&crate::harness::catalog(), &selection.runs, &title, compared.as_ref()))
 }
 
-/// `fslab report --history SERIES -o FILE.html`.
-fn history(args: &ReportArgs) -> Result<ExitCode> {
+/// The page of `report --history SERIES`.
+fn history(args: &ReportArgs) -> Result<Vec<u8>> {
     let threshold = super::history::threshold(&args.compare_options.threshold).map_err(Error::usage)?;
     let (label, runs) = super::history::runs_of(&args.store, &args.run, None, None)?;
     let all = super::history::series_of(&label, &runs, &[], threshold)?;
-    let page = crate::report::history::page(&label, &runs, &all);
-    super::output::write_whole(&args.output, page.as_bytes(), "write")?;
-    eprintln!("fslab: wrote {} ({} KiB)", args.output.display(), page.len().div_ceil(1024));
-    Ok(ExitCode::SUCCESS)
+    Ok(crate::report::history::page(&label, &runs, &all).into_bytes())
 }

@@ -196,8 +196,8 @@ pub fn detect(values: &[f64], exact: bool, threshold: f64) -> Finding {
     // split near an end, with few runs on one side, sees less.
     let bounds: Vec<usize> = std::iter::once(0).chain(cuts.iter().copied()).chain(std::iter::once(y.len())).collect();
     for (i, (at, s, c)) in found.into_iter().enumerate() {
-        let sides = (at - bounds[i], bounds[i + 2] - at);
-        let sees = visible(sigma, y.len(), sides, positive);
+        let (left, right) = ((at - bounds[i]) as f64, (bounds[i + 2] - at) as f64);
+        let sees = visible(sigma, y.len(), 1.0 / left + 1.0 / right, positive);
         // The interval said is 95%; a step is small only when its 99%
         // interval lies below the threshold.
         let (lo, hi) = (s.delta - 1.96 * s.se, s.delta + 1.96 * s.se);
@@ -397,11 +397,11 @@ fn residual_noise(y: &[f64], cuts: &[usize]) -> (f64, f64) {
 }
 
 /// The smallest step (relative when `relative`) found nine times in ten
-/// at a split with `sides` runs either side, in a series of `n` whose
-/// independent noise is `sigma`.
-fn visible(sigma: f64, n: usize, sides: (usize, usize), relative: bool) -> f64 {
+/// at a split whose sides' runs are `nl` and `nr` (`spread` = 1/nl +
+/// 1/nr), in a series of `n` whose independent noise is `sigma`.
+fn visible(sigma: f64, n: usize, spread: f64, relative: bool) -> f64 {
     let c = critical(n.max(2 * MIN_SIDE)).0;
-    let d = (c + POWER_Z) * sigma * (1.0 / sides.0 as f64 + 1.0 / sides.1 as f64).sqrt();
+    let d = (c + POWER_Z) * sigma * spread.sqrt();
     if relative { d.exp() - 1.0 } else { d }
 }
 
@@ -410,11 +410,11 @@ fn noise_of(sigma: f64, rho: f64, n: usize, threshold: f64, relative: bool) -> N
     let c = critical(n.max(2 * MIN_SIDE)).0;
     let inflate = ((1.0 + rho) / (1.0 - rho)).sqrt();
     // A split in the middle: 1/(n/2) + 1/(n/2) = 4/n.
-    let d = (c + POWER_Z) * sigma * inflate * (4.0 / n as f64).sqrt();
-    let to_rel = |d: f64| if relative { d.exp() - 1.0 } else { d };
+    let detectable = visible(sigma * inflate, n, 4.0 / n as f64, relative);
     let want = if relative { (1.0 + threshold).ln() } else { threshold };
     let runs_needed = (4.0 * ((c + POWER_Z) * sigma * inflate / want).powi(2)).ceil() as usize;
-    Noise { cv: to_rel(sigma), rho, detectable: to_rel(d), runs_needed: runs_needed.max(2 * MIN_SIDE) }
+    let cv = if relative { sigma.exp() - 1.0 } else { sigma };
+    Noise { cv, rho, detectable, runs_needed: runs_needed.max(2 * MIN_SIDE) }
 }
 
 /// The critical values (split, slope) for a series of `n` values: the
