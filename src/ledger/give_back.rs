@@ -123,12 +123,7 @@ pub fn loops_over(image: &Path) -> Vec<PathBuf> {
         if !name.as_bytes().starts_with(b"loop") {
             continue;
         }
-        let Ok(mut backing) = fs::read(entry.path().join("loop/backing_file")) else { continue };
-        if backing.last() == Some(&b'\n') {
-            backing.pop();
-        }
-        let backing = backing.strip_suffix(b" (deleted)").unwrap_or(&backing);
-        if backing == want {
+        if proof::backing_path(&entry.path()).is_some_and(|backing| backing == want) {
             found.push(Path::new("/dev").join(&name));
         }
     }

@@ -188,27 +188,42 @@ fn loops_at(image: &Path, want: FileId, seq: Option<u64>) -> (Vec<(PathBuf, std:
         if !name.as_bytes().starts_with(b"loop") {
             continue;
         }
-        let Ok(mut backing) = std::fs::read(entry.path().join("loop/backing_file")) else { continue };
-        if backing.last() == Some(&b'\n') {
-            backing.pop();
-        }
-        let backing = backing.strip_suffix(b" (deleted)").unwrap_or(&backing);
+        let Some(backing) = backing_path(&entry.path()) else { continue };
         // Every attached device is asked: the path sysfs shows follows
         // renames of the folders above the image, so only device and inode
         // decide.
         let device = Path::new("/dev").join(&name);
         let Ok(file) = std::fs::File::open(&device) else { continue };
         // The attachment recorded, still over the path recorded.
-        let attachment = seq.is_some()
-            && backing == image.as_os_str().as_bytes()
-            && crate::sys::loop_dev::diskseq(&file).ok() == seq;
-        if attachment || crate::sys::loop_dev::backing(&file).ok().flatten() == Some((want.dev, want.ino)) {
+        let attachment =
+            seq.is_some() && backing == image.as_os_str().as_bytes() && crate::sys::loop_dev::diskseq(&file).ok() == seq;
+        let now = crate::sys::loop_dev::backing(&file).ok().flatten();
+        if attachment || now == Some((want.dev, want.ino)) {
             found.push((device, file));
-        } else if backing == image.as_os_str().as_bytes() {
+        } else if now.is_some()
+            && backing == image.as_os_str().as_bytes()
+            && backing_path(&entry.path()).is_some_and(|again| again == backing)
+        {
+            // Another file, attached, and still over the path: a device
+            // caught detaching itself (autoclear on its last close) or
+            // taken again for another image between the two looks is not.
             others.push(device);
         }
     }
     (found, others)
+}
+
+/// The path sysfs shows behind the loop device at `block` (`/sys/block/loopN`),
+/// without a trailing " (deleted)"; `None` when nothing is attached.
+pub(super) fn backing_path(block: &Path) -> Option<Vec<u8>> {
+    let mut backing = std::fs::read(block.join("loop/backing_file")).ok()?;
+    if backing.last() == Some(&b'\n') {
+        backing.pop();
+    }
+    if backing.ends_with(b" (deleted)") {
+        backing.truncate(backing.len() - b" (deleted)".len());
+    }
+    Some(backing)
 }
 
 /// Detach every loop device over the recorded image, and wait until they
