@@ -4,7 +4,8 @@
 //! place without `auto_da_alloc` leaves files empty or torn in some state,
 //! while renaming over the old file with it leaves none empty; fsync-each
 //! never leaves a file it synced short of its new contents, on ext4, xfs
-//! or btrfs; a kept recording judged again gives the same states; and a
+//! or btrfs; renaming without fsync beside a neighbour's fsync leaves xfs
+//! files empty; a kept recording judged again gives the same states; and a
 //! SIGKILL while states are judged, then `fslab cleanup`, leaves nothing.
 
 mod common;
@@ -102,6 +103,35 @@ fn fsync_each_leaves_no_synced_file_short_of_its_new_contents_on_ext4_xfs_and_bt
     }
     assert_eq!(seen, ["ext4", "xfs", "btrfs"]);
     lab.assert_nothing_left("after three judged cases");
+}
+
+#[test]
+fn rename_without_fsync_beside_a_neighbours_fsync_leaves_xfs_files_empty() {
+    if !recorder_or_skip("rename_without_fsync_beside_a_neighbours_fsync_leaves_xfs_files_empty") {
+        return;
+    }
+    let lab = Lab::new();
+    // Whether a neighbour's fsync forces the log between a file's write
+    // and its rename, before writeback, is a race: three repeats (two of
+    // two read bad here), and at least one must leave a file empty.
+    let args = ["--fs", "xfs", "--crash", "flush", "--set", "strategy=rename-no-fsync", "--neighbour-fsync", "0s", "--repeat", "3"];
+    let json = replace(&lab, &args);
+    let mut emptied = 0;
+    for case in cases(&json) {
+        assert_eq!(case["status"], "ok", "{}", case["error"]);
+        assert_eq!(case["conditions"]["neighbour_fsync"], "0s");
+        assert!(count(case, "neighbour_fsyncs") >= 1.0, "the neighbour fsynced at least once, at the start");
+        // Its file is gone before the layout is read: the work's 20 alone.
+        assert_eq!(count(case, "files"), 20.0, "{}", case["figures"]["files"]);
+        let states = &case["crash"]["states"];
+        assert_eq!(count(case, "crash_unmountable") + count(case, "crash_fsck_failed"), 0.0, "{states}");
+        if count(case, "crash_empty") > 0.0 {
+            emptied += 1;
+            assert!(count(case, "crash_bad") >= count(case, "crash_empty").min(1.0));
+        }
+    }
+    assert!(emptied > 0, "no repeat left a renamed file empty beside the neighbour's fsync");
+    lab.assert_nothing_left("after three judged cases with a neighbour");
 }
 
 /// The device after `state` of the log, rebuilt into the new file `out`

@@ -80,6 +80,7 @@ impl TargetArgs {
             crash_seed: self.crash_seed,
             crash_max_states: self.crash_max_states,
             crash_host_log: self.crash_host_log.clone(),
+            neighbour_fsync: self.neighbour_fsync.clone(),
         }
     }
 }

@@ -73,6 +73,9 @@ pub struct Condition {
     /// it, so such a case is a place of its own (`ext4@crash=record`),
     /// never compared with an unrecorded one.
     pub crash: Option<String>,
+    /// A neighbour's fsync beside the work (`--neighbour-fsync`): the
+    /// interval as given, and as a duration.
+    pub neighbour_fsync: Option<(String, std::time::Duration)>,
 }
 
 impl Condition {
@@ -107,6 +110,9 @@ impl Condition {
         if let Some(crash) = &self.crash {
             map.insert("crash".to_string(), crash.clone());
         }
+        if let Some((shown, _)) = &self.neighbour_fsync {
+            map.insert("neighbour_fsync".to_string(), shown.clone());
+        }
         map
     }
 
@@ -117,6 +123,24 @@ impl Condition {
         case.conditions = self.as_map();
         case.place()
     }
+}
+
+/// `conditions` once per neighbour of `neighbours` (as given, `off` or
+/// `1s`, with the interval), the neighbour varying fastest; `off` is a
+/// case without one.
+pub fn with_neighbours(conditions: Vec<Condition>, neighbours: &[(String, Option<std::time::Duration>)]) -> Vec<Condition> {
+    if neighbours.is_empty() {
+        return conditions;
+    }
+    conditions
+        .into_iter()
+        .flat_map(|c| {
+            neighbours.iter().map(move |(shown, every)| Condition {
+                neighbour_fsync: every.map(|every| (shown.clone(), every)),
+                ..c.clone()
+            })
+        })
+        .collect()
 }
 
 /// `conditions` once per fill level of `fills` (as given, `80%`), fill

@@ -33,7 +33,7 @@ use crate::scenario::Work;
 use super::Condition;
 use crate::harness::conditions::cgroup::MemoryCgroup;
 use crate::ledger::{Resource, Token};
-use crate::harness::conditions::sysctl;
+use crate::harness::conditions::{neighbour, sysctl};
 use crate::site::{Made, TargetOptions, TargetSpec};
 
 /// The cost of the `syncfs` after the work, declared once.
@@ -222,6 +222,7 @@ impl Lab {
         // writeback error from here on.
         let fs = open_dir(&dir)?;
         work.prepare(&dir)?;
+        let neighbour_file = condition.neighbour_fsync.as_ref().map(|_| neighbour::prepare(&dir)).transpose()?;
         // Whatever mkfs and mount left in flight is not the work's.
         syncfs(&fs).map_err(|e| {
             Error::failed(format!("the syncfs after preparing the work failed ({e}): the target does not keep what is written to it"))
@@ -260,6 +261,10 @@ impl Lab {
             .chain((0..PROBES.len()).filter(|&i| PROBES[i].window() == Window::Work))
             .collect();
         let mut running: Vec<_> = order.iter().map(|&i| (i, PROBES[i].start(&ctx))).collect();
+        let neighbour = match (&neighbour_file, &condition.neighbour_fsync) {
+            (Some(path), Some((_, every))) => Some(neighbour::Neighbour::start(path, *every)?),
+            _ => None,
+        };
         let outcome = match &cgroup {
             Some((cgroup, _)) => {
                 let outcome = cgroup.enter().and_then(|()| work.run(&dir, self.ledger()));
@@ -272,6 +277,7 @@ impl Lab {
             None => work.run(&dir, self.ledger()),
         };
         let mut memory_figures = crate::record::Figures::new();
+        let neighboured = neighbour.map_or(Ok(()), |n| n.stop(&mut memory_figures));
         if let Some((cgroup, limit)) = &cgroup {
             super::memory::add_figures(cgroup, *limit, &mut memory_figures);
         }
@@ -284,6 +290,8 @@ impl Lab {
         let synced = syncfs(&fs);
         let sync_s = sync_started.elapsed().as_secs_f64();
         let marked = super::recording::mark(target, "work_end");
+        // Gone before the layout is read and the tree read back.
+        let neighbour_gone = neighbour_file.as_deref().map_or(Ok(()), neighbour::remove);
         // Those that count deferred work go on until the first unmount.
         let mut laters = Vec::new();
         while let Some((i, probe)) = running.pop() {
@@ -326,6 +334,12 @@ impl Lab {
             fail(case, format!("the syncfs after the work failed ({e}): what the work wrote did not all reach the device"));
         }
         if let Err(e) = marked {
+            fail(case, e.to_string());
+        }
+        if let Err(why) = neighboured {
+            fail(case, why);
+        }
+        if let Err(e) = neighbour_gone {
             fail(case, e.to_string());
         }
 

@@ -35,7 +35,7 @@ mod run;
 mod start;
 
 pub use ahead::CaseStart;
-pub use condition::{CaseSysctl, Condition, KernelChoice, matrix, with_fills, with_kernels};
+pub use condition::{CaseSysctl, Condition, KernelChoice, matrix, with_fills, with_kernels, with_neighbours};
 pub use environment::read_environment;
 pub use guest::{DEFAULT_VM_MEMORY, GuestPlan};
 pub use keep::{Keeper, writable as writable_store};
@@ -64,6 +64,7 @@ pub fn catalog() -> Catalog {
     lists.push(crate::probe::trace::COLD_FIGURES);
     lists.push(memory::FIGURES);
     lists.push(recording::FIGURES);
+    lists.push(conditions::neighbour::FIGURES);
     lists.push(crash_states::FIGURES);
     lists.push(layout::FIGURES);
     lists.push(modelled::FIGURES);

@@ -199,6 +199,11 @@ fn refuse_with_guests(args: &TargetRequest, guests: usize) -> Result<()> {
         (!args.memory.is_empty(), "--memory", "size the guest with --vm-memory instead"),
         (args.age.is_some(), "--age", "aged starts are not made in guests yet: leave --age out"),
         (!args.fill.is_empty(), "--fill", "filled starts are not made in guests yet: leave --fill out"),
+        (
+            args.neighbour_fsync.len() > 1,
+            "--neighbour-fsync",
+            "a guest is given one value: run the guests once per value, or vary it on the host's kernel",
+        ),
         (args.vm.kernel_modules.is_some() && guests > 1, "--kernel-modules", "it names one tree: give one guest kernel"),
         (args.disk_profile.is_some(), "--disk-profile", "a guest models only the built-in drives: name one with --disk"),
         (
@@ -230,6 +235,9 @@ fn forwarded(args: &TargetRequest) -> Vec<String> {
         out.push(format!("--sysctl={}={}", s.key, s.value));
     }
     out.push(format!("--interval={}", args.interval));
+    if let [(shown, _)] = args.neighbour_fsync.as_slice() {
+        out.push(format!("--neighbour-fsync={shown}"));
+    }
     if let Some(disk) = &args.disk {
         out.push(format!("--disk={disk}"));
     }

@@ -47,7 +47,7 @@ pub use hunt::HuntRequest;
 pub use machine::{Host, Machine};
 pub use run::{PresetName, RunPlan, RunRequest, verdicts_of};
 pub use target::{
-    SysctlList, TargetRequest, check_images_repeated, harness_plan, parse_fill_value, parse_memory, parse_sysctl_list,
+    SysctlList, TargetRequest, check_images_repeated, harness_plan, parse_fill_value, parse_memory, parse_neighbour_value, parse_sysctl_list,
 };
 
 pub use crate::harness::Plan;

@@ -68,6 +68,9 @@ pub struct TargetRequest {
     /// `--crash-host-log` (hidden; a guest's fslab only): `--device`'s
     /// writes are logged by the host, into this log.
     pub crash_host_log: Option<PathBuf>,
+    /// `--neighbour-fsync`: `off` or an interval, as given; a list is an
+    /// axis.
+    pub neighbour_fsync: Vec<(String, Option<Duration>)>,
 }
 
 /// Turn the target flags into the harness's plan, refusing
@@ -156,6 +159,7 @@ pub fn harness_plan(args: &TargetRequest, cold_read: bool) -> Result<Plan> {
     // fslab sets them in its own kernel.
     let sysctls = if host_too { sysctls } else { Vec::new() };
     let mut conditions = crate::harness::with_fills(crate::harness::matrix(&args.memory, &axes), &fill_axis(args));
+    conditions = crate::harness::with_neighbours(conditions, &args.neighbour_fsync);
     if records {
         let shown = args.crash.map_or_else(|| "record".to_string(), |m| m.to_string());
         for c in &mut conditions {
@@ -250,6 +254,13 @@ pub fn check_images_repeated(args: &TargetRequest, repeat: u32) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// Read one `--neighbour-fsync` value: kept as given (`1s`, the case's
+/// condition), with the interval (`off`: none).
+pub fn parse_neighbour_value(text: &str) -> std::result::Result<(String, Option<Duration>), String> {
+    let every = crate::harness::conditions::neighbour::parse_interval(text)?;
+    Ok((text.trim().to_string(), every))
 }
 
 /// Read one `--fill` value: kept as given (`80%`, a case's condition when

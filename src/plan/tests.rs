@@ -30,6 +30,7 @@ impl Machine for Roomy {
 /// The target flags' defaults, as clap gives them, on `fs`.
 pub(super) fn target(fs: &[FsType]) -> TargetRequest {
     TargetRequest {
+        neighbour_fsync: Vec::new(),
         fs: fs.to_vec(),
         dir: None,
         device: None,
