@@ -119,7 +119,12 @@ fn a_short_case_has_a_fine_timeline_with_the_works_own_series() {
     assert_eq!(c["status"], "ok", "{c}");
     let points = c["timeline"].as_array().unwrap();
     let t: Vec<f64> = points.iter().map(|p| p["t_s"].as_f64().unwrap()).collect();
-    assert!(t.len() >= 2 && t[0] < 0.2, "a short case's timeline is sampled finely: {t:?} (create_s {:?})", figure(c, "create_s"));
+    // The fine series is kept when the work ended within its first 5 s;
+    // a machine busy enough to stretch the write past them keeps the
+    // run's 1 s series (seen at 5.2 s beside other runs).
+    let fine = t.last().is_some_and(|&end| end <= 5.0);
+    let first = if fine { 0.2 } else { 1.2 };
+    assert!(t.len() >= 2 && t[0] < first, "the timeline's first point ({t:?}, create_s {:?})", figure(c, "create_s"));
     for p in points {
         assert!(p["work_user_pct"].is_f64() && p["work_system_pct"].is_f64(), "the work's own CPU: {p}");
         assert_eq!(p["work_dirty_bytes"].is_u64(), cgroup, "its cgroup's dirty pages, under --memory only: {p}");
