@@ -108,8 +108,9 @@ struct Job {
 
 /// Plan `fslab run` on `machine`.
 pub fn plan(request: &RunRequest, machine: &dyn Machine) -> Result<RunPlan> {
+    // None named: the seeds' scenarios (the programs are run by name).
     let scenarios: Vec<&'static dyn Scenario> = if request.scenarios.is_empty() {
-        SCENARIOS.to_vec()
+        SCENARIOS.iter().copied().filter(|s| s.seeded().is_some()).collect()
     } else {
         request.scenarios.iter().map(|name| scenario::find(name)).collect::<Result<_>>()?
     };

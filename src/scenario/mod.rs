@@ -16,6 +16,7 @@ pub mod durable;
 pub mod exec;
 mod mmap_fill;
 pub mod params;
+mod programs;
 mod replace_files;
 pub mod seeds;
 #[cfg(test)]
@@ -226,13 +227,14 @@ pub trait Seeded {
     }
 }
 
-/// Every scenario, in seed order.
+/// Every scenario, in seed order, then the programs people run.
 pub static SCENARIOS: &[&dyn Scenario] = &[
     &mmap_fill::MmapFill,
     &tree_copy::TreeCopy,
     &replace_files::ReplaceFiles,
     &create_file::CreateFile,
     &direct_stream::DirectStream,
+    &programs::Dpkg,
 ];
 
 /// The scenario called `name`, or a usage error listing them.

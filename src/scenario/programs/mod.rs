@@ -1,0 +1,124 @@
+//! Programs people run, as scenarios: each is a real program driven by a
+//! short shell script of ours in three parts — a stage set outside the
+//! measured window, the measured run, and a checker of each crash state —
+//! so the program's cost (its flushes, journal commits and modelled time)
+//! and its safety (crash states judged by its own tools) are measured
+//! together, under every condition a case can have.
+//!
+//! The run goes through `exec`'s machinery (`run_command`: its process
+//! group recorded in the ledger, its output kept, its durability points
+//! taken from `FSLAB_CRASH_MARK` where the program promises them), and
+//! the checker is `exec --check`'s ([`CommandChecker`]): what a user
+//! could write by hand, built in. Each script sees the case's parameters
+//! as shell variables (upper case) and `SETUP`, a folder of fslab's
+//! outside the target where the stage keeps what the run reads (the
+//! packages dpkg installs); the scripts are in this folder beside their
+//! scenario.
+
+mod dpkg;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+pub use dpkg::Dpkg;
+
+use super::durable::{Durable, StateChecker};
+use super::exec::{self, CommandChecker, Echo};
+use super::{Work, WorkOutcome};
+use crate::error::{Error, Result};
+use crate::ledger::Ledger;
+
+/// A program's scripts.
+#[derive(Debug, Clone, Copy)]
+pub struct Scripts {
+    /// Sets the stage in the work's folder (not measured).
+    pub prepare: &'static str,
+    /// The measured work.
+    pub run: &'static str,
+    /// Judges a crash state in its work folder: exit 0 good.
+    pub check: &'static str,
+}
+
+/// One case of a program.
+pub struct ProgramWork {
+    scripts: Scripts,
+    /// `NAME=value` lines the scripts start with.
+    vars: Vec<(String, String)>,
+    setup: Option<tempfile::TempDir>,
+    marks: Option<Durable>,
+    space: u64,
+}
+
+impl ProgramWork {
+    /// The work of `scripts` with `vars` (names as the scripts read them,
+    /// values that are numbers or words), needing `space` bytes.
+    pub fn new(scripts: Scripts, vars: Vec<(&str, String)>, space: u64) -> ProgramWork {
+        let vars = vars.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        ProgramWork { scripts, vars, setup: None, marks: None, space }
+    }
+
+    /// `script` with the variables set first, `SETUP` among them.
+    fn text(&self, script: &str) -> String {
+        let mut text = String::new();
+        let setup = self.setup.as_ref().map(|d| d.path().to_string_lossy().into_owned()).unwrap_or_default();
+        for (name, value) in
+            std::iter::once(("SETUP", setup.as_str())).chain(self.vars.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        {
+            text.push_str(&format!("{name}={}\n", quoted(value)));
+        }
+        text.push_str(script);
+        text
+    }
+}
+
+/// `value` in single quotes for the shell.
+fn quoted(value: &str) -> String {
+    format!("'{}'", value.replace('\'', r"'\''"))
+}
+
+impl Work for ProgramWork {
+    fn prepare(&mut self, dir: &Path) -> Result<()> {
+        let setup = tempfile::Builder::new()
+            .prefix("fslab-program-")
+            .tempdir()
+            .map_err(|e| Error::io(&std::env::temp_dir(), "make the program's setup folder", e))?;
+        self.setup = Some(setup);
+        let mut command = Command::new("/bin/sh");
+        command.arg("-c").arg(self.text(self.scripts.prepare)).current_dir(dir).stdin(Stdio::null());
+        crate::sys::process::kill_with_parent(&mut command);
+        let out =
+            command.output().map_err(|e| Error::environment(format!("the program's setup: /bin/sh could not start: {e}")))?;
+        if out.status.success() {
+            return Ok(());
+        }
+        let said = String::from_utf8_lossy(&out.stderr);
+        let tail: Vec<&str> = said.lines().rev().take(4).collect::<Vec<_>>().into_iter().rev().collect();
+        Err(Error::failed(format!("setting the program's stage failed ({}): {}", out.status, tail.join(" / "))))
+    }
+
+    fn run(&mut self, dir: &Path, ledger: &Ledger) -> Result<WorkOutcome> {
+        let argv = ["/bin/sh".into(), "-c".into(), self.text(self.scripts.run).into()];
+        exec::run_command(ledger, &argv, dir, Echo::Off, self.marks.take())
+    }
+
+    fn mark_durable_with(&mut self, mark: Durable) {
+        self.marks = Some(mark);
+    }
+
+    fn state_checker(&self) -> Option<Box<dyn StateChecker>> {
+        Some(Box::new(CommandChecker { command: self.text(self.scripts.check) }))
+    }
+
+    fn space_needed(&self) -> u64 {
+        self.space
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn values_are_quoted_for_the_shell() {
+        assert_eq!(super::quoted("a b"), "'a b'");
+        assert_eq!(super::quoted("it's"), r"'it'\''s'");
+    }
+}
