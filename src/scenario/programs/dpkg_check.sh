@@ -15,7 +15,12 @@ installed=$(printf '%s\n' "$listed" | awk '$3 == "ii" { print $1 }')
 if [ -n "$installed" ]; then
     # shellcheck disable=SC2086 # package names are words
     verified=$(dpkg --root="$PWD/root" --verify $installed 2>&1)
-    [ -z "$verified" ] || { echo "dpkg --verify of installed packages: $verified"; exit 1; }
+    if [ -n "$verified" ]; then
+        first=$(printf '%s\n' "$verified" | head -n 3 | awk '{ print $NF }' | tr '\n' ' ')
+        echo "dpkg --verify of installed packages: $(printf '%s\n' "$verified" | wc -l) files not as recorded," \
+            "first ${first% }"
+        exit 1
+    fi
 fi
 while read -r package; do
     case "$(printf '%s\n' "$listed" | grep "^$package ")" in
