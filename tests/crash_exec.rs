@@ -16,7 +16,7 @@ mod common;
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{Lab, Watched, cases, figure, recorder_or_skip};
+use common::{Lab, Watched, cases, measured, recorder_or_skip};
 
 /// `fslab exec --json` on ext4 with `args` (flags, then `--` and the
 /// command), exit `code`.
@@ -24,11 +24,6 @@ fn exec(lab: &Lab, args: &[&str], code: i32) -> serde_json::Value {
     let mut all = vec!["--fs", "ext4", "--size", "512M", "--no-store"];
     all.extend_from_slice(args);
     lab.exec_json(&all, code)
-}
-
-/// A case's figure, which must be measured.
-fn count(case: &serde_json::Value, name: &str) -> f64 {
-    figure(case, name).unwrap_or_else(|| panic!("{name} not measured: {}", case["figures"][name]))
 }
 
 /// The only case of `json`, which must be ok.
@@ -49,11 +44,11 @@ fn a_checker_that_exits_1_makes_every_state_bad_and_its_output_is_kept() {
     let work = "for i in 1 2 3; do echo $i > f$i; sync f$i; done";
     let json = exec(&lab, &["--crash", "flush", "--check", check, "--", "sh", "-c", work], 0);
     let case = only_ok(&json);
-    let states = count(case, "crash_states");
+    let states = measured(case, "crash_states");
     assert!(states >= 3.0, "{}", case["crash"]["states"]);
-    assert_eq!(count(case, "crash_bad"), states, "every state bad");
-    assert_eq!(count(case, "crash_check_failed"), states, "every state's checker failed");
-    assert_eq!(count(case, "crash_unmountable") + count(case, "crash_fsck_failed"), 0.0);
+    assert_eq!(measured(case, "crash_bad"), states, "every state bad");
+    assert_eq!(measured(case, "crash_check_failed"), states, "every state's checker failed");
+    assert_eq!(measured(case, "crash_unmountable") + measured(case, "crash_fsck_failed"), 0.0);
     let first = &case["crash"]["states"]["first_bad"];
     assert_eq!(first["classes"], serde_json::json!(["check_failed"]), "{first}");
     let detail = first["detail"].as_str().unwrap();
@@ -86,9 +81,9 @@ fn a_file_synced_then_marked_is_there_in_every_state_past_its_mark() {
     let marks: Vec<&str> =
         case["crash"]["marks"].as_array().unwrap().iter().filter_map(|m| m["what"].as_str()?.strip_prefix("durable:")).collect();
     assert_eq!(marks, ["f1", "f2", "f3", "f4"]);
-    assert!(count(case, "crash_states") > 4.0, "{}", case["crash"]["states"]);
-    assert_eq!(count(case, "crash_bad"), 0.0, "{}", case["crash"]["states"]);
-    assert_eq!(count(case, "crash_check_failed"), 0.0);
+    assert!(measured(case, "crash_states") > 4.0, "{}", case["crash"]["states"]);
+    assert_eq!(measured(case, "crash_bad"), 0.0, "{}", case["crash"]["states"]);
+    assert_eq!(measured(case, "crash_check_failed"), 0.0);
 
     // The same checker sees a name it was told of missing when the
     // command marks before it syncs: a mark is a claim the checker holds
@@ -96,7 +91,7 @@ fn a_file_synced_then_marked_is_there_in_every_state_past_its_mark() {
     let early = "for i in 1 2 3 4; do echo f$i > \"$FSLAB_CRASH_MARK\"; sleep 0.2; printf 'record %s\\n' $i > f$i; sync; done";
     let json = exec(&lab, &["--crash", "prefix", "--check", check, "--", "sh", "-c", early], 0);
     let case = only_ok(&json);
-    assert!(count(case, "crash_check_failed") >= 1.0, "{}", case["crash"]["states"]);
+    assert!(measured(case, "crash_check_failed") >= 1.0, "{}", case["crash"]["states"]);
     let detail = case["crash"]["states"]["first_bad"]["detail"].as_str().unwrap();
     assert!(detail.contains("lost"), "{detail}");
     lab.assert_nothing_left("after two judged runs");
@@ -142,7 +137,7 @@ const SQLITE_WORK: &str = r#"{ echo "$0"; echo "CREATE TABLE t(k INTEGER PRIMARY
 const SQLITE_CHECK: &str = r#"if [ ! -e db ]; then [ ! -s "$FSLAB_CRASH_DURABLE" ] || { echo db missing; exit 1; }; exit 0; fi
   sqlite3 db 'PRAGMA integrity_check' | grep -qx ok || { echo integrity_check failed; exit 1; }
   while read -r m; do
-    [ "$(sqlite3 db "SELECT count(*) FROM t WHERE k=${m#row-}")" = 1 ] || { echo "$m lost"; exit 1; }
+    [ "$(sqlite3 db "SELECT measured(*) FROM t WHERE k=${m#row-}")" = 1 ] || { echo "$m lost"; exit 1; }
   done < "$FSLAB_CRASH_DURABLE""#;
 
 #[test]
@@ -167,7 +162,7 @@ fn sqlite_keeps_every_committed_row_with_extra_or_wal_full_and_may_lose_the_last
         let case = only_ok(&json);
         let marks = case["crash"]["marks"].as_array().unwrap().iter().filter(|m| m["what"].as_str().unwrap().starts_with("durable:row-"));
         assert_eq!(marks.count(), 10, "{mode}: {}", case["crash"]["marks"]);
-        let (states, bad) = (count(case, "crash_states"), count(case, "crash_bad"));
+        let (states, bad) = (measured(case, "crash_states"), measured(case, "crash_bad"));
         let first = &case["crash"]["states"]["first_bad"];
         said.push(format!("{mode}: {states} states, {bad} bad ({})", first["detail"]));
         let detail = first["detail"].as_str().unwrap_or("");

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{Lab, Watched, cases, figure, recorder_or_skip, root_or_skip};
+use common::{Lab, Watched, cases, figure, measured, recorder_or_skip, root_or_skip};
 use fslab::age_cache::image_copy::content_hash;
 use fslab::crash::replay::apply;
 use fslab::crash::{Model, WriteLog};
@@ -25,11 +25,6 @@ fn replace(lab: &Lab, args: &[&str]) -> serde_json::Value {
     let mut all = vec!["replace-files", "--size", "512M", "--no-store"];
     all.extend_from_slice(args);
     lab.run_json(&all, 0)
-}
-
-/// A case's figure, which must be measured.
-fn count(case: &serde_json::Value, name: &str) -> f64 {
-    figure(case, name).unwrap_or_else(|| panic!("{name} not measured: {}", case["figures"][name]))
 }
 
 #[test]
@@ -49,13 +44,13 @@ fn ext4_in_place_without_auto_da_alloc_loses_old_contents_and_rename_with_it_lea
         assert_eq!(case["status"], "ok", "{}", case["error"]);
         assert_eq!(case["conditions"]["crash"], "prefix");
         let states = &case["crash"]["states"];
-        assert!(count(case, "crash_states") >= 5.0, "{states}");
-        let lost = count(case, "crash_empty") + count(case, "crash_torn");
+        assert!(measured(case, "crash_states") >= 5.0, "{states}");
+        let lost = measured(case, "crash_empty") + measured(case, "crash_torn");
         if lost == 0.0 {
             continue;
         }
         losing += 1;
-        assert!(count(case, "crash_bad") >= 1.0);
+        assert!(measured(case, "crash_bad") >= 1.0);
         let first = &states["first_bad"];
         let detail = first["detail"].as_str().unwrap();
         let old_lost = detail.split(", ").any(|f| f.starts_with("exist_") && (f.ends_with(" torn") || f.ends_with(" empty")));
@@ -68,9 +63,9 @@ fn ext4_in_place_without_auto_da_alloc_loses_old_contents_and_rename_with_it_lea
     for case in cases(&json) {
         assert_eq!(case["status"], "ok", "{}", case["error"]);
         let states = &case["crash"]["states"];
-        assert_eq!(count(case, "crash_empty"), 0.0, "{states}");
-        assert_eq!(count(case, "crash_missing"), 0.0, "{states}");
-        assert_eq!(count(case, "crash_unmountable") + count(case, "crash_fsck_failed"), 0.0, "{states}");
+        assert_eq!(measured(case, "crash_empty"), 0.0, "{states}");
+        assert_eq!(measured(case, "crash_missing"), 0.0, "{states}");
+        assert_eq!(measured(case, "crash_unmountable") + measured(case, "crash_fsck_failed"), 0.0, "{states}");
         // Torn is seen (zeros of the right length: the unwritten extents
         // dioread_nolock allocates are converted in a later transaction
         // than the rename's), empty never.
@@ -95,10 +90,10 @@ fn fsync_each_leaves_no_synced_file_short_of_its_new_contents_on_ext4_xfs_and_bt
         assert_eq!(durable.len(), 20, "{fs}: {marks:?}");
         assert!(durable.contains(&"exist_1") && durable.contains(&"new_10"), "{fs}: {durable:?}");
         let states = &case["crash"]["states"];
-        assert!(count(case, "crash_states") > 20.0, "{fs}: fewer states than fsyncs: {states}");
-        assert_eq!(count(case, "crash_durability_violations"), 0.0, "{fs}: {states}");
-        assert_eq!(count(case, "crash_bad"), 0.0, "{fs}: {states}");
-        assert!(count(case, "crash_state_ms") > 0.0);
+        assert!(measured(case, "crash_states") > 20.0, "{fs}: fewer states than fsyncs: {states}");
+        assert_eq!(measured(case, "crash_durability_violations"), 0.0, "{fs}: {states}");
+        assert_eq!(measured(case, "crash_bad"), 0.0, "{fs}: {states}");
+        assert!(measured(case, "crash_state_ms") > 0.0);
         seen.push(fs.to_string());
     }
     assert_eq!(seen, ["ext4", "xfs", "btrfs"]);
@@ -120,14 +115,14 @@ fn rename_without_fsync_beside_a_neighbours_fsync_leaves_xfs_files_empty() {
     for case in cases(&json) {
         assert_eq!(case["status"], "ok", "{}", case["error"]);
         assert_eq!(case["conditions"]["neighbour_fsync"], "0s");
-        assert!(count(case, "neighbour_fsyncs") >= 1.0, "the neighbour fsynced at least once, at the start");
+        assert!(measured(case, "neighbour_fsyncs") >= 1.0, "the neighbour fsynced at least once, at the start");
         // Its file is gone before the layout is read: the work's 20 alone.
-        assert_eq!(count(case, "files"), 20.0, "{}", case["figures"]["files"]);
+        assert_eq!(measured(case, "files"), 20.0, "{}", case["figures"]["files"]);
         let states = &case["crash"]["states"];
-        assert_eq!(count(case, "crash_unmountable") + count(case, "crash_fsck_failed"), 0.0, "{states}");
-        if count(case, "crash_empty") > 0.0 {
+        assert_eq!(measured(case, "crash_unmountable") + measured(case, "crash_fsck_failed"), 0.0, "{states}");
+        if measured(case, "crash_empty") > 0.0 {
             emptied += 1;
-            assert!(count(case, "crash_bad") >= count(case, "crash_empty").min(1.0));
+            assert!(measured(case, "crash_bad") >= measured(case, "crash_empty").min(1.0));
         }
     }
     assert!(emptied > 0, "no repeat left a renamed file empty beside the neighbour's fsync");
@@ -172,7 +167,7 @@ fn a_kept_recording_judged_again_gives_the_same_states_and_the_same_bad_one() {
     let states = &crash["states"];
     let from = states["from_entry"].as_u64().unwrap() as usize;
     let again = fslab::crash::states::states(log.entries(), from, "subset:3".parse::<Model>().unwrap(), 31, 300);
-    assert_eq!(again.states.len() as f64, count(case, "crash_states"));
+    assert_eq!(again.states.len() as f64, measured(case, "crash_states"));
     assert_eq!(again.total as u64, states["total"].as_u64().unwrap());
 
     // The first bad state (else the last), rebuilt twice, is the same

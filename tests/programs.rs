@@ -6,12 +6,7 @@
 
 mod common;
 
-use common::{Lab, cases, figure, recorder_or_skip};
-
-/// A case's figure, which must be measured.
-fn count(case: &serde_json::Value, name: &str) -> f64 {
-    figure(case, name).unwrap_or_else(|| panic!("{name} not measured: {}", case["figures"][name]))
-}
+use common::{Lab, cases, measured, recorder_or_skip};
 
 #[test]
 fn dpkg_with_its_fsyncs_loses_nothing_and_with_unsafe_io_loses_installed_files_on_btrfs() {
@@ -33,9 +28,9 @@ fn dpkg_with_its_fsyncs_loses_nothing_and_with_unsafe_io_loses_installed_files_o
         let durable: Vec<&str> = marks.iter().filter_map(|m| m["what"].as_str()?.strip_prefix("durable:")).collect();
         assert_eq!(durable, ["fslab-1", "fslab-2", "fslab-3"], "{fs} {unsafe_io}");
         let states = &case["crash"]["states"];
-        assert!(count(case, "crash_states") >= 10.0, "{fs} {unsafe_io}: {states}");
-        assert_eq!(count(case, "crash_unmountable") + count(case, "crash_fsck_failed"), 0.0, "{fs} {unsafe_io}: {states}");
-        let bad = count(case, "crash_check_failed");
+        assert!(measured(case, "crash_states") >= 10.0, "{fs} {unsafe_io}: {states}");
+        assert_eq!(measured(case, "crash_unmountable") + measured(case, "crash_fsck_failed"), 0.0, "{fs} {unsafe_io}: {states}");
+        let bad = measured(case, "crash_check_failed");
         match (fs, unsafe_io) {
             (_, "no") => assert_eq!(bad, 0.0, "{fs}: dpkg with its fsyncs lost something: {}", states["first_bad"]),
             ("btrfs", "yes") => {
@@ -45,7 +40,7 @@ fn dpkg_with_its_fsyncs_loses_nothing_and_with_unsafe_io_loses_installed_files_o
             }
             _ => {}
         }
-        flushes.insert((fs.to_string(), unsafe_io.to_string()), count(case, "flushes"));
+        flushes.insert((fs.to_string(), unsafe_io.to_string()), measured(case, "flushes"));
     }
     for fs in ["ext4", "btrfs"] {
         let (safe, quick) = (flushes[&(fs.into(), "no".into())], flushes[&(fs.into(), "yes".into())]);

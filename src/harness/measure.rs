@@ -276,10 +276,10 @@ impl Lab {
             }
             None => work.run(&dir, self.ledger()),
         };
-        let mut memory_figures = crate::record::Figures::new();
-        let neighboured = neighbour.map_or(Ok(()), |n| n.stop(&mut memory_figures));
+        let mut condition_figures = crate::record::Figures::new();
+        let neighboured = neighbour.map_or(Ok(()), |n| n.stop(&mut condition_figures));
         if let Some((cgroup, limit)) = &cgroup {
-            super::memory::add_figures(cgroup, *limit, &mut memory_figures);
+            super::memory::add_figures(cgroup, *limit, &mut condition_figures);
         }
         let mut readings: Vec<Option<Reading>> = (0..PROBES.len()).map(|_| None).collect();
         while running.last().is_some_and(|(i, _)| PROBES[*i].window() == Window::Work) {
@@ -324,7 +324,7 @@ impl Lab {
         }
         case.command = outcome.command;
         figures.extend(outcome.figures);
-        figures.extend(memory_figures);
+        figures.extend(condition_figures);
         work.review(&timeline, figures);
         case.timeline = timeline;
         if let Some(failure) = outcome.failure {

@@ -433,6 +433,11 @@ pub fn figure(case: &serde_json::Value, name: &str) -> Option<f64> {
     f["value"].as_f64()
 }
 
+/// A case's figure, which must be measured (a panic naming it if not).
+pub fn measured(case: &serde_json::Value, name: &str) -> f64 {
+    figure(case, name).unwrap_or_else(|| panic!("{name} not measured: {}", case["figures"][name]))
+}
+
 /// A fresh PostgreSQL store for one test: a schema of its own in the
 /// database of `FSLAB_TEST_POSTGRES` (scripts/postgres.sh starts a server
 /// and prints the URL of a role that owns that database but may make no

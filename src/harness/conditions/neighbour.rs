@@ -39,12 +39,7 @@ pub const FIGURES: &[FigureSpec] = &[FSYNCS];
 /// Make the neighbour's file in `dir` and sync it, with the setup.
 pub fn prepare(dir: &Path) -> Result<PathBuf> {
     let path = dir.join(FILE);
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .custom_flags_nofollow()
-        .open(&path)
-        .map_err(|e| Error::io(&path, "make the neighbour's file", e))?;
+    let file = writer().create_new(true).open(&path).map_err(|e| Error::io(&path, "make the neighbour's file", e))?;
     file.sync_all().map_err(|e| Error::io(&path, "fsync the neighbour's file", e))?;
     Ok(path)
 }
@@ -59,11 +54,7 @@ impl Neighbour {
     /// Start writing to the file [`prepare`] made: at once, then every
     /// `every` (zero: one fsync after another).
     pub fn start(path: &Path, every: Duration) -> Result<Neighbour> {
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .custom_flags_nofollow()
-            .open(path)
-            .map_err(|e| Error::io(path, "open the neighbour's file", e))?;
+        let file = writer().open(path).map_err(|e| Error::io(path, "open the neighbour's file", e))?;
         let (stop, stopped) = mpsc::channel::<()>();
         let shown = path.display().to_string();
         let thread = std::thread::spawn(move || {
@@ -101,16 +92,12 @@ pub fn remove(path: &Path) -> Result<()> {
     }
 }
 
-/// `O_NOFOLLOW` on an open: the neighbour never writes through a link.
-trait NoFollow {
-    fn custom_flags_nofollow(&mut self) -> &mut Self;
-}
-
-impl NoFollow for std::fs::OpenOptions {
-    fn custom_flags_nofollow(&mut self) -> &mut Self {
-        use std::os::unix::fs::OpenOptionsExt;
-        self.custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-    }
+/// An open for writing that never goes through a link (`O_NOFOLLOW`).
+fn writer() -> std::fs::OpenOptions {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
+    options
 }
 
 /// Read `--neighbour-fsync`'s value: `off`, or an interval (`1s`,
@@ -118,6 +105,7 @@ impl NoFollow for std::fs::OpenOptions {
 /// which a work of a few milliseconds still meets.
 pub fn parse_interval(text: &str) -> std::result::Result<Option<Duration>, String> {
     let text = text.trim();
+    let not_one = || format!("`{text}` is not an interval: give `off` or a time such as 1s or 250ms");
     if text == "off" {
         return Ok(None);
     }
@@ -126,14 +114,9 @@ pub fn parse_interval(text: &str) -> std::result::Result<Option<Duration>, Strin
     } else if let Some(n) = text.strip_suffix('s') {
         (n, 1.0)
     } else {
-        return Err(format!("`{text}` is not an interval: give `off` or a time such as 1s or 250ms"));
+        return Err(not_one());
     };
-    let seconds = number
-        .parse::<f64>()
-        .ok()
-        .filter(|n| n.is_finite())
-        .map(|n| n * scale)
-        .ok_or_else(|| format!("`{text}` is not an interval: give `off` or a time such as 1s or 250ms"))?;
+    let seconds = number.parse::<f64>().ok().filter(|n| n.is_finite()).map(|n| n * scale).ok_or_else(not_one)?;
     if !(0.0..=3600.0).contains(&seconds) {
         return Err(format!("`{text}`: give an interval from 0s (one fsync after another) to 3600s"));
     }
