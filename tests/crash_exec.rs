@@ -137,7 +137,7 @@ const SQLITE_WORK: &str = r#"{ echo "$0"; echo "CREATE TABLE t(k INTEGER PRIMARY
 const SQLITE_CHECK: &str = r#"if [ ! -e db ]; then [ ! -s "$FSLAB_CRASH_DURABLE" ] || { echo db missing; exit 1; }; exit 0; fi
   sqlite3 db 'PRAGMA integrity_check' | grep -qx ok || { echo integrity_check failed; exit 1; }
   while read -r m; do
-    [ "$(sqlite3 db "SELECT measured(*) FROM t WHERE k=${m#row-}")" = 1 ] || { echo "$m lost"; exit 1; }
+    [ "$(sqlite3 db "SELECT count(*) FROM t WHERE k=${m#row-}")" = 1 ] || { echo "$m lost"; exit 1; }
   done < "$FSLAB_CRASH_DURABLE""#;
 
 #[test]
