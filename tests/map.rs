@@ -428,10 +428,17 @@ fn xfs_speculative_preallocation_is_marked_eof_as_filefrag_does() {
     assert_eq!(eof_rows, rows.iter().filter(|(_, f)| f.split(',').any(|f| f == "eof")).count(), "{text}");
     assert!(text.contains("past EOF, not in the layout score"), "{text}");
 
-    // Closing the file gives the preallocation back: nothing past EOF then.
+    // Closed, xfs gives the preallocation back, unless its background
+    // trimming holds the inode at that moment (seen beside a preset run):
+    // whatever it did, fslab says what filefrag says, and once the space
+    // past EOF is trimmed for sure, nothing is past EOF.
     drop(file);
     let closed = map_one(&path);
-    assert_eq!((closed["past_eof_records"].as_u64(), closed["past_eof_bytes"].as_u64()), (Some(0), Some(0)), "{closed}");
+    let rows_past = filefrag_rows(&path).iter().filter(|(logical, _)| logical * BS >= size).count() as u64;
+    assert_eq!(closed["past_eof_records"].as_u64(), Some(rows_past), "{closed}");
+    run("xfs_spaceman", &["-c", "prealloc -s", fs.mount.to_str().unwrap()]);
+    let trimmed = map_one(&path);
+    assert_eq!((trimmed["past_eof_records"].as_u64(), trimmed["past_eof_bytes"].as_u64()), (Some(0), Some(0)), "{trimmed}");
 }
 
 /// `xfs_bmap -v` data rows: (file offset, block range start, AG, AG-OFFSET

@@ -31,7 +31,7 @@ struct CacheCleared {
 
 /// Run `fslab cleanup`.
 pub fn run(args: &CleanupArgs) -> Result<ExitCode> {
-    let cleaned = cleanup_dead_runs()?;
+    let cleaned = cleanup_dead_runs(args.wait)?;
     let cache = if args.cache { Some(clear_cache(args)?) } else { None };
     let rendered = match (&cache, args.json) {
         (None, true) => crate::json_document("cleaned", &cleaned),
@@ -84,7 +84,7 @@ fn render_cache(cache: &CacheCleared) -> String {
 /// saying so on stderr. A failure here must not stop the command the user
 /// asked for.
 pub fn on_start() {
-    match cleanup_dead_runs() {
+    match cleanup_dead_runs(false) {
         Ok(cleaned) => {
             for run in cleaned.iter().filter(|r| !r.is_empty()) {
                 eprint!("fslab: a dead run left resources: {run}");

@@ -598,6 +598,11 @@ pub struct CleanupArgs {
     /// not, and nothing else in its folder.
     #[arg(long)]
     pub cache: bool,
+    /// Wait for live runs to let go of the machine's sysctl lock, queued
+    /// as a run queues for it, then put back what dead runs left (without
+    /// it, sysctls a live run may have set are left and reported, exit 4).
+    #[arg(long)]
+    pub wait: bool,
     /// The cache folder to empty [default: SCRATCH/age-cache].
     #[arg(long, value_name = "DIR", requires = "cache")]
     pub age_cache: Option<PathBuf>,

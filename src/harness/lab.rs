@@ -102,10 +102,14 @@ impl std::fmt::Debug for Lab {
 /// Release what dead runs left (fslab's start-up duty and `fslab cleanup`).
 /// Their sysctls are put back only under the machine's sysctl lock, taken
 /// exclusively: if a live run holds it, the changes wait for whoever takes
-/// it next, and any left are reported as not yet put back.
-pub fn cleanup_dead_runs() -> Result<Vec<CleanedRun>> {
+/// it next, and any left are reported as not yet put back. With `wait`
+/// (`cleanup --wait`, root only), the lock is queued for as a run queues
+/// for it, past the turnstile, so a stream of runs that each hold it
+/// shared cannot keep the put-back waiting for ever.
+pub fn cleanup_dead_runs(wait: bool) -> Result<Vec<CleanedRun>> {
     let state = ledger::state_dir();
-    let lock = sysctl::try_exclusive();
+    let root = rustix::process::geteuid().is_root();
+    let lock = if wait && root { sysctl::lock(sysctl::Hold::Exclusive)? } else { sysctl::try_exclusive() };
     let put_back = if lock.is_some() { sysctl::put_back_left() } else { Ok(Vec::new()) };
     let mut cleaned = ledger::cleanup_dead(&state)?;
     match put_back {

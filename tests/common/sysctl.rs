@@ -1,7 +1,7 @@
 //! Real sysctls in tests: read, write, wait for a run to set one, and a
 //! guard that puts the machine back however a test ends.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The writeback limits given two ways; setting one member zeroes the other.
 pub const PAIRS: [(&str, &str); 2] =
@@ -90,39 +90,20 @@ pub fn wait_for(key: &str, value: &str, run: &mut super::Watched) {
     run.until(Duration::from_secs(30), &format!("{key} never became {value}"), || read(key) == value);
 }
 
-/// What `cleanup` says of a sysctl it must leave for now because a live
-/// fslab holds the machine's sysctl lock.
-const LOCK_BUSY: &str = "a running fslab holds the machine's sysctl lock";
-
-/// `fslab cleanup` (exit 0), once no other fslab on the machine holds the
-/// sysctl lock: cleanup leaves a dead run's sysctls alone while another
-/// run holds the lock (rightly), and a machine running the suite may also
-/// run other fslab work (a preset holds the lock for its whole run, ten
-/// minutes and more on a loaded machine). Waits up to an hour, saying so
-/// each minute, then fails: the wait is for another run, not this test.
+/// `fslab cleanup --wait` (exit 0): cleanup leaves a dead run's sysctls
+/// alone while another run holds the machine's sysctl lock (rightly), and
+/// a machine running the suite may also run other fslab work, a preset
+/// holding the lock shared for its whole run and the next one taking it
+/// at once. `--wait` queues for it as a run does, so the wait is for the
+/// runs already holding it, never starved by the ones that follow.
 pub fn cleanup_when_the_lock_is_free(lab: &super::Lab) -> std::process::Output {
-    let started = Instant::now();
-    let deadline = started + Duration::from_secs(3600);
-    let mut said = started;
-    loop {
-        let out = lab.command().arg("cleanup").output().expect("run fslab cleanup");
-        // What it must leave says so and exits 4; anything else is judged
-        // as the test's own `expect` would.
-        if !String::from_utf8_lossy(&out.stdout).contains(LOCK_BUSY) {
-            assert_eq!(
-                out.status.code(),
-                Some(0),
-                "fslab cleanup\n--- stdout\n{}\n--- stderr\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            return out;
-        }
-        assert!(Instant::now() < deadline, "another fslab held the machine's sysctl lock for an hour");
-        if said.elapsed() >= Duration::from_secs(60) {
-            eprintln!("waiting {} s for another fslab to give up the machine's sysctl lock", started.elapsed().as_secs());
-            said = Instant::now();
-        }
-        std::thread::sleep(Duration::from_secs(1));
-    }
+    let out = lab.command().args(["cleanup", "--wait"]).output().expect("run fslab cleanup --wait");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "fslab cleanup --wait\n--- stdout\n{}\n--- stderr\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }
