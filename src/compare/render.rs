@@ -8,6 +8,8 @@
 
 mod words;
 
+pub use words::wrap;
+
 use std::fmt::Write as _;
 
 use super::{Comparison, FigureComparison, Outcome, format, stats};

@@ -31,7 +31,7 @@ use crate::crash::states::{epoch_of, states};
 use crate::crash::WriteLog;
 use crate::error::{Error, Result};
 use crate::ledger::Ledger;
-use crate::record::{BadState, Better, Case, CrashRecord, CrashStates, FigureSpec, Kind, StateOutcome};
+use crate::record::{BadOutcome, BadState, Better, Case, CrashRecord, CrashStates, FigureSpec, Kind, StateOutcome};
 use crate::scenario::durable::{FileState, Looked, StateAt, StateChecker};
 use crate::site::{Made, StateSeen};
 
@@ -235,6 +235,7 @@ pub(super) fn judge(
     let mut by_class: BTreeMap<&str, u64> = BTreeMap::new();
     let (mut bad, mut violations, mut ms) = (0u64, 0u64, 0.0);
     let mut first_bad: Option<BadState> = None;
+    let (mut bad_outcomes, mut bad_outcomes_left_out) = (Vec::new(), 0u64);
     let mut outcomes = Vec::with_capacity(chosen.states.len());
     for ((state, seen), looked) in chosen.states.iter().zip(&seen).zip(&looked) {
         ms += seen.ms;
@@ -255,13 +256,17 @@ pub(super) fn judge(
             continue;
         }
         bad += 1;
+        let classes: Vec<String> = v.classes.iter().map(|c| c.to_string()).collect();
+        if !BadOutcome::count(&mut bad_outcomes, entry, &classes, &v.detail) {
+            bad_outcomes_left_out += 1;
+        }
         if first_bad.as_ref().is_none_or(|b| entry < b.entry) {
             first_bad = Some(BadState {
                 entry,
                 epoch: epoch_of(log.entries(), state.prefix) as u64,
                 prefix: state.prefix as u64,
                 extra: state.extra.len() as u64,
-                classes: v.classes.iter().map(|c| c.to_string()).collect(),
+                classes,
                 detail: v.detail,
             });
         }
@@ -303,11 +308,21 @@ pub(super) fn judge(
             None => format!("none for {}: judged by mount and the file system's checker", case.scenario),
         },
         first_bad,
+        bad_outcomes,
+        bad_outcomes_left_out,
+        marks_before_flush: marks_before_flush(from, &points),
         outcomes,
         flush_entries: log.entries().iter().enumerate().skip(from).filter(|(_, e)| e.is_flush()).map(|(i, _)| i as u64).take(MAX_FLUSHES_KEPT).collect(),
         kernel: rustix::system::uname().release().to_string_lossy().into_owned(),
     });
     Ok(())
+}
+
+/// How many names were marked durable when the log held no flush since
+/// the work began at entry `from` (a mark's point is where the last flush
+/// before it ends).
+fn marks_before_flush(from: usize, points: &Points) -> u64 {
+    points.files.values().filter(|&&at| at <= from).count() as u64
 }
 
 #[cfg(test)]

@@ -97,6 +97,19 @@ pub struct CrashStates {
     /// The first bad state (fewest log entries), when one was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_bad: Option<BadState>,
+    /// Every distinct bad outcome (the same detail is one outcome), in
+    /// the order first met, each with the states that showed it: at most
+    /// [`MAX_BAD_OUTCOMES`]; empty in records made before they were kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bad_outcomes: Vec<BadOutcome>,
+    /// Bad states whose outcome was none of those kept (past the cap).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub bad_outcomes_left_out: u64,
+    /// Names marked durable before any flush since the work began: the
+    /// device had promised nothing of the work when the program said it
+    /// was safe, so no crash state can hold them durable yet.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub marks_before_flush: u64,
     /// Every state judged and what it showed, in log order; empty in
     /// records made before states were kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -152,6 +165,40 @@ fn is_zero(n: &u64) -> bool {
 /// regression whatever the statistics say (`compare`).
 pub fn must_be_zero(name: &str, unit: &str, better: crate::record::Better) -> bool {
     name.starts_with("crash_") && unit == "count" && better == crate::record::Better::Lower
+}
+
+/// The most distinct bad outcomes a case's states keep.
+pub const MAX_BAD_OUTCOMES: usize = 16;
+
+/// One distinct bad outcome and the states that showed it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BadOutcome {
+    /// What was seen (as [`BadState::detail`]).
+    pub detail: String,
+    /// What was wrong (as [`BadState::classes`]), in the first state.
+    pub classes: Vec<String>,
+    /// The states that showed it.
+    pub states: u64,
+    /// The first of them: its last log entry.
+    pub first_entry: u64,
+}
+
+impl BadOutcome {
+    /// Count the bad state at `entry` with `classes` and `detail` into
+    /// `outcomes` (a new one while fewer than [`MAX_BAD_OUTCOMES`] are
+    /// kept); false when it fitted none kept and there was no room.
+    pub fn count(outcomes: &mut Vec<BadOutcome>, entry: u64, classes: &[String], detail: &str) -> bool {
+        if let Some(o) = outcomes.iter_mut().find(|o| o.detail == detail && o.classes == classes) {
+            o.states += 1;
+            o.first_entry = o.first_entry.min(entry);
+            return true;
+        }
+        if outcomes.len() >= MAX_BAD_OUTCOMES {
+            return false;
+        }
+        outcomes.push(BadOutcome { detail: detail.to_string(), classes: classes.to_vec(), states: 1, first_entry: entry });
+        true
+    }
 }
 
 /// A crash state judged bad.

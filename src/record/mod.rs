@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 pub use catalog::{Catalog, FigureSpec, ScenarioInfo, UNITS};
 pub use command::CommandOutput;
-pub use crash::{BadState, CrashMark, CrashRecord, CrashStates, StateOutcome, must_be_zero};
+pub use crash::{BadOutcome, BadState, CrashMark, CrashRecord, CrashStates, StateOutcome, must_be_zero};
 pub use environment::{Disk, Environment};
 pub use extent::Extent;
 pub use figures::{Better, Figure, Figures, Kind};

@@ -20,7 +20,7 @@ use std::fmt::{self, Write as _};
 
 use super::section::Group;
 use super::{escape, plural};
-use crate::record::{Case, CrashRecord, CrashStates};
+use crate::record::{BadOutcome, Case, CrashRecord, CrashStates};
 use crate::report::axis::Ticks;
 use crate::report::markup::num;
 use crate::units::short_number;
@@ -86,11 +86,11 @@ pub(super) fn write_crash_states(out: &mut String, groups: &[Group]) -> fmt::Res
 
 /// A row per group: cost (median journal commits, flushes, wall time) and
 /// safety (states judged and bad, summed over repeats; by class;
-/// durability violations; the first bad state of the first repeat).
+/// durability violations; the distinct bad outcomes over the repeats).
 fn write_table(out: &mut String, groups: &[Group]) -> fmt::Result {
     writeln!(
         out,
-        r#"<table class="numbers crash-table"><tr><th>place · parameters</th><th>repeats</th><th>journal commits</th><th>flushes</th><th>wall s</th><th>states</th><th>bad</th><th>bad, by class</th><th>violations</th><th>first bad</th></tr>"#
+        r#"<table class="numbers crash-table"><tr><th>place · parameters</th><th>repeats</th><th>journal commits</th><th>flushes</th><th>wall s</th><th>states</th><th>bad</th><th>bad, by class</th><th>violations</th><th>bad outcomes (states, first entry)</th></tr>"#
     )?;
     for group in groups {
         let cases: Vec<&Case> = group.cases.iter().copied().filter(|c| c.figures.value("crash_states").is_some()).collect();
@@ -104,17 +104,14 @@ fn write_table(out: &mut String, groups: &[Group]) -> fmt::Result {
         };
         let sum = |name: &str| cases.iter().filter_map(|c| c.figures.value(name)).sum::<f64>();
         let shown = |v: Option<f64>| v.map_or_else(|| "–".to_string(), short_number);
-        let classes: Vec<String> = ["empty", "torn", "missing", "unmountable", "fsck_failed"]
+        let classes: Vec<String> = ["empty", "torn", "missing", "unmountable", "fsck_failed", "check_failed"]
             .iter()
             .filter_map(|class| {
                 let n = sum(&format!("crash_{class}"));
                 (n > 0.0).then(|| format!("{} {}", short_number(n), class.replace('_', " ")))
             })
             .collect();
-        let first = cases
-            .iter()
-            .find_map(|c| c.crash.as_ref()?.states.as_ref()?.first_bad.as_ref())
-            .map_or_else(String::new, |b| format!("entry {} (epoch {}): {}", b.entry, b.epoch, crate::report::markup::shorten(&b.detail, 60)));
+        let outcomes = bad_outcomes(&cases);
         let bad = sum("crash_bad");
         writeln!(
             out,
@@ -131,10 +128,57 @@ fn write_table(out: &mut String, groups: &[Group]) -> fmt::Result {
             short_number(bad),
             escape(&classes.join(", ")),
             short_number(sum("crash_durability_violations")),
-            escape(&first)
+            outcomes
         )?;
     }
     writeln!(out, "</table>")
+}
+
+/// The most distinct bad outcomes a row lists.
+const OUTCOMES_LISTED: usize = 5;
+
+/// A group's distinct bad outcomes over its repeats, most states first,
+/// as HTML lines: `12× git cannot read the repository (entry 7)`; a record
+/// from before they were kept gives its first bad state.
+fn bad_outcomes(cases: &[&Case]) -> String {
+    let mut merged: Vec<BadOutcome> = Vec::new();
+    let mut left_out = 0;
+    for states in cases.iter().filter_map(|c| c.crash.as_ref()?.states.as_ref()) {
+        left_out += states.bad_outcomes_left_out;
+        let first = states.first_bad.iter().map(|b| BadOutcome {
+            detail: b.detail.clone(),
+            classes: b.classes.clone(),
+            states: 1,
+            first_entry: b.entry,
+        });
+        let outcomes: Vec<BadOutcome> =
+            if states.bad_outcomes.is_empty() { first.collect() } else { states.bad_outcomes.clone() };
+        for o in outcomes {
+            match merged.iter_mut().find(|m| m.detail == o.detail) {
+                Some(m) => {
+                    m.states += o.states;
+                    m.first_entry = m.first_entry.min(o.first_entry);
+                }
+                None => merged.push(o),
+            }
+        }
+    }
+    merged.sort_by(|a, b| b.states.cmp(&a.states).then(a.first_entry.cmp(&b.first_entry)));
+    let mut lines: Vec<String> = merged
+        .iter()
+        .take(OUTCOMES_LISTED)
+        .map(|o| {
+            // The checker's words, not the frame around them.
+            let words = o.detail.split_once(":\n").map_or(o.detail.as_str(), |(_, output)| output).replace('\n', " · ");
+            let words = crate::report::markup::shorten(&words, 80);
+            format!("{}× {} (entry {})", o.states, escape(&words), o.first_entry)
+        })
+        .collect();
+    let rest: u64 = merged.iter().skip(OUTCOMES_LISTED).map(|o| o.states).sum::<u64>() + left_out;
+    if rest > 0 {
+        lines.push(format!("and {rest} states of other outcomes"));
+    }
+    lines.join("<br>")
 }
 
 fn write_legend(out: &mut String) -> fmt::Result {

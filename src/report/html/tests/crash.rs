@@ -62,7 +62,7 @@ fn each_group_s_states_are_drawn_along_the_log_with_its_flushes_and_marks() {
     let rows = attrs(section, "tr data-bad", "data-bad");
     assert_eq!(rows, ["0", "4"], "fsync-each none bad; in-place 3 torn and 1 violation");
     assert!(section.contains("<td>3 torn</td>"), "{section}");
-    assert!(section.contains("entry 68 (epoch 3): exist_1 torn"), "{section}");
+    assert!(section.contains("1× exist_1 torn (entry 68)"), "{section}");
     // A strip per group, each state a bar coloured by its outcome.
     assert_eq!(attrs(section, "svg class=\"chart crash\"", "data-states"), ["10", "10"]);
     assert_eq!(attrs(section, "svg class=\"chart crash\"", "data-bad"), ["0", "4"]);
