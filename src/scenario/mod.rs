@@ -234,7 +234,10 @@ pub static SCENARIOS: &[&dyn Scenario] = &[
     &replace_files::ReplaceFiles,
     &create_file::CreateFile,
     &direct_stream::DirectStream,
-    &programs::Dpkg,
+    &programs::DPKG,
+    &programs::GIT,
+    &programs::SQLITE,
+    &programs::ATOMIC_REPLACE,
 ];
 
 /// The scenario called `name`, or a usage error listing them.

@@ -4,9 +4,8 @@
 //! beside what the switch that drops them loses in a crash. Each crash
 //! state is judged by dpkg's own tools (`dpkg_check.sh`).
 
-use super::{ProgramWork, Scripts};
+use super::{Program, Vars};
 use crate::scenario::params::{ParamKind, ParamSpec, Params};
-use crate::scenario::{Scenario, Work};
 
 const PARAMS: [ParamSpec; 3] = [
     ParamSpec {
@@ -35,35 +34,24 @@ const PARAMS: [ParamSpec; 3] = [
     },
 ];
 
-const SCRIPTS: Scripts =
-    Scripts { prepare: include_str!("dpkg_prepare.sh"), run: include_str!("dpkg_run.sh"), check: include_str!("dpkg_check.sh") };
-
 /// The scenario.
-#[derive(Debug)]
-pub struct Dpkg;
+pub static DPKG: Program = Program {
+    name: "dpkg",
+    about: "dpkg upgrades packages in a scratch root, with or without --force-unsafe-io; cost beside crash safety",
+    params: &PARAMS,
+    scripts: super::scripts!("dpkg"),
+    vars,
+};
 
-impl Scenario for Dpkg {
-    fn name(&self) -> &'static str {
-        "dpkg"
-    }
-    fn about(&self) -> &'static str {
-        "dpkg upgrades packages in a scratch root, with or without --force-unsafe-io; cost beside crash safety"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        &PARAMS
-    }
-    fn headline(&self) -> &'static [&'static str] {
-        &["wall_s", "journal_commits", "flushes"]
-    }
-    fn work(&self, params: &Params) -> Box<dyn Work> {
-        let (packages, files) = (params.number("packages"), params.number("files"));
-        // Both versions' packages and the installed files, with room.
-        let space = packages * files * 16384 * 3;
-        let vars = vec![
-            ("PACKAGES", packages.to_string()),
-            ("FILES", files.to_string()),
-            ("UNSAFE_IO", params.word("unsafe_io").to_string()),
-        ];
-        Box::new(ProgramWork::new(SCRIPTS, vars, space))
-    }
+/// A case's variables and the bytes it needs.
+fn vars(params: &Params) -> Vars {
+    let (packages, files) = (params.number("packages"), params.number("files"));
+    // Both versions' packages and the installed files, with room.
+    let space = packages * files * 16384 * 3;
+    let vars = vec![
+        ("PACKAGES", packages.to_string()),
+        ("FILES", files.to_string()),
+        ("UNSAFE_IO", params.word("unsafe_io").to_string()),
+    ];
+    (vars, space)
 }

@@ -13,18 +13,25 @@
 //! as shell variables (upper case) and `SETUP`, a folder of fslab's
 //! outside the target where the stage keeps what the run reads (the
 //! packages dpkg installs); the scripts are in this folder beside their
-//! scenario.
+//! scenario: `dpkg`, `git`, `sqlite` and `atomic-replace`.
 
 mod dpkg;
+mod git;
+mod replace;
+mod sqlite;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-pub use dpkg::Dpkg;
+pub use dpkg::DPKG;
+pub use git::GIT;
+pub use replace::ATOMIC_REPLACE;
+pub use sqlite::SQLITE;
 
 use super::durable::{Durable, StateChecker};
 use super::exec::{self, CommandChecker, Echo};
-use super::{Work, WorkOutcome};
+use super::params::{ParamSpec, Params};
+use super::{Scenario, Work, WorkOutcome};
 use crate::error::{Error, Result};
 use crate::ledger::Ledger;
 
@@ -37,6 +44,58 @@ pub struct Scripts {
     pub run: &'static str,
     /// Judges a crash state in its work folder: exit 0 good.
     pub check: &'static str,
+}
+
+/// A program as a scenario: what `list` says of it, its parameters, its
+/// scripts, and what a case's parameters give them.
+#[derive(Debug)]
+pub struct Program {
+    /// The scenario's name.
+    pub name: &'static str,
+    /// One line on what it runs.
+    pub about: &'static str,
+    /// Its parameters.
+    pub params: &'static [ParamSpec],
+    /// Its scripts.
+    pub scripts: Scripts,
+    /// A case's variables for the scripts (names as they read them) and
+    /// the bytes its work needs.
+    pub vars: fn(&Params) -> Vars,
+}
+
+/// A case's variables for a program's scripts and the bytes it needs.
+pub type Vars = (Vec<(&'static str, String)>, u64);
+
+/// The scripts `NAME_prepare.sh`, `NAME_run.sh` and `NAME_check.sh` of
+/// this folder.
+macro_rules! scripts {
+    ($name:literal) => {
+        super::Scripts {
+            prepare: include_str!(concat!($name, "_prepare.sh")),
+            run: include_str!(concat!($name, "_run.sh")),
+            check: include_str!(concat!($name, "_check.sh")),
+        }
+    };
+}
+use scripts;
+
+impl Scenario for Program {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn about(&self) -> &'static str {
+        self.about
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        self.params
+    }
+    fn headline(&self) -> &'static [&'static str] {
+        &["wall_s", "journal_commits", "flushes"]
+    }
+    fn work(&self, params: &Params) -> Box<dyn Work> {
+        let (vars, space) = (self.vars)(params);
+        Box::new(ProgramWork::new(self.scripts, vars, space))
+    }
 }
 
 /// One case of a program.
