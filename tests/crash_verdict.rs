@@ -44,7 +44,9 @@ fn seed_002_s_verdict_says_cost_and_safety_and_the_stored_run_shows_and_draws_it
     // report draws a strip per strategy with every state.
     let id = json["run"]["id"].as_str().unwrap();
     let shown = String::from_utf8_lossy(&lab.expect(&["show", id], 0).stdout).into_owned();
-    assert_eq!(shown.matches("ext4@crash=flush files=20 strategy=").count(), 6, "{shown}");
+    // A case's head names its place, repeat and whole parameters.
+    assert_eq!(shown.matches(": files=20 strategy=").count(), 6, "{shown}");
+    assert_eq!(shown.matches("ext4@crash=flush r3: files=20 strategy=").count(), 2, "{shown}");
     // Each place's cost and safety is its evidence: `--why` says it.
     let why = String::from_utf8_lossy(&lab.expect(&["show", id, "--why"], 0).stdout).into_owned();
     let words = why.split_whitespace().collect::<Vec<_>>().join(" ");
