@@ -34,7 +34,8 @@ if [ -z "$fslab" ]; then
 fi
 
 out=$(mktemp -d /var/tmp/fslab-programs-XXXXXX)
-trap 'rm -rf "$out"' EXIT
+# Kept when a run failed, for its cases; removed once the table is made.
+trap 'status=$?; [ "$status" -ne 0 ] || rm -rf "$out"' EXIT
 
 declare -A settings=(
     [dpkg]="--set unsafe_io=no,yes"

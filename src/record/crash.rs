@@ -97,7 +97,7 @@ pub struct CrashStates {
     /// The first bad state (fewest log entries), when one was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_bad: Option<BadState>,
-    /// Every distinct bad outcome (the same detail is one outcome), in
+    /// Every distinct bad outcome (the same detail and classes are one), in
     /// the order first met, each with the states that showed it: at most
     /// [`MAX_BAD_OUTCOMES`]; empty in records made before they were kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
