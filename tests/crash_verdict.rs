@@ -1,7 +1,8 @@
 //! Seed 002's verdict with `--crash`: cost and safety side by side, on a
 //! real ext4. fsync-each never leaves a bad crash state; in-place may (a
 //! race: about two runs in three here), so only fsync-each's zero and the
-//! presence of both rows are asserted. The run is stored: `show` prints
+//! presence of both rows are asserted; dpkg, run beside it both ways,
+//! gets its own line. The run is stored: `show` prints
 //! its crash table back, and the report draws its states. Without
 //! `--crash` the verdict says once that safety was not tried.
 
@@ -39,6 +40,10 @@ fn seed_002_s_verdict_says_cost_and_safety_and_the_stored_run_shows_and_draws_it
     let said = also.iter().filter_map(|a| a.as_str()).find(|a| a.starts_with("cost and safety: ")).expect("cost and safety");
     let fsync_each = format!(" commits, 0 of {states_of_fsync_each} crash states bad; in-place ");
     assert!(said.starts_with("cost and safety: fsync-each ") && said.contains(&fsync_each), "{said}");
+    // dpkg ran beside it both ways: its own line, cost and crash states.
+    let dpkg = verdict["programs"][0].as_str().expect("dpkg's line");
+    assert!(dpkg.starts_with("dpkg: with its fsyncs, ") && dpkg.contains("× the flushes"), "{dpkg}");
+    assert!(dpkg.contains(" with them, ") && dpkg.ends_with(" without"), "crash states both ways: {dpkg}");
 
     // Stored: `show` prints the crash table back from the store, and the
     // report draws a strip per strategy with every state.
@@ -55,7 +60,7 @@ fn seed_002_s_verdict_says_cost_and_safety_and_the_stored_run_shows_and_draws_it
     lab.expect(&["report", "safety", "-o", page.to_str().unwrap()], 0);
     let html = std::fs::read_to_string(&page).unwrap();
     let strips: Vec<&str> = html.split(r#"<svg class="chart crash""#).skip(1).collect();
-    assert_eq!(strips.len(), 2, "one strip per strategy (its first repeat)");
+    assert_eq!(strips.len(), 2 + 2, "one strip per strategy and per dpkg setting (its first repeat)");
     for strip in strips {
         let strip = &strip[..strip.find("</svg>").unwrap()];
         let drawn = strip.matches("<rect data-outcome=").count();
@@ -66,5 +71,7 @@ fn seed_002_s_verdict_says_cost_and_safety_and_the_stored_run_shows_and_draws_it
     let json = lab.run_json(&["--preset", "seeds", "replace-files", "--fs", "ext4", "--set", "strategy=fsync-each", "--no-store"], 0);
     let verdict = &json["run"]["verdicts"][0];
     assert_eq!(verdict["safety"], "not tried: add --crash flush to judge what each strategy leaves after a crash", "{verdict}");
-    assert!(verdict["places"][0].get("also").is_none(), "{verdict}");
+    // The place says no strategy's safety, only dpkg's cost.
+    let also: Vec<&str> = verdict["places"][0]["also"].as_array().unwrap().iter().filter_map(|a| a.as_str()).collect();
+    assert!(matches!(also[..], [dpkg] if dpkg.starts_with("dpkg: its fsyncs ") && !dpkg.contains("crash")), "{verdict}");
 }

@@ -73,16 +73,21 @@ fn the_seeds_preset_runs_the_seeds_comparison_and_gives_a_verdict() {
     }
     let lab = Lab::new();
     // The preset restricted to one scenario: its comparison on all five
-    // file systems, and its verdict.
+    // file systems, dpkg both ways beside it, and its verdict.
     let json = lab.run_json(&["--preset", "seeds", "replace-files"], 0);
     let cases = cases(&json);
-    let mut seen: Vec<(String, String)> =
-        cases.iter().map(|c| (c["fs"].as_str().unwrap().into(), c["params"]["strategy"].as_str().unwrap().into())).collect();
+    let mut seen: Vec<(String, String, String)> = cases
+        .iter()
+        .map(|c| {
+            let setting = c["params"].get("strategy").or(c["params"].get("unsafe_io")).and_then(|v| v.as_str()).unwrap();
+            (c["scenario"].as_str().unwrap().into(), c["fs"].as_str().unwrap().into(), setting.into())
+        })
+        .collect();
     seen.sort();
     let mut want = Vec::new();
-    for fs in ["btrfs", "ext2", "ext3", "ext4", "xfs"] {
-        for strategy in ["fsync-each", "writeback-batch"] {
-            want.push((fs.to_string(), strategy.to_string()));
+    for (scenario, settings) in [("dpkg", ["no", "yes"]), ("replace-files", ["fsync-each", "writeback-batch"])] {
+        for fs in ["btrfs", "ext2", "ext3", "ext4", "xfs"] {
+            want.extend(settings.map(|s| (scenario.to_string(), fs.to_string(), s.to_string())));
         }
     }
     assert_eq!(seen, want);
@@ -90,12 +95,14 @@ fn the_seeds_preset_runs_the_seeds_comparison_and_gives_a_verdict() {
     assert_eq!(verdicts.len(), 1);
     let v = &verdicts[0];
     assert_eq!(v["seed"], "002");
+    let dpkg = v["programs"][0].as_str().unwrap_or_default();
+    assert!(dpkg.starts_with("dpkg: with its fsyncs, ") && dpkg.contains(" at 5 places (ext4: "), "{v}");
     // Journal commits are a timing: on a quiet machine ext4's fsync-each
     // needs many times writeback-batch's, and the seed shows there. A
     // busy machine's periodic commits can blur that, and fslab says so
     // with a busy note on the case; then any word will do but a missing one.
     let ext4 = v["places"].as_array().unwrap().iter().find(|p| p["target"] == "ext4").expect("an ext4 place");
-    let busy = cases.iter().any(|c| c["fs"] == "ext4" && c["busy"].is_string());
+    let busy = cases.iter().any(|c| c["scenario"] == "replace-files" && c["fs"] == "ext4" && c["busy"].is_string());
     if busy {
         assert!(["shows", "gone", "marginal", "mixed"].contains(&ext4["judged"].as_str().unwrap_or("")), "{ext4}");
     } else {

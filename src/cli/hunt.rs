@@ -226,6 +226,7 @@ pub fn run(args: &HuntArgs) -> Result<ExitCode> {
         claim: String::new(),
         places: steps.iter().map(|s| step_place(s, &fs, vary)).collect(),
         safety: String::new(),
+        programs: Vec::new(),
     };
     let failed = run.cases().iter().any(|c| c.status == Status::Failed);
     let mut params = points.at(vary.axis.lo).map(|(_, sets)| merged(&sets)).unwrap_or_default();

@@ -30,6 +30,21 @@ pub fn check_settings(scenarios: &[&'static dyn Scenario], settings: &[Setting])
     Ok(())
 }
 
+/// `scenarios` and, with `--preset`, the programs their seeds run beside
+/// them ([`programs_of`]): the scenarios whose parameters `--set` may name.
+pub(super) fn with_programs(scenarios: &[&'static dyn Scenario], request: &RunRequest) -> Vec<&'static dyn Scenario> {
+    let mut out = scenarios.to_vec();
+    if request.preset.is_some() {
+        let programs = scenarios.iter().filter_map(|s| s.seeded()).flat_map(|s| s.programs().iter().map(|(name, _)| *name));
+        for program in programs.filter_map(|name| crate::scenario::find(name).ok()) {
+            if !out.iter().any(|s| s.name() == program.name()) {
+                out.push(program);
+            }
+        }
+    }
+    out
+}
+
 /// The settings for one scenario: the preset's comparison (with
 /// `--preset`), then the user's `--set`, which wins for the same key.
 pub(super) fn settings_for(scenario: &dyn Scenario, request: &RunRequest, machine: &dyn Machine) -> Result<Vec<Setting>> {
@@ -55,6 +70,30 @@ pub(super) fn settings_for(scenario: &dyn Scenario, request: &RunRequest, machin
 /// reads it.
 pub(super) fn preset_setting(scenario: &dyn Scenario, key: &str, values: &str) -> Result<Setting> {
     format!("{key}={values}").parse().map_err(|e| Error::failed(format!("the seeds preset of {}: {e}", scenario.name())))
+}
+
+/// The programs the preset runs beside `scenario`'s seed, each with its
+/// parameter sets: the seed's settings for it, then the user's `--set`.
+/// None without `--preset`, and none the user named as a scenario of the
+/// run (it runs as they asked).
+pub(super) fn programs_of(
+    scenario: &dyn Scenario,
+    request: &RunRequest,
+    named: &[&'static dyn Scenario],
+) -> Result<Vec<(&'static dyn Scenario, Vec<crate::scenario::params::Params>)>> {
+    let (Some(_), Some(seeded)) = (&request.preset, scenario.seeded()) else { return Ok(Vec::new()) };
+    let mut out = Vec::new();
+    for (name, preset) in seeded.programs() {
+        if named.iter().any(|s| s.name() == *name) {
+            continue;
+        }
+        let program = crate::scenario::find(name)?;
+        let mut settings = preset.iter().map(|(key, values)| preset_setting(program, key, values)).collect::<Result<Vec<_>>>()?;
+        settings.extend(request.set.iter().cloned());
+        let param_sets = crate::scenario::params::expand(program.params(), &settings, request.scale).map_err(Error::usage)?;
+        out.push((program, param_sets));
+    }
+    Ok(out)
 }
 
 /// Whether `scenario`'s cases judge crash states under `--preset seeds
@@ -117,16 +156,22 @@ fn read_preset_conditions(
 }
 
 /// The drives `scenarios` are modelled on instead of the run's: each
-/// seed's own (where its report names one), unless the user named a drive
-/// (`--disk`, `--disk-profile`), whose word wins as `--set`'s does.
+/// seed's own (where its report names one), for it and its programs,
+/// unless the user named a drive (`--disk`, `--disk-profile`), whose word
+/// wins as `--set`'s does.
 pub(super) fn seed_disks(scenarios: &[&dyn Scenario], target: &super::TargetRequest) -> Vec<(String, crate::model::Profile)> {
     if target.disk.is_some() || target.disk_profile.is_some() {
         return Vec::new();
     }
-    scenarios
-        .iter()
-        .filter_map(|s| Some((s.name().to_string(), super::disk::seed_disk(s.seeded()?.preset().disk?))))
-        .collect()
+    let mut out = Vec::new();
+    for s in scenarios {
+        let Some((seeded, disk)) = s.seeded().and_then(|seeded| Some((seeded, seeded.preset().disk?))) else { continue };
+        let profile = super::disk::seed_disk(disk);
+        out.push((s.name().to_string(), profile.clone()));
+        // Its programs run on the seed's drive too.
+        out.extend(seeded.programs().iter().map(|(name, _)| (name.to_string(), profile.clone())));
+    }
+    out
 }
 
 /// The run's targets with the preset's variants of a file system placed
@@ -186,7 +231,12 @@ mod tests {
         let named = |s: &str, d: &str| (s.to_string(), d.to_string());
         assert_eq!(
             disks,
-            [named("mmap-fill", "hdd-7200-2009"), named("replace-files", "laptop-5400"), named("direct-stream", "scsi-15k-2004")]
+            [
+                named("mmap-fill", "hdd-7200-2009"),
+                named("replace-files", "laptop-5400"),
+                named("dpkg", "laptop-5400"),
+                named("direct-stream", "scsi-15k-2004")
+            ]
         );
         target.disk = Some("ssd-plp".into());
         assert!(seed_disks(&all, &target).is_empty(), "the run's --disk wins");

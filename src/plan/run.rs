@@ -82,7 +82,8 @@ impl RunPlan {
 }
 
 /// The verdicts of the seeds of `scenarios` (by name, in order) on the
-/// `measured` cases: each seeded scenario's claim judged on its cases. A
+/// `measured` cases: each seeded scenario's claim judged on its cases and
+/// its programs' ([`scenario::Seeded::programs`]). A
 /// plan run in shards is judged so once all its cases are stored.
 pub fn verdicts_of(scenarios: &[impl AsRef<str>], measured: &[Case]) -> Vec<Verdict> {
     scenarios
@@ -90,7 +91,9 @@ pub fn verdicts_of(scenarios: &[impl AsRef<str>], measured: &[Case]) -> Vec<Verd
         .filter_map(|name| {
             let name = name.as_ref();
             let seeded = scenario::find(name).ok()?.seeded()?;
-            let mine: Vec<&Case> = measured.iter().filter(|c| c.scenario == name).collect();
+            let programs = seeded.programs();
+            let mine: Vec<&Case> =
+                measured.iter().filter(|c| c.scenario == name || programs.iter().any(|(p, _)| c.scenario == *p)).collect();
             Some(seeded.verdict(&mine))
         })
         .collect()
@@ -98,12 +101,29 @@ pub fn verdicts_of(scenarios: &[impl AsRef<str>], measured: &[Case]) -> Vec<Verd
 
 /// One scenario's share of the run: its parameter sets, targets and
 /// conditions.
+#[derive(Clone)]
 struct Job {
     scenario: &'static dyn Scenario,
     param_sets: Vec<Params>,
     targets: Vec<TargetSpec>,
     /// The run's conditions, then (with `--preset`) the seed's own.
     conditions: Vec<Condition>,
+}
+
+impl Job {
+    /// Refuse (exit 2), before anything is made, a parameter set the
+    /// scenario cannot do or cannot fit on a target.
+    fn check(&self, harness: &Plan, machine: &dyn Machine) -> Result<()> {
+        let s = self.scenario;
+        for p in &self.param_sets {
+            s.check(p).map_err(|why| Error::usage(format!("{}: {why}", s.name())))?;
+            // Built from the parameters as a case records them, as the
+            // run builds each case's work.
+            let work = scenario::work_for(&WorkSpec { scenario: s.name().into(), params: p.to_json() })?;
+            check_room(s, work.as_ref(), (&self.targets, &self.conditions), harness, machine, Error::usage)?;
+        }
+        Ok(())
+    }
 }
 
 /// Plan `fslab run` on `machine`.
@@ -114,7 +134,7 @@ pub fn plan(request: &RunRequest, machine: &dyn Machine) -> Result<RunPlan> {
     } else {
         request.scenarios.iter().map(|name| scenario::find(name)).collect::<Result<_>>()?
     };
-    preset::check_settings(&scenarios, &request.set)?;
+    preset::check_settings(&preset::with_programs(&scenarios, request), &request.set)?;
     if request.preset.is_some() && !request.target.vm.kernel.is_empty() {
         // A preset's own conditions age and fill, which guests do not do yet.
         return Err(Error::usage("--preset with --kernel: run the seeds' scenarios by name with --kernel instead"));
@@ -140,14 +160,18 @@ pub fn plan(request: &RunRequest, machine: &dyn Machine) -> Result<RunPlan> {
                 }
             }
         }
-        for p in &param_sets {
-            s.check(p).map_err(|why| Error::usage(format!("{}: {why}", s.name())))?;
-            // Built from the parameters as a case records them, as the
-            // run builds each case's work.
-            let work = scenario::work_for(&WorkSpec { scenario: s.name().into(), params: p.to_json() })?;
-            check_room(*s, work.as_ref(), (&targets, &conditions), &harness, machine, Error::usage)?;
+        let job = Job { scenario: *s, param_sets, targets, conditions };
+        job.check(&harness, machine)?;
+        // The seed's programs, on its places and under its conditions.
+        let programs: Vec<Job> = preset::programs_of(*s, request, &scenarios)?
+            .into_iter()
+            .map(|(scenario, param_sets)| Job { scenario, param_sets, ..job.clone() })
+            .collect();
+        jobs.push(job);
+        for program in programs {
+            program.check(&harness, machine)?;
+            jobs.push(program);
         }
-        jobs.push(Job { scenario: *s, param_sets, targets, conditions });
     }
     // The run checks, locks and makes what any job's conditions need.
     for job in &jobs {

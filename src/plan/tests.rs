@@ -144,14 +144,23 @@ fn a_case_keeps_its_key_when_cases_are_added_beside_it() {
 }
 
 #[test]
-fn the_seeds_preset_plans_121_cases_each_of_which_builds_its_work_again() {
+fn the_seeds_preset_plans_131_cases_each_of_which_builds_its_work_again() {
     let mut seeds = request("mmap-fill", &[], &[], 1);
     seeds.scenarios.clear();
     seeds.preset = Some(PresetName::Seeds);
     let plan = run::plan(&seeds, &Roomy).unwrap();
-    assert_eq!(plan.cases.len(), 121);
+    assert_eq!(plan.cases.len(), 131);
     let distinct: BTreeSet<&str> = plan.cases.iter().map(|c| c.key.as_str()).collect();
-    assert_eq!(distinct.len(), 121);
+    assert_eq!(distinct.len(), 131);
+    // dpkg both ways right after seed 002's cases, on its places.
+    let places = |scenario: &str| -> Vec<(String, String)> {
+        let of = plan.cases.iter().filter(|c| c.scenario == scenario);
+        of.map(|c| (c.target.clone(), c.condition.clone())).collect::<BTreeSet<_>>().into_iter().collect()
+    };
+    assert_eq!(places("dpkg"), places("replace-files"));
+    let order: Vec<&str> = plan.cases.iter().map(|c| c.scenario.as_str()).collect();
+    let first_dpkg = order.iter().position(|s| *s == "dpkg").unwrap();
+    assert_eq!((order[first_dpkg - 1], order.iter().filter(|s| **s == "dpkg").count()), ("replace-files", 10));
     // The variant comes right after its file system, for tree-copy alone.
     let tree: Vec<&str> = plan.cases.iter().filter(|c| c.scenario == "tree-copy").map(|c| c.target.as_str()).collect();
     assert_eq!(tree, ["ext2", "ext2-1k", "ext3", "ext4", "xfs", "btrfs"]);
@@ -192,15 +201,17 @@ fn the_seeds_preset_with_crash_judges_seed_002_s_five_strategies_and_nothing_els
     seeds.target.crash = Some(crate::harness::crash_states::Model::Flush);
     let plan = run::plan(&seeds, &Roomy).unwrap();
     let crashed: Vec<&PlannedCase> = plan.cases.iter().filter(|c| c.conditions.contains_key("crash")).collect();
-    assert!(crashed.iter().all(|c| c.scenario == "replace-files" && c.conditions["crash"] == "flush"));
-    let strategies: BTreeSet<&str> = crashed.iter().map(|c| c.params["strategy"].as_str().unwrap()).collect();
+    assert!(crashed.iter().all(|c| ["replace-files", "dpkg"].contains(&c.scenario.as_str()) && c.conditions["crash"] == "flush"));
+    let seed: Vec<&&PlannedCase> = crashed.iter().filter(|c| c.scenario == "replace-files").collect();
+    let strategies: BTreeSet<&str> = seed.iter().map(|c| c.params["strategy"].as_str().unwrap()).collect();
     assert_eq!(strategies, ["fsync-each", "in-place", "in-place-fsync", "rename-no-fsync", "writeback-batch"].into());
-    assert_eq!(crashed.len(), 25, "five strategies on the five file systems");
-    assert_eq!(plan.cases.len(), 121 - 10 + 25, "the other seeds' cases as without --crash");
-    // The user's --set still wins.
-    seeds.set = vec!["strategy=fsync-each".parse().unwrap()];
+    assert_eq!(seed.len(), 25, "five strategies on the five file systems");
+    assert_eq!(crashed.len(), 25 + 10, "and dpkg both ways on each");
+    assert_eq!(plan.cases.len(), 131 - 20 + 35, "the other seeds' cases as without --crash");
+    // The user's --set still wins, for the seed and for its program.
+    seeds.set = vec!["strategy=fsync-each".parse().unwrap(), "unsafe_io=yes".parse().unwrap()];
     let plan = run::plan(&seeds, &Roomy).unwrap();
-    assert_eq!(plan.cases.iter().filter(|c| c.conditions.contains_key("crash")).count(), 5);
+    assert_eq!(plan.cases.iter().filter(|c| c.conditions.contains_key("crash")).count(), 5 + 5);
 }
 
 #[test]

@@ -33,6 +33,11 @@ pub struct Verdict {
     /// with safety whose run judged no crash state; empty otherwise.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub safety: String,
+    /// The programs people run that the seed is about, measured beside it
+    /// (`--preset seeds` runs them): a line each, its name first (`dpkg:
+    /// with its fsyncs, 1.44× the flushes ... of --force-unsafe-io ...`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub programs: Vec<String>,
 }
 
 /// The seed's claim judged on the cases of one place.
@@ -152,6 +157,7 @@ impl Verdict {
             claim: String::new(),
             places: Vec::new(),
             safety: String::new(),
+            programs: Vec::new(),
         }
     }
 

@@ -225,6 +225,15 @@ pub trait Seeded {
     fn crash_settings(&self) -> &'static [(&'static str, &'static str)] {
         &[]
     }
+    /// The programs people run that the seed is about, each with the
+    /// settings `--preset seeds` gives it (`("dpkg", &[("unsafe_io",
+    /// "no,yes")])`): the preset runs each beside this scenario, on its
+    /// places, under its conditions and drive, and [`Seeded::verdict`] is
+    /// given their cases with its own, so it can say what the real program
+    /// costs and what its switch loses.
+    fn programs(&self) -> &'static [(&'static str, &'static [(&'static str, &'static str)])] {
+        &[]
+    }
 }
 
 /// Every scenario, in seed order, then the programs people run.

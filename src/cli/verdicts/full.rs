@@ -30,6 +30,9 @@ pub(super) fn render(verdicts: &[Verdict]) -> String {
         if !v.safety.is_empty() {
             s.push_str(&wrap(&format!("    safety: {}", v.safety), 12));
         }
+        for line in &v.programs {
+            s.push_str(&wrap(&format!("    {line}"), 6));
+        }
         if !v.claim.is_empty() {
             s.push_str(&wrap(&format!("    the seed: {}", v.claim), 14));
         }
@@ -73,6 +76,7 @@ mod tests {
                 place("ext2-1k", None, "no case"),
             ],
             safety: String::new(),
+            programs: Vec::new(),
         };
         let text = render(&[v]);
         let lines: Vec<&str> = text.lines().skip(2).collect();

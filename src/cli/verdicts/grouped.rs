@@ -30,8 +30,8 @@ struct Group<'a> {
     busy: usize,
 }
 
-/// `v` as its head line, a line per group (wrapped), its safety note and
-/// the seed's own figures.
+/// `v` as its head line, a line per group (wrapped), its safety note, a
+/// line per program measured beside it and the seed's own figures.
 pub(super) fn render(v: &Verdict, cases: &[Case]) -> String {
     let head = format!("  seed {} {:<14}", v.seed, v.scenario);
     if v.places.is_empty() {
@@ -46,6 +46,11 @@ pub(super) fn render(v: &Verdict, cases: &[Case]) -> String {
     }
     if !v.safety.is_empty() {
         s.push_str(&wrap(&format!("    {:<9} {}", "safety", v.safety), INDENT));
+    }
+    for line in &v.programs {
+        // `dpkg: with its fsyncs, ...`: the program's name in the word's column.
+        let (name, said) = line.split_once(": ").unwrap_or(("program", line));
+        s.push_str(&wrap(&format!("    {name:<9} {said}"), INDENT));
     }
     let reported = crate::scenario::find(&v.scenario).ok().and_then(|s| s.seeded()).map(|s| s.reported());
     match reported {

@@ -91,6 +91,13 @@ fn places_with_the_same_word_and_test_share_a_line_with_their_range() {
     assert_eq!(seed_002[1], "    shows     ext4, xfs: fsync-each/batch commits 10.5× (shows at ≥ 5×)");
     assert_eq!(seed_002[3], "    unknown   ext2, btrfs: no journal commits counted for both strategies");
     assert!(seed_002[4].starts_with("    safety    not tried: add --crash flush"), "{seed_002:#?}");
+    // dpkg, run beside it, under its name in the word's column.
+    assert_eq!(
+        seed_002[5],
+        "    dpkg      with its fsyncs, 1.43–1.79× the flushes and 1.04× the journal commits of --force-unsafe-io at 5 \
+         places (ext4: 209 vs 146 flushes, 76 vs 73 commits)"
+    );
+    assert!(seed_002[6].starts_with("    the seed  "), "{seed_002:#?}");
 }
 
 #[test]

@@ -40,6 +40,9 @@ pub(super) fn write_verdict(out: &mut String, verdict: &Verdict) -> fmt::Result 
     if !verdict.safety.is_empty() {
         writeln!(out, r#"<p class="safety">safety: {}</p>"#, escape(&verdict.safety))?;
     }
+    for line in &verdict.programs {
+        writeln!(out, r#"<p class="program">{}</p>"#, escape(line))?;
+    }
     if !verdict.claim.is_empty() {
         writeln!(out, r#"<p class="claim">the seed: {}</p>"#, escape(&verdict.claim))?;
     }

@@ -13,6 +13,7 @@
 //! empty, torn and missing apart.
 
 mod contents;
+mod dpkg;
 mod work;
 
 use super::params::{ParamKind, ParamSpec, Params};
@@ -104,20 +105,28 @@ impl Seeded for ReplaceFiles {
     }
     /// Judged on every place by [`shows_at`]; each place's cost and safety
     /// beside it when the run judged crash states, else said once that
-    /// safety was not tried.
+    /// safety was not tried; dpkg's own cost and safety where it ran (the
+    /// preset runs it), at each place and over all of them.
     fn verdict(&self, cases: &[&Case]) -> Verdict {
-        let mut verdict = seeds::judge_places(self.name(), self.seed(), CLAIM, cases, |place| {
+        let (mine, programs): (Vec<&Case>, Vec<&Case>) = cases.iter().partition(|c| c.scenario == self.name());
+        let mut verdict = seeds::judge_places(self.name(), self.seed(), CLAIM, &mine, |place| {
             let mut judged = shows_at(place);
             judged.also.extend(cost_and_safety(place));
+            judged.also.extend(place.first().and_then(|c| dpkg::at_place(&programs, &c.place())));
             judged
         });
         if !cases.iter().any(|c| c.figures.value("crash_states").is_some()) {
             verdict.safety = "not tried: add --crash flush to judge what each strategy leaves after a crash".into();
         }
+        verdict.programs.extend(dpkg::summary(&programs));
         verdict
     }
     fn crash_settings(&self) -> &'static [(&'static str, &'static str)] {
         &[("strategy", "fsync-each,writeback-batch,rename-no-fsync,in-place,in-place-fsync")]
+    }
+    /// dpkg itself, with its fsyncs and with `--force-unsafe-io`.
+    fn programs(&self) -> &'static [(&'static str, &'static [(&'static str, &'static str)])] {
+        &[(dpkg::DPKG, &[("unsafe_io", "no,yes")])]
     }
 }
 
