@@ -93,11 +93,16 @@ mod tests {
 
     /// 32 MiB written and left unsynced sit dirty far longer than the
     /// test takes (background writeback starts at 10% of memory, expiry
-    /// after 30 s), so at least one sample sees them.
+    /// after 30 s), so at least one sample sees them. Dirty pages are the
+    /// machine's: the test holds the sysctl lock shared, as a measuring
+    /// run does, so no fslab run lowers the writeback thresholds under it,
+    /// and tries three times, since another's `sync` (a cold read's) can
+    /// write the file out before the first sample.
     #[test]
     fn a_dirty_file_raises_the_peak() {
         let dir = crate::test_temp::dir("");
         let ledger = crate::ledger::Ledger::create(dir.path(), "meminfo-test").unwrap();
+        let _measuring = crate::ledger::sysctl::lock(crate::ledger::sysctl::Hold::Shared).unwrap();
         let ctx = ProbeCtx {
             ledger: &ledger,
             case_id: "meminfo-test-1",
@@ -110,13 +115,19 @@ mod tests {
             cgroup: None,
             disk: &crate::model::builtin::find(crate::model::builtin::DEFAULT).unwrap(),
         };
-        let running = DirtyPeak.start(&ctx);
-        let mut file = std::fs::File::create(dir.path().join("dirty")).unwrap();
-        file.write_all(&vec![7u8; 32 << 20]).unwrap();
-        std::thread::sleep(PERIOD * 3);
-        let reading = running.stop();
-        let dirty = reading.figures.value("dirty_peak_bytes").unwrap();
-        assert!(dirty >= (24 << 20) as f64, "a peak of {dirty} bytes misses 32 MiB of dirty pages");
+        let mut peaks = Vec::new();
+        let reading = loop {
+            let running = DirtyPeak.start(&ctx);
+            let mut file = std::fs::File::create(dir.path().join(format!("dirty-{}", peaks.len()))).unwrap();
+            file.write_all(&vec![7u8; 32 << 20]).unwrap();
+            std::thread::sleep(PERIOD * 3);
+            let reading = running.stop();
+            peaks.push(reading.figures.value("dirty_peak_bytes").unwrap());
+            if peaks.last().is_some_and(|p| *p >= (24 << 20) as f64) || peaks.len() == 3 {
+                break reading;
+            }
+        };
+        assert!(peaks.iter().any(|p| *p >= (24 << 20) as f64), "peaks of {peaks:?} bytes miss 32 MiB of dirty pages");
         assert!(reading.figures.value("writeback_peak_bytes").is_some());
         assert_eq!(reading.figures.get("dirty_peak_bytes").unwrap().unit, "bytes");
     }
