@@ -1,10 +1,10 @@
 //! The page's first section: the runs shown, one row each, and the
 //! machines they ran on.
 //!
-//! The design decision: a machine is described once when every run shares
-//! it (kernel, CPU, tools and sysctls alike), else once per run, so a
-//! page comparing machines says how they differ and a page of one machine
-//! does not repeat it.
+//! The design decision: a machine is described once for all the runs
+//! that share it (kernel, CPU, tools, fslab and sysctls alike), so a page
+//! comparing machines says how they differ and a page of many runs on one
+//! machine does not repeat it.
 
 use std::fmt::{self, Write as _};
 
@@ -12,15 +12,19 @@ use super::{escape, plural};
 use crate::record::RunRecord;
 use crate::units::bytes;
 
-/// The runs, one row each, then what they ran on: once when they share
-/// a machine and software, else per run.
+/// The runs, one row each, then what they ran on: once for each machine
+/// and software they ran on, naming its runs when there are several.
 pub(super) fn write_runs(out: &mut String, runs: &[RunRecord]) -> fmt::Result {
     writeln!(out, r#"<section class="runs" id="runs">"#)?;
     writeln!(out, "<h2>{}</h2>", if runs.len() == 1 { "Run" } else { "Runs" })?;
-    writeln!(out, r#"<table class="runs"><thead><tr><th>run</th><th>started</th><th>tags</th><th>status</th><th>command line</th></tr></thead><tbody>"#)?;
+    writeln!(
+        out,
+        r#"<table class="runs"><thead><tr><th>run</th><th>started</th><th>tags</th><th>status</th><th>command line</th></tr></thead><tbody>"#
+    )?;
     for run in runs {
         let (badge, word) = if run.complete { ("ok", "complete") } else { ("bad", "incomplete") };
-        let tip = if run.complete { "every planned case ran" } else { "interrupted or killed: only its finished cases are shown" };
+        let tip =
+            if run.complete { "every planned case ran" } else { "interrupted or killed: only its finished cases are shown" };
         writeln!(
             out,
             r#"<tr class="run" data-run="{id}" data-complete="{complete}"><td><code>{id}</code></td><td>{started}</td><td>{tags}</td><td><span class="badge {badge}" title="{tip}">{word}</span></td><td><code>{command}</code></td></tr>"#,
@@ -40,13 +44,22 @@ pub(super) fn write_runs(out: &mut String, runs: &[RunRecord]) -> fmt::Result {
     if let Some(footnote) = crate::record::guest::emulated_footnote(&cases) {
         writeln!(out, r#"<p class="note emulated">{}</p>"#, escape(&footnote))?;
     }
-    let shared = runs.windows(2).all(|w| same_environment(&w[0], &w[1]));
-    if shared {
+    // Runs on the same machine and software share one description.
+    let mut groups: Vec<(&RunRecord, Vec<&str>)> = Vec::new();
+    for run in runs {
+        match groups.iter_mut().find(|(first, _)| same_environment(first, run)) {
+            Some((_, ids)) => ids.push(&run.id),
+            None => groups.push((run, vec![&run.id])),
+        }
+    }
+    if let [(run, _)] = &groups[..] {
         writeln!(out, r#"<h3>Machine</h3>"#)?;
-        write_environment(out, &runs[0])?;
+        write_environment(out, run)?;
     } else {
-        for run in runs {
-            writeln!(out, r#"<h3>Machine of run <code>{}</code></h3>"#, escape(&run.id))?;
+        for (run, ids) in &groups {
+            let named: Vec<String> = ids.iter().map(|id| format!("<code>{}</code>", escape(id))).collect();
+            let of = if ids.len() == 1 { "run" } else { "runs" };
+            writeln!(out, r#"<h3>Machine of {of} {}</h3>"#, named.join(", "))?;
             write_environment(out, run)?;
         }
     }
@@ -85,8 +98,7 @@ fn write_environment(out: &mut String, run: &RunRecord) -> fmt::Result {
         }
         row("disk under scratch", &text)?;
     }
-    let tools: Vec<String> =
-        env.tools.values().map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string)).collect();
+    let tools: Vec<String> = env.tools.values().map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string)).collect();
     if !tools.is_empty() {
         row("fs tools", &tools.join(" · "))?;
     }

@@ -583,3 +583,21 @@ fn varying_parameters_label_the_bars() {
 mod choice;
 mod crash;
 mod requests;
+
+#[test]
+fn runs_on_one_machine_share_its_description_and_another_machine_gets_its_own() {
+    let named = |id: &str, kernel: &str| {
+        let mut r = run(vec![case("mmap-fill", "xfs", 1, 1.0)]);
+        r.id = id.to_string();
+        r.environment.kernel = kernel.to_string();
+        r
+    };
+    let page = |runs: &[RunRecord]| String::from_utf8(render(&catalog(), runs, "t", None)).unwrap();
+    let same = page(&[named("a", "6.18.0"), named("b", "6.18.0")]);
+    assert_eq!(same.matches("<h3>Machine").count(), 1, "one machine, said once");
+    assert!(same.contains("<h3>Machine</h3>"));
+    let two = page(&[named("a", "6.18.0"), named("b", "6.1.0"), named("c", "6.18.0")]);
+    assert_eq!(two.matches("<h3>Machine").count(), 2, "two machines");
+    assert!(two.contains("<h3>Machine of runs <code>a</code>, <code>c</code></h3>"), "{two}");
+    assert!(two.contains("<h3>Machine of run <code>b</code></h3>"), "{two}");
+}
