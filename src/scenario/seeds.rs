@@ -302,7 +302,8 @@ pub fn judge_places(
     } else {
         format!("seed {seed} {}", parts.join("; "))
     };
-    Verdict { scenario: scenario.into(), seed: seed.into(), shows, evidence, claim: claim.into(), places, safety: String::new(), programs: Vec::new() }
+    let (safety, programs) = (String::new(), Vec::new());
+    Verdict { scenario: scenario.into(), seed: seed.into(), shows, evidence, claim: claim.into(), places, safety, programs }
 }
 
 /// One place judged on all its cases, and on each sample alone.

@@ -13,7 +13,7 @@ use crate::units::short_number;
 pub(super) const DPKG: &str = "dpkg";
 
 /// One place's dpkg cases, with its fsyncs and without.
-struct Pair<'a> {
+pub(super) struct Pair<'a> {
     place: String,
     safe: Vec<&'a Case>,
     unsafe_io: Vec<&'a Case>,
@@ -42,8 +42,9 @@ impl Pair<'_> {
 }
 
 /// dpkg's cases of `cases` by place, in the order places first ran, each
-/// with both settings measured.
-fn pairs<'a>(cases: &[&'a Case]) -> Vec<Pair<'a>> {
+/// with both settings measured: found once for the verdict, which reads
+/// them per place and over all places.
+pub(super) fn pairs<'a>(cases: &[&'a Case]) -> Vec<Pair<'a>> {
     let mine: Vec<&Case> = cases.iter().copied().filter(|c| c.scenario == DPKG).collect();
     let mut out: Vec<Pair<'a>> = Vec::new();
     for place in seeds::places(&mine) {
@@ -56,36 +57,34 @@ fn pairs<'a>(cases: &[&'a Case]) -> Vec<Pair<'a>> {
     out
 }
 
-/// dpkg at the place named `place`: `dpkg: its fsyncs 210 flushes, 76
-/// commits; --force-unsafe-io 146 flushes, 73 commits; crash states bad 0
-/// of 40 with its fsyncs, 12 of 40 without`. `None` where dpkg did not
-/// run both ways there.
-pub(super) fn at_place(cases: &[&Case], place: &str) -> Option<String> {
-    let pair = pairs(cases).into_iter().find(|p| p.place == place)?;
-    let cost = |i: usize| {
-        let mut parts = Vec::new();
-        for (name, one, many) in [("flushes", "flush", "flushes"), ("journal_commits", "commit", "commits")] {
-            if let Some(both) = pair.cost(name) {
-                let n = if i == 0 { both.0 } else { both.1 };
-                parts.push(format!("{} {}", short_number(n), if n == 1.0 { one } else { many }));
-            }
+/// dpkg at the place named `place` (of [`pairs`]): `dpkg: its fsyncs 210
+/// flushes, 76 commits; --force-unsafe-io 146 flushes, 73 commits; crash
+/// states bad 0 of 40 with its fsyncs, 12 of 40 without`. `None` where
+/// dpkg did not run both ways there.
+pub(super) fn at_place(pairs: &[Pair<'_>], place: &str) -> Option<String> {
+    let pair = pairs.iter().find(|p| p.place == place)?;
+    let (mut safe, mut unsafe_io) = (Vec::new(), Vec::new());
+    for (name, one, many) in [("flushes", "flush", "flushes"), ("journal_commits", "commit", "commits")] {
+        let said = |n: f64| format!("{} {}", short_number(n), if n == 1.0 { one } else { many });
+        if let Some((with, without)) = pair.cost(name) {
+            safe.push(said(with));
+            unsafe_io.push(said(without));
         }
-        if parts.is_empty() { "no cost counted".to_string() } else { parts.join(", ") }
-    };
-    let mut line = format!("dpkg: its fsyncs {}; --force-unsafe-io {}", cost(0), cost(1));
+    }
+    let cost = |parts: Vec<String>| if parts.is_empty() { "no cost counted".to_string() } else { parts.join(", ") };
+    let mut line = format!("dpkg: its fsyncs {}; --force-unsafe-io {}", cost(safe), cost(unsafe_io));
     if let Some([bad, of, bad_u, of_u]) = pair.crash().map(|c| c.map(short_number)) {
         line.push_str(&format!("; crash states bad {bad} of {of} with its fsyncs, {bad_u} of {of_u} without"));
     }
     Some(line)
 }
 
-/// dpkg over every place, for the verdict's own line: how many times
-/// `--force-unsafe-io`'s flushes and commits its fsyncs cost (a range over
-/// the places), the seed's file system's figures beside them, and the
-/// crash states bad each way, summed. `None` when dpkg did not run both
-/// ways anywhere.
-pub(super) fn summary(cases: &[&Case]) -> Option<String> {
-    let pairs = pairs(cases);
+/// dpkg over every place of [`pairs`], for the verdict's own line: how
+/// many times `--force-unsafe-io`'s flushes and commits its fsyncs cost (a
+/// range over the places), the seed's file system's figures beside them,
+/// and the crash states bad each way, summed. `None` when dpkg did not run
+/// both ways anywhere.
+pub(super) fn summary(pairs: &[Pair<'_>]) -> Option<String> {
     let example = pairs.iter().find(|p| p.place == "ext4" || p.place.starts_with("ext4@")).or(pairs.first())?;
     let places = if pairs.len() == 1 { "1 place".to_string() } else { format!("{} places", pairs.len()) };
     let (mut ratios, mut figures) = (Vec::new(), Vec::new());
@@ -157,6 +156,7 @@ mod tests {
             dpkg("xfs", "no", 209.0, Some(70.0), None),
         ];
         let refs: Vec<&Case> = cases.iter().collect();
+        let refs = pairs(&refs);
         assert_eq!(
             at_place(&refs, "ext4").unwrap(),
             "dpkg: its fsyncs 210 flushes, 76 commits; --force-unsafe-io 146 flushes, 73 commits"
@@ -177,7 +177,8 @@ mod tests {
             dpkg("btrfs", "no", 270.0, None, Some((1.0, 40.0))),
             dpkg("btrfs", "yes", 152.0, None, Some((29.0, 40.0))),
         ];
-        let refs: Vec<&Case> = cases.iter().collect();
+        let cases: Vec<&Case> = cases.iter().collect();
+        let refs = pairs(&cases);
         let line = at_place(&refs, "btrfs@crash=flush").unwrap();
         assert!(line.ends_with("; crash states bad 1 of 80 with its fsyncs, 29 of 40 without"), "{line}");
         let all = summary(&refs).unwrap();
@@ -187,6 +188,6 @@ mod tests {
             ),
             "{all}"
         );
-        assert_eq!(summary(&refs[..2]), None, "one way only: nothing to say");
+        assert_eq!(summary(&pairs(&cases[..2])), None, "one way only: nothing to say");
     }
 }

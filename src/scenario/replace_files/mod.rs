@@ -109,16 +109,17 @@ impl Seeded for ReplaceFiles {
     /// preset runs it), at each place and over all of them.
     fn verdict(&self, cases: &[&Case]) -> Verdict {
         let (mine, programs): (Vec<&Case>, Vec<&Case>) = cases.iter().partition(|c| c.scenario == self.name());
+        let dpkg = dpkg::pairs(&programs);
         let mut verdict = seeds::judge_places(self.name(), self.seed(), CLAIM, &mine, |place| {
             let mut judged = shows_at(place);
             judged.also.extend(cost_and_safety(place));
-            judged.also.extend(place.first().and_then(|c| dpkg::at_place(&programs, &c.place())));
+            judged.also.extend(place.first().and_then(|c| dpkg::at_place(&dpkg, &c.place())));
             judged
         });
         if !cases.iter().any(|c| c.figures.value("crash_states").is_some()) {
             verdict.safety = "not tried: add --crash flush to judge what each strategy leaves after a crash".into();
         }
-        verdict.programs.extend(dpkg::summary(&programs));
+        verdict.programs.extend(dpkg::summary(&dpkg));
         verdict
     }
     fn crash_settings(&self) -> &'static [(&'static str, &'static str)] {
