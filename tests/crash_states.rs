@@ -6,7 +6,8 @@
 //! never leaves a file it synced short of its new contents, on ext4, xfs
 //! or btrfs; renaming without fsync beside a neighbour's fsync leaves xfs
 //! files empty; a kept recording judged again gives the same states; and a
-//! SIGKILL while states are judged, then `fslab cleanup`, leaves nothing.
+//! SIGKILL while states are judged (their images in a tmpfs of the case's
+//! own), then `fslab cleanup`, leaves nothing.
 
 mod common;
 
@@ -224,7 +225,10 @@ fn sigkill_while_states_are_judged_then_cleanup_leaves_nothing() {
         }
         mounted >= 3
     });
+    // The states' images are made in a tmpfs of the case's own.
+    let memory = common::mounts_under(&lab.scratch()).into_iter().any(|m| m.ends_with("state-mem"));
     child.kill();
+    assert!(memory, "no tmpfs for the states' images was mounted while they were judged");
     // Between two states the loop device and mount may both be gone; the
     // bench's base image and mount point outlive the kill all the same.
     let bench_left = walkdir_has(&lab.scratch(), "base.img");
@@ -235,7 +239,7 @@ fn sigkill_while_states_are_judged_then_cleanup_leaves_nothing() {
     let out = lab.command().arg("cleanup").output().unwrap();
     let said = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{said}{}", String::from_utf8_lossy(&out.stderr));
-    for released in ["state-mnt", "base.img", "before.img"] {
+    for released in ["state-mnt", "state-mem", "base.img", "before.img"] {
         assert!(said.contains(released), "cleanup said nothing of {released}:\n{said}");
     }
     lab.assert_nothing_left(&format!("after SIGKILL while judging and cleanup, which said:\n{said}"));
