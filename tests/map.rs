@@ -239,7 +239,18 @@ fn compressed_btrfs_records_are_not_read_as_backward_jumps() {
     let f = map_one(&path);
     let records = f["records"].as_u64().unwrap();
     assert!(records >= 200, "compressed records are at most 128 KiB: {f}");
-    assert_eq!(f["flags"]["encoded"].as_u64().unwrap(), records, "{f}");
+    // A block written back on its own (another run's small dirty limits
+    // start writeback early) cannot shrink, and btrfs stores it raw:
+    // every record longer than a block is encoded, raw ones are rare.
+    let raw: Vec<u64> = f["extent_list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| !e["flags"].as_array().unwrap().iter().any(|flag| flag == "encoded"))
+        .map(|e| e["length"].as_u64().unwrap())
+        .collect();
+    assert!(raw.iter().all(|&len| len <= 4096) && raw.len() as u64 <= records / 50, "raw records {raw:?}: {f}");
+    assert_eq!(f["flags"]["encoded"].as_u64().unwrap() + raw.len() as u64, records, "{f}");
     assert_eq!(f["extents"].as_u64().unwrap(), filefrag_extents(&path), "extents stay filefrag's");
     // FIEMAP gives the logical 128 KiB; taken as the length on the
     // device, each next record would be a 124 KiB backward jump.
