@@ -36,6 +36,7 @@ use super::WorkOutcome;
 use super::durable::{Durable, StateChecker};
 use crate::error::{Error, Result};
 use crate::ledger::{self, Ledger, Resource};
+use crate::sys::process::NotStarted;
 use window::Place;
 
 /// How much of each output stream is kept (the rest is counted).
@@ -224,18 +225,20 @@ pub fn run_command(ledger: &Ledger, argv: &[OsString], dir: &Path, echo: Echo, m
     }
     let shown: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
     let window = place.open_window();
-    let mut child = command.spawn().map_err(|e| {
-        let mut err = Error::io(Path::new(program), "start the command", e);
-        if err.kind == crate::error::ErrorKind::Usage {
-            err.message.push_str(" (is it on PATH? the command runs in the scratch mount)");
+    let record = |pid: u32| {
+        ledger.record(Resource::Child { pid: pid as i32, start_ticks: ledger::give_back::start_ticks(pid as i32).unwrap_or(0) })
+    };
+    let (mut child, token) = crate::sys::process::spawn_recorded(&mut command, record).map_err(|not| match not {
+        NotStarted::Record(e) => e,
+        NotStarted::Spawn(e) => {
+            let mut err = Error::io(Path::new(program), "start the command", e);
+            if err.kind == crate::error::ErrorKind::Usage {
+                err.message.push_str(" (is it on PATH? the command runs in the scratch mount)");
+            }
+            err
         }
-        err
     })?;
     let pid = child.id();
-    let token = ledger.record(Resource::Child {
-        pid: pid as i32,
-        start_ticks: ledger::give_back::start_ticks(pid as i32).unwrap_or(0),
-    });
     let forward = crate::interrupt::ForwardTo::group(pid);
     let (out_to, err_to) = match echo {
         Echo::Off => (None, None),
@@ -257,9 +260,7 @@ pub fn run_command(ledger: &Ledger, argv: &[OsString], dir: &Path, echo: Echo, m
     drop(forward);
     // Anything the command left running in its group goes now: it would
     // keep the file system busy and the figures moving.
-    if let Ok(token) = token {
-        let _ = ledger.release(token);
-    }
+    let _ = ledger.release(token);
     // What is left in the pipes is read, for a short while only: a
     // process that escaped the group may hold them open.
     end.set();

@@ -203,17 +203,14 @@ impl Running {
             .stderr(Stdio::piped())
             .process_group(0);
         crate::sys::process::kill_with_parent(&mut command);
-        let mut child = command.spawn().map_err(|e| Error::io(daemon, "start the recorder", e))?;
-        let pid = child.id() as i32;
-        let start_ticks = crate::ledger::give_back::start_ticks(pid).unwrap_or(0);
-        let token = match held.record(Resource::Child { pid, start_ticks }) {
-            Ok(token) => token,
-            Err(e) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(e);
-            }
+        let record = |pid: u32| {
+            let pid = pid as i32;
+            held.record(Resource::Child { pid, start_ticks: crate::ledger::give_back::start_ticks(pid).unwrap_or(0) })
         };
+        let (mut child, token) = crate::sys::process::spawn_recorded(&mut command, record).map_err(|not| match not {
+            crate::sys::process::NotStarted::Record(e) => e,
+            crate::sys::process::NotStarted::Spawn(e) => Error::io(daemon, "start the recorder", e),
+        })?;
         let mut pipe = child.stderr.take().expect("piped");
         let stderr = std::thread::spawn(move || {
             let mut said = Vec::new();

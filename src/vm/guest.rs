@@ -1,7 +1,7 @@
 //! Run one guest to its end: start QEMU as the leader of its own process
 //! group (killed with fslab by `PR_SET_PDEATHSIG`, and written into the
-//! ledger as a `Child` as soon as its pid exists, so `cleanup` kills a
-//! killed run's guest), wait for it up to a timeout, kill it there, and
+//! ledger as a `Child` before QEMU runs, so `cleanup` kills a killed
+//! run's guest), wait for it up to a timeout, kill it there, and
 //! read back what the job left in the output share.
 //!
 //! What comes back is bounded, since a guest writes without limit: the
@@ -68,11 +68,16 @@ pub fn run(ledger: &Ledger, spec: &GuestSpec, out_dir: &Path, timeout: Duration)
     command.args(spec.args()).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).process_group(0);
     crate::sys::process::kill_with_parent(&mut command);
     let started = Instant::now();
-    let mut child = command.spawn().map_err(|e| {
-        Error::environment(format!("{}: cannot start it ({e}); install qemu-system-x86", spec.qemu.display()))
+    let record = |pid: u32| {
+        let pid = pid as i32;
+        ledger.record(Resource::Child { pid, start_ticks: ledger::give_back::start_ticks(pid).unwrap_or(0) })
+    };
+    let (mut child, token) = crate::sys::process::spawn_recorded(&mut command, record).map_err(|not| match not {
+        crate::sys::process::NotStarted::Record(e) => e,
+        crate::sys::process::NotStarted::Spawn(e) => {
+            Error::environment(format!("{}: cannot start it ({e}); install qemu-system-x86", spec.qemu.display()))
+        }
     })?;
-    let pid = child.id() as i32;
-    let token = ledger.record(Resource::Child { pid, start_ticks: ledger::give_back::start_ticks(pid).unwrap_or(0) });
     let mut stderr_pipe = child.stderr.take().expect("piped");
     let stderr = std::thread::spawn(move || {
         let mut start = Vec::new();
@@ -91,9 +96,7 @@ pub fn run(ledger: &Ledger, spec: &GuestSpec, out_dir: &Path, timeout: Duration)
     };
     // Killing the group also takes anything QEMU left; the token's
     // release is that kill.
-    if let Ok(token) = token {
-        let _ = ledger.release(token);
-    }
+    let _ = ledger.release(token);
     let status = match waited {
         Ok(Some(status)) => status,
         Err(e) => {

@@ -89,13 +89,18 @@ impl StateChecker for CommandChecker {
             .stderr(writer)
             .process_group(0);
         crate::sys::process::kill_with_parent(&mut command);
-        let spawned = command.spawn();
+        let record = |pid: u32| {
+            let pid = pid as i32;
+            at.ledger.record(Resource::Child { pid, start_ticks: ledger::give_back::start_ticks(pid).unwrap_or(0) })
+        };
+        let spawned = crate::sys::process::spawn_recorded(&mut command, record);
         // The pipe's writing ends are the checker's alone from here: its
         // output ends when its group has closed them.
         drop(command);
-        let mut child = spawned.map_err(|e| Error::environment(format!("--check: {SHELL} could not start: {e}")))?;
-        let pid = child.id() as i32;
-        let token = at.ledger.record(Resource::Child { pid, start_ticks: ledger::give_back::start_ticks(pid).unwrap_or(0) });
+        let (mut child, token) = spawned.map_err(|not| match not {
+            crate::sys::process::NotStarted::Record(e) => e,
+            crate::sys::process::NotStarted::Spawn(e) => Error::environment(format!("--check: {SHELL} could not start: {e}")),
+        })?;
         let end = super::drain::GroupEnd::default();
         let name = super::drain::pipe_name(&reader).map_err(|e| Error::failed(format!("--check: reading a pipe: {e}")));
         let ends = end.clone();
@@ -111,9 +116,7 @@ impl StateChecker for CommandChecker {
         let waited = wait_until(&mut child, started + TIMEOUT);
         // Whatever it left running goes (and, past its time or on a
         // signal to fslab, itself).
-        if let Ok(token) = token {
-            let _ = at.ledger.release(token);
-        }
+        let _ = at.ledger.release(token);
         let status = match waited {
             Ok(Some(status)) => Some(status),
             Ok(None) => {
