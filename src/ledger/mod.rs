@@ -124,6 +124,15 @@ pub enum Resource {
     GuestShare(PathBuf),
 }
 
+impl Resource {
+    /// The process `pid` as a [`Resource::Child`], with its start time read
+    /// now (0 when it cannot be read).
+    pub fn child(pid: u32) -> Resource {
+        let pid = pid as i32;
+        Resource::Child { pid, start_ticks: give_back::start_ticks(pid).unwrap_or(0) }
+    }
+}
+
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum Line {

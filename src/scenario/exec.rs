@@ -35,7 +35,7 @@ pub use window::FIGURES;
 use super::WorkOutcome;
 use super::durable::{Durable, StateChecker};
 use crate::error::{Error, Result};
-use crate::ledger::{self, Ledger, Resource};
+use crate::ledger::{Ledger, Resource};
 use crate::sys::process::NotStarted;
 use window::Place;
 
@@ -225,9 +225,7 @@ pub fn run_command(ledger: &Ledger, argv: &[OsString], dir: &Path, echo: Echo, m
     }
     let shown: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
     let window = place.open_window();
-    let record = |pid: u32| {
-        ledger.record(Resource::Child { pid: pid as i32, start_ticks: ledger::give_back::start_ticks(pid as i32).unwrap_or(0) })
-    };
+    let record = |pid| ledger.record(Resource::child(pid));
     let (mut child, token) = crate::sys::process::spawn_recorded(&mut command, record).map_err(|not| match not {
         NotStarted::Record(e) => e,
         NotStarted::Spawn(e) => {

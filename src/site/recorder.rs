@@ -203,10 +203,7 @@ impl Running {
             .stderr(Stdio::piped())
             .process_group(0);
         crate::sys::process::kill_with_parent(&mut command);
-        let record = |pid: u32| {
-            let pid = pid as i32;
-            held.record(Resource::Child { pid, start_ticks: crate::ledger::give_back::start_ticks(pid).unwrap_or(0) })
-        };
+        let record = |pid| held.record(Resource::child(pid));
         let (mut child, token) = crate::sys::process::spawn_recorded(&mut command, record).map_err(|not| match not {
             crate::sys::process::NotStarted::Record(e) => e,
             crate::sys::process::NotStarted::Spawn(e) => Error::io(daemon, "start the recorder", e),

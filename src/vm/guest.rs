@@ -22,7 +22,7 @@ use super::capped::{self, Capped};
 use super::console;
 use super::qemu::GuestSpec;
 use crate::error::{Error, Result};
-use crate::ledger::{self, Ledger, Resource};
+use crate::ledger::{Ledger, Resource};
 
 /// How many console lines an error quotes.
 const QUOTED_LINES: usize = 15;
@@ -68,10 +68,7 @@ pub fn run(ledger: &Ledger, spec: &GuestSpec, out_dir: &Path, timeout: Duration)
     command.args(spec.args()).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).process_group(0);
     crate::sys::process::kill_with_parent(&mut command);
     let started = Instant::now();
-    let record = |pid: u32| {
-        let pid = pid as i32;
-        ledger.record(Resource::Child { pid, start_ticks: ledger::give_back::start_ticks(pid).unwrap_or(0) })
-    };
+    let record = |pid| ledger.record(Resource::child(pid));
     let (mut child, token) = crate::sys::process::spawn_recorded(&mut command, record).map_err(|not| match not {
         crate::sys::process::NotStarted::Record(e) => e,
         crate::sys::process::NotStarted::Spawn(e) => {

@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use super::window::Place;
 use crate::error::{Error, Result};
-use crate::ledger::{self, Resource};
+use crate::ledger::Resource;
 use crate::scenario::durable::{Looked, StateAt, StateChecker};
 
 /// The shell a checker runs in.
@@ -89,10 +89,7 @@ impl StateChecker for CommandChecker {
             .stderr(writer)
             .process_group(0);
         crate::sys::process::kill_with_parent(&mut command);
-        let record = |pid: u32| {
-            let pid = pid as i32;
-            at.ledger.record(Resource::Child { pid, start_ticks: ledger::give_back::start_ticks(pid).unwrap_or(0) })
-        };
+        let record = |pid| at.ledger.record(Resource::child(pid));
         let spawned = crate::sys::process::spawn_recorded(&mut command, record);
         // The pipe's writing ends are the checker's alone from here: its
         // output ends when its group has closed them.
