@@ -127,5 +127,9 @@ fn two_hundred_replace_files_runs_in_postgresql_name_the_night_they_slowed() {
     let wall = history["history"]["series"].as_array().unwrap().iter().find(|s| s["figure"] == "wall_s").unwrap();
     let at: Vec<u64> = wall["changes"].as_array().unwrap().iter().map(|c| c["index"].as_u64().unwrap() + 1).collect();
     assert_eq!(at, [151], "{wall:#}");
+    // Its noise judged with the correlation of the machine's timings.
+    let pooled = &wall["noise"]["pooled"];
+    assert!(pooled["series"].as_u64().is_some_and(|k| k >= 5), "{wall:#}");
+    assert!(pooled["rho"].as_f64().unwrap() <= pooled["median"].as_f64().unwrap(), "{pooled}");
     lab.assert_nothing_left("after a history over PostgreSQL");
 }

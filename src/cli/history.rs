@@ -76,11 +76,7 @@ pub fn run(args: &HistoryArgs) -> Result<ExitCode> {
         let page = crate::report::history::page(&label, &runs, &all);
         super::output::write_whole(path, page.as_bytes(), "write")?;
     }
-    let rendered = if args.json {
-        json(&label, &runs, &all, &said)
-    } else {
-        text(&label, &runs, &all, &said, args).into_bytes()
-    };
+    let rendered = if args.json { json(&label, &runs, &all, &said) } else { text(&label, &runs, &all, &said, args).into_bytes() };
     super::print(&rendered)?;
     let worse = all.iter().any(|s| s.finding.drift.is_some() || s.finding.changes.iter().any(|c| s.worse(c.relative)));
     let unsure = all.iter().any(|s| s.finding.verdict == Verdict::CantTell);
@@ -247,6 +243,23 @@ fn text(label: &str, runs: &[RunRecord], all: &[Series], said: &Said, args: &His
     if listed.len() > room {
         let _ = writeln!(s, "  … and {} more that can't tell (--all lists every series)", listed.len() - room);
     }
+    // The correlation each machine's timings were judged with, once.
+    let mut pooled: Vec<(&str, crate::history::detect::Pooled)> = Vec::new();
+    for series in all {
+        if let Some(p) = series.finding.noise.and_then(|n| n.pooled)
+            && !pooled.iter().any(|(m, _)| *m == series.machine)
+        {
+            pooled.push((&series.machine, p));
+        }
+    }
+    for (machine, p) in &pooled {
+        let judged = if p.rho > 0.0 {
+            format!("as correlated run to run as rho {:.2} at least", p.rho)
+        } else {
+            "as independent run to run".to_string()
+        };
+        let _ = writeln!(s, "note: {machine}'s timings judged {judged} (median rho {:.2} of its {} series)", p.median, p.series);
+    }
     let set_aside: usize = all.iter().map(|s| s.set_aside).sum();
     if set_aside > 0 {
         let _ = writeln!(s, "note: {set_aside} busy values set aside from timings (measured while others used the machine)");
@@ -296,6 +309,7 @@ fn json(label: &str, runs: &[RunRecord], all: &[Series], said: &Said) -> Vec<u8>
                 "drift": s.finding.drift.as_ref().map(|d| serde_json::json!({"total": d.total, "test": d.test})),
                 "noise": s.finding.noise.map(|n| serde_json::json!({
                     "cv": n.cv, "rho": n.rho, "detectable": n.detectable, "runs_needed": n.runs_needed,
+                    "pooled": n.pooled.map(|p| serde_json::json!({"rho": p.rho, "median": p.median, "series": p.series})),
                 })),
             })
         })

@@ -54,6 +54,9 @@ pub const SIMS: usize = 4000;
 /// An exact figure that moves at more than this share of its runs varies.
 pub const UNSTEADY: f64 = 0.25;
 
+/// The fewest timing series of one machine a correlation is pooled over.
+pub const POOL_MIN: usize = 5;
+
 /// The power a series must have to call the absence of a change steady.
 const POWER_Z: f64 = 1.2816; // one-sided z of 0.9
 
@@ -146,11 +149,34 @@ pub struct Noise {
     pub detectable: f64,
     /// The runs that would find a step of the threshold nine times in ten.
     pub runs_needed: usize,
+    /// The correlation pooled over the machine's series, when the series
+    /// was judged with one.
+    pub pooled: Option<Pooled>,
+}
+
+/// A lag-one autocorrelation pooled over one machine's timing series.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pooled {
+    /// The correlation the series is judged with: the median, less two
+    /// of its standard errors (not below 0).
+    pub rho: f64,
+    /// The median of the series' own.
+    pub median: f64,
+    /// The series it is the median of.
+    pub series: usize,
 }
 
 /// Find where `values` changed: `exact` for an exact figure, else a
 /// timing; `threshold` the least relative change that counts.
 pub fn detect(values: &[f64], exact: bool, threshold: f64) -> Finding {
+    detect_with(values, exact, threshold, None)
+}
+
+/// As [`detect`], a timing's noise known to be at least as correlated run
+/// to run as `pooled` (the median of its machine's series, which one
+/// short series cannot measure for itself): its splits are discounted
+/// and its gate widened for that correlation or its own, the larger.
+pub fn detect_with(values: &[f64], exact: bool, threshold: f64, pooled: Option<Pooled>) -> Finding {
     if exact {
         return detect_exact(values);
     }
@@ -167,14 +193,15 @@ pub fn detect(values: &[f64], exact: bool, threshold: f64) -> Finding {
     if y.len() < 2 * MIN_SIDE {
         return finding;
     }
-    let whole = scan(&y);
-    let line = slope(&y);
+    let floor = pooled.map_or(0.0, |p| p.rho);
+    let whole = scan(&y, floor);
+    let line = slope(&y, floor);
     let relative = |d: f64| if positive { d.exp() - 1.0 } else { d / mean(values).abs().max(f64::MIN_POSITIVE) };
     let (c, line_c) = critical(y.len());
     let step_found = whole.t > c;
     let total = relative(line.b * (y.len() - 1) as f64);
     if line.rss < whole.rss && (!step_found || line.t > whole.t) && line.t > line_c && total.abs() >= threshold {
-        let noise = noise_of(line.sigma, line.rho, y.len(), threshold, positive);
+        let noise = noise_of(line.sigma, line.rho, y.len(), threshold, positive, pooled);
         if noise.detectable <= threshold || total.abs() >= noise.detectable {
             finding.drift = Some(Drift { total, test: format!("slope t = {:.1} past {line_c:.1} (p < {ALPHA})", line.t) });
             finding.noise = Some(noise);
@@ -183,21 +210,23 @@ pub fn detect(values: &[f64], exact: bool, threshold: f64) -> Finding {
         }
     }
     let mut found = Vec::new();
-    segment(&y, 0, &whole, &mut |at, s: &Scan, c: f64| found.push((at, *s, c)));
+    segment(&y, 0, &whole, floor, &mut |at, s: &Scan, c: f64| found.push((at, *s, c)));
     found.sort_by_key(|f| f.0);
     // The noise around the levels found, and the step it lets the series see.
     let cuts: Vec<usize> = found.iter().map(|f| f.0).collect();
     let (sigma, rho) = residual_noise(&y, &cuts);
-    let noise = noise_of(sigma, rho, y.len(), threshold, positive);
+    let noise = noise_of(sigma, rho.max(floor), y.len(), threshold, positive, pooled);
     finding.noise = Some(noise);
-    // The gate weighs the spread alone: the correlation a short series
-    // gives is too unsure to cost every quiet series its power. It is the
-    // step this split can see, between the changes either side of it: a
-    // split near an end, with few runs on one side, sees less.
+    // The gate weighs the spread, and the correlation pooled over the
+    // machine's series when there is one: the correlation one short
+    // series gives is too unsure to cost every quiet series its power. It
+    // is the step this split can see, between the changes either side of
+    // it: a split near an end, with few runs on one side, sees less.
+    let gate_sigma = sigma * inflation(floor);
     let bounds: Vec<usize> = std::iter::once(0).chain(cuts.iter().copied()).chain(std::iter::once(y.len())).collect();
     for (i, (at, s, c)) in found.into_iter().enumerate() {
         let (left, right) = ((at - bounds[i]) as f64, (bounds[i + 2] - at) as f64);
-        let sees = visible(sigma, y.len(), 1.0 / left + 1.0 / right, positive);
+        let sees = visible(gate_sigma, y.len(), 1.0 / left + 1.0 / right, positive);
         // The interval said is 95%; a step is small only when its 99%
         // interval lies below the threshold.
         let (lo, hi) = (s.delta - 1.96 * s.se, s.delta + 1.96 * s.se);
@@ -231,6 +260,25 @@ pub fn detect(values: &[f64], exact: bool, threshold: f64) -> Finding {
     finding
 }
 
+/// The lag-one autocorrelation of one machine's timing series, pooled:
+/// the median of `rhos` (each series' own, measured alone) less two of
+/// its standard errors (1.25 s/√k), so a machine whose noise is
+/// independent is not given a correlation by the few series that measured
+/// one by chance; `None` for fewer than [`POOL_MIN`] series.
+pub fn pool(rhos: &[f64]) -> Option<Pooled> {
+    let k = rhos.len();
+    if k < POOL_MIN {
+        return None;
+    }
+    let mut sorted = rhos.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let median = if k % 2 == 1 { sorted[k / 2] } else { (sorted[k / 2 - 1] + sorted[k / 2]) / 2.0 };
+    let m = mean(rhos);
+    let sd = (rhos.iter().map(|r| (r - m) * (r - m)).sum::<f64>() / (k - 1) as f64).sqrt();
+    let rho = (median - 2.0 * 1.2533 * sd / (k as f64).sqrt()).max(0.0);
+    Some(Pooled { rho, median, series: k })
+}
+
 /// An exact figure: a change wherever the value moves.
 fn detect_exact(values: &[f64]) -> Finding {
     let changes: Vec<Step> = (1..values.len())
@@ -254,7 +302,7 @@ fn detect_exact(values: &[f64]) -> Finding {
 /// Binary segmentation of `y` (offset `base` in the whole series), `s`
 /// its best split: each significant split is handed to `found`, then both
 /// sides are searched.
-fn segment(y: &[f64], base: usize, s: &Scan, found: &mut dyn FnMut(usize, &Scan, f64)) {
+fn segment(y: &[f64], base: usize, s: &Scan, floor: f64, found: &mut dyn FnMut(usize, &Scan, f64)) {
     let c = critical(y.len()).0;
     if s.t <= c {
         return;
@@ -262,7 +310,7 @@ fn segment(y: &[f64], base: usize, s: &Scan, found: &mut dyn FnMut(usize, &Scan,
     found(base + s.at, s, c);
     for (side, from) in [(&y[..s.at], base), (&y[s.at..], base + s.at)] {
         if side.len() >= 2 * MIN_SIDE {
-            segment(side, from, &scan(side), found);
+            segment(side, from, &scan(side, floor), floor, found);
         }
     }
 }
@@ -280,10 +328,11 @@ struct Scan {
 }
 
 /// The split of `y` with the largest t-statistic, discounted for the
-/// residuals' lag-one autocorrelation. The noise is measured around three
-/// levels (the best split, and the best further split of either side), so
-/// a second step the one split leaves unfit is not taken for noise.
-fn scan(y: &[f64]) -> Scan {
+/// residuals' lag-one autocorrelation (at least `floor`). The noise is
+/// measured around three levels (the best split, and the best further
+/// split of either side), so a second step the one split leaves unfit is
+/// not taken for noise.
+fn scan(y: &[f64], floor: f64) -> Scan {
     let n = y.len();
     let mut prefix = Vec::with_capacity(n + 1);
     prefix.push(0.0);
@@ -301,7 +350,7 @@ fn scan(y: &[f64]) -> Scan {
         [best_cut(&prefix, 0, best), best_cut(&prefix, best, n)].into_iter().flatten().max_by(|a, b| a.1.total_cmp(&b.1));
     let cuts: Vec<usize> = std::iter::once(best).chain(second.map(|(at, _)| at)).collect();
     let (sigma, rho) = residual_noise(y, &cuts);
-    let se = sigma * ((1.0 + rho) / (1.0 - rho)).sqrt() * (1.0 / nl + 1.0 / nr).sqrt();
+    let se = sigma * inflation(rho.max(floor)) * (1.0 / nl + 1.0 / nr).sqrt();
     let t = if se > 0.0 {
         (mr - ml).abs() / se
     } else if mr != ml {
@@ -343,8 +392,8 @@ struct Line {
 }
 
 /// The least-squares line through `y`, its slope's t discounted as a
-/// split's is.
-fn slope(y: &[f64]) -> Line {
+/// split's is (for at least `floor`).
+fn slope(y: &[f64], floor: f64) -> Line {
     let n = y.len() as f64;
     let mx = (n - 1.0) / 2.0;
     let my = mean(y);
@@ -354,8 +403,8 @@ fn slope(y: &[f64]) -> Line {
     let residual = |i: usize| y[i] - my - b * (i as f64 - mx);
     let rss: f64 = (0..y.len()).map(|i| residual(i).powi(2)).sum();
     let sigma = (rss / (n - 2.0)).sqrt();
-    let rho = lag_one(y.len(), residual, rss, 2);
-    let se = sigma * ((1.0 + rho) / (1.0 - rho)).sqrt() / sxx.sqrt();
+    let rho = lag_one(y.len(), residual, rss, 2).max(floor);
+    let se = sigma * inflation(rho) / sxx.sqrt();
     let t = if se > 0.0 {
         b.abs() / se
     } else if b != 0.0 {
@@ -405,16 +454,22 @@ fn visible(sigma: f64, n: usize, spread: f64, relative: bool) -> f64 {
     if relative { d.exp() - 1.0 } else { d }
 }
 
+/// How much a mean's spread grows under lag-one autocorrelation `rho`
+/// over independent noise's: √((1 + ρ)/(1 − ρ)).
+fn inflation(rho: f64) -> f64 {
+    ((1.0 + rho) / (1.0 - rho)).sqrt()
+}
+
 /// The noise in people's terms, with the step it could find.
-fn noise_of(sigma: f64, rho: f64, n: usize, threshold: f64, relative: bool) -> Noise {
+fn noise_of(sigma: f64, rho: f64, n: usize, threshold: f64, relative: bool, pooled: Option<Pooled>) -> Noise {
     let c = critical(n.max(2 * MIN_SIDE)).0;
-    let inflate = ((1.0 + rho) / (1.0 - rho)).sqrt();
+    let inflate = inflation(rho);
     // A split in the middle: 1/(n/2) + 1/(n/2) = 4/n.
     let detectable = visible(sigma * inflate, n, 4.0 / n as f64, relative);
     let want = if relative { (1.0 + threshold).ln() } else { threshold };
     let runs_needed = (4.0 * ((c + POWER_Z) * sigma * inflate / want).powi(2)).ceil() as usize;
     let cv = if relative { sigma.exp() - 1.0 } else { sigma };
-    Noise { cv, rho, detectable, runs_needed: runs_needed.max(2 * MIN_SIDE) }
+    Noise { cv, rho, detectable, runs_needed: runs_needed.max(2 * MIN_SIDE), pooled }
 }
 
 /// The critical values (split, slope) for a series of `n` values: the
@@ -471,7 +526,7 @@ fn simulate(n: usize) -> (f64, f64) {
                     for v in y.iter_mut() {
                         *v = normal(&mut rng);
                     }
-                    (scan(&y).t, slope(&y).t)
+                    (scan(&y, 0.0).t, slope(&y, 0.0).t)
                 })
                 .collect::<Vec<_>>()
         })
@@ -583,6 +638,33 @@ mod tests {
         let at: Vec<usize> = f.changes.iter().map(|s| s.at).collect();
         assert_eq!(at.len(), 2, "{f:?}");
         assert!(at[0].abs_diff(12) <= 1 && at[1].abs_diff(28) <= 1, "{at:?}");
+    }
+
+    #[test]
+    fn a_machine_s_pooled_correlation_keeps_its_correlated_noise_from_being_called_a_change() {
+        let machine = |rho: f64, salt: u64| -> Vec<Vec<f64>> {
+            (0..200).map(|seed| synthetic(30, 30, 0.0, 0.02, rho, seed * 7 + salt)).collect()
+        };
+        let own_rhos =
+            |ys: &[Vec<f64>]| -> Vec<f64> { ys.iter().filter_map(|y| detect(y, false, 0.05).noise.map(|n| n.rho)).collect() };
+        // Independent noise: the bound under the median is 0, nothing lost.
+        let quiet = machine(0.0, 1);
+        let p = pool(&own_rhos(&quiet)[..20]).unwrap();
+        assert_eq!(p.rho, 0.0, "{p:?}");
+        assert!(pool(&[0.5; POOL_MIN - 1]).is_none());
+        // AR(1) noise of 0.5: measured by twenty series, and the changes
+        // each series alone would call fall to at most one in a hundred.
+        let correlated = machine(0.5, 2);
+        let p = pool(&own_rhos(&correlated)[..20]).unwrap();
+        assert!(p.rho > 0.25 && p.median > p.rho && p.median < 0.7, "{p:?}");
+        let changed = |f: Finding| usize::from(f.verdict == Verdict::Changed);
+        let alone: usize = correlated.iter().map(|y| changed(detect(y, false, 0.05))).sum();
+        let pooled: usize = correlated.iter().map(|y| changed(detect_with(y, false, 0.05, Some(p)))).sum();
+        assert!(pooled <= 2 && pooled < alone, "changed: {alone} alone, {pooled} pooled, of 200");
+        // A real step still shows through it.
+        let stepped = detect_with(&synthetic(30, 15, 0.15, 0.02, 0.5, 3), false, 0.05, Some(p));
+        assert_eq!(stepped.verdict, Verdict::Changed, "{stepped:?}");
+        assert_eq!(stepped.noise.unwrap().pooled, Some(p));
     }
 
     #[test]

@@ -89,7 +89,7 @@ pub fn of(runs: &[RunRecord], figures: &[String], threshold: f64) -> Vec<Series>
         }
     }
     let gathered: Vec<(Key, Gathered)> = gathered.into_iter().collect();
-    gathered
+    let mut all: Vec<Series> = gathered
         .into_par_iter()
         .map(|((machine, key, name), (case, figure, all))| {
             let quiet = all.iter().filter(|v| !v.busy).count();
@@ -112,7 +112,31 @@ pub fn of(runs: &[RunRecord], figures: &[String], threshold: f64) -> Vec<Series>
                 values: kept,
             }
         })
-        .collect()
+        .collect();
+    rejudge_pooled(&mut all, threshold);
+    all
+}
+
+/// Judge each machine's timings again with the lag-one autocorrelation
+/// pooled over them all ([`detect::pool`]): one series of thirty runs
+/// cannot measure its own correlation well, and a machine's noise is the
+/// machine's. A machine with too few timing series keeps each alone.
+fn rejudge_pooled(all: &mut [Series], threshold: f64) {
+    use rayon::prelude::*;
+    let mut rhos: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for series in all.iter().filter(|s| s.kind == Kind::Timing) {
+        if let Some(noise) = series.finding.noise {
+            rhos.entry(series.machine.clone()).or_default().push(noise.rho);
+        }
+    }
+    let pooled: BTreeMap<String, detect::Pooled> =
+        rhos.into_iter().filter_map(|(machine, rhos)| Some((machine, detect::pool(&rhos)?))).collect();
+    all.par_iter_mut().filter(|s| s.kind == Kind::Timing).for_each(|series| {
+        if let Some(pool) = pooled.get(&series.machine) {
+            let values: Vec<f64> = series.values.iter().map(|v| v.value).collect();
+            series.finding = detect::detect_with(&values, false, threshold, Some(*pool));
+        }
+    });
 }
 
 /// `nights` copies of one run, as a series of nights for a test or a
