@@ -4,7 +4,10 @@
 //!
 //! Each cell is SERIES series of 30 values (level 1, relative noise CV,
 //! independent or AR(1) with rho 0.5) with a step at run 15 (none in the
-//! step-free rows), judged with the default threshold of 5%.
+//! step-free rows), judged with the default threshold of 5%: first each
+//! series alone, then as `fslab history` judges a machine's timings, the
+//! lag-one autocorrelation pooled over each machine's 20 series (a cell's
+//! series taken twenty at a time as one machine's).
 //!
 //! Below the table, the bound any detector meets on correlated noise: a
 //! likelihood-ratio test told that a series is either AR(1) noise of
@@ -17,61 +20,87 @@
 
 use std::time::Instant;
 
-use fslab::history::detect::{Verdict, detect, synthetic};
+use fslab::history::detect::{Finding, Verdict, detect, detect_with, pool, synthetic};
+
+/// The series of one machine whose correlation is pooled, in the second
+/// table: a nightly history's timing figures.
+const MACHINE: usize = 20;
 
 fn main() {
     let series: u64 = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(1000);
     let (n, at, threshold) = (30, 15, 0.05);
     println!("{series} series a cell, {n} runs, a step at run {} (index {at}), threshold 5%", at + 1);
-    println!();
-    println!("| noise CV | AR(1) rho | step | found (±2 runs) | found elsewhere | small | steady | can't tell | drift |");
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let started = Instant::now();
     let mut judged = 0u64;
+    // Each cell's series, judged alone and then with the correlation
+    // pooled over each machine's MACHINE series.
+    let mut rows: Vec<(String, [u64; 6], [u64; 6])> = Vec::new();
     for rho in [0.0, 0.5] {
         for cv in [0.01, 0.02, 0.03] {
             for step in [0.0, 0.02, 0.05, 0.10] {
-                let mut counts = [0u64; 6];
-                for seed in 0..series {
-                    let seed =
-                        seed * 1_000_003 + (cv * 1000.0) as u64 * 7919 + (step * 1000.0) as u64 * 104_729 + (rho * 10.0) as u64;
-                    let y = synthetic(n, if step == 0.0 { n } else { at }, step, cv, rho, seed);
-                    let f = detect(&y, false, threshold);
-                    judged += 1;
-                    let near = f.changes.iter().any(|c| c.at.abs_diff(at) <= 2);
-                    let slot = match f.verdict {
-                        Verdict::Changed if near && step != 0.0 => 0,
-                        Verdict::Changed => 1,
-                        Verdict::Steady if !f.small.is_empty() => 2,
-                        Verdict::Steady => 3,
-                        Verdict::CantTell => 4,
-                        Verdict::Drift => 5,
-                        Verdict::Varies => unreachable!("timings do not vary"),
-                    };
-                    counts[slot] += 1;
+                let ys: Vec<Vec<f64>> = (0..series)
+                    .map(|seed| {
+                        let seed = seed * 1_000_003
+                            + (cv * 1000.0) as u64 * 7919
+                            + (step * 1000.0) as u64 * 104_729
+                            + (rho * 10.0) as u64;
+                        synthetic(n, if step == 0.0 { n } else { at }, step, cv, rho, seed)
+                    })
+                    .collect();
+                let alone: Vec<Finding> = ys.iter().map(|y| detect(y, false, threshold)).collect();
+                let mut pooled = Vec::with_capacity(ys.len());
+                for (y, f) in ys.chunks(MACHINE).zip(alone.chunks(MACHINE)) {
+                    let p = pool(&f.iter().filter_map(|f| f.noise.map(|n| n.rho)).collect::<Vec<_>>());
+                    pooled.extend(y.iter().map(|y| detect_with(y, false, threshold, p)));
                 }
-                let pct = |k: usize| format!("{:.1}%", 100.0 * counts[k] as f64 / series as f64);
+                judged += 2 * series;
+                let tally = |found: &[Finding]| {
+                    let mut counts = [0u64; 6];
+                    for f in found {
+                        counts[slot(f, step, at)] += 1;
+                    }
+                    counts
+                };
                 let step_word = if step == 0.0 { "none".to_string() } else { format!("{:.0}%", step * 100.0) };
-                println!(
-                    "| {:.0}% | {rho} | {step_word} | {} | {} | {} | {} | {} | {} |",
-                    cv * 100.0,
-                    if step == 0.0 { "–".to_string() } else { pct(0) },
-                    pct(1),
-                    pct(2),
-                    pct(3),
-                    pct(4),
-                    pct(5)
-                );
+                rows.push((format!("| {:.0}% | {rho} | {step_word} |", cv * 100.0), tally(&alone), tally(&pooled)));
             }
         }
     }
     let secs = started.elapsed().as_secs_f64();
+    for (title, pooled) in [("Each series alone", false), ("The correlation pooled over each machine's 20 series", true)] {
+        println!();
+        println!("{title}:");
+        println!();
+        println!("| noise CV | AR(1) rho | step | found (±2 runs) | found elsewhere | small | steady | can't tell | drift |");
+        println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        for (cell, alone, with) in &rows {
+            let counts = if pooled { with } else { alone };
+            let pct = |k: usize| format!("{:.1}%", 100.0 * counts[k] as f64 / series as f64);
+            let found = if cell.ends_with("none |") { "–".to_string() } else { pct(0) };
+            println!("{cell} {found} | {} | {} | {} | {} | {} |", pct(1), pct(2), pct(3), pct(4), pct(5));
+        }
+    }
     bound(4 * series);
     println!();
     println!(
         "{judged} series judged in {secs:.2} s ({:.0} µs a series, critical values simulated once per length)",
         secs * 1e6 / judged as f64
     );
+}
+
+/// Which column a finding counts in: found near the step, a change
+/// elsewhere (or in step-free noise), small, steady, can't tell, drift.
+fn slot(f: &Finding, step: f64, at: usize) -> usize {
+    let near = f.changes.iter().any(|c| c.at.abs_diff(at) <= 2);
+    match f.verdict {
+        Verdict::Changed if near && step != 0.0 => 0,
+        Verdict::Changed => 1,
+        Verdict::Steady if !f.small.is_empty() => 2,
+        Verdict::Steady => 3,
+        Verdict::CantTell => 4,
+        Verdict::Drift => 5,
+        Verdict::Varies => unreachable!("timings do not vary"),
+    }
 }
 
 /// The log-likelihood ratio of "independent noise, one step (at its best
