@@ -42,6 +42,11 @@ pub struct HistoryArgs {
     /// series cannot tell.
     #[arg(long)]
     pub gate: bool,
+    /// Judge host-wide figures too (backing_*: the whole disk under the
+    /// target; host_*: the machine's load); by default they are left out,
+    /// as `compare` shows them without judging.
+    #[arg(long)]
+    pub host_figures: bool,
     /// Every series, steady ones too, a line each.
     #[arg(long)]
     pub all: bool,
@@ -70,13 +75,17 @@ pub(super) fn threshold(text: &str) -> std::result::Result<f64, String> {
 /// Run `fslab history`.
 pub fn run(args: &HistoryArgs) -> Result<ExitCode> {
     let (label, runs) = runs_of(&args.store, &args.series, args.since.as_deref(), args.until.as_deref())?;
-    let all = series_of(&label, &runs, &args.figure, args.threshold)?;
+    let (all, host_wide) = series_of(&label, &runs, &args.figure, args.threshold, args.host_figures)?;
     let said = Said::of(&runs, &all);
     if let Some(path) = &args.report {
         let page = crate::report::history::page(&label, &runs, &all);
         super::output::write_whole(path, page.as_bytes(), "write")?;
     }
-    let rendered = if args.json { json(&label, &runs, &all, &said) } else { text(&label, &runs, &all, &said, args).into_bytes() };
+    let rendered = if args.json {
+        json(&label, &runs, &all, &said, host_wide)
+    } else {
+        text(&label, &runs, &all, &said, args, host_wide).into_bytes()
+    };
     super::print(&rendered)?;
     let worse = all.iter().any(|s| s.finding.drift.is_some() || s.finding.changes.iter().any(|c| s.worse(c.relative)));
     let unsure = all.iter().any(|s| s.finding.verdict == Verdict::CantTell);
@@ -114,15 +123,22 @@ pub(super) fn runs_of(
     Ok((selection.label, runs))
 }
 
-/// The series of `runs` (only `figures`, when named), judged against
-/// `threshold`; an error when no case measured a figure.
-pub(super) fn series_of(label: &str, runs: &[RunRecord], figures: &[String], threshold: f64) -> Result<Vec<Series>> {
-    let all = series::of(runs, figures, threshold);
+/// The series of `runs` (only `figures`, when named; host-wide ones only
+/// with `host_figures` or named), judged against `threshold`, with the
+/// host-wide figures left out; an error when no case measured a figure.
+pub(super) fn series_of(
+    label: &str,
+    runs: &[RunRecord],
+    figures: &[String],
+    threshold: f64,
+    host_figures: bool,
+) -> Result<(Vec<Series>, usize)> {
+    let (all, host_wide) = series::of(runs, figures, threshold, host_figures);
     if all.is_empty() {
         let hint = if figures.is_empty() { String::new() } else { format!(" named {}", figures.join(", ")) };
         return Err(Error::usage(format!("{label}: no ok case measured a figure{hint}")));
     }
-    Ok(all)
+    Ok((all, host_wide))
 }
 
 /// Each change's window, in the order of the series and their changes.
@@ -164,7 +180,7 @@ fn step_words(s: &Series, c: &Step) -> String {
 
 /// The answer for people: the changes first, a line each, then the rest
 /// counted.
-fn text(label: &str, runs: &[RunRecord], all: &[Series], said: &Said, args: &HistoryArgs) -> String {
+fn text(label: &str, runs: &[RunRecord], all: &[Series], said: &Said, args: &HistoryArgs, host_wide: usize) -> String {
     let mut s = String::new();
     let machines: std::collections::BTreeSet<&str> = all.iter().map(|s| s.machine.as_str()).collect();
     let _ = writeln!(
@@ -260,6 +276,12 @@ fn text(label: &str, runs: &[RunRecord], all: &[Series], said: &Said, args: &His
         };
         let _ = writeln!(s, "note: {machine}'s timings judged {judged} (median rho {:.2} of its {} series)", p.median, p.series);
     }
+    if host_wide > 0 {
+        let _ = writeln!(
+            s,
+            "note: {host_wide} host-wide figures not judged (backing_*, host_*: the machine, not the case; --host-figures)"
+        );
+    }
     let set_aside: usize = all.iter().map(|s| s.set_aside).sum();
     if set_aside > 0 {
         let _ = writeln!(s, "note: {set_aside} busy values set aside from timings (measured while others used the machine)");
@@ -278,7 +300,7 @@ fn possible(series: &Series) -> String {
 }
 
 /// The history as `{"schema":"fslab/1","history":{...}}`.
-fn json(label: &str, runs: &[RunRecord], all: &[Series], said: &Said) -> Vec<u8> {
+fn json(label: &str, runs: &[RunRecord], all: &[Series], said: &Said, host_wide: usize) -> Vec<u8> {
     let series: Vec<serde_json::Value> = all
         .iter()
         .zip(&said.windows)
@@ -318,6 +340,7 @@ fn json(label: &str, runs: &[RunRecord], all: &[Series], said: &Said) -> Vec<u8>
         "label": label,
         "runs": runs.iter().map(|r| serde_json::json!({"id": r.id, "started_at": r.started_at})).collect::<Vec<_>>(),
         "series": series,
+        "host_wide_left_out": host_wide,
     });
     crate::json_document("history", &value)
 }

@@ -55,6 +55,7 @@ fn page(args: &ReportArgs) -> Result<Vec<u8>> {
 fn history(args: &ReportArgs) -> Result<Vec<u8>> {
     let threshold = super::history::threshold(&args.compare_options.threshold).map_err(Error::usage)?;
     let (label, runs) = super::history::runs_of(&args.store, &args.run, None, None)?;
-    let all = super::history::series_of(&label, &runs, &[], threshold)?;
+    let host_figures = args.compare_options.host_figures;
+    let (all, _) = super::history::series_of(&label, &runs, &[], threshold, host_figures)?;
     Ok(crate::report::history::page(&label, &runs, &all).into_bytes())
 }

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::detect::{self, Finding};
+use crate::compare::is_host_wide;
 use crate::compare::stats::median;
 use crate::record::{Better, Case, Figure, Kind, RunRecord, Status};
 
@@ -58,14 +59,18 @@ impl Series {
 }
 
 /// The series of `runs` (oldest first), each judged with `threshold`;
-/// `figures` keeps only those named (all when empty).
-pub fn of(runs: &[RunRecord], figures: &[String], threshold: f64) -> Vec<Series> {
+/// `figures` keeps only those named (all when empty). Host-wide figures
+/// (the whole disk's, the machine's load: [`is_host_wide`]) describe the
+/// machine, not the case, and are left out unless `host_figures` or named;
+/// the second value counts the names left out.
+pub fn of(runs: &[RunRecord], figures: &[String], threshold: f64, host_figures: bool) -> (Vec<Series>, usize) {
     use rayon::prelude::*;
     // (machine, case key, figure) → the first case and figure that measured
     // it (what the series is of), and a value a run.
     type Key = (String, String, String);
     type Gathered<'r> = (&'r Case, &'r Figure, Vec<Value>);
     let mut gathered: BTreeMap<Key, Gathered> = BTreeMap::new();
+    let mut left_out = std::collections::BTreeSet::new();
     for (index, run) in runs.iter().enumerate() {
         let machine = run.environment.host.as_deref().unwrap_or(&run.environment.machine);
         let mut per_key: BTreeMap<Key, (Vec<f64>, usize, &Case, &Figure)> = BTreeMap::new();
@@ -73,7 +78,12 @@ pub fn of(runs: &[RunRecord], figures: &[String], threshold: f64) -> Vec<Series>
             let key = case.key();
             for (name, figure) in case.figures.iter() {
                 let Some(v) = figure.value else { continue };
-                if !figures.is_empty() && !figures.iter().any(|f| f == name) {
+                let named = figures.iter().any(|f| f == name);
+                if !figures.is_empty() && !named {
+                    continue;
+                }
+                if is_host_wide(name) && !host_figures && !named {
+                    left_out.insert(name);
                     continue;
                 }
                 let entry =
@@ -114,7 +124,7 @@ pub fn of(runs: &[RunRecord], figures: &[String], threshold: f64) -> Vec<Series>
         })
         .collect();
     rejudge_pooled(&mut all, threshold);
-    all
+    (all, left_out.len())
 }
 
 /// Judge each machine's timings again with the lag-one autocorrelation
@@ -176,6 +186,7 @@ mod tests {
         let mut case = Case::new("exec", "ext4", Default::default(), 1);
         case.figures.set("files", files, "count", Better::Lower, Kind::Exact);
         case.figures.set("wall_s", wall, "s", Better::Lower, Kind::Timing);
+        case.figures.set("host_load1_start", if busy { 2.0 } else { 0.5 }, "load", Better::Lower, Kind::Timing);
         case.busy = busy.then(|| "others used 1.5 cores".to_string());
         let mut run = test_run(id, vec![case]);
         run.environment.host = Some("lab1".into());
@@ -187,8 +198,8 @@ mod tests {
         let mut runs: Vec<RunRecord> =
             (0..12).map(|i| run(&format!("r{i}"), if i >= 6 { 13.0 } else { 12.0 }, 1.0 + 0.001 * i as f64, false)).collect();
         runs.push(run("busy", 13.0, 3.0, true));
-        let series = of(&runs, &[], 0.05);
-        assert_eq!(series.len(), 2);
+        let (series, left_out) = of(&runs, &[], 0.05, false);
+        assert_eq!((series.len(), left_out), (2, 1), "host_load1_start left out");
         let files = series.iter().find(|s| s.figure == "files").unwrap();
         assert_eq!(files.values.len(), 13, "an exact figure keeps busy runs");
         assert_eq!(files.finding.changes.len(), 1);
@@ -196,6 +207,9 @@ mod tests {
         let wall = series.iter().find(|s| s.figure == "wall_s").unwrap();
         assert_eq!((wall.values.len(), wall.set_aside), (12, 1));
         assert!(wall.finding.changes.is_empty(), "{:?}", wall.finding);
-        assert_eq!(of(&runs, &["wall_s".to_string()], 0.05).len(), 1);
+        assert_eq!(of(&runs, &["wall_s".to_string()], 0.05, false).0.len(), 1);
+        assert_eq!(of(&runs, &["host_load1_start".to_string()], 0.05, false).0.len(), 1, "named, so judged");
+        let (judged, left_out) = of(&runs, &[], 0.05, true);
+        assert_eq!((judged.len(), left_out), (3, 0), "--host-figures");
     }
 }
