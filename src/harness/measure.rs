@@ -221,7 +221,7 @@ impl Lab {
         // Opened before anything is written, so its syncfs reports every
         // writeback error from here on.
         let fs = open_dir(&dir)?;
-        work.prepare(&dir)?;
+        work.prepare(&dir, self.ledger())?;
         let neighbour_file = condition.neighbour_fsync.as_ref().map(|_| neighbour::prepare(&dir)).transpose()?;
         // Whatever mkfs and mount left in flight is not the work's.
         syncfs(&fs).map_err(|e| {

@@ -344,7 +344,7 @@ impl Create {
 }
 
 impl Work for Create {
-    fn prepare(&mut self, _dir: &Path) -> Result<()> {
+    fn prepare(&mut self, _dir: &Path, _ledger: &Ledger) -> Result<()> {
         if let Some(block) = self.method.block() {
             let len = usize::try_from(block.min(self.size))
                 .map_err(|_| Error::usage("--set size: too large a write buffer for this machine"))?;
@@ -433,7 +433,7 @@ mod tests {
             let p = params(&size.to_string(), method);
             CreateFile.check(&p).unwrap();
             let mut work = CreateFile.work(&p);
-            work.prepare(dir.path()).unwrap();
+            work.prepare(dir.path(), &crate::ledger::Ledger::for_tests()).unwrap();
             let outcome = match work.run(dir.path(), &crate::ledger::Ledger::for_tests()) {
                 Ok(o) => o,
                 // A directory on a file system without O_DIRECT.
@@ -461,11 +461,11 @@ mod tests {
         let cases = [("write-1g", "3M", 3 << 20), ("write-64k", "3M", 64 << 10), ("mkfile", "8K", 8 << 10)];
         for (method, size, want) in cases {
             let mut work = Create { size: parse(size), method: Method::parse(method), buf: None, allocated: false };
-            work.prepare(Path::new("/")).unwrap();
+            work.prepare(Path::new("/"), &crate::ledger::Ledger::for_tests()).unwrap();
             assert_eq!(work.buf.as_ref().unwrap().as_slice().len(), want, "{method}");
         }
         let mut work = Create { size: 1 << 20, method: Method::Fallocate, buf: None, allocated: false };
-        work.prepare(Path::new("/")).unwrap();
+        work.prepare(Path::new("/"), &crate::ledger::Ledger::for_tests()).unwrap();
         assert!(work.buf.is_none());
     }
 
@@ -473,7 +473,7 @@ mod tests {
     fn a_fallocate_that_wrote_no_data_has_no_rate() {
         let dir = crate::test_temp::dir("");
         let mut work = Create { size: 64 << 20, method: Method::Fallocate, buf: None, allocated: false };
-        work.prepare(dir.path()).unwrap();
+        work.prepare(dir.path(), &crate::ledger::Ledger::for_tests()).unwrap();
         let out = work.run(dir.path(), &crate::ledger::Ledger::for_tests()).unwrap();
         let rate = out.figures.get("create_mbps").unwrap();
         if out.figures.value("prealloc_emulated") == Some(0.0) {

@@ -58,8 +58,9 @@ pub struct Room {
 /// Measured work: an unmeasured preparation (the seed's setup), then the
 /// measured run.
 pub trait Work {
-    /// Set the stage in `dir`, outside the measured window.
-    fn prepare(&mut self, _dir: &Path) -> Result<()> {
+    /// Set the stage in `dir`, outside the measured window. Processes it
+    /// starts are recorded in `ledger` while they run.
+    fn prepare(&mut self, _dir: &Path, _ledger: &Ledger) -> Result<()> {
         Ok(())
     }
 

@@ -341,7 +341,7 @@ impl Stream {
 impl Work for Stream {
     /// `file=overwrite`: lay the whole file down with the same loop, make
     /// it durable, and count its extents.
-    fn prepare(&mut self, dir: &Path) -> Result<()> {
+    fn prepare(&mut self, dir: &Path, _ledger: &Ledger) -> Result<()> {
         if !self.overwrite {
             return Ok(());
         }
@@ -619,7 +619,7 @@ mod tests {
         let p = params(&["bs=64K", &format!("bytes={bytes}"), "seconds=60"]);
         let mut work = s.work(&p);
         assert_eq!(work.space_needed(), 10 * 64 * 1024);
-        work.prepare(dir.path()).unwrap();
+        work.prepare(dir.path(), &crate::ledger::Ledger::for_tests()).unwrap();
         let out = work.run(dir.path(), &crate::ledger::Ledger::for_tests()).unwrap();
         assert_eq!(out.figures.value("bytes_written"), Some(655_360.0));
         assert_eq!(out.figures.get("bytes_written").unwrap().kind, Kind::Exact, "the byte limit decided it");
@@ -633,7 +633,7 @@ mod tests {
 
         // Overwrite over a longer file: it keeps its length.
         let mut over = stream(64 * 1024, 4, 60, true);
-        over.prepare(dir.path()).unwrap();
+        over.prepare(dir.path(), &crate::ledger::Ledger::for_tests()).unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 4 * 65_536);
         std::fs::write(&path, vec![7u8; 8 * 65_536]).unwrap();
         let out = over.run(dir.path(), &crate::ledger::Ledger::for_tests()).unwrap();

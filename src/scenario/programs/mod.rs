@@ -136,23 +136,53 @@ fn quoted(value: &str) -> String {
 }
 
 impl Work for ProgramWork {
-    fn prepare(&mut self, dir: &Path) -> Result<()> {
+    fn prepare(&mut self, dir: &Path, ledger: &Ledger) -> Result<()> {
+        use std::io::Read;
+        use std::os::unix::process::CommandExt;
         let setup = tempfile::Builder::new()
             .prefix("fslab-program-")
             .tempdir()
             .map_err(|e| Error::io(&std::env::temp_dir(), "make the program's setup folder", e))?;
         self.setup = Some(setup);
         let mut command = Command::new("/bin/sh");
-        command.arg("-c").arg(self.text(self.scripts.prepare)).current_dir(dir).stdin(Stdio::null());
+        command
+            .arg("-c")
+            .arg(self.text(self.scripts.prepare))
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .process_group(0);
         crate::sys::process::kill_with_parent(&mut command);
-        let out =
-            command.output().map_err(|e| Error::environment(format!("the program's setup: /bin/sh could not start: {e}")))?;
-        if out.status.success() {
+        // Recorded before it runs, its group ended when it has: whatever
+        // the stage started goes with it, on any exit of fslab's.
+        let record = |pid| ledger.record(crate::ledger::Resource::child(pid));
+        let (mut child, token) = crate::sys::process::spawn_recorded(&mut command, record).map_err(|not| match not {
+            crate::sys::process::NotStarted::Record(e) => e,
+            crate::sys::process::NotStarted::Spawn(e) => {
+                Error::environment(format!("the program's setup: /bin/sh could not start: {e}"))
+            }
+        })?;
+        // Read aside, so a stage that says much cannot stall on a full
+        // pipe; a process it left holding the pipe ends with its group.
+        let stderr = child.stderr.take().map(|mut pipe| {
+            std::thread::spawn(move || {
+                let mut said = Vec::new();
+                let _ = pipe.read_to_end(&mut said);
+                said
+            })
+        });
+        let status = child.wait();
+        ledger.release(token)?;
+        let said = stderr.and_then(|t| t.join().ok()).unwrap_or_default();
+        let status = status.map_err(|e| Error::failed(format!("the program's setup: waiting for /bin/sh: {e}")))?;
+        crate::interrupt::check()?;
+        if status.success() {
             return Ok(());
         }
-        let said = String::from_utf8_lossy(&out.stderr);
+        let said = String::from_utf8_lossy(&said);
         let tail: Vec<&str> = said.lines().rev().take(4).collect::<Vec<_>>().into_iter().rev().collect();
-        Err(Error::failed(format!("setting the program's stage failed ({}): {}", out.status, tail.join(" / "))))
+        Err(Error::failed(format!("setting the program's stage failed ({status}): {}", tail.join(" / "))))
     }
 
     fn run(&mut self, dir: &Path, ledger: &Ledger) -> Result<WorkOutcome> {
@@ -175,9 +205,40 @@ impl Work for ProgramWork {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn values_are_quoted_for_the_shell() {
         assert_eq!(super::quoted("a b"), "'a b'");
         assert_eq!(super::quoted("it's"), r"'it'\''s'");
+    }
+
+    #[test]
+    fn a_stage_is_recorded_while_it_runs_and_what_it_left_running_ends_with_it() {
+        // A stage that leaves a process behind (holding its stderr) and
+        // fails: prepare returns, says the stage's last words, and the
+        // process is gone.
+        let dir = crate::test_temp::dir("");
+        let prepare = "sleep 300 & echo $! > left.pid; echo 'no such package: x' >&2; exit 3";
+        let scripts = Scripts { prepare, run: "true", check: "true" };
+        let mut work = ProgramWork::new(scripts, vec![("N", "1".into())], 0);
+        let ledger = Ledger::for_tests();
+        let started = std::time::Instant::now();
+        let err = work.prepare(dir.path(), &ledger).unwrap_err().to_string();
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "waited for the process left behind");
+        assert!(err.contains("exit status: 3") && err.contains("no such package: x"), "{err}");
+        let pid: i32 = std::fs::read_to_string(dir.path().join("left.pid")).unwrap().trim().parse().unwrap();
+        let gone = (0..100).any(|_| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            // Gone, or a zombie waiting for init to reap it.
+            let done = stat.is_empty() || stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z'));
+            if !done {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            done
+        });
+        assert!(gone, "the stage's sleep {pid} is still running");
+        let mut ok = ProgramWork::new(Scripts { prepare: "test \"$N\" = 1", run: "true", check: "true" }, vec![("N", "1".into())], 0);
+        ok.prepare(dir.path(), &ledger).unwrap();
     }
 }

@@ -170,7 +170,7 @@ impl Replace {
 }
 
 impl Work for Replace {
-    fn prepare(&mut self, dir: &Path) -> Result<()> {
+    fn prepare(&mut self, dir: &Path, _ledger: &Ledger) -> Result<()> {
         for name in self.names.iter().filter(|n| n.starts_with("exist_")) {
             let path = dir.join(name);
             write_file(&path, name, Write1 { generation: OLD, fsync: true, start_writeback: false })?;
@@ -218,7 +218,7 @@ mod tests {
             seen.lock().unwrap().push(what.to_string());
             Ok(())
         }));
-        work.prepare(dir.path()).unwrap();
+        work.prepare(dir.path(), &crate::ledger::Ledger::for_tests()).unwrap();
         work.run(dir.path(), &Ledger::for_tests()).unwrap();
         let marks = marks.lock().unwrap().clone();
         (dir, marks)
@@ -258,7 +258,7 @@ mod tests {
     fn the_setup_leaves_old_contents_for_the_checker() {
         let dir = tempfile::tempdir().unwrap();
         let mut work = Replace { names: names(4), strategy: "in-place".into(), durable: None };
-        work.prepare(dir.path()).unwrap();
+        work.prepare(dir.path(), &crate::ledger::Ledger::for_tests()).unwrap();
         let judged = crate::scenario::durable::files_in(&*work.state_checker().unwrap(), dir.path());
         let states: Vec<FileState> = judged.iter().map(|j| j.state).collect();
         assert_eq!(states, [FileState::Old, FileState::Missing, FileState::Old, FileState::Old]);

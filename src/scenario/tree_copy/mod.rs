@@ -370,7 +370,7 @@ impl TreeCopyWork {
 }
 
 impl Work for TreeCopyWork {
-    fn prepare(&mut self, _dir: &Path) -> Result<()> {
+    fn prepare(&mut self, _dir: &Path, _ledger: &Ledger) -> Result<()> {
         match &self.source {
             Source::Synthetic { bytes, seed } => {
                 let tree = synthetic::generate(*bytes, *seed);
@@ -507,7 +507,7 @@ mod tests {
     }
 
     fn run_work(work: &mut TreeCopyWork, dir: &Path) -> Figures {
-        work.prepare(dir).unwrap();
+        work.prepare(dir, &crate::ledger::Ledger::for_tests()).unwrap();
         let mut figures = work.run(dir, &crate::ledger::Ledger::for_tests()).unwrap().figures;
         work.review(&[], &mut figures);
         figures
@@ -584,7 +584,7 @@ mod tests {
     fn a_missing_source_fails_in_prepare_and_names_it() {
         let mut work = TreeCopyWork::from_dir(PathBuf::from("/nonexistent/fslab-src"));
         assert_eq!(work.space_needed(), 0);
-        let err = work.prepare(Path::new("/tmp")).unwrap_err();
+        let err = work.prepare(Path::new("/tmp"), &crate::ledger::Ledger::for_tests()).unwrap_err();
         assert!(err.message.contains("/nonexistent/fslab-src"), "{}", err.message);
     }
 
