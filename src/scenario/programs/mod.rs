@@ -21,7 +21,6 @@ mod replace;
 mod sqlite;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 pub use dpkg::DPKG;
 pub use git::GIT;
@@ -137,52 +136,27 @@ fn quoted(value: &str) -> String {
 
 impl Work for ProgramWork {
     fn prepare(&mut self, dir: &Path, ledger: &Ledger) -> Result<()> {
-        use std::io::Read;
-        use std::os::unix::process::CommandExt;
+        use std::os::unix::process::ExitStatusExt;
         let setup = tempfile::Builder::new()
             .prefix("fslab-program-")
             .tempdir()
             .map_err(|e| Error::io(&std::env::temp_dir(), "make the program's setup folder", e))?;
         self.setup = Some(setup);
-        let mut command = Command::new("/bin/sh");
-        command
-            .arg("-c")
-            .arg(self.text(self.scripts.prepare))
-            .current_dir(dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .process_group(0);
-        crate::sys::process::kill_with_parent(&mut command);
-        // Recorded before it runs, its group ended when it has: whatever
-        // the stage started goes with it, on any exit of fslab's.
-        let record = |pid| ledger.record(crate::ledger::Resource::child(pid));
-        let (mut child, token) = crate::sys::process::spawn_recorded(&mut command, record).map_err(|not| match not {
-            crate::sys::process::NotStarted::Record(e) => e,
-            crate::sys::process::NotStarted::Spawn(e) => {
-                Error::environment(format!("the program's setup: /bin/sh could not start: {e}"))
-            }
-        })?;
-        // Read aside, so a stage that says much cannot stall on a full
-        // pipe; a process it left holding the pipe ends with its group.
-        let stderr = child.stderr.take().map(|mut pipe| {
-            std::thread::spawn(move || {
-                let mut said = Vec::new();
-                let _ = pipe.read_to_end(&mut said);
-                said
-            })
-        });
-        let status = child.wait();
-        ledger.release(token)?;
-        let said = stderr.and_then(|t| t.join().ok()).unwrap_or_default();
-        let status = status.map_err(|e| Error::failed(format!("the program's setup: waiting for /bin/sh: {e}")))?;
+        // As the run: recorded before it runs, in a group of its own that
+        // ends when it has, its output kept (bounded), whatever escaped
+        // its group named and ended.
+        let argv = ["/bin/sh".into(), "-c".into(), self.text(self.scripts.prepare).into()];
+        let outcome = exec::run_command(ledger, &argv, dir, Echo::Off, None)?;
         crate::interrupt::check()?;
-        if status.success() {
-            return Ok(());
-        }
-        let said = String::from_utf8_lossy(&said);
-        let tail: Vec<&str> = said.lines().rev().take(4).collect::<Vec<_>>().into_iter().rev().collect();
-        Err(Error::failed(format!("setting the program's stage failed ({status}): {}", tail.join(" / "))))
+        let Some(failure) = outcome.failure else { return Ok(()) };
+        let output = outcome.command.unwrap_or_default();
+        let ended = match (output.exit_code, output.signal) {
+            (Some(code), _) if code != 0 => std::process::ExitStatus::from_raw(code << 8).to_string(),
+            (_, Some(signal)) => std::process::ExitStatus::from_raw(signal).to_string(),
+            _ => failure,
+        };
+        let tail: Vec<&str> = output.stderr.lines().rev().take(4).collect::<Vec<_>>().into_iter().rev().collect();
+        Err(Error::failed(format!("setting the program's stage failed ({ended}): {}", tail.join(" / "))))
     }
 
     fn run(&mut self, dir: &Path, ledger: &Ledger) -> Result<WorkOutcome> {
