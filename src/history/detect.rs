@@ -651,6 +651,13 @@ mod tests {
         let quiet = machine(0.0, 1);
         let p = pool(&own_rhos(&quiet)[..20]).unwrap();
         assert_eq!(p.rho, 0.0, "{p:?}");
+        // A floor of 0 judges as each series alone does (history then
+        // only notes the pool).
+        for y in &quiet {
+            let mut with = detect_with(y, false, 0.05, Some(p));
+            with.noise.as_mut().unwrap().pooled = None;
+            assert_eq!(with, detect(y, false, 0.05));
+        }
         assert!(pool(&[0.5; POOL_MIN - 1]).is_none());
         // AR(1) noise of 0.5: measured by twenty series, and the changes
         // each series alone would call fall to at most one in a hundred.

@@ -142,9 +142,13 @@ fn rejudge_pooled(all: &mut [Series], threshold: f64) {
     let pooled: BTreeMap<String, detect::Pooled> =
         rhos.into_iter().filter_map(|(machine, rhos)| Some((machine, detect::pool(&rhos)?))).collect();
     all.par_iter_mut().filter(|s| s.kind == Kind::Timing).for_each(|series| {
-        if let Some(pool) = pooled.get(&series.machine) {
+        let Some(pool) = pooled.get(&series.machine) else { return };
+        if pool.rho > 0.0 {
             let values: Vec<f64> = series.values.iter().map(|v| v.value).collect();
             series.finding = detect::detect_with(&values, false, threshold, Some(*pool));
+        } else if let Some(noise) = &mut series.finding.noise {
+            // A floor of 0 judges as the series alone did: only say so.
+            noise.pooled = Some(*pool);
         }
     });
 }
