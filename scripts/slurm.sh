@@ -8,6 +8,15 @@
 # safe to run again (a running cluster is left as it is, a stopped one
 # stays stopped).
 #
+# Several users at once (two test suites on one machine): `slurm.sh hold
+# PID [DIR]` starts the cluster if it is down and records process PID as
+# one of its holders, printing the slurm.conf path as start does; `slurm.sh
+# release PID [DIR]` removes that holder and stops the cluster once no
+# holder is alive -- only when a hold started it, so a cluster that ran
+# before anyone held it keeps running. Holders are kept by pid and start
+# time (a reused pid is not a holder), and a holder that died without
+# releasing is dropped at the next hold or release; both take a lock in DIR.
+#
 # All its state is under DIR (default /run/fslab-slurm): the slurm.conf of
 # one node named after `hostname -s` (reached at 127.0.0.1, whatever the
 # name resolves to) with this machine's CPUs and memory as `slurmd -C`
@@ -27,13 +36,28 @@
 set -euo pipefail
 
 usage() {
-    echo "slurm: usage: slurm.sh start|stop|status [DIR] (DIR defaults to /run/fslab-slurm)" >&2
+    echo "slurm: usage: slurm.sh start|stop|status [DIR], or slurm.sh hold|release PID [DIR] (DIR defaults to /run/fslab-slurm)" >&2
     exit 2
 }
-[ $# -ge 1 ] && [ $# -le 2 ] || usage
+[ $# -ge 1 ] || usage
 action=$1
-dir=${2:-/run/fslab-slurm}
-case "$action" in start | stop | status) ;; *) usage ;; esac
+shift
+holder=
+case "$action" in
+    start | stop | status) ;;
+    hold | release)
+        [ $# -ge 1 ] || usage
+        holder=$1
+        shift
+        if ! [[ "$holder" =~ ^[1-9][0-9]*$ ]] || [ ! -d "/proc/$holder" ]; then
+            echo "slurm: '$holder' is not the id of a running process (hold and release take the holder's pid)" >&2
+            exit 2
+        fi
+        ;;
+    *) usage ;;
+esac
+[ $# -le 1 ] || usage
+dir=${1:-/run/fslab-slurm}
 ctld_port=${FSLAB_SLURMCTLD_PORT:-6917}
 slurmd_port=${FSLAB_SLURMD_PORT:-6918}
 for port in "$ctld_port" "$slurmd_port"; do
@@ -66,7 +90,7 @@ own_folder() {
         echo "slurm: $path is not a folder (a link or a file); remove it or give another DIR" >&2
         exit 2
     fi
-    if [ "$action" = start ] && [ ! -d "$path" ]; then
+    if { [ "$action" = start ] || [ "$action" = hold ]; } && [ ! -d "$path" ]; then
         mkdir -m 0755 "$path"
     fi
     if [ -d "$path" ] && { [ "$(stat -c %u "$path")" != 0 ] || [ $((0$(stat -c %a "$path") & 022)) -ne 0 ]; }; then
@@ -212,6 +236,62 @@ PartitionName=fslab Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF
     mv "$dir/slurm.conf.new" "$dir/slurm.conf"
 }
+
+# A process's start time (clock ticks after boot, field 22 of its stat):
+# with the pid, it names one process, not whoever reuses the pid later.
+started_at() {
+    local stat
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    stat=${stat##*) }
+    # After "pid (comm) ", field 3 is the first; the start time is field 22.
+    awk '{ print $20 }' <<<"$stat"
+}
+
+# Drop holders that are gone; exit 0 when one is still alive.
+holders_alive() {
+    local file pid alive=1
+    for file in "$dir"/holders/*; do
+        [ -f "$file" ] || continue
+        pid=${file##*/}
+        if [[ "$pid" =~ ^[0-9]+$ ]] && [ "$(started_at "$pid" || true)" = "$(cat "$file")" ]; then
+            alive=0
+        else
+            rm -f "$file"
+        fi
+    done
+    return $alive
+}
+
+if [ "$action" = release ] && [ ! -d "$dir" ]; then
+    exit 0
+fi
+if [ "$action" = hold ] || [ "$action" = release ]; then
+    own_folder "$dir/holders"
+    exec 9>>"$dir/holders.lock"
+    flock 9
+    if [ "$action" = hold ]; then
+        # A cluster up before the first hold is not ours to stop; one a
+        # hold started is, once its last holder releases.
+        if ! bash "$0" status "$dir"; then
+            holders_alive || true
+            : >"$dir/started-by-hold"
+        fi
+        when=$(started_at "$holder")
+        # The daemons must not inherit the lock: it would be held while they run.
+        conf=$(bash "$0" start "$dir" 9>&-)
+        echo "$when" >"$dir/holders/$holder"
+        echo "$conf"
+    else
+        rm -f "$dir/holders/$holder"
+        if ! holders_alive && [ -f "$dir/started-by-hold" ]; then
+            bash "$0" stop "$dir" 9>&-
+            rm -f "$dir/started-by-hold"
+        elif holders_alive; then
+            echo "slurm: left running for its other holders ($(ls "$dir/holders" | grep -E '^[0-9]+$' | paste -sd ' ' -))" >&2
+        fi
+    fi
+    exit 0
+fi
 
 if [ "$action" = status ]; then
     running munged >/dev/null && running slurmctld >/dev/null && running slurmd >/dev/null

@@ -16,11 +16,11 @@ if [ "${1:-}" = -- ]; then shift; test_args=("$@"); fi
 bash scripts/setup.sh --tests
 
 log=$(mktemp)
-stop_slurm=false
+hold_slurm=false
 pg_url=
 finish() {
     rm -f "$log"
-    if $stop_slurm; then bash scripts/slurm.sh stop; fi
+    if $hold_slurm; then bash scripts/slurm.sh release $$ || true; fi
     # The role and database postgres.sh made for this run, whatever its end.
     if [ -n "$pg_url" ]; then bash scripts/postgres.sh drop "$pg_url" || true; fi
 }
@@ -39,10 +39,11 @@ if [ "$(id -u)" -eq 0 ]; then
     fi
     pg_url=$FSLAB_TEST_POSTGRES
     export FSLAB_TEST_POSTGRES FSLAB_REQUIRE_POSTGRES=1 FSLAB_REQUIRE_BROWSER=1
-    # The sharding test submits a job array to a single-node Slurm cluster
-    # started here and stopped at the end -- unless it was running before.
-    bash scripts/slurm.sh status || stop_slurm=true
-    SLURM_CONF=$(bash scripts/slurm.sh start)
+    # The sharding test submits a job array to a single-node Slurm cluster.
+    # This run holds it: started if down, stopped at the end once no other
+    # suite holds it, and never when it was running before any suite did.
+    hold_slurm=true
+    SLURM_CONF=$(bash scripts/slurm.sh hold $$)
     export SLURM_CONF FSLAB_TEST_SLURM=1 FSLAB_REQUIRE_SLURM=1
 fi
 
