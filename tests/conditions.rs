@@ -8,8 +8,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::sysctl::read as read_sysctl;
 use common::{Lab, Watched, cases, figure, have, root_or_skip};
+
+/// The machine's own value of `key`: read holding the sysctl lock shared,
+/// so no other fslab run (another suite's, a user's) has its value set.
+fn read_sysctl(key: &str) -> String {
+    common::sysctl::quiet(|| common::sysctl::read(key))
+}
 
 /// The cgroups a run of fslab process `pid` made (named `fslab-RUN-N`,
 /// the run id carrying the pid), anywhere under the memory controller.
