@@ -364,9 +364,25 @@ fn the_works_own_window_leaves_fslabs_sync_out_and_short_work_has_a_fine_timelin
     }
     let lab = Lab::new();
     // 32 MiB reach the device during the work (fsync), 32 MiB only in
-    // fslab's syncfs after it.
+    // fslab's syncfs after it. That needs the flusher to leave b alone for
+    // the half second: with the machine's own limits, other work's dirty
+    // pages (a preset copying images beside the suite) can pass the
+    // background limit and b goes out at once, so the run sets limits far
+    // above what the machine dirties (and, changing sysctls, measures
+    // with no other fslab run beside it).
     let json = lab.exec_json(
-        &["--fs", "ext4", "--", "sh", "-c", "dd if=/dev/zero of=a bs=1M count=32 conv=fsync 2>/dev/null; dd if=/dev/zero of=b bs=1M count=32 2>/dev/null; sleep 0.5"],
+        &[
+            "--fs",
+            "ext4",
+            "--sysctl",
+            "vm.dirty_bytes=8589934592",
+            "--sysctl",
+            "vm.dirty_background_bytes=4294967296",
+            "--",
+            "sh",
+            "-c",
+            "dd if=/dev/zero of=a bs=1M count=32 conv=fsync 2>/dev/null; dd if=/dev/zero of=b bs=1M count=32 2>/dev/null; sleep 0.5",
+        ],
         0,
     );
     let case = &cases(&json)[0];
