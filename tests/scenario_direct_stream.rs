@@ -38,11 +38,18 @@ fn a_byte_limit_is_written_exactly_one_device_write_per_block() {
         let ios = figure(case, "write_ios").unwrap();
         assert!(ios >= 128.0, "{fs}: {ios} write I/Os for 128 blocks");
         assert!(figure(case, "written_bytes").unwrap() >= 64.0 * MIB, "{fs}");
-        // Well under a second of streaming: too short to judge a drop,
-        // and it says so rather than claiming none.
-        assert_eq!(figure(case, "drop_detected"), None, "{fs}");
-        let why = case["figures"]["drop_detected"]["missing"].as_str().unwrap();
-        assert!(why.contains("timeline intervals"), "{fs}: {why}");
+        // Well under a second of streaming alone: too short to judge a
+        // drop, and it says so rather than claiming none. On a loaded
+        // machine the same bytes can take the rule's seven whole
+        // intervals, and then it is judged, from a timeline that long.
+        let points = case["timeline"].as_array().map_or(0, Vec::len);
+        match figure(case, "drop_detected") {
+            None => {
+                let why = case["figures"]["drop_detected"]["missing"].as_str().unwrap();
+                assert!(why.contains("timeline intervals"), "{fs}: {why}");
+            }
+            Some(judged) => assert!(points >= 8 && (judged == 0.0 || judged == 1.0), "{fs}: {judged} from {points} points"),
+        }
     }
     lab.assert_nothing_left("after direct-stream with a byte limit");
 }
