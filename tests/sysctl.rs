@@ -36,6 +36,7 @@ fn each_writeback_member_comes_back_with_its_partner() {
     if !root_or_skip("sysctl_pairs") {
         return;
     }
+    let _turn = common::sysctl::one_suite_at_a_time();
     let _one = KNOBS.lock().unwrap_or_else(|p| p.into_inner());
     let lab = Lab::new();
     let saved = Saved::now(&[]);
@@ -77,6 +78,7 @@ fn a_run_waiting_for_the_lock_saves_old_values_only_after_a_killed_holder_is_und
     if !root_or_skip("sysctl_lock_race") {
         return;
     }
+    let _turn = common::sysctl::one_suite_at_a_time();
     let _one = KNOBS.lock().unwrap_or_else(|p| p.into_inner());
     let key = "vm.stat_interval";
     let saved = Saved::now(&[key]);
@@ -130,6 +132,7 @@ fn keys_that_cannot_be_set_are_refused_before_anything_is_made() {
     if !root_or_skip("sysctl_refused") {
         return;
     }
+    let _turn = common::sysctl::one_suite_at_a_time();
     let _one = KNOBS.lock().unwrap_or_else(|p| p.into_inner());
     let saved = Saved::now(&["vm.swappiness"]);
     let lab = Lab::new();
@@ -161,6 +164,7 @@ fn an_entry_that_can_never_be_released_is_reported_once_then_dropped() {
     if !root_or_skip("sysctl_unreleasable") {
         return;
     }
+    let _turn = common::sysctl::one_suite_at_a_time();
     let _one = KNOBS.lock().unwrap_or_else(|p| p.into_inner());
     let saved = Saved::now(&[]);
     let lab = Lab::new();
@@ -193,6 +197,7 @@ fn a_run_in_another_state_folder_waits_says_for_whom_and_stops_at_sigterm() {
     if !root_or_skip("sysctl_machine_lock") {
         return;
     }
+    let _turn = common::sysctl::one_suite_at_a_time();
     let _one = KNOBS.lock().unwrap_or_else(|p| p.into_inner());
     let key = "vm.stat_interval";
     let saved = Saved::now(&[key]);
@@ -238,6 +243,7 @@ fn a_measuring_run_beside_one_setting_writeback_measures_as_alone() {
     if !root_or_skip("sysctl_beside") || !common::have("mkfs.xfs") {
         return;
     }
+    let _turn = common::sysctl::one_suite_at_a_time();
     let _one = KNOBS.lock().unwrap_or_else(|p| p.into_inner());
     let saved = Saved::now(&[]);
     let (measuring, setting) = (Lab::new(), Lab::new());
@@ -278,6 +284,7 @@ fn a_run_whose_cases_set_sysctls_holds_the_lock_alone_only_while_those_cases_run
     if !root_or_skip("sysctl_per_case") {
         return;
     }
+    let _turn = common::sysctl::one_suite_at_a_time();
     let _one = KNOBS.lock().unwrap_or_else(|p| p.into_inner());
     let saved = Saved::now(&[]);
     let (setting, other) = (Lab::new(), Lab::new());

@@ -34,6 +34,25 @@ pub fn quiet<T>(f: impl FnOnce() -> T) -> T {
     out
 }
 
+/// Held by a test that writes the machine's sysctls itself or counts on
+/// them holding still for its length: an exclusive lock on a file of the
+/// suites' own in /run, so two suites on one machine (CI beside a
+/// developer's run) take turns at these tests instead of setting the same
+/// knobs under each other. Take it before anything else in the test (and
+/// before [`Saved::now`]); it is released when dropped.
+pub fn one_suite_at_a_time() -> std::fs::File {
+    use std::os::unix::fs::OpenOptionsExt;
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open("/run/fslab-tests-sysctl.lock")
+        .expect("open /run/fslab-tests-sysctl.lock");
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).expect("take the suites' sysctl test lock");
+    lock
+}
+
 /// The four writeback values, as found; dropping puts back those that
 /// differ then (the member of each pair that was set) and a few other
 /// knobs as well. Read and put back under the machine's sysctl lock
