@@ -1,6 +1,6 @@
 //! `fslab history` end to end: twelve stored runs of one `exec` command
 //! that writes one more file from the 7th run on (an exact figure) and
-//! sleeps 30% longer from the 10th (its wall time; the command is the
+//! sleeps 2.5 times as long from the 10th (its wall time; the command is the
 //! same every night, the script it runs is what the test changes): the
 //! history names run
 //! 7 for the files and run 10 for the time, each once, and nothing else;
@@ -12,10 +12,12 @@ mod common;
 use common::Lab;
 
 /// The command of run `n` (1-based): 40 files, 41 from run 7; a sleep of
-/// 0.4 s, 0.52 s from run 10.
+/// 0.4 s, 1 s from run 10 -- a step a loaded machine's noise cannot hide
+/// (beside two other suites and a preset, 0.4 s read 0.43 to 0.90 s, and a
+/// 30% step was rightly "can't tell").
 fn script(n: u32) -> String {
     let files = if n >= 7 { 41 } else { 40 };
-    let sleep = if n >= 10 { "0.52" } else { "0.4" };
+    let sleep = if n >= 10 { "1" } else { "0.4" };
     format!("i=0; while [ $i -lt {files} ]; do echo x > f$i; i=$((i+1)); done; sleep {sleep}")
 }
 
@@ -49,11 +51,11 @@ fn twelve_runs_name_run_7_for_the_files_and_run_10_for_the_time_each_once() {
         assert!(out.status.success(), "run {n}: {}", String::from_utf8_lossy(&out.stderr));
     }
     // Every figure: the exact ones (the file count, its bytes) change at
-    // run 7 or not at all; a timing figure at run 7 (the 41st file is
-    // more bytes, I/Os and journal work, which the flusher's timing makes
-    // timing figures) or 10 (the sleep), never elsewhere; and the
-    // machine's load average or disk, which moved with the machine, is
-    // not judged.
+    // run 7 or not at all, and the machine's load average or disk, which
+    // moved with the machine, is not judged. Timing figures other than the
+    // wall time may move with the machine too (beside another suite the
+    // work's own write rate rose at run 4: the flusher began writing the
+    // files during the work), so only wall_s is held to its run below.
     let out = lab.expect(&["history", "nightly", "--json"], 0);
     let every: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(every["history"]["host_wide_left_out"].as_u64().unwrap() > 0, "{every:#}");
@@ -62,7 +64,7 @@ fn twelve_runs_name_run_7_for_the_files_and_run_10_for_the_time_each_once() {
         assert!(!figure.starts_with("host_") && !figure.starts_with("backing_"), "{figure} judged");
         for c in s["changes"].as_array().unwrap() {
             let (run, exact) = (c["index"].as_u64().unwrap() + 1, s["kind"] == "exact");
-            assert!(run == 7 || (!exact && run == 10), "{figure} changed at run {run}: {s:#}");
+            assert!(!exact || run == 7, "{figure} changed at run {run}: {s:#}");
         }
     }
     let out = lab.expect(&["history", "nightly", "--figure", "files,wall_s", "--json"], 0);
@@ -79,7 +81,8 @@ fn twelve_runs_name_run_7_for_the_files_and_run_10_for_the_time_each_once() {
     assert_eq!(files["kind"], "exact");
     let step = &wall["changes"][0];
     let relative = step["relative"].as_f64().unwrap();
-    assert!((0.2..0.4).contains(&relative), "{step:#}");
+    // 1.5 alone; less when load adds to every run's time.
+    assert!((0.7..1.7).contains(&relative), "{step:#}");
     assert_eq!(step["worse"], true);
     // The window: the commit tags either side, and the bisect over them.
     assert!(step["differs"].as_array().unwrap().iter().any(|d| d == "commit: c09 → c10"), "{step:#}");
