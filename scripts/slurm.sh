@@ -283,11 +283,11 @@ if [ "$action" = hold ] || [ "$action" = release ]; then
         echo "$conf"
     else
         rm -f "$dir/holders/$holder"
-        if ! holders_alive && [ -f "$dir/started-by-hold" ]; then
+        if holders_alive; then
+            echo "slurm: left running for its other holders ($(ls "$dir/holders" | grep -E '^[0-9]+$' | paste -sd ' ' -))" >&2
+        elif [ -f "$dir/started-by-hold" ]; then
             bash "$0" stop "$dir" 9>&-
             rm -f "$dir/started-by-hold"
-        elif holders_alive; then
-            echo "slurm: left running for its other holders ($(ls "$dir/holders" | grep -E '^[0-9]+$' | paste -sd ' ' -))" >&2
         fi
     fi
     exit 0
