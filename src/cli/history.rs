@@ -14,7 +14,7 @@ use clap::Args;
 
 use super::StoreArgs;
 use crate::error::{Error, Result};
-use crate::history::detect::{Step, Verdict};
+use crate::history::detect::{Step, Verdict, percent};
 use crate::history::{Series, series, window};
 use crate::record::{Kind, RunRecord};
 
@@ -170,8 +170,8 @@ impl Said {
 
 /// The step in words: `12 → 13 (+8.3%)`, with a timing's interval.
 fn step_words(s: &Series, c: &Step) -> String {
-    let mut out = format!("{} ({:+.1}%", crate::compare::format::change(c.before, c.after, &s.unit), c.relative * 100.0);
-    if s.kind == Kind::Timing {
+    let mut out = format!("{} ({}", crate::compare::format::change(c.before, c.after, &s.unit), percent(c.relative));
+    if s.kind == Kind::Timing && c.interval.0.is_finite() && c.interval.1.is_finite() {
         let _ = write!(out, ", 95% {:+.1}..{:+.1}%", c.interval.0 * 100.0, c.interval.1 * 100.0);
     }
     out.push(')');
@@ -295,7 +295,7 @@ fn possible(series: &Series) -> String {
         .finding
         .possible
         .first()
-        .map(|c| format!("; a possible {:+.1}% at run {}", c.relative * 100.0, series.values[c.at].run + 1))
+        .map(|c| format!("; a possible {} at run {}", percent(c.relative), series.values[c.at].run + 1))
         .unwrap_or_default()
 }
 

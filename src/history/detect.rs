@@ -120,7 +120,8 @@ pub struct Step {
     /// The level after.
     pub after: f64,
     /// The relative step (`after / before − 1`), and its 95% interval;
-    /// an exact figure's interval is the step itself.
+    /// an exact figure's interval is the step itself. Unbounded where the
+    /// level before is none (said `from none`, `null` in JSON).
     pub relative: f64,
     /// The interval's ends.
     pub interval: (f64, f64),
@@ -231,12 +232,16 @@ pub fn detect_with(values: &[f64], exact: bool, threshold: f64, pooled: Option<P
         // interval lies below the threshold.
         let (lo, hi) = (s.delta - 1.96 * s.se, s.delta + 1.96 * s.se);
         let (lo99, hi99) = (s.delta - 2.576 * s.se, s.delta + 2.576 * s.se);
+        // The step is said against its own level before it: a series that
+        // holds a zero is judged on its mean's scale, but a step from a
+        // level of none has no finite relative size.
+        let said = |d: f64| if positive { d.exp() - 1.0 } else { from_level(s.left_level, d) };
         let mut step = Step {
             at,
             before: s.left_level,
             after: s.right_level,
-            relative: relative(s.delta),
-            interval: (relative(lo), relative(hi)),
+            relative: said(s.delta),
+            interval: (said(lo), said(hi)),
             test: format!("t = {:.1} past {c:.1} (p < {ALPHA})", s.t),
         };
         if positive {
@@ -279,13 +284,31 @@ pub fn pool(rhos: &[f64]) -> Option<Pooled> {
     Some(Pooled { rho, median, series: k })
 }
 
+/// A relative step in words: `+8.3%`, or `from none` where the level
+/// before it was none.
+pub fn percent(relative: f64) -> String {
+    if relative.is_finite() { format!("{:+.1}%", relative * 100.0) } else { "from none".into() }
+}
+
+/// `delta` as a fraction of the level `before`; unbounded (signed as
+/// `delta`) when that level is none.
+fn from_level(before: f64, delta: f64) -> f64 {
+    if before.abs() > f64::EPSILON * delta.abs().max(1.0) {
+        delta / before.abs()
+    } else if delta == 0.0 {
+        0.0
+    } else {
+        f64::INFINITY.copysign(delta)
+    }
+}
+
 /// An exact figure: a change wherever the value moves.
 fn detect_exact(values: &[f64]) -> Finding {
     let changes: Vec<Step> = (1..values.len())
         .filter(|&i| values[i] != values[i - 1])
         .map(|i| {
             let (before, after) = (values[i - 1], values[i]);
-            let relative = if before != 0.0 { after / before - 1.0 } else { f64::INFINITY };
+            let relative = from_level(before, after - before);
             Step { at: i, before, after, relative, interval: (relative, relative), test: "exact: the value moved".into() }
         })
         .collect();
@@ -582,6 +605,22 @@ mod tests {
         let flapping = detect(&[5.0, 6.0, 5.0, 6.0, 5.0, 6.0, 5.0, 6.0], true, 0.05);
         assert_eq!(flapping.verdict, Verdict::Varies);
         assert!(flapping.changes.is_empty());
+    }
+
+    #[test]
+    fn a_step_from_none_is_said_from_none_not_as_a_share_of_the_mean() {
+        // A timing that read 0 for six runs, then about 0.068: its relative
+        // step has no finite size (a share of the series' mean said +133%).
+        let mut y = vec![0.0; 6];
+        y.extend([0.068, 0.0681, 0.0679, 0.068, 0.0682, 0.0678]);
+        let f = detect(&y, false, 0.05);
+        assert_eq!(f.changes.len(), 1, "{f:?}");
+        assert_eq!(f.changes[0].at, 6);
+        assert!(f.changes[0].relative.is_infinite() && f.changes[0].relative > 0.0, "{:?}", f.changes[0]);
+        assert_eq!(percent(f.changes[0].relative), "from none");
+        let exact = detect(&[0.0, 0.0, 0.0, 3.0, 3.0, 3.0], true, 0.05);
+        assert_eq!(percent(exact.changes[0].relative), "from none");
+        assert_eq!(percent(detect(&[4.0, 4.0, 5.0], true, 0.05).changes[0].relative), "+25.0%");
     }
 
     #[test]

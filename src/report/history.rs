@@ -9,10 +9,10 @@
 
 use std::fmt::Write as _;
 
-use crate::history::Series;
-use crate::history::detect::Verdict;
-use crate::record::RunRecord;
 use crate::compare::format::value;
+use crate::history::Series;
+use crate::history::detect::{Verdict, percent};
+use crate::record::RunRecord;
 use crate::report::markup::escape_xml as escape;
 
 const WIDTH: f64 = 640.0;
@@ -64,7 +64,7 @@ fn chart(s: &mut String, runs: &[RunRecord], series: &Series) {
     let (class, said) = match f.verdict {
         Verdict::Changed => {
             let steps: Vec<String> =
-                f.changes.iter().map(|c| format!("{:+.1}% at run {}", c.relative * 100.0, series.values[c.at].run + 1)).collect();
+                f.changes.iter().map(|c| format!("{} at run {}", percent(c.relative), series.values[c.at].run + 1)).collect();
             ("changed", format!("changed: {}", steps.join(", ")))
         }
         Verdict::Drift => ("drift", format!("drift: {:+.1}% over the series", f.drift.as_ref().map_or(0.0, |d| d.total) * 100.0)),
@@ -159,14 +159,14 @@ fn chart(s: &mut String, runs: &[RunRecord], series: &Series) {
             s,
             "<line x1=\"{at:.1}\" y1=\"{TOP}\" x2=\"{at:.1}\" y2=\"{}\" stroke=\"#b30000\" stroke-dasharray=\"4 3\" \
              data-change-run=\"{}\" data-relative=\"{}\"><title>{}</title></line>\
-             <text x=\"{at:.1}\" y=\"{}\" text-anchor=\"middle\" fill=\"#b30000\">run {} {:+.1}%</text>",
+             <text x=\"{at:.1}\" y=\"{}\" text-anchor=\"middle\" fill=\"#b30000\">run {} {}</text>",
             TOP + PLOT,
             run + 1,
             c.relative,
             escape(&c.test),
             TOP - 8.0,
             run + 1,
-            c.relative * 100.0
+            percent(c.relative)
         );
     }
     s.push_str("</svg>");
