@@ -80,7 +80,7 @@ const FIRST_BAD: FigureSpec = FigureSpec::new("crash_first_bad_entry", "count", 
     .about("the last log entry the earliest bad crash state holds");
 const STATE_MS: FigureSpec = FigureSpec::new("crash_state_ms", "ms", Better::Lower, Kind::Timing)
     .heading("ms/state")
-    .about("time to rebuild, mount, look at, unmount and check one crash state (mean)");
+    .about("the judging's time over its crash states: rebuild, mount, look, unmount, check (a check overlaps the next state)");
 
 /// The most flush entries a record keeps for drawing: a few thousand
 /// ticks are already more than a page's axis can tell apart.
@@ -218,6 +218,7 @@ pub(super) fn judge(
     let (from, points) = points(&log, record);
     let chosen = states(log.entries(), from, plan.model, plan.seed, plan.max_states);
     let mut looked: Vec<Option<std::result::Result<Looked, String>>> = vec![None; chosen.states.len()];
+    let judging = std::time::Instant::now();
     let seen = target.judge_states(&log, &chosen.states, &mut |i, root| {
         if let Some(checker) = checker {
             let durable = points.durable_at(chosen.states[i].prefix);
@@ -229,16 +230,16 @@ pub(super) fn judge(
         }
         Ok(())
     })?;
+    let judging_ms = judging.elapsed().as_secs_f64() * 1e3;
     if seen.len() != chosen.states.len() {
         return Err(Error::failed(format!("{} crash states judged of {}", seen.len(), chosen.states.len())));
     }
     let mut by_class: BTreeMap<&str, u64> = BTreeMap::new();
-    let (mut bad, mut violations, mut ms) = (0u64, 0u64, 0.0);
+    let (mut bad, mut violations) = (0u64, 0u64);
     let mut first_bad: Option<BadState> = None;
     let (mut bad_outcomes, mut bad_outcomes_left_out) = (Vec::new(), 0u64);
     let mut outcomes = Vec::with_capacity(chosen.states.len());
     for ((state, seen), looked) in chosen.states.iter().zip(&seen).zip(&looked) {
-        ms += seen.ms;
         let v = verdict(seen, looked.as_ref(), state.prefix, &points);
         violations += v.violations;
         for class in &v.classes {
@@ -295,7 +296,7 @@ pub(super) fn judge(
     }
     f.put(&VIOLATIONS, files.ok().map(|()| violations as f64), files.err().unwrap_or(""));
     f.put(&FIRST_BAD, first_bad.as_ref().map(|b| b.entry as f64), "no crash state was bad");
-    f.put(&STATE_MS, (judged > 0).then(|| ms / judged as f64), "no crash state to judge");
+    f.put(&STATE_MS, (judged > 0).then(|| judging_ms / judged as f64), "no crash state to judge");
     record.states = Some(CrashStates {
         model: plan.model.to_string(),
         seed: plan.seed,
@@ -335,7 +336,7 @@ mod tests {
     }
 
     fn clean() -> StateSeen {
-        StateSeen { unmountable: None, fsck_failed: None, ms: 1.0 }
+        StateSeen { unmountable: None, fsck_failed: None }
     }
 
     fn marked() -> Points {
@@ -372,10 +373,10 @@ mod tests {
 
     #[test]
     fn a_state_that_will_not_mount_or_check_is_bad_without_a_checker() {
-        let seen = StateSeen { unmountable: Some("mount: bad superblock".into()), fsck_failed: None, ms: 1.0 };
+        let seen = StateSeen { unmountable: Some("mount: bad superblock".into()), fsck_failed: None };
         let v = verdict(&seen, None, 5, &marked());
         assert_eq!(v.classes.iter().copied().collect::<Vec<_>>(), ["unmountable"]);
-        let seen = StateSeen { unmountable: None, fsck_failed: Some("e2fsck -f -n ended with exit 4".into()), ms: 1.0 };
+        let seen = StateSeen { unmountable: None, fsck_failed: Some("e2fsck -f -n ended with exit 4".into()) };
         assert_eq!(verdict(&seen, None, 5, &marked()).detail, "e2fsck -f -n ended with exit 4");
         let v = verdict(&clean(), Some(&Err("EIO".into())), 5, &marked());
         assert_eq!(v.classes.iter().copied().collect::<Vec<_>>(), ["unreadable"]);

@@ -8,7 +8,12 @@
 //! one image (`base.img`) is advanced along the log to each state's prefix
 //! (states come in prefix order), and each state is a copy of it (a
 //! reflink where the scratch folder's file system can, else a sparse copy
-//! of its data) plus the state's own entries past the prefix. The file
+//! of its data) plus the state's own entries past the prefix. A state's
+//! file system checker runs while the next state is copied, mounted and
+//! looked at (`state_check`), so two states' images exist at once. The base
+//! image keeps no block of zeros (each is a hole), so a state copies only
+//! what is not zero: an xfs image is mostly its log, which mkfs zeroes
+//! (64 of 69 MiB written at 512 MiB). The file
 //! system's checker runs after the mount's recovery, on the unmounted
 //! device: `xfs_repair -n` refuses a dirty log, and what a crash leaves
 //! for recovery is no damage. Every image, loop device, mount point and
@@ -30,17 +35,15 @@
 //! 290–910 ms under load that way, 50–110 ms over tmpfs). A state too
 //! large for memory is made beside the base image, as before.
 
-use std::ffi::OsString;
 use std::fs::File;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::Instant;
 
+use super::FsType;
 use super::held::Held;
 use super::mounted::{self, os};
 use super::scratch::{attach, make_file};
-use super::FsType;
+use super::state_check::Check;
 use crate::age_cache::image_copy;
 use crate::crash::replay::apply;
 use crate::crash::{Entry, State, WriteLog};
@@ -57,9 +60,6 @@ pub struct StateSeen {
     /// What the file system's checker said, when it found damage (its
     /// exit status and last lines); `None` when clean or not run.
     pub fsck_failed: Option<String>,
-    /// Milliseconds from the first byte copied to the last thing given
-    /// back.
-    pub ms: f64,
 }
 
 /// The places one case's states are judged in: the recording's folder,
@@ -78,11 +78,27 @@ pub(super) struct Bench<'a, 'l> {
     /// The tmpfs the states' images are made in, with its mount's and
     /// mount point's entries; `None` where they are made in `folder`.
     memory: Option<(OwnedDir, [Token; 2])>,
+    /// The state before, its file system's checker still running.
+    checking: Option<Checking>,
+    /// States made so far (their images take two names in turn).
+    made: usize,
+}
+
+/// A state looked at and unmounted, its checker running while the next
+/// state is made: on 2 cores xfs's checker is a third of a state's time.
+struct Checking {
+    /// Why it would not mount (no checker then).
+    unmountable: Option<String>,
+    check: Option<Check>,
+    /// The loop device, open until the checker is done.
+    open: File,
+    /// The loop device's and the image's entries.
+    tokens: [Token; 2],
 }
 
 /// The base image's and the mount point's names in the recording's folder.
 const BASE: &str = "base.img";
-const STATE: &str = "state.img";
+const STATE: [&str; 2] = ["state-a.img", "state-b.img"];
 const MOUNT_POINT: &str = "state-mnt";
 const MEMORY: &str = "state-mem";
 
@@ -111,8 +127,10 @@ pub(super) fn judge_all(
     let mut seen = Vec::with_capacity(states.len());
     for (i, state) in states.iter().enumerate() {
         crate::interrupt::check()?;
-        seen.push(bench.judge(state, &mut |root| look(i, root))?);
+        // What the state before showed, its checker done meanwhile.
+        seen.extend(bench.judge(state, &mut |root| look(i, root))?);
     }
+    seen.extend(bench.settle()?);
     bench.finish()?;
     Ok(seen)
 }
@@ -121,21 +139,31 @@ impl<'a, 'l> Bench<'a, 'l> {
     /// Make the base image (a copy of `before`), the mount point and,
     /// where one state's data fits in memory, the states' tmpfs in
     /// `folder`, each in the ledger first.
-    pub(super) fn new(held: &'a mut Held<'l>, folder: &'a OwnedDir, fs: FsType, before: &File, log: &'a WriteLog) -> Result<Self> {
+    pub(super) fn new(
+        held: &'a mut Held<'l>,
+        folder: &'a OwnedDir,
+        fs: FsType,
+        before: &File,
+        log: &'a WriteLog,
+    ) -> Result<Self> {
         let (base_path, base, _) = make_file(held, folder, BASE, 0, Resource::Image)?;
         let base_token = held.newest();
-        image_copy::copy_image(before, &base, false).map_err(|e| Error::io(&base_path, "copy the image before the work", e))?;
+        // Its blocks of zeros left holes: each state is a copy of it.
+        image_copy::copy_without_zeros(before, &base).map_err(|e| Error::io(&base_path, "copy the image before the work", e))?;
         let path = folder.path().join(MOUNT_POINT);
         let token = held.record(Resource::MountPoint(path.clone()))?;
         let mount_point = folder.make_child(MOUNT_POINT).map_err(|e| Error::io(&path, "create the mount point", e))?;
         held.prove(token, Proof::File(mount_point.id()))?;
         let data = base.metadata().map_err(|e| Error::io(&base_path, "stat", e))?.blocks() * 512;
-        let size = data + log.summary().write_bytes + MEMORY_SLACK;
+        // Two states at once: one being checked while the next is made.
+        let size = 2 * (data + log.summary().write_bytes) + MEMORY_SLACK;
         let memory = if size <= memory_budget() { Some(memory(held, folder, size)?) } else { None };
-        Ok(Bench { held, folder, fs, log, base, base_at: 0, mount_point, tokens: [base_token, token], memory })
+        let tokens = [base_token, token];
+        Ok(Bench { held, folder, fs, log, base, base_at: 0, mount_point, tokens, memory, checking: None, made: 0 })
     }
 
-    /// Give back the states' tmpfs, the mount point and the base image.
+    /// Give back the states' tmpfs, the mount point and the base image
+    /// (after [`Bench::settle`]).
     pub(super) fn finish(self) -> Result<()> {
         let Bench { held, tokens: [base, mount_point], memory, .. } = self;
         if let Some((root, [mount, memory_point])) = memory {
@@ -148,9 +176,10 @@ impl<'a, 'l> Bench<'a, 'l> {
     }
 
     /// Judge `state`: `look` is called with the mounted state's root while
-    /// it is mounted.
-    pub(super) fn judge(&mut self, state: &State, look: &mut dyn FnMut(&Path) -> Result<()>) -> Result<StateSeen> {
-        let started = Instant::now();
+    /// it is mounted, and its file system's checker left running. What
+    /// the state before showed, once its checker is done: after this
+    /// state's mount, so that the two overlap.
+    pub(super) fn judge(&mut self, state: &State, look: &mut dyn FnMut(&Path) -> Result<()>) -> Result<Option<StateSeen>> {
         if state.prefix < self.base_at {
             return Err(Error::failed(format!(
                 "crash states out of order: prefix {} after {} (the base image only moves forward)",
@@ -161,28 +190,49 @@ impl<'a, 'l> Bench<'a, 'l> {
         apply(self.log, &entries[self.base_at..state.prefix], &self.base)?;
         self.base_at = state.prefix;
         let states = self.memory.as_ref().map_or(self.folder, |(root, _)| root);
-        let (path, image, id) = make_file(self.held, states, STATE, 0, Resource::Image)?;
+        let (path, image, id) = make_file(self.held, states, STATE[self.made % 2], 0, Resource::Image)?;
+        self.made += 1;
         let image_token = self.held.newest();
         image_copy::copy_image(&self.base, &image, false).map_err(|e| Error::io(&path, "copy the crash state's image", e))?;
         let extra: Vec<Entry> = state.extra.iter().map(|&i| entries[i]).collect();
         apply(self.log, &extra, &image)?;
         let (device, open, loop_token) = attach(self.held, &path, &image, id, false)?;
-        let seen = self.mounted(&device, id, look);
-        drop(open);
-        let released = self.held.release_one(loop_token).and_then(|()| self.held.release_one(image_token));
-        let (unmountable, fsck_failed) = seen?;
-        released?;
-        Ok(StateSeen { unmountable, fsck_failed, ms: started.elapsed().as_secs_f64() * 1e3 })
+        drop(image); // the loop device holds it
+        let mounted = self.mounted(&device, id, look);
+        let before = self.settle();
+        let checking = match mounted {
+            Ok(unmountable) => {
+                let check = if unmountable.is_none() { Some(Check::start(self.held, self.fs, &device)?) } else { None };
+                Checking { unmountable, check, open, tokens: [loop_token, image_token] }
+            }
+            Err(e) => {
+                drop(open);
+                self.held.release_one(loop_token)?;
+                self.held.release_one(image_token)?;
+                return Err(e);
+            }
+        };
+        self.checking = Some(checking);
+        before
     }
 
-    /// Mount `device` (over the state image `id`), look, unmount, check:
-    /// why it would not mount, or what the checker found.
-    fn mounted(
-        &mut self,
-        device: &Path,
-        id: FileId,
-        look: &mut dyn FnMut(&Path) -> Result<()>,
-    ) -> Result<(Option<String>, Option<String>)> {
+    /// Wait for the last state's checker, give back its loop device and
+    /// image: what it showed (`None` when no state is waiting).
+    pub(super) fn settle(&mut self) -> Result<Option<StateSeen>> {
+        let Some(Checking { unmountable, check, open, tokens: [loop_token, image_token] }) = self.checking.take() else {
+            return Ok(None);
+        };
+        let fsck_failed = check.map(Check::finish).transpose().map(Option::flatten);
+        drop(open);
+        let released = self.held.release_one(loop_token).and_then(|()| self.held.release_one(image_token));
+        let fsck_failed = fsck_failed?;
+        released?;
+        Ok(Some(StateSeen { unmountable, fsck_failed }))
+    }
+
+    /// Mount `device` (over the state image `id`), look, unmount: why it
+    /// would not mount, when it did not.
+    fn mounted(&mut self, device: &Path, id: FileId, look: &mut dyn FnMut(&Path) -> Result<()>) -> Result<Option<String>> {
         let diskseq = File::open(device)
             .and_then(crate::sys::loop_dev::diskseq)
             .map_err(|e| Error::io(device, "read the loop device's disk sequence number", e))?;
@@ -195,26 +245,46 @@ impl<'a, 'l> Bench<'a, 'l> {
         };
         let token = self.held.record(Resource::Mount(at.clone()))?;
         self.held.prove(token, proof)?;
-        let mut argv = vec![os("--no-canonicalize"), os("-t"), os(self.fs.name())];
-        if self.fs == FsType::Xfs {
-            argv.extend([os("-o"), os("nouuid")]);
-        }
-        argv.extend([device.as_os_str().to_owned(), mounted::on_fd(&self.mount_point)]);
-        if let Err(e) = mounted::run_tool(mounted::mount_command(self.held.ledger, &self.mount_point), "mount", argv) {
+        if let Err(why) = mount_state(self.fs, device, &self.mount_point) {
             // Nothing mounted: its entry is given back at once.
             self.held.release_one(token)?;
-            return Ok((Some(e.to_string()), None));
+            return Ok(Some(why));
         }
         let looked = look(&at);
         let unmounted = self.held.release_one(token);
         looked?;
         unmounted?;
-        Ok((None, fsck(self.held, self.fs, device)?))
+        Ok(None)
     }
 
     fn mount_point_path(&self) -> PathBuf {
         self.folder.path().join(MOUNT_POINT)
     }
+}
+
+/// Mount `device` (a state of `fs`) on `point` by the kernel's mount API
+/// in this process, not through mount(8): its recovery is the same, and a
+/// state spends no program start on it. xfs with `nouuid`: every state is
+/// a copy of one file system.
+/// Why it would not mount, in the kernel's words, on refusal.
+fn mount_state(fs: FsType, device: &Path, point: &OwnedDir) -> std::result::Result<(), String> {
+    use rustix::mount::{FsMountFlags, FsOpenFlags, MountAttrFlags, MoveMountFlags};
+    use std::os::fd::AsFd;
+    let context = rustix::mount::fsopen(fs.name(), FsOpenFlags::FSOPEN_CLOEXEC)
+        .map_err(|e| format!("the kernel would not open a {fs} mount: {e}"))?;
+    let refused = |step: &str, e: rustix::io::Errno| {
+        let said = super::options::context_log(&context).map_or_else(String::new, |log| format!(": {log}"));
+        format!("mount -t {fs} {} ({step}) failed: {e}{said}", device.display())
+    };
+    rustix::mount::fsconfig_set_string(context.as_fd(), "source", device).map_err(|e| refused("source", e))?;
+    if fs == FsType::Xfs {
+        rustix::mount::fsconfig_set_flag(context.as_fd(), "nouuid").map_err(|e| refused("nouuid", e))?;
+    }
+    rustix::mount::fsconfig_create(context.as_fd()).map_err(|e| refused("create", e))?;
+    let mount = rustix::mount::fsmount(context.as_fd(), FsMountFlags::FSMOUNT_CLOEXEC, MountAttrFlags::empty())
+        .map_err(|e| refused("fsmount", e))?;
+    let empty = MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH | MoveMountFlags::MOVE_MOUNT_T_EMPTY_PATH;
+    rustix::mount::move_mount(mount.as_fd(), "", point.fd(), "", empty).map_err(|e| refused("move_mount", e))
 }
 
 /// Mount a tmpfs of `size` bytes on `folder/state-mem` (its mount point
@@ -239,32 +309,4 @@ fn memory(held: &mut Held, folder: &OwnedDir, size: u64) -> Result<(OwnedDir, [T
 fn memory_budget() -> u64 {
     let info = rustix::system::sysinfo();
     (info.totalram as u64).saturating_mul(u64::from(info.mem_unit)) / 4
-}
-
-/// The read-only checker of `fs` and its arguments.
-fn checker(fs: FsType) -> (&'static str, &'static [&'static str]) {
-    match fs {
-        FsType::Xfs => ("xfs_repair", &["-n"]),
-        FsType::Btrfs => ("btrfs", &["check", "--readonly"]),
-        _ => ("e2fsck", &["-f", "-n"]),
-    }
-}
-
-/// Run `fs`'s read-only checker on `device`: `None` when it found the file
-/// system clean, else its exit status and last lines.
-fn fsck(held: &Held, fs: FsType, device: &Path) -> Result<Option<String>> {
-    let (program, args) = checker(fs);
-    let path = super::fs_type::find_program(program)
-        .ok_or_else(|| Error::environment(format!("{program} is not installed: install the {} package", fs.package())))?;
-    let mut command: Command = held.ledger.tool_command(&path);
-    let argv: Vec<OsString> = args.iter().map(|a| os(a)).chain([device.as_os_str().to_owned()]).collect();
-    let out = command.args(&argv).output().map_err(|e| Error::io(&path, "run", e))?;
-    if out.status.success() {
-        return Ok(None);
-    }
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    let tail: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).rev().take(3).collect();
-    let shown: Vec<&str> = tail.into_iter().rev().collect();
-    let status = out.status.code().map_or_else(|| "a signal".to_string(), |c| format!("exit {c}"));
-    Ok(Some(format!("{program} {} ended with {status}: {}", args.join(" "), shown.join(" / "))))
 }

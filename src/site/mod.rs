@@ -27,6 +27,7 @@ pub mod options;
 mod recorded;
 pub mod recorder;
 mod scratch;
+mod state_check;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -25,7 +25,7 @@
 
 mod mount;
 
-pub use mount::{check_mount_opts, kernel_accepts, lines_about};
+pub use mount::{check_mount_opts, context_log, kernel_accepts, lines_about};
 
 use super::FsType;
 

@@ -99,7 +99,7 @@ pub fn kernel_accepts(fs: FsType, options: &[(String, Option<String>)]) -> Resul
 
 /// The messages the kernel logged in an `fsopen` context, `; `-joined,
 /// without their `e `/`w `/`i ` level prefixes.
-fn context_log(context: &impl AsFd) -> Option<String> {
+pub fn context_log(context: &impl AsFd) -> Option<String> {
     let mut lines = Vec::new();
     let mut buffer = [0u8; 1024];
     // The log holds a few messages; each read takes one, ENODATA ends it.
