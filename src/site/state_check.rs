@@ -82,3 +82,44 @@ impl Drop for Check {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::Ledger;
+    use std::os::unix::fs::FileExt;
+
+    /// A 64 MiB ext4 image made by mke2fs in `dir`.
+    fn ext4_image(dir: &Path) -> std::path::PathBuf {
+        let image = dir.join("state.img");
+        let made = std::process::Command::new("mke2fs")
+            .args(["-q", "-F", "-t", "ext4"])
+            .arg(&image)
+            .arg("64M")
+            .status()
+            .expect("mke2fs runs");
+        assert!(made.success());
+        image
+    }
+
+    #[test]
+    fn a_check_says_clean_or_what_it_found_and_one_never_waited_for_is_ended() {
+        let dir = crate::test_temp::dir("");
+        let ledger = Ledger::for_tests();
+        let held = Held::new(&ledger);
+        let image = ext4_image(dir.path());
+        assert_eq!(Check::start(&held, FsType::Ext4, &image).unwrap().finish().unwrap(), None);
+        // The first block group's descriptors overwritten: damage e2fsck -n
+        // reports (exit 4, or 8 where it cannot go on).
+        let file = std::fs::OpenOptions::new().write(true).open(&image).unwrap();
+        file.write_all_at(&[0xa5; 4096], 4096).unwrap();
+        drop(file);
+        let found = Check::start(&held, FsType::Ext4, &image).unwrap().finish().unwrap().expect("damage found");
+        assert!(found.starts_with("e2fsck -f -n ended with exit "), "{found}");
+        // Dropped before it is waited for: its process is ended and reaped.
+        let check = Check::start(&held, FsType::Ext4, &image).unwrap();
+        let pid = check.child.as_ref().unwrap().id();
+        drop(check);
+        assert!(!Path::new(&format!("/proc/{pid}")).exists(), "the dropped check's process {pid} is still there");
+    }
+}
