@@ -126,13 +126,7 @@ pub fn copy_without_zeros(src: &File, dst: &File) -> io::Result<u64> {
     let len = src.metadata()?.len();
     let regions = data_regions(src)?;
     let mut written = 0;
-    let chunks: Vec<(u64, usize)> = regions
-        .iter()
-        .flat_map(|&(start, end)| {
-            (start..end).step_by(COPY_CHUNK).map(move |at| (at, (end - at).min(COPY_CHUNK as u64) as usize))
-        })
-        .collect();
-    read_ahead(src, None, &chunks, 1, |at, chunk| {
+    read_ahead(src, None, &chunks(&regions), 1, |at, chunk| {
         for (from, to) in nonzero_runs(chunk, at) {
             dst.write_all_at(&chunk[from..to], at + from as u64)?;
             written += (to - from) as u64;
@@ -231,13 +225,16 @@ fn copy_regions(src: &File, dst: &File, regions: &[(u64, u64)], how: Transfer) -
 /// chunk ahead on a thread of their own (`how`: buffered, or direct where
 /// it can be).
 fn copy_through_memory(src: &File, dst: &File, regions: &[(u64, u64)], mut how: Transfer) -> io::Result<()> {
-    let chunks: Vec<(u64, usize)> = regions
+    read_ahead(src, None, &chunks(regions), 1, |at, chunk| write_chunk(dst, chunk, at, &mut how))
+}
+
+/// `regions` cut into pieces of at most [`COPY_CHUNK`] bytes: offset and
+/// length.
+fn chunks(regions: &[(u64, u64)]) -> Vec<(u64, usize)> {
+    regions
         .iter()
-        .flat_map(|&(start, end)| {
-            (start..end).step_by(COPY_CHUNK).map(move |at| (at, (end - at).min(COPY_CHUNK as u64) as usize))
-        })
-        .collect();
-    read_ahead(src, None, &chunks, 1, |at, chunk| write_chunk(dst, chunk, at, &mut how))
+        .flat_map(|&(start, end)| (start..end).step_by(COPY_CHUNK).map(move |at| (at, (end - at).min(COPY_CHUNK as u64) as usize)))
+        .collect()
 }
 
 /// Write `chunk` at `at`; with `Transfer::Direct`, its aligned part with
