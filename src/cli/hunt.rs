@@ -158,17 +158,22 @@ impl Oracle for Measurer<'_> {
 
 /// Run `fslab hunt`.
 pub fn run(args: &HuntArgs) -> Result<ExitCode> {
-    let HuntPlan { harness, seeded, target, points, planned } = crate::plan::hunt::plan(&args.request(), &Host)?;
+    let HuntPlan { harness, seeded, target, points, planned, held } = crate::plan::hunt::plan(&args.request(), &Host)?;
     let (scenario, vary) = (points.scenario, &points.vary);
     // Points are compared with each other: like every run, the hunt holds
     // the machine's sysctl lock, so no other run changes sysctls while its
     // points are measured.
     let mut run = Run::start(harness, super::exec::store(&args.target), &args.target.tag, planned, args.target.progress, None)?;
-    let fixed = fixed_params(scenario, &args.set);
+    let mut fixed = fixed_params(scenario, &args.set);
+    let mut holds = String::new();
+    for h in &held {
+        fixed += &format!(", {} {}", h.key, h.value);
+        holds += &format!("; {} held at {}: {}", h.key, h.value, h.why);
+    }
     let head = format!("{} on {}{}", scenario.name(), target.label(), fixed);
     run.say(
         &format!(
-            "hunt {head}: {} from {} to {}, {} steps {}, stopping {} or after {} steps; {} each (a point whose repeats disagree, that ran busy or that breaks a single flip is measured again as often, once)",
+            "hunt {head}: {} from {} to {}, {} steps {}, stopping {} or after {} steps; {} each (a point whose repeats disagree, that ran busy or that breaks a single flip is measured again as often, once){holds}",
             vary.name,
             vary.said(vary.axis.lo),
             vary.said(vary.axis.hi),

@@ -28,8 +28,8 @@ pub struct Plan {
     pub conditions: Vec<super::Condition>,
     /// Timeline sampling interval.
     pub interval: Duration,
-    /// Read everything back with a cold cache after the work.
-    pub cold_read: bool,
+    /// When the files are read back with a cold cache after the work.
+    pub cold_read: ColdRead,
     /// How scratch targets start when not fresh (`--age`, `--fill`).
     pub start: Option<super::StartPlan>,
     /// How guests are sized, when a condition boots a kernel in one
@@ -43,6 +43,32 @@ pub struct Plan {
     pub scenario_disks: Vec<(String, crate::model::Profile)>,
     /// How each recorded case's crash states are judged (`--crash`).
     pub crash: Option<super::crash_states::CrashPlan>,
+}
+
+/// When a case's files are read back with a cold cache after its work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColdRead {
+    /// Every case (`exec --cold-read`).
+    Always,
+    /// The cases whose work asks for it (create-file, mmap-fill: the read
+    /// rate their seeds reported).
+    AsAsked,
+    /// None: `hunt` judges each point on the seed's claim alone, which no
+    /// read-back figure decides, and a read-back of a badly placed file
+    /// is most of a point's time (a 256 MiB file in 65,536 pieces, read
+    /// through the loop device's backing file: about a minute).
+    Never,
+}
+
+impl ColdRead {
+    /// Whether a case whose work asks for a read-back (`wants`) gets one.
+    pub fn reads(self, wants: bool) -> bool {
+        match self {
+            ColdRead::Always => true,
+            ColdRead::AsAsked => wants,
+            ColdRead::Never => false,
+        }
+    }
 }
 
 impl Plan {

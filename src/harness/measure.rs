@@ -343,7 +343,7 @@ impl Lab {
             fail(case, e.to_string());
         }
 
-        if self.plan.cold_read || work.wants_cold_read() {
+        if self.plan.cold_read.reads(work.wants_cold_read()) {
             crate::interrupt::check()?;
             progress(Phase::ColdRead);
             if target.caps().remount {

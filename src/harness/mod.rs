@@ -39,7 +39,7 @@ pub use condition::{CaseSysctl, Condition, KernelChoice, matrix, with_fills, wit
 pub use environment::read_environment;
 pub use guest::{DEFAULT_VM_MEMORY, GuestPlan};
 pub use keep::{Keeper, writable as writable_store};
-pub use lab::{Lab, Plan, cleanup_dead_runs};
+pub use lab::{ColdRead, Lab, Plan, cleanup_dead_runs};
 pub use measure::{Phase, SYNC_FIGURE};
 pub use room::{check_disk, check_room, check_start_room};
 pub use run::{Finished, Run};

@@ -26,7 +26,7 @@ fn lab(parent: &std::path::Path, fail_make: Option<&'static str>) -> (Lab, Targe
         sysctls: Vec::new(),
         conditions: vec![Condition::default()],
         interval: Duration::from_millis(100),
-        cold_read: false,
+        cold_read: crate::harness::ColdRead::AsAsked,
         guest: None,
         crash: None,
         start: None,

@@ -7,7 +7,7 @@
 use super::hunt_axis::{self, Key, Vary};
 use super::{Machine, TargetRequest, preset};
 use crate::error::{Error, Result};
-use crate::harness::{CaseSysctl, Condition, Plan};
+use crate::harness::{CaseSysctl, ColdRead, Condition, Plan};
 use crate::scenario::params::{self, Params, Scale, Setting};
 use crate::scenario::{self, Scenario, Seeded};
 use crate::site::TargetSpec;
@@ -44,6 +44,20 @@ pub struct HuntPlan {
     pub points: Points,
     /// How many cases the step budget allows.
     pub planned: usize,
+    /// Settings of the seed's comparison held at one value
+    /// ([`Seeded::hunt_holds`]), in the preset's order.
+    pub held: Vec<Held>,
+}
+
+/// A setting of the seed's comparison a hunt holds at the claim's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Held {
+    /// The parameter.
+    pub key: &'static str,
+    /// The value it is held at.
+    pub value: &'static str,
+    /// Why the others are left out.
+    pub why: &'static str,
 }
 
 /// How each point's condition and parameters are made.
@@ -124,6 +138,8 @@ pub fn plan(request: &HuntRequest, machine: &dyn Machine) -> Result<HuntPlan> {
         ));
     }
     let mut harness = super::harness_plan(&request.target, false)?;
+    // A point is judged on the seed's claim, never on a read-back.
+    harness.cold_read = ColdRead::Never;
     super::check_images_repeated(&request.target, request.repeat)?;
     if harness.targets.len() != 1 {
         return Err(Error::usage("hunt follows one target: give one file system with --fs (run it once per file system)"));
@@ -147,10 +163,19 @@ pub fn plan(request: &HuntRequest, machine: &dyn Machine) -> Result<HuntPlan> {
     // Each point measures the seed's comparison (the preset's settings
     // with several values, such as replace-files' two strategies), since
     // the claim is judged across it; the user's --set of the same key wins.
+    // Settings that are only evidence beside the claim are held at the
+    // claim's value.
     let mut settings: Vec<Setting> = Vec::new();
+    let mut held = Vec::new();
     for (key, values) in seeded.preset().settings {
         if values.contains(',') && *key != vary.name && !request.set.iter().any(|s| s.key == *key) {
-            settings.push(preset::preset_setting(scenario, key, values)?);
+            match seeded.hunt_holds().iter().find(|(k, _, _)| k == key) {
+                Some(&(key, value, why)) => {
+                    settings.push(preset::preset_setting(scenario, key, value)?);
+                    held.push(Held { key, value, why });
+                }
+                None => settings.push(preset::preset_setting(scenario, key, values)?),
+            }
         }
     }
     settings.extend(request.set.iter().cloned());
@@ -170,5 +195,5 @@ pub fn plan(request: &HuntRequest, machine: &dyn Machine) -> Result<HuntPlan> {
     harness.conditions = ends;
     let per_point = points.at(hi).map_or(1, |(_, sets)| sets.len());
     let planned = request.steps as usize * request.repeat as usize * per_point;
-    Ok(HuntPlan { harness, seeded, target, points, planned })
+    Ok(HuntPlan { harness, seeded, target, points, planned, held })
 }

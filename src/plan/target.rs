@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::guest::GuestRequest;
 use crate::error::{Error, Result};
-use crate::harness::{CaseSysctl, Plan};
+use crate::harness::{CaseSysctl, ColdRead, Plan};
 use crate::harness::conditions::sysctl::SysctlSetting;
 use crate::site::{self, Device, Dir, FsType, Scratch, TargetOptions, TargetSpec};
 
@@ -178,7 +178,7 @@ pub fn harness_plan(args: &TargetRequest, cold_read: bool) -> Result<Plan> {
         sysctls,
         conditions: crate::harness::with_kernels(conditions, &kernels, &args.vm.vm_memory),
         interval: Duration::from_secs_f64(args.interval),
-        cold_read,
+        cold_read: if cold_read { ColdRead::Always } else { ColdRead::AsAsked },
         guest,
         disk: super::disk::for_run(args.disk.as_deref(), args.disk_profile.as_deref())?,
         scenario_disks: Vec::new(),

@@ -281,3 +281,35 @@ fn the_preset_and_a_hunt_read_a_seeds_cases_on_its_disk_and_a_plain_run_on_the_r
     };
     assert_eq!((hunt(None), hunt(Some("ssd-no-plp"))), ("laptop-5400".to_string(), "ssd-no-plp".to_string()));
 }
+
+#[test]
+fn a_hunt_holds_evidence_at_the_claims_value_reads_nothing_back_and_keeps_the_comparison() {
+    let hunt = |scenario: &str, vary: &str, set: &[&str]| {
+        let request = HuntRequest {
+            scenario: scenario.into(),
+            target: target(&[FsType::Xfs]),
+            vary: vary.into(),
+            set: set.iter().map(|s| s.parse().unwrap()).collect(),
+            repeat: 1,
+            steps: 4,
+            scale: Scale::Small,
+        };
+        hunt::plan(&request, &Roomy).unwrap()
+    };
+    let words = |plan: &hunt::HuntPlan, key: &str| -> Vec<String> {
+        let (_, sets) = plan.points.at(plan.points.vary.axis.hi).unwrap();
+        sets.iter().map(|p| p.word(key).to_string()).collect()
+    };
+    // mmap-fill's posix_fallocate is the seed's workaround: held out.
+    let mmap = hunt("mmap-fill", "memory=64M..256M", &[]);
+    assert_eq!(words(&mmap, "prealloc"), ["none"]);
+    assert_eq!(mmap.held.iter().map(|h| (h.key, h.value)).collect::<Vec<_>>(), [("prealloc", "none")]);
+    assert_eq!(mmap.harness.cold_read, crate::harness::ColdRead::Never);
+    // --set names it: the user's value, nothing held.
+    let set = hunt("mmap-fill", "memory=64M..256M", &["prealloc=posix_fallocate"]);
+    assert_eq!((words(&set, "prealloc"), set.held.len()), (vec!["posix_fallocate".to_string()], 0));
+    // replace-files' two strategies are the claim: both measured.
+    let replace = hunt("replace-files", "files=20..200", &[]);
+    assert_eq!(words(&replace, "strategy").len(), 2, "{:?}", words(&replace, "strategy"));
+    assert!(replace.held.is_empty());
+}
