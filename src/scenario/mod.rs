@@ -238,9 +238,10 @@ pub trait Seeded {
     /// Settings of the seed's comparison that are evidence beside the
     /// claim, not part of it, as `(key, value held, why)`: `hunt` holds
     /// each at that value unless `--set` names it, since a point is judged
-    /// on the claim alone and the evidence's cases would double its time
-    /// (mmap-fill's posix_fallocate, the seed's workaround, takes as long
-    /// under a tight memory limit as the file it is compared with).
+    /// on the claim alone and the evidence's cases would add to its time
+    /// (mmap-fill's posix_fallocate, the seed's workaround, takes half as
+    /// long or more under a tight memory limit as the file it is compared
+    /// with).
     fn hunt_holds(&self) -> &'static [(&'static str, &'static str, &'static str)] {
         &[]
     }
