@@ -55,8 +55,9 @@ pub enum ColdRead {
     AsAsked,
     /// None: `hunt` judges each point on the seed's claim alone, which no
     /// read-back figure decides, and a read-back of a badly placed file
-    /// is most of a point's time (a 256 MiB file in 65,536 pieces, read
-    /// through the loop device's backing file: about a minute).
+    /// is much of a point's time (a 256 MiB file in 65,536 pieces, read
+    /// through the loop device's backing file: about 20 s of a point's
+    /// 30-50).
     Never,
 }
 

@@ -6,7 +6,7 @@
 
 use super::{Machine, PlannedCase, RunPlan, TargetRequest};
 use crate::error::{Error, Result};
-use crate::harness::StartPlan;
+use crate::harness::{ColdRead, StartPlan};
 use crate::scenario::exec::{self, CommandWork};
 
 /// What `fslab exec` was asked, its values read.
@@ -36,7 +36,7 @@ pub fn plan(request: &ExecRequest, machine: &dyn Machine) -> Result<RunPlan> {
     if super::guest::names_guests(&request.target) {
         refuse_in_guests(request)?;
     }
-    let mut harness = super::harness_plan(&request.target, work.cold_read)?;
+    let mut harness = super::harness_plan(&request.target, if work.cold_read { ColdRead::Always } else { ColdRead::AsAsked })?;
     if let Some(guest) = harness.guest.as_mut().filter(|_| request.warmup > 0) {
         // Each guest boots cold: its own fslab warms it before the case.
         guest.forward.push(format!("--warmup={}", request.warmup));

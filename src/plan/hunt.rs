@@ -137,9 +137,8 @@ pub fn plan(request: &HuntRequest, machine: &dyn Machine) -> Result<HuntPlan> {
              pays for its states (50-200 ms each); judge the values you want with run --crash --set KEY=A,B,C --repeat 3",
         ));
     }
-    let mut harness = super::harness_plan(&request.target, false)?;
     // A point is judged on the seed's claim, never on a read-back.
-    harness.cold_read = ColdRead::Never;
+    let mut harness = super::harness_plan(&request.target, ColdRead::Never)?;
     super::check_images_repeated(&request.target, request.repeat)?;
     if harness.targets.len() != 1 {
         return Err(Error::usage("hunt follows one target: give one file system with --fs (run it once per file system)"));

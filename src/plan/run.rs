@@ -8,7 +8,7 @@
 
 use super::{Machine, PlannedCase, TargetRequest, preset};
 use crate::error::{Error, Result};
-use crate::harness::{Condition, Plan, StartPlan};
+use crate::harness::{ColdRead, Condition, Plan, StartPlan};
 use crate::record::{Case, Verdict};
 use crate::scenario::params::{self, Params, Scale, Setting};
 use crate::scenario::{self, SCENARIOS, Scenario, Work, WorkSpec};
@@ -139,7 +139,7 @@ pub fn plan(request: &RunRequest, machine: &dyn Machine) -> Result<RunPlan> {
         // A preset's own conditions age and fill, which guests do not do yet.
         return Err(Error::usage("--preset with --kernel: run the seeds' scenarios by name with --kernel instead"));
     }
-    let mut harness = super::harness_plan(&request.target, false)?;
+    let mut harness = super::harness_plan(&request.target, ColdRead::AsAsked)?;
     super::check_images_repeated(&request.target, request.repeat)?;
     let mut jobs = Vec::new();
     for s in &scenarios {

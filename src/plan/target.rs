@@ -73,9 +73,9 @@ pub struct TargetRequest {
     pub neighbour_fsync: Vec<(String, Option<Duration>)>,
 }
 
-/// Turn the target flags into the harness's plan, refusing
-/// contradictions with the flag named.
-pub fn harness_plan(args: &TargetRequest, cold_read: bool) -> Result<Plan> {
+/// Turn the target flags into the harness's plan, its cases read back
+/// cold as `cold_read` says, refusing contradictions with the flag named.
+pub fn harness_plan(args: &TargetRequest, cold_read: ColdRead) -> Result<Plan> {
     check_input(args)?;
     // Paths are resolved once, here and when the scratch folder is opened
     // (made first if absent, then canonical): the ledger records them so,
@@ -178,7 +178,7 @@ pub fn harness_plan(args: &TargetRequest, cold_read: bool) -> Result<Plan> {
         sysctls,
         conditions: crate::harness::with_kernels(conditions, &kernels, &args.vm.vm_memory),
         interval: Duration::from_secs_f64(args.interval),
-        cold_read: if cold_read { ColdRead::Always } else { ColdRead::AsAsked },
+        cold_read,
         guest,
         disk: super::disk::for_run(args.disk.as_deref(), args.disk_profile.as_deref())?,
         scenario_disks: Vec::new(),
