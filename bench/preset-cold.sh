@@ -6,15 +6,17 @@
 # Each is split into its parts from the run's own progress lines: the aged
 # images made before the first case, then the cases of each scenario (each
 # case whole: make, work, probes, cold read, layout, release), cases
-# started from an aged image apart (each copies the image first).
+# started from an aged image apart (the first of each image copies it into
+# the run's pool, the others reflink it).
 #
 # Usage: sudo bench/preset-cold.sh [BUDGET_S] [FSLAB] [CACHED_BUDGET_S]
 #   BUDGET_S         the cold run's budget in seconds (default 300)
 #   FSLAB            the fslab binary (default: target/release/fslab, built here)
 #   CACHED_BUDGET_S  the cached run's budget in seconds (default 180; none:
 #                    the cold run alone)
-# Needs root, python3 and /usr/bin/time; about 11 GiB free in /var/tmp
-# while it runs (five aged images and their cache copies). Exit 0 when
+# Needs root, python3 and /usr/bin/time; about 25 GiB free in /var/tmp
+# while it runs (five aged images in the cache, and their copies in the
+# run's reflink pool where /var/tmp is not btrfs). Exit 0 when
 # each run is within its budget, 1 when one is over or a case failed, 3
 # when it cannot run here.
 set -euo pipefail

@@ -123,8 +123,50 @@ fn churn_reaches_its_fill_fragments_free_space_and_every_case_starts_the_same() 
     assert_eq!(text.matches("from the cache (aging 0 s)").count(), 2, "{text}");
     let stored: serde_json::Value = serde_json::from_slice(&lab.expect(&["show", "last", "--json"], 0).stdout).unwrap();
     assert_eq!(cases(&stored)[0]["start"], cases(&again)[0]["start"], "the start record survives the store");
-    assert!(cases(&stored)[0]["target"]["image_copy"].as_str().unwrap().contains("copy of cache entry"));
+    // A scratch folder that cannot share blocks (this one, unless it is
+    // btrfs) gets the run's pool: every case's image is a reflink there.
+    let copy = cases(&stored)[0]["target"]["image_copy"].as_str().unwrap().to_string();
+    if on_btrfs(&lab.scratch()) {
+        assert!(copy.starts_with("reflink of cache entry"), "{copy}");
+    } else {
+        for case in cases(&again) {
+            assert!(case["target"]["image_copy"].as_str().unwrap().starts_with("reflink of the run's pooled copy of cache entry"), "{case}");
+        }
+    }
     lab.assert_nothing_left("after aged runs");
+}
+
+/// Whether `dir` is on btrfs (`stat -f`).
+fn on_btrfs(dir: &Path) -> bool {
+    common::run("stat", &["-f", "-c", "%T", dir.to_str().unwrap()]).trim() == "btrfs"
+}
+
+/// A run killed while its cases use the pool (mounted, a case's image in
+/// it) leaves the pool to the next cleanup, which releases it with
+/// everything else, the cases' images in it first.
+#[test]
+fn sigkill_while_cases_use_the_pool_then_cleanup_releases_the_pool() {
+    if !root_or_skip("sigkill_pooled_case") || !common::have("mkfs.btrfs") || on_btrfs(&Lab::new().scratch()) {
+        return;
+    }
+    let lab = Lab::new();
+    let cache = cache_of(&lab);
+    let mut c = lab.command();
+    c.args(["run", "create-file", "--no-store", "--progress", "json", "--fs", "xfs", "--size", "2G", "--set", "size=256M"])
+        .args(["--repeat", "3", "--age", "churn", "--age-cache"])
+        .arg(&cache)
+        .arg("--scratch")
+        .arg(lab.scratch());
+    let mut child = Watched::spawn(c.stdout(std::process::Stdio::null()));
+    // A case's mount inside the pool's: the pool, a copy and a case image.
+    let in_pool = || common::mounts_under(&lab.scratch()).iter().filter(|m| m.to_string_lossy().contains("-pool/mnt")).count() >= 1
+        && common::loops_under(&lab.scratch()).len() >= 2;
+    child.until(Duration::from_secs(120), "no case started in the pool", in_pool);
+    child.kill();
+    assert!(!common::mounts_under(&lab.scratch()).is_empty(), "the kill left the pool mounted for cleanup to find");
+    lab.expect(&["cleanup"], 0);
+    lab.assert_nothing_left("killed while a case used the pool, then cleanup");
+    assert_only_complete_entries(&cache);
 }
 
 #[test]

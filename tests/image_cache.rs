@@ -421,3 +421,51 @@ fn sigkill_during_a_store_then_cleanup_leaves_only_complete_entries() {
     let names: Vec<String> = std::fs::read_dir(&cache_dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     assert_eq!(names.len(), 2 * complete, "{names:?}");
 }
+
+/// The run's reflink pool: an entry copied into it once, each case's image
+/// a reflink of that copy, on a loop device that keeps 512-byte sectors
+/// with direct I/O (a 512-byte-sector xfs mounts on it) and as rotational
+/// as one over a file of the scratch folder, the aged file there;
+/// everything released with the ledger, the pool last.
+#[test]
+fn cases_in_the_pool_are_reflinks_on_512_byte_sectors_and_the_ledger_releases_the_pool() {
+    if !root_or_skip("image_cache_pool") || !have("mkfs.btrfs") {
+        return;
+    }
+    use fslab::site::pool::Pool;
+    let (dir, scratch, ledger) = setup(None);
+    let cache = ImageCache::open(&dir.path().join("cache")).unwrap();
+    let (entry, _) = stored_entry(FsType::Xfs, 512 << 20, "pooled", &ledger, &scratch, &cache);
+    let entry = Arc::new(entry);
+    let mut pool = Pool::make(&ledger, "pool-it").unwrap();
+    let pooled = pool.copy_of(&ledger, &entry).unwrap();
+    assert!(Arc::ptr_eq(&pooled, &pool.copy_of(&ledger, &entry).unwrap()), "an entry is copied into the pool once");
+    let sys = |device: &Path, what: &str| {
+        let name = device.file_name().unwrap().to_str().unwrap().to_string();
+        std::fs::read_to_string(format!("/sys/block/{name}/{what}")).unwrap().trim().to_string()
+    };
+    // What a loop device over a file of the scratch folder says.
+    let probe = scratch.join("rotational-probe");
+    std::fs::File::create(&probe).unwrap().set_len(1 << 20).unwrap();
+    let probe_loop = PathBuf::from(run("losetup", &["--find", "--show", probe.to_str().unwrap()]).trim());
+    let rotational = sys(&probe_loop, "queue/rotational");
+    run("losetup", &["--detach", probe_loop.to_str().unwrap()]);
+    std::fs::remove_file(&probe).unwrap();
+    for n in 0..2 {
+        let options = TargetOptions { base_image: Some(entry.clone()), pooled: Some(pooled.clone()), ..options(&scratch, 64 << 20) };
+        let case = Scratch::new(FsType::Xfs).make(&ledger, &options, &format!("case-{n}")).unwrap();
+        assert_eq!(std::fs::read(case.work_dir().join("aged.bin")).unwrap(), pattern());
+        let want = format!("reflink of the run's pooled copy of cache entry {}", &entry.meta.key[..12]);
+        assert_eq!(case.record().image_copy, Some(want));
+        assert!(case.backing_path().unwrap().starts_with(scratch.join("pool-it-pool/mnt")), "{:?}", case.backing_path());
+        let device = case.device().unwrap();
+        assert_eq!((sys(device, "queue/logical_block_size").as_str(), sys(device, "loop/dio").as_str()), ("512", "1"));
+        assert_eq!(sys(device, "queue/rotational"), rotational, "as rotational as the scratch folder's");
+        case.release().unwrap();
+    }
+    drop((pooled, pool));
+    assert!(ledger.release_all().is_empty());
+    assert_eq!(common::mounts_under(&scratch), Vec::<PathBuf>::new());
+    assert_eq!(common::loops_under(&scratch), Vec::<String>::new());
+    assert!(!scratch.join("pool-it-pool").exists(), "the pool's folder is gone");
+}

@@ -106,6 +106,10 @@ pub struct Lab {
     /// Keys made before the first case ([`Lab::age_ahead`]), with how and
     /// in how many seconds: the first case of each says so.
     pub(super) made_ahead: std::cell::RefCell<std::collections::HashMap<String, (crate::age_cache::Provenance, f64)>>,
+    /// The run's reflink pool once a case needed it, or why it could not
+    /// be made. Declared before the ledger: its open files go before the
+    /// ledger unmounts it.
+    pub(super) pool: std::cell::RefCell<Option<std::result::Result<crate::site::pool::Pool, String>>>,
     // Declared before the lock so the ledger (which restores sysctls) is
     // dropped first.
     ledger: Ledger,
@@ -277,6 +281,7 @@ impl Lab {
             bases: std::cell::RefCell::new(std::collections::HashMap::new()),
             failed_bases: std::cell::RefCell::new(std::collections::HashMap::new()),
             made_ahead: std::cell::RefCell::new(std::collections::HashMap::new()),
+            pool: std::cell::RefCell::new(None),
             ledger,
             sysctl_lock: std::cell::RefCell::new(sysctl_lock),
             sysctl_exclusive: exclusive,
@@ -337,6 +342,8 @@ impl Lab {
     /// Finish the run: release everything and report what could not be,
     /// every item of it.
     pub fn close(self) -> Result<()> {
+        // The pool's open files first, or its unmount would be refused.
+        drop(self.pool.borrow_mut().take());
         let errors = self.ledger.release_all();
         if errors.is_empty() {
             return Ok(());

@@ -139,6 +139,7 @@ impl Lab {
         let made = set.and_then(|tokens| {
             held.extend(tokens);
             options.base_image = self.base_for(spec, &options, case, progress, start?.as_ref())?;
+            options.pooled = self.pooled_for(options.base_image.as_deref(), &options)?;
             spec.make(self.ledger(), &options, &self.id)
         });
         let mut target = match made {

@@ -29,6 +29,7 @@ mod layout;
 mod measure;
 mod memory;
 mod modelled;
+mod pool;
 mod recording;
 mod room;
 mod run;

@@ -246,6 +246,7 @@ pub(super) fn make_entry(
 ) -> Result<CacheEntry> {
     let mut fresh = options.clone();
     fresh.base_image = None;
+    fresh.pooled = None;
     // Aging is not the work: the entry is made unrecorded.
     fresh.record = None;
     fresh.host_log = None;

@@ -67,6 +67,14 @@ impl<'l> Held<'l> {
         Ok(())
     }
 
+    /// Leave everything it holds to the ledger's release at the run's end
+    /// (something made through a target's steps that lives as long as the
+    /// run: the reflink pool), closing what it kept open.
+    pub(super) fn hand_over(&mut self) {
+        self.open.clear();
+        self.tokens.clear();
+    }
+
     /// Release everything, newest first; what fails stays in the ledger.
     pub(super) fn release(&mut self) -> Result<()> {
         self.open.clear();

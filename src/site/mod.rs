@@ -24,6 +24,7 @@ pub mod identity;
 pub mod kind;
 mod mounted;
 pub mod options;
+pub mod pool;
 mod recorded;
 pub mod recorder;
 mod scratch;
@@ -60,6 +61,10 @@ pub struct TargetOptions {
     /// cloned single-device file system with a temporary fsid by itself).
     /// Its size is the entry's; `size_bytes` is not used.
     pub base_image: Option<std::sync::Arc<crate::age_cache::CacheEntry>>,
+    /// The base image's copy in the run's reflink pool ([`pool`]): the
+    /// case's image is made in the pool, as a reflink of it, instead of a
+    /// copy in the run folder. Used only with `base_image`.
+    pub pooled: Option<std::sync::Arc<pool::Pooled>>,
     /// Record every write the scratch device completes
     /// (`--crash-record`); `None` for a plain scratch target.
     pub record: Option<RecordOptions>,

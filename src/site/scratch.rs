@@ -17,6 +17,7 @@ use crate::age_cache::image_copy::{self, Copied};
 use super::kind::{Made, TargetKind};
 use crate::ledger::{Ledger, Resource};
 use super::mounted::{self, Format, MountedFs};
+use super::pool::Pooled;
 use crate::ledger::proof::Proof;
 use super::{DEFAULT_SIZE_BYTES, FsType, TargetOptions};
 use crate::error::{Error, Result};
@@ -75,6 +76,11 @@ impl TargetKind for Scratch {
         let Started { mut held, folder, image, file, id, mkfs_extra, mount_opts, image_copy } = started;
         let (device, open, _) = attach(&mut held, &image, &file, id, true)?;
         held.keep_open(open);
+        if let Some(pool) = options.pooled.as_deref().filter(|_| options.base_image.is_some()) {
+            // As a loop device over the scratch folder would say.
+            crate::sys::loop_dev::set_rotational(&device, pool.rotational())
+                .map_err(|e| Error::io(&device, "make the case's loop device as rotational as the scratch folder's", e))?;
+        }
         let format = Format { fs: self.fs, mkfs_extra: &mkfs_extra, mount_opts, image_copy, formatted: false };
         Ok(Box::new(MountedFs::make(held, &device, Some((image, id)), &folder, format)?))
     }
@@ -106,8 +112,13 @@ impl Scratch {
         let folder = mounted::make_folder(&mut held, run_id, &self.label())?;
         let name = format!("{}.img", self.fs.name());
         let size = base.map_or(options.size_bytes.unwrap_or(DEFAULT_SIZE_BYTES), |b| b.meta.image_bytes);
-        let (image, file, id) = make_file(&mut held, &folder, &name, size, Resource::Image)?;
-        let image_copy = base.map(|base| copy_base(base, &file, &image)).transpose()?;
+        let pooled = options.pooled.as_deref().filter(|_| base.is_some());
+        let (image, file, id) = match pooled {
+            // Named for the run folder, which is the case's alone.
+            Some(pool) => make_file(&mut held, pool.dir(), &format!("{}.img", folder_name(&folder)), size, Resource::Image)?,
+            None => make_file(&mut held, &folder, &name, size, Resource::Image)?,
+        };
+        let image_copy = base.map(|base| copy_base(base, pooled, &file, &image)).transpose()?;
         let mut mkfs_extra = options.mkfs_args.get(&self.fs).cloned().unwrap_or_default();
         mkfs_extra.extend(self.mkfs_args.iter().cloned());
         let mut mount_opts = self.mount_opts.clone().or_else(|| options.mount_opts.get(&self.fs).cloned());
@@ -135,12 +146,19 @@ fn check_base(base: &CacheEntry, fs: FsType) -> Result<()> {
     }
 }
 
+/// The last component of `folder`'s path (`RUN-LABEL`).
+fn folder_name(folder: &OwnedDir) -> String {
+    folder.path().file_name().map_or_else(|| "case".to_string(), |n| n.to_string_lossy().into_owned())
+}
+
 /// Fill the fresh image open as `file` with the cache entry's content (a
 /// reflink where the scratch folder's file system can without changing
-/// the loop device's sector size, else a sparse copy), synced so the case's work does not share the disk with its
-/// writeback; how, in the record's words.
-fn copy_base(base: &CacheEntry, file: &File, image: &std::path::Path) -> Result<String> {
-    let copied = image_copy::copy_image(base.file(), file, true).map_err(|e| {
+/// the loop device's sector size, or of the entry's copy in the run's
+/// pool, else a sparse copy), synced so the case's work does not share
+/// the disk with its writeback; how, in the record's words.
+fn copy_base(base: &CacheEntry, pooled: Option<&Pooled>, file: &File, image: &std::path::Path) -> Result<String> {
+    let source = pooled.map_or(base.file(), Pooled::copy);
+    let copied = image_copy::copy_image(source, file, true).map_err(|e| {
         Error::io(image, &format!("copy cache entry {} into the image", base.path().display()), e)
     })?;
     file.sync_all().map_err(|e| Error::io(image, "sync the image", e))?;
@@ -151,6 +169,7 @@ fn copy_base(base: &CacheEntry, file: &File, image: &std::path::Path) -> Result<
         return Ok(format!("copy of this run's aged image {key}, not kept in the cache (its name was taken by another file)"));
     }
     Ok(match copied {
+        Copied::Reflink if pooled.is_some() => format!("reflink of the run's pooled copy of cache entry {key}"),
         Copied::Reflink => format!("reflink of cache entry {key}"),
         Copied::Sparse { data_bytes } => {
             format!("sparse copy of cache entry {key} ({} MiB of data)", data_bytes.div_ceil(1 << 20))

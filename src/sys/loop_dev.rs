@@ -146,6 +146,35 @@ pub fn diskseq(device: impl AsFd) -> io::Result<u64> {
     if rc < 0 { Err(io::Error::last_os_error()) } else { Ok(seq) }
 }
 
+/// `/sys/block/loopN/queue/rotational` of the loop device at `device`
+/// (`/dev/loopN`; anything else is refused).
+fn rotational_attr(device: &std::path::Path) -> io::Result<std::path::PathBuf> {
+    let name = device.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    let number = name.strip_prefix("loop").filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    match (device.parent() == Some(std::path::Path::new("/dev")), number) {
+        (true, Some(_)) => Ok(std::path::PathBuf::from(format!("/sys/block/{name}/queue/rotational"))),
+        _ => Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{}: not a loop device", device.display()))),
+    }
+}
+
+/// Whether the loop device at `device` (`/dev/loopN`) says it is
+/// rotational. The kernel sets it at each attachment from the device under
+/// the backing file's file system: a file system without one (btrfs,
+/// tmpfs) gives "not rotational", which ext4's block allocator reads.
+pub fn rotational(device: &std::path::Path) -> io::Result<bool> {
+    Ok(std::fs::read_to_string(rotational_attr(device)?)?.trim() == "1")
+}
+
+/// Make the loop device at `device` say `rotational`, and check it does.
+/// The setting lasts as long as the attachment: the next one sets its own.
+pub fn set_rotational(device: &std::path::Path, rotational: bool) -> io::Result<()> {
+    std::fs::write(rotational_attr(device)?, if rotational { "1" } else { "0" })?;
+    if self::rotational(device)? != rotational {
+        return Err(io::Error::other("the kernel kept its own rotational flag"));
+    }
+    Ok(())
+}
+
 /// Detach the loop device open as `device` (`LOOP_CLR_FD`). A device still
 /// open elsewhere detaches on its last close.
 pub fn detach(device: impl AsFd) -> io::Result<()> {
@@ -157,6 +186,14 @@ pub fn detach(device: impl AsFd) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_loop_device_s_rotational_flag_is_read_or_set() {
+        assert_eq!(rotational_attr(std::path::Path::new("/dev/loop7")).unwrap(), std::path::Path::new("/sys/block/loop7/queue/rotational"));
+        for not in ["/dev/sda", "/dev/loop", "/dev/loop1p1", "/tmp/loop3", "/dev/../dev/loop3", "loop3"] {
+            assert!(rotational_attr(std::path::Path::new(not)).is_err(), "{not}");
+        }
+    }
 
     #[test]
     fn the_kernel_structs_have_their_sizes() {
