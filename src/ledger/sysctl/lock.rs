@@ -357,6 +357,20 @@ mod tests {
         assert_eq!(PINNED.load(Ordering::SeqCst), 0);
     }
 
+    /// The lock in `dir`, taken exclusively once its holders dropped it:
+    /// another test's child, forked before its exec, may still hold a copy
+    /// of their files for a moment on a busy machine.
+    fn exclusive_once_free(dir: &Path) -> SysctlLock {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            match try_exclusive_in(dir) {
+                Some(ex) => return ex,
+                None if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+                None => panic!("the lock stayed taken after its holders were dropped"),
+            }
+        }
+    }
+
     #[test]
     fn shared_holders_exclude_an_exclusive_one_and_it_is_counted() {
         let _one = tests_serial();
@@ -368,16 +382,7 @@ mod tests {
         // another process's would.
         assert!(try_exclusive_in(dir.path()).is_none(), "taken under shared holders");
         drop((a, b));
-        // Another test's child, forked before its exec, may still hold a
-        // copy of the dropped locks' files for a moment on a busy machine.
-        let deadline = Instant::now() + Duration::from_secs(5);
-        let ex = loop {
-            match try_exclusive_in(dir.path()) {
-                Some(ex) => break ex,
-                None if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
-                None => panic!("the lock stayed taken after its shared holders were dropped"),
-            }
-        };
+        let ex = exclusive_once_free(dir.path());
         assert!(held());
         let waiting = {
             let dir = dir.path().to_path_buf();
@@ -492,7 +497,7 @@ mod tests {
         drop(shared);
         let e = watch(&folder, dir.path(), Hold::Exclusive).unwrap_err();
         assert!(e.message.contains("only root changes sysctls"), "{e}");
-        let held = try_exclusive_in(dir.path()).unwrap();
+        let held = exclusive_once_free(dir.path());
         let watching = {
             let dir = dir.path().to_path_buf();
             std::thread::spawn(move || watch(&open_dir(&dir).unwrap().unwrap(), &dir, Hold::Shared).unwrap().is_none())
