@@ -41,7 +41,7 @@ use std::path::{Path, PathBuf};
 
 use super::FsType;
 use super::held::Held;
-use super::mounted::{self, os};
+use super::mounted;
 use super::scratch::{attach, make_file};
 use super::state_check::Check;
 use crate::age_cache::image_copy;
@@ -290,18 +290,11 @@ fn mount_state(fs: FsType, device: &Path, point: &OwnedDir) -> std::result::Resu
 /// Mount a tmpfs of `size` bytes on `folder/state-mem` (its mount point
 /// and the mount each in the ledger first): its root, and the two entries.
 fn memory(held: &mut Held, folder: &OwnedDir, size: u64) -> Result<(OwnedDir, [Token; 2])> {
-    let path = folder.path().join(MEMORY);
-    let point_token = held.record(Resource::MountPoint(path.clone()))?;
-    let point = folder.make_child(MEMORY).map_err(|e| Error::io(&path, "create the states' tmpfs mount point", e))?;
-    held.prove(point_token, Proof::File(point.id()))?;
-    let token = held.record(Resource::Mount(path.clone()))?;
-    held.prove(token, Proof::Mount { source: "tmpfs".into(), fs_type: "tmpfs".into(), backing: None, diskseq: None })?;
     let options = format!("size={}k,mode=0700,nr_inodes=64", size.div_ceil(1024));
-    let argv = [os("--no-canonicalize"), os("-t"), os("tmpfs"), os("-o"), os(&options), os("tmpfs"), mounted::on_fd(&point)];
-    mounted::run_tool(mounted::mount_command(held.ledger, &point), "mount", argv)?;
+    let (path, point, tokens) = mounted::mount_virtual(held, folder, MEMORY, ("tmpfs", "tmpfs"), Some(&options))?;
     drop(point);
     let root = folder.open_dir(Path::new(MEMORY)).map_err(|e| Error::io(&path, "open the states' tmpfs", e))?;
-    Ok((root, [token, point_token]))
+    Ok((root, tokens))
 }
 
 /// The most a case's states' tmpfs may hold: a quarter of the machine's

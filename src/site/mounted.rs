@@ -16,7 +16,7 @@ use crate::ledger::folder::{FileId, OwnedDir};
 use super::held::Held;
 use crate::ledger::kmsg::KernelLog;
 use super::kind::{Caps, Made};
-use crate::ledger::{Ledger, Resource};
+use crate::ledger::{Ledger, Resource, Token};
 use crate::ledger::proof::{self, Proof};
 use super::FsType;
 use crate::error::{Error, Result};
@@ -51,20 +51,41 @@ pub(super) fn make_folder(held: &mut Held, run_id: &str, label: &str) -> Result<
 }
 
 /// Mount a tracefs of the run's own in its scratch folder (for a machine
-/// with none mounted); its path.
+/// with none mounted), left to the ledger's release at the run's end; its
+/// path.
 pub fn mount_tracefs(ledger: &Ledger, run_id: &str) -> Result<PathBuf> {
+    let mut held = Held::new(ledger);
     let scratch = ledger.scratch()?;
-    let name = format!("{run_id}-tracefs");
-    let path = scratch.path().join(&name);
-    let token = ledger.record(Resource::MountPoint(path.clone()))?;
-    let dir = scratch.make_child(&name).map_err(|e| Error::io(&path, "create the tracefs mount point", e))?;
-    ledger.prove(token, Proof::File(dir.id()))?;
-    let token = ledger.record(Resource::Mount(path.clone()))?;
-    let proof = Proof::Mount { source: "nodev".into(), fs_type: "tracefs".into(), backing: None, diskseq: None };
-    ledger.prove(token, proof)?;
-    let argv = [os("--no-canonicalize"), os("-t"), os("tracefs"), os("nodev"), on_fd(&dir)];
-    run_tool(mount_command(ledger, &dir), "mount", argv)?;
+    let (path, _, _) = mount_virtual(&mut held, scratch, &format!("{run_id}-tracefs"), ("tracefs", "nodev"), None)?;
+    held.hand_over();
     Ok(path)
+}
+
+/// Mount a file system with no device (`fs_type` from `source`: tmpfs,
+/// tracefs), with `options`, on the new folder `name` in `folder`: the
+/// mount point and the mount each in `held` before it is made. Its path,
+/// the mount point as made (the folder under the mount), and the tokens of
+/// the mount and the mount point.
+pub(super) fn mount_virtual(
+    held: &mut Held,
+    folder: &OwnedDir,
+    name: &str,
+    (fs_type, source): (&str, &str),
+    options: Option<&str>,
+) -> Result<(PathBuf, OwnedDir, [Token; 2])> {
+    let path = folder.path().join(name);
+    let point_token = held.record(Resource::MountPoint(path.clone()))?;
+    let point = folder.make_child(name).map_err(|e| Error::io(&path, &format!("create the {fs_type} mount point"), e))?;
+    held.prove(point_token, Proof::File(point.id()))?;
+    let token = held.record(Resource::Mount(path.clone()))?;
+    held.prove(token, Proof::Mount { source: source.into(), fs_type: fs_type.into(), backing: None, diskseq: None })?;
+    let mut argv = vec![os("--no-canonicalize"), os("-t"), os(fs_type)];
+    if let Some(options) = options {
+        argv.extend([os("-o"), os(options)]);
+    }
+    argv.extend([os(source), on_fd(&point)]);
+    run_tool(mount_command(held.ledger, &point), "mount", argv)?;
+    Ok((path, point, [token, point_token]))
 }
 
 /// `mount` whose child inherits `dir`'s descriptor, to be named as
