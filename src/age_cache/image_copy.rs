@@ -113,20 +113,27 @@ pub fn copy_image(src: &File, dst: &File, keep_dio_align: bool) -> io::Result<Co
 /// cache instead took 9.3 s for a 2.4 GiB entry not cached, where direct
 /// reads and writes took 3.5 s and the sync after 0.7 s.
 pub fn copy_from_disk(src: &File, dst: &File) -> io::Result<u64> {
-    let len = src.metadata()?.len();
-    let regions = data_regions(src)?;
-    let proc = format!("/proc/self/fd/{}", src.as_raw_fd());
-    let direct_src = rustix::fs::open(proc.as_str(), OFlags::RDONLY | OFlags::DIRECT | OFlags::CLOEXEC, Mode::empty()).ok().map(File::from);
-    let direct = dio_align(dst) <= ALIGN as u32 && set_direct(dst, true);
-    let mut how = if direct { Transfer::Direct } else { Transfer::ReadWrite };
-    let copied = read_ahead(src, direct_src.as_ref(), &chunks(&regions), READERS, |at, chunk| write_chunk(dst, chunk, at, &mut how));
-    if direct {
-        set_direct(dst, false);
-    }
-    copied?;
-    dst.set_len(len)?;
-    Ok(region_bytes(&regions))
+    let direct = open_direct(src);
+    copy_sparse(src, dst, Transfer::Direct, Reading { direct: direct.as_ref(), readers: READERS })
 }
+
+/// `file` opened again with `O_DIRECT` (through `/proc/self/fd`), when its
+/// file system allows.
+fn open_direct(file: &File) -> Option<File> {
+    let proc = format!("/proc/self/fd/{}", file.as_raw_fd());
+    rustix::fs::open(proc.as_str(), OFlags::RDONLY | OFlags::DIRECT | OFlags::CLOEXEC, Mode::empty()).ok().map(File::from)
+}
+
+/// How a copy through memory reads its source: the same file opened
+/// `O_DIRECT` while it answers, and by how many threads.
+#[derive(Debug, Clone, Copy)]
+struct Reading<'a> {
+    direct: Option<&'a File>,
+    readers: usize,
+}
+
+/// Through the page cache, one thread reading ahead.
+const BUFFERED: Reading<'static> = Reading { direct: None, readers: 1 };
 
 /// How a sparse copy moves a region's bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -200,13 +207,18 @@ fn dio_align(file: &File) -> u32 {
 /// Copy `src`'s data regions into `dst` at the same offsets, `how`, then
 /// set `dst`'s length; the bytes of data copied.
 fn sparse_copy(src: &File, dst: &File, how: Transfer) -> io::Result<u64> {
+    copy_sparse(src, dst, how, BUFFERED)
+}
+
+/// [`sparse_copy`], a copy through memory reading `src` as `reading` says.
+fn copy_sparse(src: &File, dst: &File, how: Transfer, reading: Reading) -> io::Result<u64> {
     let len = src.metadata()?.len();
     let regions = data_regions(src)?;
     // Direct writes where the file's alignment is one the chunks keep, or
     // is not said (btrfs): a refused write goes buffered.
     let direct = how == Transfer::Direct && dio_align(dst) <= ALIGN as u32 && set_direct(dst, true);
     let how = if how == Transfer::Direct && !direct { Transfer::ReadWrite } else { how };
-    let copied = copy_regions(src, dst, &regions, how);
+    let copied = copy_regions(src, dst, &regions, how, reading);
     if direct {
         set_direct(dst, false);
     }
@@ -223,9 +235,9 @@ fn set_direct(file: &File, on: bool) -> bool {
 }
 
 /// Move each of `regions` from `src` to `dst` at the same offsets.
-fn copy_regions(src: &File, dst: &File, regions: &[(u64, u64)], how: Transfer) -> io::Result<()> {
+fn copy_regions(src: &File, dst: &File, regions: &[(u64, u64)], how: Transfer, reading: Reading) -> io::Result<()> {
     if how != Transfer::InKernel {
-        return copy_through_memory(src, dst, regions, how);
+        return copy_through_memory(src, dst, regions, how, reading);
     }
     for (i, &(start, end)) in regions.iter().enumerate() {
         let (mut from, mut to) = (start, start);
@@ -239,7 +251,7 @@ fn copy_regions(src: &File, dst: &File, regions: &[(u64, u64)], how: Transfer) -
                 // memory then, from where it stopped.
                 Err(Errno::XDEV | Errno::OPNOTSUPP | Errno::INVAL | Errno::NOSYS) => {
                     let rest: Vec<(u64, u64)> = std::iter::once((from, end)).chain(regions[i + 1..].iter().copied()).collect();
-                    return copy_through_memory(src, dst, &rest, Transfer::ReadWrite);
+                    return copy_through_memory(src, dst, &rest, Transfer::ReadWrite, reading);
                 }
                 Err(e) => return Err(e.into()),
             }
@@ -249,10 +261,10 @@ fn copy_regions(src: &File, dst: &File, regions: &[(u64, u64)], how: Transfer) -
 }
 
 /// Copy `regions` through memory in chunks of [`COPY_CHUNK`], read a
-/// chunk ahead on a thread of their own (`how`: buffered, or direct where
+/// chunk ahead as `reading` says (`how`: written buffered, or direct where
 /// it can be).
-fn copy_through_memory(src: &File, dst: &File, regions: &[(u64, u64)], mut how: Transfer) -> io::Result<()> {
-    read_ahead(src, None, &chunks(regions), 1, |at, chunk| write_chunk(dst, chunk, at, &mut how))
+fn copy_through_memory(src: &File, dst: &File, regions: &[(u64, u64)], mut how: Transfer, reading: Reading) -> io::Result<()> {
+    read_ahead(src, reading.direct, &chunks(regions), reading.readers, |at, chunk| write_chunk(dst, chunk, at, &mut how))
 }
 
 /// `regions` cut into pieces of at most [`COPY_CHUNK`] bytes: offset and
@@ -304,9 +316,7 @@ pub fn content_hash(file: &File) -> io::Result<(String, u64)> {
 /// here, and without filling the cache with it. Where the file cannot be
 /// opened so, or a direct read is refused, it is read through the cache.
 pub fn content_hash_from_disk(file: &File) -> io::Result<(String, u64)> {
-    let proc = format!("/proc/self/fd/{}", file.as_raw_fd());
-    let direct = rustix::fs::open(proc.as_str(), OFlags::RDONLY | OFlags::DIRECT | OFlags::CLOEXEC, Mode::empty());
-    hash_blocks(file, direct.ok().map(File::from).as_ref())
+    hash_blocks(file, open_direct(file).as_ref())
 }
 
 /// Blocks one read asks for: large reads keep a disk busy.
